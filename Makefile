@@ -1,0 +1,30 @@
+# quire: make build | run | test | bench | fuzz | clean
+export PATH := $(PATH):/usr/local/go/bin
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GOFLAGS_BUILD := -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
+
+.PHONY: build run test bench fuzz clean
+
+build:
+	go build $(GOFLAGS_BUILD) -o bin/quire ./cmd/quire
+
+# The service on its embedded defaults: SQLite and the dev mail outbox in ./data.
+run: build
+	bin/quire serve
+
+# Every test, on SQLite and PostgreSQL (see storetest for the server used).
+test:
+	go vet ./...
+	go test -count=1 -timeout 20m ./...
+
+# Benchmarks; results are written to bench/RESULTS.md.
+bench: build
+	go run ./bench
+
+# Fuzz targets, each for FUZZTIME (default 1m).
+FUZZTIME ?= 1m
+fuzz:
+	go test ./docid -run '^$$' -fuzz '^FuzzIdentify$$' -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const (
+	conns    = 64
+	duration = 10 * time.Second
+)
+
+// httpOverhead measures what quire's HTTP stack costs per request (request
+// id, logging, metrics, routing, authentication) against a do-nothing Go
+// handler in a process of its own.
+func httpOverhead() result {
+	base := startProcess(os.Args[0], []string{"baseline-server", "127.0.0.1:0"}, nil)
+	defer base.stop()
+	q := startQuire()
+	defer q.stop()
+	key := createKey(q.data)
+
+	get := func(url string, header ...string) request {
+		return func(int64) (*http.Request, error) {
+			r, err := http.NewRequest("GET", url, nil)
+			if err == nil && len(header) == 2 {
+				r.Header.Set(header[0], header[1])
+			}
+			return r, err
+		}
+	}
+	b := load(conns, duration, 200, get(base.url+"/"))
+	missing := load(conns, duration, 404, get(q.url+"/v1/none"))
+	authed := load(conns, duration, 404, get(q.url+"/v1/sign/none", "Authorization", "Bearer "+key))
+	table := tableHead + row("do-nothing Go handler", b, b.rate()) +
+		row("quire, unknown path (middleware + error body)", missing, b.rate()) +
+		row("quire, authenticated path (+ key look-up in SQLite)", authed, b.rate())
+	return result{title: "HTTP overhead", table: table, notes: fmt.Sprintf(
+		"%d keep-alive connections for %s each, load generator in the same machine. "+
+			"The ratio is quire's rate over the do-nothing handler's, measured in the same run.\n", conns, duration)}
+}
+
+func baselineServer(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(os.Stderr, "{\"msg\":\"quire listening\",\"addr\":%q}\n", ln.Addr().String())
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+}
+
+type process struct {
+	cmd       *exec.Cmd
+	url, data string
+}
+
+// startProcess runs a server that logs {"msg":"quire listening","addr":...}
+// on standard error and waits for that line.
+func startProcess(bin string, args, env []string) *process {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		var l struct{ Msg, Addr string }
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg == "quire listening" {
+			go func() { // keep draining so the server never blocks on its log
+				for sc.Scan() {
+				}
+			}()
+			return &process{cmd: cmd, url: "http://" + l.Addr}
+		}
+	}
+	panic(fmt.Sprintf("%s %v exited before listening", bin, args))
+}
+
+func (p *process) stop() {
+	p.cmd.Process.Signal(os.Interrupt)
+	p.cmd.Wait()
+	if p.data != "" {
+		os.RemoveAll(p.data)
+	}
+}
+
+func startQuire(env ...string) *process {
+	data, err := os.MkdirTemp("", "quire-bench-")
+	if err != nil {
+		panic(err)
+	}
+	env = append([]string{"QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR=" + data}, env...)
+	p := startProcess(quireBinary(), []string{"serve"}, env)
+	p.data = data
+	return p
+}
+
+func quireBinary() string {
+	bin, _ := filepath.Abs("bin/quire")
+	if _, err := os.Stat(bin); err != nil {
+		panic("bench: bin/quire not found: run make bench (it builds it first)")
+	}
+	return bin
+}
+
+// createKey issues a key with the operator CLI, the way an operator would.
+func createKey(data string) string {
+	cmd := exec.Command(quireBinary(), "keys", "create", "--email", "bench@example.com")
+	cmd.Env = append(os.Environ(), "QUIRE_DATA_DIR="+data)
+	out, err := cmd.Output()
+	if err != nil {
+		panic(fmt.Sprintf("keys create: %v", err))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/mail"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// app is the set of services that commands share, built from one Config.
+type app struct {
+	cfg       *config.Config
+	log       *slog.Logger
+	metrics   *prometheus.Registry
+	db        *store.DB
+	auth      *auth.Service
+	telemetry *telemetry.Service
+}
+
+// openApp opens the database (applying migrations), loads the server
+// secret and checks it against the database, and builds the services.
+func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app, err error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	secret, err := auth.LoadSecret(cfg.Secret, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := auth.CheckSecret(ctx, db, secret); err != nil {
+		return nil, err
+	}
+	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
+		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("mail: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	return &app{cfg: cfg, log: log, metrics: reg, db: db,
+		auth: auth.New(db, sender, secret, auth.Options{
+			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
+			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP,
+		}),
+		telemetry: telemetry.New(db, telemetry.Options{
+			QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout,
+			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), Logger: log, Registerer: reg,
+		}),
+	}, nil
+}
+
+// Close commits the telemetry still queued, then closes the database.
+func (a *app) Close() error {
+	a.telemetry.Close()
+	return a.db.Close()
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// These tests drive the built binary, as operators do: environment
+// variables in, HTTP and the dev outbox out.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "quire-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "quire")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build quire: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// instance is one running `quire serve`.
+type instance struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string
+	data string
+	done chan error
+	logs *strings.Builder
+}
+
+// start runs `quire serve` on a free port with env added to the
+// environment, and waits until it reports where it listens.
+func start(t *testing.T, data string, env ...string) *instance {
+	t.Helper()
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+data)
+	cmd.Env = append(cmd.Env, env...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{t: t, cmd: cmd, data: data, done: make(chan error, 1), logs: &strings.Builder{}}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			in.logs.WriteString(line + "\n")
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "quire listening" {
+				addr <- l.Addr
+			}
+		}
+		in.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	select {
+	case a := <-addr:
+		in.base = "http://" + a
+	case err := <-in.done:
+		t.Fatalf("quire serve exited at start: %v\n%s", err, in.logs)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("quire serve did not start\n%s", in.logs)
+	}
+	return in
+}
+
+func (in *instance) get(path string, header ...string) (int, []byte) {
+	in.t.Helper()
+	return in.do("GET", path, nil, header...)
+}
+
+func (in *instance) do(method, path string, body io.Reader, header ...string) (int, []byte) {
+	in.t.Helper()
+	req, _ := http.NewRequest(method, in.base+path, body)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+// outboxCode reads the newest code sent to addr from the dev outbox.
+func outboxCode(t *testing.T, data, addr string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml"))
+		for i := len(files) - 1; i >= 0; i-- {
+			f, err := os.Open(files[i])
+			if err != nil {
+				continue
+			}
+			m, err := mail.ReadMessage(f)
+			if err == nil && strings.Contains(m.Header.Get("To"), addr) {
+				body, _ := io.ReadAll(m.Body)
+				f.Close()
+				if code := regexp.MustCompile(`\b\d{6}\b`).FindString(string(body)); code != "" {
+					return code
+				}
+			}
+			f.Close()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no code for %s in %s/outbox", addr, data)
+	return ""
+}
+
+// issueKey registers on a, verifies on b with the code from a's outbox.
+func issueKey(t *testing.T, a, b *instance, addr string) string {
+	t.Helper()
+	if st, body := a.get("/v1/auth/register?email=" + url.QueryEscape(addr)); st != 200 {
+		t.Fatalf("register: %d %s", st, body)
+	}
+	code := outboxCode(t, a.data, addr)
+	st, body := b.get("/v1/auth/verify?email=" + url.QueryEscape(addr) + "&code=" + code)
+	var key string
+	if st != 200 || json.Unmarshal(body, &key) != nil {
+		t.Fatalf("verify: %d %s", st, body)
+	}
+	return key
+}
+
+// authorized reports whether key gets past authentication: the signing
+// area answers 401 without a valid key.
+func authorized(in *instance, key string) bool {
+	st, _ := in.do("POST", "/v1/sign", strings.NewReader("{}"), "Authorization", "Bearer "+key)
+	return st != 401
+}
+
+func runCLI(t *testing.T, data string, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(append(os.Environ(), "QUIRE_DATA_DIR="+data), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestServeOnDefaultsWithOutboxAndKeysCLI(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data)
+	key := issueKey(t, in, in, "ops@example.com")
+	if !authorized(in, key) {
+		t.Fatal("the issued key is refused")
+	}
+	if !strings.Contains(in.logs.String(), "mail written to dev outbox") {
+		t.Error("no log line says where the mail went")
+	}
+	if fi, err := os.Stat(filepath.Join(data, "secret")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("secret file: %v %v", fi, err)
+	}
+
+	out, err := runCLI(t, data, nil, "keys", "list")
+	if err != nil || !strings.Contains(out, "ops@example.com") || !strings.Contains(out, key[:11]) || strings.Contains(out, key[11:20]) {
+		t.Fatalf("keys list (%v):\n%s", err, out)
+	}
+	id := regexp.MustCompile(`key_[0-9a-f]+`).FindString(out)
+	if out, err := runCLI(t, data, nil, "keys", "revoke", id); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if authorized(in, key) {
+		t.Error("a revoked key still works")
+	}
+	out, err = runCLI(t, data, nil, "keys", "create", "--email", "cli@example.com")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || !authorized(in, lines[len(lines)-1]) {
+		t.Errorf("keys create (%v): %s", err, out)
+	}
+	if _, err := runCLI(t, data, nil, "keys", "create", "--email", "not an address"); err == nil {
+		t.Error("keys create accepted a bad address")
+	}
+	if strings.Contains(in.logs.String(), key[3:20]) {
+		t.Error("the server log holds the key")
+	}
+}
+
+func TestTwoInstancesShareOnePostgres(t *testing.T) {
+	db := storetest.URL(t, "postgres")
+	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_SECRET=" + strings.Repeat("ab", 32)}
+	a := start(t, t.TempDir(), env...)
+	b := start(t, t.TempDir(), env...)
+	key := issueKey(t, a, b, "multi@example.com") // code sent by a, verified on b
+	if !authorized(a, key) || !authorized(b, key) {
+		t.Fatal("a key issued by b does not work on both instances")
+	}
+	key = issueKey(t, b, a, "other@example.com")
+	if !authorized(a, key) || !authorized(b, key) {
+		t.Fatal("a key issued by a does not work on both instances")
+	}
+
+	// An instance with another secret would issue codes the others cannot
+	// check: it refuses to start, saying why.
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+t.TempDir(), "QUIRE_DATABASE_URL="+db)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another server secret") {
+		t.Errorf("an instance with another secret started (%v): %s", err, out)
+	}
+}
+
+// TestSIGTERMFinishesRequestsInFlight holds a register request in flight
+// with a mail relay that takes its time to greet, sends SIGTERM meanwhile,
+// and expects that request answered and then an exit status of 0.
+func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
+	relay, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	go func() {
+		for {
+			c, err := relay.Accept()
+			if err != nil {
+				return
+			}
+			time.Sleep(1500 * time.Millisecond)
+			io.WriteString(c, "421 closing\r\n")
+			c.Close()
+		}
+	}()
+	in := start(t, t.TempDir(), "QUIRE_SMTP_URL=smtp://"+relay.Addr().String()+"?starttls=none")
+	answered := make(chan int, 1)
+	go func() {
+		res, err := http.Get(in.base + "/v1/auth/register?email=slow@example.com")
+		if err != nil {
+			answered <- -1
+			return
+		}
+		res.Body.Close()
+		answered <- res.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond)
+	in.cmd.Process.Signal(syscall.SIGTERM)
+	if st := <-answered; st != 503 { // answered (the relay refused the mail), not cut off
+		t.Errorf("the request in flight got %d, want its answer 503", st)
+	}
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, in.logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no exit within 20 s of SIGTERM")
+	}
+	if !strings.Contains(in.logs.String(), `"msg":"stopped"`) {
+		t.Errorf("no orderly stop in the log:\n%s", in.logs)
+	}
+}
+
+func TestBadConfigurationIsRefused(t *testing.T) {
+	for _, env := range []string{"QUIRE_RATE_VERIFY_IP=lots", "QUIRE_KEY_PREFIX=SD", "QUIRE_SMTP_URL=ftp://x", "QUIRE_DATABASE_URL=mysql://u:pw@h/d"} {
+		out, err := runCLI(t, t.TempDir(), []string{env, "QUIRE_ADDR=127.0.0.1:0"}, "serve")
+		name := strings.SplitN(env, "=", 2)[0]
+		if err == nil || !strings.Contains(out, name) {
+			t.Errorf("%s: exit %v, output does not name the variable:\n%s", env, err, out)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/config"
+)
+
+const keysUsage = "usage: quire keys list | revoke ID | create --email ADDRESS"
+
+// runKeys implements quire keys list | revoke ID | create --email ADDRESS.
+func runKeys(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, keysUsage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	email := ""
+	if sub == "create" {
+		fs.StringVar(&email, "email", "", "e-mail address the key is issued to (required)")
+	}
+	cfg, err := config.Parse(fs, args)
+	if err != nil {
+		fmt.Fprintln(stderr, "quire keys:", err)
+		return 2
+	}
+	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app) error {
+		switch {
+		case sub == "list" && fs.NArg() == 0:
+			return listKeys(ctx, a, stdout)
+		case sub == "revoke" && fs.NArg() == 1:
+			err := a.auth.Revoke(ctx, fs.Arg(0))
+			if errors.Is(err, quire.ErrNotFound) {
+				return fmt.Errorf("no key with id %q", fs.Arg(0))
+			}
+			if err == nil {
+				fmt.Fprintln(stdout, "revoked", fs.Arg(0))
+			}
+			return err
+		case sub == "create" && fs.NArg() == 0 && email != "":
+			key, rec, err := a.auth.CreateKey(ctx, email)
+			if err == nil {
+				fmt.Fprintf(stdout, "created %s for %s; the key is shown only now:\n%s\n", rec.ID, rec.Email, key)
+			}
+			return err
+		}
+		return errUsage
+	})
+}
+
+// errUsage makes withApp print the command's usage and exit 2.
+var errUsage = errors.New("usage")
+
+// withApp opens the services of cfg, runs fn, and turns its error into an
+// exit status: 2 and the usage for errUsage, 1 for other failures.
+func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(context.Context, *app) error) int {
+	ctx := context.Background()
+	a, err := openApp(ctx, cfg, newLogger(stderr, "warn"))
+	if err != nil {
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
+	}
+	defer a.Close()
+	switch err := fn(ctx, a); {
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, usage)
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
+	}
+	return 0
+}
+
+func listKeys(ctx context.Context, a *app, w io.Writer) error {
+	keys, err := a.auth.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEMAIL\tPREFIX\tCREATED\tLAST USED\tSTATUS")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%s…\t%s\t%s\t%s\n", k.ID, k.Email, k.Prefix, stamp(k.CreatedAt), stamp(k.LastUsedAt), status(k.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+func status(revoked time.Time) string {
+	if revoked.IsZero() {
+		return "active"
+	}
+	return "revoked " + stamp(revoked)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,67 @@
+// Command quire is the quire service and its operator tools.
+//
+//	quire serve                          run the HTTP service
+//	quire keys list|revoke ID|create     manage API keys
+//	quire license create|list|revoke     manage commercial license keys
+//	quire usage [--json]                 print the usage report
+//	quire docid FILE.docx                print the documentId of a DOCX
+//	quire version                        print the version
+//
+// Every command reads the QUIRE_* environment variables; flags override them.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the HTTP service", runServe},
+		{"keys", "list, revoke or create API keys", runKeys},
+		{"license", "create, list or revoke commercial license keys", runLicense},
+		{"usage", "print the usage report (documents per license key and period)", runUsage},
+		{"docid", "print the documentId of a DOCX file, or stamp it", runDocid},
+		{"version", "print the version", func([]string, io.Writer, io.Writer) int { fmt.Println(version); return 0 }},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "quire: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: quire COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun quire COMMAND -h for the flags of a command; each flag can also be set by its QUIRE_* variable.")
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/httpapi"
+)
+
+// cleanupEvery is how often expired codes and rate-limit windows are swept.
+const cleanupEvery = 10 * time.Minute
+
+// runServe runs the HTTP service until SIGTERM or SIGINT, then lets the
+// requests in flight finish (up to QUIRE_SHUTDOWN_TIMEOUT) and exits 0.
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg, err := config.Parse(fs, args)
+	if err != nil {
+		fmt.Fprintln(stderr, "quire serve:", err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("quire serve failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	a, err := openApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, DB: a.db, Logger: log, Metrics: a.metrics, Version: version},
+		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	go sweep(ctx, a, log)
+	log.Info("quire listening", "addr", ln.Addr().String(), "version", version, "database", a.db.Backend(),
+		"settings", publicSettings(cfg))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// sweep deletes expired codes, old rate-limit windows and raw telemetry
+// events past their retention, now and then.
+func sweep(ctx context.Context, a *app, log *slog.Logger) {
+	t := time.NewTicker(cleanupEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.auth.Cleanup(ctx); err != nil {
+				log.Warn("cleanup failed", "err", err)
+			}
+			if err := a.telemetry.Sweep(ctx); err != nil {
+				log.Warn("cleanup failed", "err", err)
+			}
+		}
+	}
+}
+
+// publicSettings are the settings logged at start: all but the secrets.
+func publicSettings(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, s := range cfg.Settings() {
+		if !s.Secret {
+			out[s.Env] = s.Value.String()
+		}
+	}
+	return out
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level)) // checked by config.Check
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,277 @@
+// Package config holds quire's one configuration struct, read from
+// command-line flags and QUIRE_* environment variables (a flag wins over
+// its variable). The table of settings is the single source for the flags,
+// the variables and the documentation test that keeps the README true.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire/internal/ratelimit"
+)
+
+// Config is every setting of the program.
+type Config struct {
+	Addr            string
+	DataDir         string
+	DatabaseURL     string
+	Secret          string
+	AdminToken      string
+	LogLevel        string
+	ShutdownTimeout time.Duration
+	ReadTimeout     time.Duration
+	MaxBodyBytes    Bytes
+	TrustedProxies  Prefixes
+
+	SMTPURL     string
+	SMTPCAFile  string
+	MailFrom    string
+	MailTimeout time.Duration
+
+	KeyPrefix        string
+	CodeTTL          time.Duration
+	CodeMaxAttempts  int
+	RegisterPerEmail ratelimit.Rate
+	RegisterPerIP    ratelimit.Rate
+	VerifyPerIP      ratelimit.Rate
+
+	CollectQueue         int
+	CollectBatch         int
+	CollectCommitTimeout time.Duration
+	TelemetryRetention   time.Duration
+	TelemetryMetadata    Bytes
+}
+
+// Setting describes one configuration value.
+type Setting struct {
+	Flag, Env, Usage string
+	Value            flag.Value
+	Secret           bool // never printed
+}
+
+// Settings returns the table of settings bound to the fields of c, with
+// c's current values as defaults.
+func (c *Config) Settings() []Setting {
+	return []Setting{
+		{"addr", "QUIRE_ADDR", "address the HTTP server listens on", (*stringValue)(&c.Addr), false},
+		{"data-dir", "QUIRE_DATA_DIR", "directory for the SQLite database, the server secret and the dev mail outbox (created 0700)", (*stringValue)(&c.DataDir), false},
+		{"database-url", "QUIRE_DATABASE_URL", "empty: SQLite file quire.db in the data dir; postgres://user:pass@host/db: PostgreSQL; sqlite:PATH: another SQLite file", (*stringValue)(&c.DatabaseURL), true},
+		{"secret", "QUIRE_SECRET", "server secret for keyed hashes of codes (64 hex digits); empty: generated on first start into DATA_DIR/secret. Instances sharing a database must share it", (*stringValue)(&c.Secret), true},
+		{"admin-token", "QUIRE_ADMIN_TOKEN", "bearer token for operator endpoints (usage reports); empty disables them", (*stringValue)(&c.AdminToken), true},
+		{"log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error", (*stringValue)(&c.LogLevel), false},
+		{"shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "on SIGTERM, how long in-flight requests may take to finish", (*durationValue)(&c.ShutdownTimeout), false},
+		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included", (*durationValue)(&c.ReadTimeout), false},
+		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
+		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
+		{"smtp-url", "QUIRE_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS required; ?starttls=opportunistic|none), smtps://user:pass@host:465 (implicit TLS); empty: dev outbox in DATA_DIR/outbox", (*stringValue)(&c.SMTPURL), true},
+		{"smtp-ca-file", "QUIRE_SMTP_CA_FILE", "PEM file of an extra CA to trust for the mail relay's certificate", (*stringValue)(&c.SMTPCAFile), false},
+		{"mail-from", "QUIRE_MAIL_FROM", "From address of the mail quire sends", (*stringValue)(&c.MailFrom), false},
+		{"mail-timeout", "QUIRE_MAIL_TIMEOUT", "longest time to hand one message to the mail relay", (*durationValue)(&c.MailTimeout), false},
+		{"key-prefix", "QUIRE_KEY_PREFIX", "prefix of new API keys, before the underscore (keys issued under an earlier prefix keep working)", (*stringValue)(&c.KeyPrefix), false},
+		{"code-ttl", "QUIRE_CODE_TTL", "how long an e-mailed code stays valid", (*durationValue)(&c.CodeTTL), false},
+		{"code-max-attempts", "QUIRE_CODE_MAX_ATTEMPTS", "wrong attempts after which a code is dead and the caller must register again", (*intValue)(&c.CodeMaxAttempts), false},
+		{"rate-register-email", "QUIRE_RATE_REGISTER_EMAIL", "register calls per e-mail address (N/DURATION, 0 = unlimited)", &c.RegisterPerEmail, false},
+		{"rate-register-ip", "QUIRE_RATE_REGISTER_IP", "register calls per client IP address", &c.RegisterPerIP, false},
+		{"rate-verify-ip", "QUIRE_RATE_VERIFY_IP", "verify calls per client IP address", &c.VerifyPerIP, false},
+		{"collect-queue", "QUIRE_COLLECT_QUEUE", "telemetry requests waiting for a database commit; beyond it /v1/collect answers 503 with Retry-After", (*intValue)(&c.CollectQueue), false},
+		{"collect-batch", "QUIRE_COLLECT_BATCH", "most telemetry events committed in one transaction (group commit)", (*intValue)(&c.CollectBatch), false},
+		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
+		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
+		{"telemetry-metadata-bytes", "QUIRE_TELEMETRY_METADATA_BYTES", "largest telemetry metadata object stored as sent; larger ones are stored as {\"truncated\":true}", &c.TelemetryMetadata, false},
+	}
+}
+
+// Default returns the embedded defaults.
+func Default() Config {
+	return Config{
+		Addr:             ":8080",
+		DataDir:          "./data",
+		LogLevel:         "info",
+		ShutdownTimeout:  30 * time.Second,
+		ReadTimeout:      60 * time.Second,
+		MaxBodyBytes:     1 << 20,
+		MailFrom:         "quire <no-reply@localhost>",
+		MailTimeout:      30 * time.Second,
+		KeyPrefix:        "sd",
+		CodeTTL:          15 * time.Minute,
+		CodeMaxAttempts:  5,
+		RegisterPerEmail: ratelimit.Rate{N: 5, Per: time.Hour},
+		RegisterPerIP:    ratelimit.Rate{N: 20, Per: time.Hour},
+		VerifyPerIP:      ratelimit.Rate{N: 30, Per: 15 * time.Minute},
+
+		CollectQueue:         4096,
+		CollectBatch:         2000,
+		CollectCommitTimeout: 10 * time.Second,
+		TelemetryRetention:   90 * 24 * time.Hour,
+		TelemetryMetadata:    2 << 10,
+	}
+}
+
+// Bind defines the settings on fs, with defaults from the environment
+// (looked up with getenv) over the embedded defaults. It returns c, whose
+// fields fs.Parse fills in.
+func Bind(fs *flag.FlagSet, getenv func(string) string) (*Config, error) {
+	c := Default()
+	for _, s := range c.Settings() {
+		if v := getenv(s.Env); v != "" {
+			if err := s.Value.Set(v); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Env, err)
+			}
+		}
+		fs.Var(s.Value, s.Flag, s.Usage+" ($"+s.Env+")")
+	}
+	return &c, nil
+}
+
+// Parse binds the settings to fs, beside any flags of the command's own,
+// parses args over the environment and checks the result.
+func Parse(fs *flag.FlagSet, args []string) (*Config, error) {
+	c, err := Bind(fs, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return c, c.Check()
+}
+
+// Check reports settings that cannot work together or at all.
+func (c *Config) Check() error {
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("QUIRE_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if !validPrefix(c.KeyPrefix) {
+		return fmt.Errorf("QUIRE_KEY_PREFIX %q: want 1 to 16 lowercase letters or digits", c.KeyPrefix)
+	}
+	if c.CodeMaxAttempts < 1 {
+		return fmt.Errorf("QUIRE_CODE_MAX_ATTEMPTS must be at least 1")
+	}
+	if c.CodeTTL < time.Minute {
+		return fmt.Errorf("QUIRE_CODE_TTL must be at least 1m")
+	}
+	if c.CollectQueue < 1 || c.CollectBatch < 1 {
+		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		return fmt.Errorf("QUIRE_ADMIN_TOKEN must be at least 16 characters")
+	}
+	return nil
+}
+
+func validPrefix(p string) bool {
+	if len(p) < 1 || len(p) > 16 {
+		return false
+	}
+	for _, r := range p {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+type stringValue string
+
+func (s *stringValue) String() string     { return string(*s) }
+func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
+
+type durationValue time.Duration
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+func (d *durationValue) Set(v string) error {
+	p, err := time.ParseDuration(v)
+	if err != nil || p < 0 {
+		return fmt.Errorf("%q is not a duration such as 30s or 15m", v)
+	}
+	*d = durationValue(p)
+	return nil
+}
+
+type intValue int
+
+func (i *intValue) String() string { return strconv.Itoa(int(*i)) }
+func (i *intValue) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	*i = intValue(n)
+	return nil
+}
+
+// Bytes is a size, written as a number of bytes with an optional KiB, MiB
+// or GiB suffix.
+type Bytes int64
+
+func (b *Bytes) String() string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if int64(*b) >= u.size && int64(*b)%u.size == 0 {
+			return strconv.FormatInt(int64(*b)/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(*b), 10)
+}
+
+func (b *Bytes) Set(v string) error {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if strings.HasSuffix(v, suffix) {
+			v, mult = strings.TrimSuffix(v, suffix), m
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q is not a size such as 1048576 or 1MiB", v)
+	}
+	*b = Bytes(n * mult)
+	return nil
+}
+
+// Prefixes is a comma-separated list of CIDR prefixes.
+type Prefixes []netip.Prefix
+
+func (p *Prefixes) String() string {
+	s := make([]string, len(*p))
+	for i, x := range *p {
+		s[i] = x.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *Prefixes) Set(v string) error {
+	*p = nil
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		x, err := netip.ParsePrefix(f)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR prefix such as 10.0.0.0/8", f)
+		}
+		*p = append(*p, x.Masked())
+	}
+	return nil
+}
+
+// Contains reports whether addr is in one of the prefixes.
+func (p Prefixes) Contains(addr netip.Addr) bool {
+	for _, x := range p {
+		if x.Contains(addr.Unmap()) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnvironmentAndFlags(t *testing.T) {
+	env := map[string]string{"QUIRE_ADDR": "127.0.0.1:9", "QUIRE_CODE_TTL": "20m", "QUIRE_RATE_VERIFY_IP": "3/1m",
+		"QUIRE_MAX_BODY_BYTES": "2MiB", "QUIRE_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.1/32"}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	c, err := Bind(fs, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--addr", ":7000"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":7000" || c.CodeTTL != 20*time.Minute || c.VerifyPerIP.N != 3 || c.MaxBodyBytes != 2<<20 ||
+		len(c.TrustedProxies) != 2 || c.KeyPrefix != "sd" {
+		t.Fatalf("config = %+v", c)
+	}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadValuesNameTheVariable(t *testing.T) {
+	for k, v := range map[string]string{"QUIRE_CODE_TTL": "soon", "QUIRE_MAX_BODY_BYTES": "-1", "QUIRE_TRUSTED_PROXIES": "10.0.0.0",
+		"QUIRE_RATE_REGISTER_IP": "many", "QUIRE_CODE_MAX_ATTEMPTS": "x"} {
+		_, err := Bind(flag.NewFlagSet("t", flag.ContinueOnError), func(name string) string {
+			if name == k {
+				return v
+			}
+			return ""
+		})
+		if err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
+	for _, c := range []Config{
+		func() Config { c := Default(); c.KeyPrefix = "SD"; return c }(),
+		func() Config { c := Default(); c.LogLevel = "loud"; return c }(),
+		func() Config { c := Default(); c.AdminToken = "short"; return c }(),
+		func() Config { c := Default(); c.CodeMaxAttempts = 0; return c }(),
+	} {
+		if err := c.Check(); err == nil {
+			t.Errorf("Check accepted %+v", c)
+		}
+	}
+}
+
+// TestREADMEDocumentsEverySetting keeps the README's configuration table
+// true: one row per setting, with its flag and its default.
+func TestREADMEDocumentsEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	for _, s := range c.Settings() {
+		def := "`" + s.Value.String() + "`"
+		if s.Value.String() == "" {
+			def = "(empty)"
+		}
+		row := "| `" + s.Env + "` | `--" + s.Flag + "` | " + def + " |"
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README lacks the row %s", row)
+		}
+	}
+}

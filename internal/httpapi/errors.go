@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/quire-dev/quire"
+)
+
+// statusOf maps the error codes of the contract to HTTP statuses.
+var statusOf = map[string]int{
+	quire.CodeValidation:       http.StatusBadRequest,
+	quire.CodeInvalidFormat:    http.StatusBadRequest,
+	quire.CodeAuthentication:   http.StatusUnauthorized,
+	quire.CodeForbidden:        http.StatusForbidden,
+	quire.CodeNotFound:         http.StatusNotFound,
+	quire.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	quire.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
+	quire.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	quire.CodeUnprocessable:    http.StatusUnprocessableEntity,
+	quire.CodeRateLimit:        http.StatusTooManyRequests,
+	quire.CodeInternal:         http.StatusInternalServerError,
+	quire.CodeUnavailable:      http.StatusServiceUnavailable,
+	quire.CodeEngineBusy:       http.StatusServiceUnavailable,
+}
+
+// ErrorBody is the body of every non-2xx answer.
+type ErrorBody struct {
+	Code      string         `json:"code"`
+	Error     string         `json:"error"`
+	Message   string         `json:"message"`
+	RequestID string         `json:"requestId"`
+	Details   []quire.Detail `json:"details,omitempty"`
+}
+
+// fail answers err in the error body. Errors that are not *quire.Error are
+// logged with the request id and answered as INTERNAL_ERROR without their
+// text, which may hold details of the machine.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var qe *quire.Error
+	if errors.Is(err, context.Canceled) { // the client went away; nobody reads this answer
+		qe = quire.Errorf(quire.CodeUnavailable, "The request was cancelled.")
+	} else if !errors.As(err, &qe) {
+		s.logger(r.Context()).Error("request failed", "err", err)
+		qe = quire.Errorf(quire.CodeInternal, "Something went wrong on our side; quote the request id when reporting it.")
+	}
+	if qe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((qe.RetryAfter+999_999_999)/1e9)))
+	}
+	status := statusOf[qe.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	writeJSON(w, status, s.errorBody(r, status, qe))
+}
+
+func (s *Server) errorBody(r *http.Request, status int, qe *quire.Error) ErrorBody {
+	return ErrorBody{Code: qe.Code, Error: http.StatusText(status), Message: qe.Message,
+		RequestID: infoOf(r.Context()).id, Details: qe.Details}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// routeHandler applies the route's own settings: CORS, and the body limit
+// (a declared length over it is refused at once; reading past it fails with
+// *http.MaxBytesError, which bodyError turns into 413).
+func (s *Server) routeHandler(rt Route) http.Handler {
+	limit := rt.MaxBody
+	if limit == 0 {
+		limit = s.opt.MaxBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.CORS {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		if r.ContentLength > limit {
+			s.fail(w, r, tooLarge(limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		rt.Handler(w, r)
+	})
+}
+
+func tooLarge(limit int64) error {
+	return quire.Errorf(quire.CodePayloadTooLarge, "The request body is larger than the limit of %d bytes.", limit)
+}
+
+// bodyError translates an error from reading a request body.
+func bodyError(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return tooLarge(mb.Limit)
+	}
+	return err
+}

@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+)
+
+// requestInfo travels in the request context: set by the outer middleware,
+// filled in by the inner ones (the route is known only after routing).
+type requestInfo struct {
+	id    string
+	route string
+}
+
+type infoCtx struct{}
+
+func infoOf(ctx context.Context) *requestInfo {
+	if ri, ok := ctx.Value(infoCtx{}).(*requestInfo); ok {
+		return ri
+	}
+	return &requestInfo{}
+}
+
+// logger returns the server's logger with the request id of ctx.
+func (s *Server) logger(ctx context.Context) *slog.Logger {
+	return s.log.With("request_id", infoOf(ctx).id)
+}
+
+// withRequestID takes the caller's X-Request-Id when it is a sane token,
+// generates one otherwise, and echoes it in the response.
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !saneID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func saneID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// recorder remembers the status and size of a response.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// observe logs one line per request and feeds the request metrics. It logs
+// the path without the query string: queries carry e-mail addresses and
+// one-time codes.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		route := infoOf(r.Context()).route
+		if route == "" {
+			route = "unmatched"
+		}
+		s.metrics.observe(route, r.Method, rec.status, elapsed)
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelError
+		}
+		s.logger(r.Context()).Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
+			"route", route, "status", rec.status, "bytes", rec.bytes, "duration_ms", float64(elapsed.Microseconds())/1000)
+	})
+}
+
+// recoverPanics answers a panicking handler with INTERNAL_ERROR and logs
+// the stack, so one bad request never takes the process down.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler { // net/http's way to abort a response: let it through
+				panic(v)
+			}
+			s.logger(r.Context()).Error("panic", "value", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.fail(w, r, quire.Errorf(quire.CodeInternal, "Something went wrong on our side; quote the request id when reporting it."))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clientIP is the address of the caller: the peer, or, when the peer is a
+// trusted proxy, the nearest address in X-Forwarded-For that is not one.
+func (s *Server) clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.opt.TrustedProxies.Contains(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if !s.opt.TrustedProxies.Contains(a) {
+			return a.Unmap().String()
+		}
+	}
+	return peer.Unmap().String()
+}

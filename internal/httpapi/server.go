@@ -1,0 +1,158 @@
+// Package httpapi is quire's HTTP adapter: routing, the middleware every
+// request passes through (request id, logging, metrics, panic recovery,
+// body limits, authentication), the error body of the contract, and thin
+// handlers that translate between HTTP and the domain services.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// Pinger reports whether the database answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Deps are the services behind the API.
+type Deps struct {
+	Auth      *auth.Service
+	Telemetry *telemetry.Service
+	DB        Pinger
+	Logger    *slog.Logger
+	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
+	Version   string
+}
+
+// Options are the HTTP-level limits and trust settings.
+type Options struct {
+	MaxBodyBytes   int64           // default body limit of routes without one
+	TrustedProxies config.Prefixes // whose X-Forwarded-For is believed
+	AdminToken     string          // bearer token of operator endpoints; empty: none
+}
+
+// Route is one operation of the API. Capabilities declare their routes
+// with their own limits; the server applies them uniformly.
+type Route struct {
+	Method, Path string
+	Handler      http.HandlerFunc
+	MaxBody      int64 // 0: Options.MaxBodyBytes
+	CORS         bool  // callable from any origin, without credentials
+}
+
+// Server is the http.Handler of the whole API.
+type Server struct {
+	deps    Deps
+	opt     Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	routes  []Route
+	metrics *metrics
+	handler http.Handler
+}
+
+// authenticated are the areas of the API that need an API key. The key is
+// checked before routing, so a caller without one learns nothing about
+// which operations exist there.
+var authenticated = []string{"/v1/sign", "/v1/convert"}
+
+// New returns the API server.
+func New(d Deps, o Options) *Server {
+	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux()}
+	s.metrics = newMetrics(d.Metrics, d.DB)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes())
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
+	}
+	s.handler = s.wrap(http.HandlerFunc(s.dispatch))
+	return s
+}
+
+// Routes lists the operations served, for the OpenAPI consistency test.
+func (s *Server) Routes() []Route { return s.routes }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// wrap applies the middleware that every request passes through, outermost
+// first: request id, then logging and metrics, then panic recovery.
+func (s *Server) wrap(h http.Handler) http.Handler {
+	return s.withRequestID(s.observe(s.recoverPanics(h)))
+}
+
+// dispatch authenticates protected areas, then routes, answering unknown
+// paths and methods in the error body.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	if protected(r.URL.Path) {
+		key, err := s.deps.Auth.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), keyCtx{}, key))
+	}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		s.unrouted(w, r, h)
+		return
+	}
+	_, infoOf(r.Context()).route, _ = strings.Cut(pattern, " ")
+	h.ServeHTTP(w, r)
+}
+
+// unrouted turns the mux's own 404 and 405 answers into the error body.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.fail(w, r, quire.Errorf(quire.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s).",
+			r.Method, r.URL.Path, probe.header.Get("Allow")))
+		return
+	}
+	s.fail(w, r, quire.Errorf(quire.CodeNotFound, "There is no %s here.", r.URL.Path))
+}
+
+// headerProbe records what the mux would answer, without writing it.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *headerProbe) WriteHeader(status int)      { p.status = status }
+
+func protected(path string) bool {
+	for _, p := range authenticated {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+type keyCtx struct{}
+
+// APIKey returns the key that authenticated the request, if any.
+func APIKey(ctx context.Context) (quire.APIKey, bool) {
+	k, ok := ctx.Value(keyCtx{}).(quire.APIKey)
+	return k, ok
+}

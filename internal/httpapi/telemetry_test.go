@@ -1,0 +1,366 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/store/storetest"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// deployedPayload is what the editor library deployed today really sends.
+func deployedPayload(docID string) string {
+	return `{"superdocVersion":"1.46.3","browserInfo":{"userAgent":"","currentUrl":"","hostname":"","screenSize":{"width":0,"height":0}},
+		"events":[{"timestamp":"2026-11-22T09:34:00.123Z","documentId":"` + docID + `","documentCreatedAt":null}]}`
+}
+
+func (e *env) collect(body, licenseKey string) response {
+	e.t.Helper()
+	h := map[string]string{"Content-Type": "application/json", "Origin": "https://editor.example"}
+	if licenseKey != "-" {
+		h["X-License-Key"] = licenseKey
+	}
+	return e.do("POST", "/v1/collect", strings.NewReader(body), h)
+}
+
+func (e *env) report(query string, bearer string) telemetry.Report {
+	e.t.Helper()
+	r := e.do("GET", "/v1/usage?"+query, nil, map[string]string{"Authorization": "Bearer " + bearer})
+	if r.status != 200 {
+		e.t.Fatalf("usage: %d %s", r.status, r.body)
+	}
+	var rep telemetry.Report
+	r.json(e.t, &rep)
+	return rep
+}
+
+func license(rep telemetry.Report, key string) *telemetry.LicenseUsage {
+	for i := range rep.Licenses {
+		if rep.Licenses[i].LicenseKey == key {
+			return &rep.Licenses[i]
+		}
+	}
+	return nil
+}
+
+func totals(l *telemetry.LicenseUsage) (newDocs, active, opens int64) {
+	for _, p := range l.Periods {
+		newDocs, active, opens = newDocs+p.NewDocuments, active+p.ActiveDocuments, opens+p.Opens
+	}
+	return
+}
+
+func TestCollectCountsEachDocumentOnce(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, unlimited())
+		for _, doc := range []string{"HASH-0000ABCD", "HASH-0000ABCD", "HASH-11112222"} {
+			r := e.collect(deployedPayload(doc), "")
+			if r.status != 204 || len(r.body) != 0 || r.header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Fatalf("collect = %d %q, CORS %q", r.status, r.body, r.header.Get("Access-Control-Allow-Origin"))
+			}
+		}
+		e.collect(deployedPayload("HASH-0000ABCD"), "-") // no header at all: community too
+		e.collect(deployedPayload("HASH-0000ABCD"), "ql_unknown")
+
+		rep := e.report("", adminToken)
+		c := license(rep, quire.CommunityLicenseKey)
+		if c == nil || !c.Community || c.Registered || c.Organization != nil || len(c.Periods) != 1 {
+			t.Fatalf("community usage %+v", c)
+		}
+		if n, a, o := totals(c); n != 2 || a != 2 || o != 4 {
+			t.Errorf("community: new %d, active %d, opens %d; want 2, 2, 4", n, a, o)
+		}
+		u := license(rep, "ql_unknown")
+		if u == nil || u.Registered || u.Community {
+			t.Fatalf("unregistered key %+v", u)
+		}
+		if n, _, o := totals(u); n != 1 || o != 1 {
+			t.Errorf("unregistered key counted %d documents, %d opens", n, o)
+		}
+	})
+}
+
+func TestCollectStoresNoPersonalData(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			e := newEnv(t, storetest.Open(t, u), unlimited())
+			body := `{"libraryVersion":"2.0.0","browserInfo":{"userAgent":"Mozilla/5.0 SECRET-UA","currentUrl":"https://docs.example.com/private/path?user=ann",
+				"hostname":"docs.example.com","screenSize":{"width":1280,"height":800}},"metadata":{"customer":"acme"},"futureField":{"x":1},
+				"events":[{"timestamp":"2026-11-22T09:34:00.123Z","documentId":"HASH-1","documentCreatedAt":"2024-01-15T10:30:00Z","extra":true}]}`
+			r := e.do("POST", "/v1/collect", strings.NewReader(body), map[string]string{"Content-Type": "application/json",
+				"X-License-Key": "ql_acme", "Cookie": "session=COOKIE-VALUE", "X-Forwarded-For": "198.51.100.77"})
+			if r.status != 204 {
+				t.Fatalf("collect = %d %s", r.status, r.body)
+			}
+			row := dumpEvents(t, u)
+			for _, want := range []string{"ql_acme", "HASH-1", "2.0.0", "docs.example.com", `{"customer":"acme"}`, "2024-01-15T10:30:00Z", "2026-11-22T09:34:00.123Z"} {
+				if !strings.Contains(row, want) {
+					t.Errorf("stored event lacks %s: %s", want, row)
+				}
+			}
+			for _, never := range []string{"SECRET-UA", "private", "COOKIE", "198.51.100.77", "127.0.0.1", "1280"} {
+				if strings.Contains(row, never) {
+					t.Errorf("stored event holds %s: %s", never, row)
+				}
+			}
+
+			big := `{"metadata":{"blob":"` + strings.Repeat("x", 300) + `"},"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"HASH-2"}]}`
+			if r := e.collect(big, ""); r.status != 204 {
+				t.Fatalf("large metadata = %d %s", r.status, r.body)
+			}
+			if row := dumpEvents(t, u); !strings.Contains(row, `{"truncated":true}`) || strings.Contains(row, "xxxx") {
+				t.Errorf("metadata over the cap is not replaced: %s", row)
+			}
+		})
+	}
+}
+
+// dumpEvents returns every stored raw event as text.
+func dumpEvents(t *testing.T, url string) string {
+	t.Helper()
+	rows, err := storetest.SQL(t, url).Query(`SELECT license_key, document_id, received_at, occurred_at,
+		COALESCE(document_created_at, ''), library_version, hostname, metadata FROM telemetry_events`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		v := make([]any, 8)
+		for i := range v {
+			v[i] = new(any)
+		}
+		if err := rows.Scan(v...); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range v {
+			fmt.Fprintf(&b, "%s|", *(x.(*any)))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestCollectValidation(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	ev := func(fields string) string { return `{"events":[{` + fields + `}]}` }
+	many := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"},`, 101), ",") + `]}`
+	for _, c := range []struct{ body, field string }{
+		{`{}`, "events"},
+		{`{"events":[]}`, "events"},
+		{many, "events"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z"`), "events[0].documentId"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":""`), "events[0].documentId"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"` + strings.Repeat("d", 257) + `"`), "events[0].documentId"},
+		{ev(`"documentId":"d"`), "events[0].timestamp"},
+		{ev(`"timestamp":"yesterday","documentId":"d"`), "events[0].timestamp"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":` + `"` + strings.Repeat("9", 65) + `"`), "events[0].documentCreatedAt"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":42`), "events.documentId"},
+		{`{"events":"all"}`, "events"},
+		{`{"metadata":[1],"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`, "metadata"},
+		{`not json`, "body"},
+		{`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]} {}`, "body"},
+	} {
+		r := e.collect(c.body, "")
+		b := r.errorBody(t, 400, "VALIDATION_ERROR")
+		if len(b.Details) == 0 || b.Details[0].Field != c.field {
+			t.Errorf("%.60s: details %+v, want field %s", c.body, b.Details, c.field)
+		}
+		if r.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Error("an error answer lacks the CORS header")
+		}
+	}
+	r := e.collect(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}],"pad":"`+strings.Repeat("x", 64<<10)+`"}`, "")
+	r.errorBody(t, 413, "PAYLOAD_TOO_LARGE")
+	e.collect(deployedPayload("d"), strings.Repeat("k", 257)).errorBody(t, 400, "VALIDATION_ERROR")
+
+	metrics := string(e.get("/metrics").body)
+	if !strings.Contains(metrics, `quire_telemetry_payloads_total{result="invalid"} 15`) {
+		t.Errorf("invalid payloads are not counted in the metrics:\n%s", grep(metrics, "quire_telemetry"))
+	}
+}
+
+func grep(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestCollectPreflight(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	r := e.do("OPTIONS", "/v1/collect", nil, map[string]string{"Origin": "https://editor.example",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-license-key"})
+	h := r.header
+	if r.status != 204 || h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "x-license-key") || h.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("preflight = %d %v", r.status, h)
+	}
+}
+
+// TestCollectBackPressure holds the SQLite write lock from another
+// connection, so the writer cannot commit: the bounded queue fills, the
+// next request gets 503 with Retry-After, and once the lock is released
+// every accepted request is committed.
+func TestCollectBackPressure(t *testing.T) {
+	u := storetest.URL(t, "sqlite")
+	e := newEnvWith(t, storetest.Open(t, u), unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 2 })
+	lock, err := storetest.SQL(t, u).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan int, 3)
+	for i := 0; i < 3; i++ { // one in the writer's hands, two in the queue
+		go func() { results <- e.collect(deployedPayload(fmt.Sprintf("HASH-BP%d", i)), "").status }()
+		time.Sleep(100 * time.Millisecond)
+	}
+	r := e.collect(deployedPayload("HASH-OVER"), "")
+	r.errorBody(t, 503, "SERVICE_UNAVAILABLE")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	lock.ExecContext(context.Background(), "ROLLBACK")
+	lock.Close()
+	for i := 0; i < 3; i++ {
+		if st := <-results; st != 204 {
+			t.Errorf("an accepted request got %d", st)
+		}
+	}
+	if _, _, o := totals(license(e.report("", adminToken), quire.CommunityLicenseKey)); o != 3 {
+		t.Errorf("%d opens counted, want the 3 accepted", o)
+	}
+}
+
+func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnvWith(t, db, unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 200 })
+		var wg sync.WaitGroup
+		failed := make(chan int, 200)
+		for i := 0; i < 200; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r := e.collect(deployedPayload(fmt.Sprintf("HASH-C%03d", i%50)), ""); r.status != 204 {
+					failed <- r.status
+				}
+			}()
+		}
+		wg.Wait()
+		close(failed)
+		for st := range failed {
+			t.Errorf("a request got %d", st)
+		}
+		if n, a, o := totals(license(e.report("", adminToken), quire.CommunityLicenseKey)); n != 50 || a != 50 || o != 200 {
+			t.Errorf("new %d, active %d, opens %d; want 50, 50, 200", n, a, o)
+		}
+	})
+}
+
+func TestUsagePeriodsAndRetention(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, unlimited())
+		e.now = time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC)
+		e.collect(deployedPayload("A"), "")
+		e.advance(24 * time.Hour) // Oct 31
+		e.collect(deployedPayload("A"), "")
+		e.collect(deployedPayload("B"), "")
+		e.advance(24 * time.Hour) // Nov 1
+		e.collect(deployedPayload("A"), "")
+
+		byDay := e.report("from=2026-10-30T00:00:00Z&to=2026-11-02T00:00:00Z&groupBy=day", adminToken)
+		c := license(byDay, quire.CommunityLicenseKey)
+		want := [][3]int64{{1, 1, 1}, {1, 2, 2}, {0, 1, 1}} // Oct 30, Oct 31, Nov 1
+		if len(c.Periods) != 3 {
+			t.Fatalf("periods %+v", c.Periods)
+		}
+		for i, p := range c.Periods {
+			if got := [3]int64{p.NewDocuments, p.ActiveDocuments, p.Opens}; got != want[i] || !p.Start.Equal(time.Date(2026, 10, 30+i, 0, 0, 0, 0, time.UTC)) {
+				t.Errorf("day %d: %v at %v, want %v", i, got, p.Start, want[i])
+			}
+		}
+		if wide := license(e.report("from=1970-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&groupBy=day", adminToken), quire.CommunityLicenseKey); len(wide.Periods) != 3 {
+			t.Errorf("a 130-year report by day lists %d periods, want the 3 active days", len(wide.Periods))
+		}
+		byMonth := e.report("from=2026-10-01T00:00:00Z&to=2026-12-01T00:00:00Z", adminToken)
+		c = license(byMonth, quire.CommunityLicenseKey)
+		if byMonth.GroupBy != "month" || len(c.Periods) != 2 ||
+			[3]int64{c.Periods[0].NewDocuments, c.Periods[0].ActiveDocuments, c.Periods[0].Opens} != [3]int64{2, 2, 3} ||
+			[3]int64{c.Periods[1].NewDocuments, c.Periods[1].ActiveDocuments, c.Periods[1].Opens} != [3]int64{0, 1, 1} {
+			t.Errorf("by month: %+v", c.Periods)
+		}
+
+		e.advance(91 * 24 * time.Hour)
+		if err := e.telemetry.Sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		again := license(e.report("from=2026-10-01T00:00:00Z&to=2026-12-01T00:00:00Z", adminToken), quire.CommunityLicenseKey)
+		if fmt.Sprint(again.Periods) != fmt.Sprint(c.Periods) {
+			t.Errorf("counts changed after the raw events were dropped: %+v, was %+v", again.Periods, c.Periods)
+		}
+	})
+}
+
+func TestUsageAccess(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, unlimited())
+		acme, err := e.telemetry.CreateLicense(context.Background(), "Acme Corp", "billing@acme.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, _ := e.telemetry.CreateLicense(context.Background(), "Other Ltd", "ops@other.example")
+		e.collect(deployedPayload("HASH-ACME"), acme.Key)
+		e.collect(deployedPayload("HASH-COMM"), "")
+
+		all := e.report("", adminToken)
+		a := license(all, acme.Key)
+		if len(all.Licenses) != 3 || a == nil || !a.Registered || a.Community || a.Organization == nil || *a.Organization != "Acme Corp" {
+			t.Fatalf("admin report %+v", all)
+		}
+		if o := license(all, other.Key); o == nil || !o.Registered || len(o.Periods) != 0 {
+			t.Errorf("a registered license without usage is listed, with no periods: %+v", o)
+		}
+
+		key, _, err := e.auth.CreateKey(context.Background(), "billing@acme.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := e.report("", key)
+		if len(mine.Licenses) != 1 || mine.Licenses[0].LicenseKey != acme.Key {
+			t.Errorf("the contact's key sees %+v, want only its license", mine.Licenses)
+		}
+		e.do("GET", "/v1/usage?licenseKey="+other.Key, nil, map[string]string{"Authorization": "Bearer " + key}).errorBody(t, 403, "FORBIDDEN")
+		stranger, _, _ := e.auth.CreateKey(context.Background(), "nobody@example.com")
+		e.do("GET", "/v1/usage", nil, map[string]string{"Authorization": "Bearer " + stranger}).errorBody(t, 403, "FORBIDDEN")
+		e.do("GET", "/v1/usage", nil, map[string]string{"Authorization": "Bearer " + acme.Key}).errorBody(t, 401, "AUTHENTICATION_ERROR")
+		e.get("/v1/usage").errorBody(t, 401, "AUTHENTICATION_ERROR")
+
+		for q, field := range map[string]string{"from=yesterday": "from", "groupBy=week": "groupBy",
+			"from=2026-01-01T00:00:00Z&to=2025-01-01T00:00:00Z": "to", "to=garbage": "to"} {
+			b := e.do("GET", "/v1/usage?"+q, nil, map[string]string{"Authorization": "Bearer " + adminToken}).errorBody(t, 400, "VALIDATION_ERROR")
+			if b.Details[0].Field != field {
+				t.Errorf("%s: details %+v", q, b.Details)
+			}
+		}
+
+		r := e.do("GET", "/v1/usage?licenseKey="+acme.Key, nil, map[string]string{"Authorization": "Bearer " + adminToken, "Accept": "text/csv"})
+		rows, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+		if err != nil || r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(rows) != 2 ||
+			rows[1][0] != acme.Key || rows[1][1] != "Acme Corp" || rows[1][7] != "1" {
+			t.Errorf("CSV = %d %v %v", r.status, rows, err)
+		}
+	})
+}

@@ -1,0 +1,110 @@
+// Package ratelimit bounds how often one client may call an operation, with
+// fixed-window counters kept in the database so that every instance behind
+// a load balancer enforces the same limit.
+package ratelimit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+)
+
+// Rate is at most N events per window Per. The zero Rate means unlimited.
+// Its text form is "N/DURATION", e.g. "5/1h", or "0" for unlimited; it is
+// a flag.Value so that configuration can hold it directly.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+func (r Rate) String() string {
+	if r.N == 0 {
+		return "0"
+	}
+	return strconv.Itoa(r.N) + "/" + shortDuration(r.Per)
+}
+
+// shortDuration prints 1h rather than 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Set parses the text form.
+func (r *Rate) Set(s string) error {
+	if s == "0" {
+		*r = Rate{}
+		return nil
+	}
+	n, per, ok := strings.Cut(s, "/")
+	count, err := strconv.Atoi(n)
+	if !ok || err != nil || count < 1 {
+		return fmt.Errorf("rate %q: want N/DURATION such as 5/1h, or 0 for unlimited", s)
+	}
+	d, err := time.ParseDuration(per)
+	if err != nil || d < time.Second {
+		return fmt.Errorf("rate %q: the window must be a duration of at least 1s", s)
+	}
+	*r = Rate{N: count, Per: d}
+	return nil
+}
+
+// Counter counts hits in fixed windows; *store.DB is one.
+type Counter interface {
+	Hit(ctx context.Context, bucket string, now time.Time, window time.Duration) (int, time.Time, error)
+}
+
+// Limiter checks rates against shared counters. Buckets are named with a
+// keyed hash of the limited value, so the database never holds client
+// addresses or e-mail addresses for rate limiting.
+type Limiter struct {
+	counter Counter
+	key     []byte
+	now     func() time.Time
+}
+
+// New returns a limiter counting in counter and naming buckets with key.
+func New(counter Counter, key []byte, now func() time.Time) *Limiter {
+	return &Limiter{counter: counter, key: key, now: now}
+}
+
+// Allow counts one call of scope by value (an address, an e-mail) and
+// returns a RATE_LIMIT_ERROR, with the time until the window ends, when
+// the call is over the rate.
+func (l *Limiter) Allow(ctx context.Context, scope, value string, r Rate) error {
+	if r.N == 0 {
+		return nil
+	}
+	now := l.now()
+	hits, reset, err := l.counter.Hit(ctx, l.bucket(scope, value), now, r.Per)
+	if err != nil {
+		return fmt.Errorf("rate limit %s: %w", scope, err)
+	}
+	if hits <= r.N {
+		return nil
+	}
+	return &quire.Error{
+		Code:       quire.CodeRateLimit,
+		Message:    fmt.Sprintf("Too many requests: at most %d per %s for %s. Try again later.", r.N, shortDuration(r.Per), scope),
+		RetryAfter: reset.Sub(now),
+	}
+}
+
+func (l *Limiter) bucket(scope, value string) string {
+	m := hmac.New(sha256.New, l.key)
+	m.Write([]byte(scope + "\x00" + value))
+	return scope + ":" + hex.EncodeToString(m.Sum(nil)[:16])
+}

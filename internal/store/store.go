@@ -1,0 +1,186 @@
+// Package store keeps quire's records in SQLite (the embedded default) or
+// PostgreSQL (for several instances behind a load balancer).
+//
+// One implementation serves both: the SQL is portable (times are stored as
+// Unix milliseconds, identifiers as text) and a small dialect value holds
+// the few differences (driver, placeholders, how migrations are locked).
+// The contract tests in this package run every behaviour against both.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/quire-dev/quire"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is an open database with quire's schema applied.
+type DB struct {
+	sql     *sql.DB
+	dialect dialect
+}
+
+type dialect struct {
+	name string // "sqlite" or "postgres"
+	// lockMigrations serialises schema changes between processes starting at
+	// once. SQLite needs none: every transaction begins IMMEDIATE (see dsn),
+	// which already takes the database's single write lock.
+	lockMigrations string
+	dollar         bool   // placeholders are $1, $2 ... instead of ?
+	greatest       string // the two-argument maximum and minimum functions
+	least          string
+}
+
+var (
+	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min"}
+	postgres = dialect{name: "postgres", dollar: true, greatest: "GREATEST", least: "LEAST",
+		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
+)
+
+// Open connects to the database named by rawURL and applies pending
+// migrations. An empty rawURL opens (creating it if needed) quire.db in
+// dataDir; "postgres://..." or "postgresql://..." opens PostgreSQL;
+// "sqlite:PATH" opens the SQLite file at PATH.
+func Open(ctx context.Context, rawURL, dataDir string) (*DB, error) {
+	db, err := open(rawURL, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func open(rawURL, dataDir string) (*DB, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		conn, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		conn.SetMaxOpenConns(16)
+		conn.SetMaxIdleConns(16)
+		conn.SetConnMaxIdleTime(5 * time.Minute)
+		return &DB{sql: conn, dialect: postgres}, nil
+	case rawURL == "" || strings.HasPrefix(rawURL, "sqlite:"):
+		path := strings.TrimPrefix(rawURL, "sqlite:")
+		if path == "" {
+			if err := os.MkdirAll(dataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("store: create data dir: %w", err)
+			}
+			path = filepath.Join(dataDir, "quire.db")
+		}
+		conn, err := sql.Open("sqlite", sqliteDSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		conn.SetMaxIdleConns(8)
+		return &DB{sql: conn, dialect: sqlite}, nil
+	default:
+		return nil, fmt.Errorf("store: QUIRE_DATABASE_URL %q: want postgres://... or sqlite:PATH", redact(rawURL))
+	}
+}
+
+// sqliteDSN asks for WAL (readers never block the writer), full fsync on
+// commit (an acknowledged write survives power loss), a generous busy
+// timeout (several processes may share the file: serve and the CLI), and
+// IMMEDIATE transactions so that a writer never fails half-way on a lock
+// upgrade.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// Backend names the database in use: "sqlite" or "postgres".
+func (db *DB) Backend() string { return db.dialect.name }
+
+// Close closes the connection pool.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.sql.PingContext(ctx) }
+
+// q rewrites the ? placeholders of a portable statement for the dialect.
+func (db *DB) q(query string) string {
+	if !db.dialect.dollar {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return db.sql.ExecContext(ctx, db.q(query), args...)
+}
+
+func (db *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.sql.QueryRowContext(ctx, db.q(query), args...)
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// ms stores a time as Unix milliseconds; the zero time is stored as NULL.
+func ms(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return quire.ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,212 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+var ctx = context.Background()
+
+func TestMigrationsConcurrentStart(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			var wg sync.WaitGroup
+			errs := make([]error, 4)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					db, err := store.Open(ctx, u, t.TempDir())
+					if err == nil {
+						err = db.Close()
+					}
+					errs[i] = err
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("instance %d: %v", i, err)
+				}
+			}
+			db := storetest.Open(t, u) // and once more on the migrated schema
+			if err := db.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestOpenRejectsUnknownURL(t *testing.T) {
+	_, err := store.Open(ctx, "mysql://u:secretpw@h/db", t.TempDir())
+	if err == nil {
+		t.Fatal("want an error for mysql://")
+	}
+	if got := err.Error(); strings.Contains(got, "secretpw") {
+		t.Errorf("error leaks the password: %s", got)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.UnixMilli(1_700_000_000_000).UTC()
+		k := quire.APIKey{ID: "key_1", Email: "a@example.com", Prefix: "sd_abc", Hash: "h1", CreatedAt: now}
+		if err := db.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CreateKey(ctx, quire.APIKey{ID: "key_2", Email: "b@example.com", Prefix: "sd_x", Hash: "h1", CreatedAt: now}); err == nil {
+			t.Error("a second key with the same hash was accepted")
+		}
+		got, err := db.KeyByHash(ctx, "h1")
+		if err != nil || got.ID != "key_1" || got.Email != "a@example.com" || !got.CreatedAt.Equal(now) || !got.Active() || !got.LastUsedAt.IsZero() {
+			t.Fatalf("KeyByHash = %+v, %v", got, err)
+		}
+		if _, err := db.KeyByHash(ctx, "nope"); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("unknown hash: %v, want ErrNotFound", err)
+		}
+
+		if err := db.TouchKey(ctx, "key_1", now.Add(time.Minute), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.TouchKey(ctx, "key_1", now.Add(90*time.Second), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = db.KeyByHash(ctx, "h1")
+		if !got.LastUsedAt.Equal(now.Add(time.Minute)) {
+			t.Errorf("last used %v, want the first touch (the second is within a minute)", got.LastUsedAt)
+		}
+
+		if err := db.RevokeKey(ctx, "key_1", now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RevokeKey(ctx, "key_1", now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RevokeKey(ctx, "key_404", now); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("revoke unknown: %v", err)
+		}
+		keys, err := db.Keys(ctx)
+		if err != nil || len(keys) != 1 || keys[0].Active() || !keys[0].RevokedAt.Equal(now.Add(time.Hour)) {
+			t.Fatalf("Keys = %+v, %v", keys, err)
+		}
+	})
+}
+
+func TestCodes(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.UnixMilli(1_700_000_000_000).UTC()
+		put := func(hash string) {
+			t.Helper()
+			if err := db.PutCode(ctx, quire.LoginCode{Email: "a@example.com", Hash: hash, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("old")
+		if h, err := db.AttemptCode(ctx, "a@example.com", now, 3); err != nil || h != "old" {
+			t.Fatalf("attempt = %q, %v", h, err)
+		}
+		put("new") // replaces the code and resets the attempts
+		for i := 0; i < 3; i++ {
+			if h, err := db.AttemptCode(ctx, "a@example.com", now, 3); err != nil || h != "new" {
+				t.Fatalf("attempt %d = %q, %v", i+1, h, err)
+			}
+		}
+		if _, err := db.AttemptCode(ctx, "a@example.com", now, 3); !errors.Is(err, quire.ErrNotFound) {
+			t.Fatalf("4th attempt with max 3: %v, want ErrNotFound", err)
+		}
+
+		put("fresh")
+		if _, err := db.AttemptCode(ctx, "a@example.com", now.Add(15*time.Minute), 3); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("expired code: %v, want ErrNotFound", err)
+		}
+		key := quire.APIKey{ID: "key_r", Email: "a@example.com", Prefix: "sd_", Hash: "kh", CreatedAt: now}
+		if err := db.RedeemCode(ctx, "a@example.com", "wrong", key); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("redeem with another hash: %v", err)
+		}
+		if err := db.RedeemCode(ctx, "a@example.com", "fresh", key); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RedeemCode(ctx, "a@example.com", "fresh", key); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("second redeem: %v, want ErrNotFound", err)
+		}
+		if _, err := db.KeyByHash(ctx, "kh"); err != nil {
+			t.Errorf("redeemed key not stored: %v", err)
+		}
+
+		put("stale")
+		if n, err := db.DeleteExpiredCodes(ctx, now.Add(time.Hour)); err != nil || n != 1 {
+			t.Errorf("DeleteExpiredCodes = %d, %v", n, err)
+		}
+	})
+}
+
+func TestConcurrentAttemptsNeverExceedTheLimit(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.Now()
+		db.PutCode(ctx, quire.LoginCode{Email: "r@example.com", Hash: "h", CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		granted := 0
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := db.AttemptCode(ctx, "r@example.com", now, 5); err == nil {
+					mu.Lock()
+					granted++
+					mu.Unlock()
+				} else if !errors.Is(err, quire.ErrNotFound) {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if granted != 5 {
+			t.Errorf("%d attempts granted, want exactly 5", granted)
+		}
+	})
+}
+
+func TestHit(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		start := time.UnixMilli(1_700_000_400_000).UTC() // a multiple of 10 minutes
+		for i := 1; i <= 3; i++ {
+			n, reset, err := db.Hit(ctx, "b", start.Add(time.Duration(i)*time.Second), 10*time.Minute)
+			if err != nil || n != i || !reset.Equal(start.Add(10*time.Minute)) {
+				t.Fatalf("hit %d = %d, %v, %v", i, n, reset, err)
+			}
+		}
+		if n, _, _ := db.Hit(ctx, "other", start, 10*time.Minute); n != 1 {
+			t.Errorf("another bucket starts at %d", n)
+		}
+		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute); n != 1 {
+			t.Errorf("next window starts at %d, want 1", n)
+		}
+		if err := db.DeleteStaleLimits(ctx, start.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute); n != 1 {
+			t.Errorf("after cleanup the count restarts, got %d", n)
+		}
+	})
+}
+
+func TestEnsureSetting(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if v, err := db.EnsureSetting(ctx, "s", "first"); err != nil || v != "first" {
+			t.Fatalf("= %q, %v", v, err)
+		}
+		if v, err := db.EnsureSetting(ctx, "s", "second"); err != nil || v != "first" {
+			t.Fatalf("second = %q, %v, want the first value kept", v, err)
+		}
+	})
+}

@@ -1,0 +1,208 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/quire-dev/quire"
+)
+
+// Limits of one telemetry payload (spec 2.8).
+const (
+	MaxEvents         = 100
+	MaxDocumentID     = 256
+	MaxLicenseKey     = 256
+	maxCreatedAt      = 64
+	maxLibraryVersion = 64
+	maxHostname       = 253
+	truncatedMetadata = `{"truncated":true}`
+	emptyMetadata     = `{}`
+	licenseHeader     = "X-License-Key"
+)
+
+// payload is what editor libraries send. Unknown fields are ignored, so
+// that newer clients keep working; the deployed library sends its version
+// as superdocVersion.
+type payload struct {
+	LibraryVersion  *string         `json:"libraryVersion"`
+	SuperdocVersion *string         `json:"superdocVersion"`
+	BrowserInfo     *browserInfo    `json:"browserInfo"`
+	Metadata        json.RawMessage `json:"metadata"`
+	Events          []event         `json:"events"`
+}
+
+// browserInfo: only the hostname is kept, to tell a customer's sites
+// apart. User agent, URL and screen size are read (to check their types)
+// and dropped.
+type browserInfo struct {
+	UserAgent  string `json:"userAgent"`
+	CurrentURL string `json:"currentUrl"`
+	Hostname   string `json:"hostname"`
+	ScreenSize *struct {
+		Width  int `json:"width"`
+		Height int `json:"height"`
+	} `json:"screenSize"`
+}
+
+type event struct {
+	Timestamp         *string `json:"timestamp"`
+	DocumentID        *string `json:"documentId"`
+	DocumentCreatedAt *string `json:"documentCreatedAt"`
+}
+
+// Parse validates a telemetry payload and returns its events, received at
+// now under the license key of the X-License-Key header (the community key
+// when it is empty). metaLimit caps the stored metadata: larger metadata
+// is replaced by {"truncated":true}, since dropping the open would lose a
+// billable event for a cosmetic reason.
+func Parse(body []byte, licenseKey string, now time.Time, metaLimit int) ([]quire.OpenEvent, error) {
+	var p payload
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&p); err != nil {
+		return nil, decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, quire.Invalid("The body must be one JSON object.", quire.Detail{Field: "body", Issue: "has data after the JSON object"})
+	}
+	licenseKey = strings.TrimSpace(licenseKey)
+	if licenseKey == "" {
+		licenseKey = quire.CommunityLicenseKey
+	}
+	var details []quire.Detail
+	if len(licenseKey) > MaxLicenseKey {
+		details = append(details, quire.Detail{Field: licenseHeader, Issue: fmt.Sprintf("must be at most %d characters", MaxLicenseKey)})
+	}
+	switch {
+	case p.Events == nil:
+		details = append(details, quire.Detail{Field: "events", Issue: "is required"})
+	case len(p.Events) == 0 || len(p.Events) > MaxEvents:
+		details = append(details, quire.Detail{Field: "events", Issue: fmt.Sprintf("must hold 1 to %d events", MaxEvents)})
+	}
+	meta, issue := metadata(p.Metadata, metaLimit)
+	if issue != "" {
+		details = append(details, quire.Detail{Field: "metadata", Issue: issue})
+	}
+	out := make([]quire.OpenEvent, 0, len(p.Events))
+	for i, e := range p.Events {
+		ev, bad := e.check(fmt.Sprintf("events[%d].", i))
+		details = append(details, bad...)
+		ev.LicenseKey, ev.ReceivedAt, ev.Metadata = licenseKey, now, meta
+		ev.LibraryVersion, ev.Hostname = p.version(), p.hostname()
+		out = append(out, ev)
+	}
+	if len(details) > 0 {
+		return nil, quire.Invalid("The telemetry payload is not valid.", details...)
+	}
+	return out, nil
+}
+
+func (e event) check(prefix string) (quire.OpenEvent, []quire.Detail) {
+	var ev quire.OpenEvent
+	var bad []quire.Detail
+	switch {
+	case e.DocumentID == nil || *e.DocumentID == "":
+		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "is required"})
+	case len(*e.DocumentID) > MaxDocumentID:
+		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", MaxDocumentID)})
+	default:
+		ev.DocumentID = *e.DocumentID
+	}
+	switch {
+	case e.Timestamp == nil || *e.Timestamp == "":
+		bad = append(bad, quire.Detail{Field: prefix + "timestamp", Issue: "is required"})
+	case !isTimestamp(*e.Timestamp):
+		bad = append(bad, quire.Detail{Field: prefix + "timestamp", Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
+	default:
+		ev.OccurredAt = *e.Timestamp
+	}
+	if e.DocumentCreatedAt != nil && len(*e.DocumentCreatedAt) > maxCreatedAt {
+		bad = append(bad, quire.Detail{Field: prefix + "documentCreatedAt", Issue: fmt.Sprintf("must be at most %d characters", maxCreatedAt)})
+	}
+	ev.DocumentCreatedAt = e.DocumentCreatedAt
+	return ev, bad
+}
+
+func isTimestamp(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+func (p payload) version() string {
+	v := p.LibraryVersion
+	if v == nil {
+		v = p.SuperdocVersion
+	}
+	if v == nil {
+		return ""
+	}
+	return truncate(*v, maxLibraryVersion)
+}
+
+func (p payload) hostname() string {
+	if p.BrowserInfo == nil {
+		return ""
+	}
+	return truncate(p.BrowserInfo.Hostname, maxHostname)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) { // do not cut a character in two
+		n--
+	}
+	return s[:n]
+}
+
+// metadata returns the stored form of the metadata object.
+func metadata(raw json.RawMessage, limit int) (string, string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return emptyMetadata, ""
+	}
+	if raw[0] != '{' {
+		return "", "must be an object"
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return "", "must be an object"
+	}
+	if compact.Len() > limit {
+		return truncatedMetadata, ""
+	}
+	return compact.String(), ""
+}
+
+// decodeError names the field whose JSON type is wrong.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return quire.Invalid("The telemetry payload is not valid.", quire.Detail{Field: field, Issue: "must be " + jsonType(te.Type.Kind().String())})
+	}
+	return quire.Invalid("The body is not valid JSON.", quire.Detail{Field: "body", Issue: err.Error()})
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string", "ptr":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "int", "int64", "float64":
+		return "a number"
+	}
+	return "of another type"
+}

@@ -1,0 +1,225 @@
+// Package telemetry takes in the document-open events that editor
+// libraries report, counts every document once per license key, and
+// produces the usage reports that billing needs.
+//
+// A 204 from intake means the events are committed. To keep that promise
+// fast, concurrent requests share transactions (group commit): one writer
+// takes everything queued while the previous commit was running and commits
+// it at once. The queue is bounded; when the database falls behind, intake
+// answers 503 with Retry-After instead of holding unbounded memory.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire"
+)
+
+// Store is what telemetry keeps; *store.DB is one.
+type Store interface {
+	RecordOpens(ctx context.Context, events []quire.OpenEvent) error
+	DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error)
+	Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, keys []string) ([]quire.UsageRow, error)
+	CreateLicense(ctx context.Context, l quire.License) error
+	Licenses(ctx context.Context) ([]quire.License, error)
+	RevokeLicense(ctx context.Context, id string, now time.Time) error
+}
+
+// Options are the limits of intake.
+type Options struct {
+	QueueLength   int           // requests waiting for a commit before 503
+	MaxBatch      int           // events per transaction
+	CommitTimeout time.Duration // longest time one commit may take
+	Retention     time.Duration // how long raw events are kept
+	MetadataBytes int           // largest metadata object stored as sent
+	Logger        *slog.Logger
+	Registerer    prometheus.Registerer // where the intake metrics go; nil: nowhere
+	Now           func() time.Time
+}
+
+// Service is telemetry intake, licenses and usage reports.
+type Service struct {
+	store   Store
+	opt     Options
+	queue   chan *job
+	mu      sync.RWMutex // guards closed against sends on a closed queue
+	closed  bool
+	stopped chan struct{}
+	m       intakeMetrics
+}
+
+type job struct {
+	events []quire.OpenEvent
+	done   chan error
+}
+
+// New starts the service and its writer; Close stops them.
+func New(st Store, opt Options) *Service {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	s := &Service{store: st, opt: opt, queue: make(chan *job, opt.QueueLength), stopped: make(chan struct{})}
+	s.m = newIntakeMetrics(opt.Registerer, func() float64 { return float64(len(s.queue)) })
+	go s.write()
+	return s
+}
+
+// Busy is the answer when the queue is full: the database is behind.
+var Busy = &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Second,
+	Message: "Telemetry intake is saturated; retry after a moment."}
+
+// Collect validates a payload and returns once its events are committed.
+func (s *Service) Collect(ctx context.Context, body []byte, licenseKey string) error {
+	events, err := Parse(body, licenseKey, s.opt.Now(), s.opt.MetadataBytes)
+	if err != nil {
+		s.m.payloads.WithLabelValues("invalid").Inc()
+		return err
+	}
+	if err := s.record(ctx, events); err != nil {
+		if errors.Is(err, Busy) {
+			s.m.payloads.WithLabelValues("busy").Inc()
+		} else {
+			s.m.payloads.WithLabelValues("failed").Inc()
+		}
+		return err
+	}
+	s.m.payloads.WithLabelValues("accepted").Inc()
+	s.m.events.Add(float64(len(events)))
+	return nil
+}
+
+func (s *Service) record(ctx context.Context, events []quire.OpenEvent) error {
+	j := &job{events: events, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return Busy
+	}
+	select {
+	case s.queue <- j:
+		s.mu.RUnlock()
+	default:
+		s.mu.RUnlock()
+		return Busy
+	}
+	select {
+	case err := <-j.done:
+		return err
+	case <-ctx.Done(): // the client left; the events are still committed
+		return ctx.Err()
+	}
+}
+
+// write is the single writer: each round takes what is queued, up to
+// MaxBatch events, and commits it in one transaction.
+func (s *Service) write() {
+	defer close(s.stopped)
+	for first := range s.queue {
+		batch, n := []*job{first}, len(first.events)
+	fill:
+		for n < s.opt.MaxBatch {
+			select {
+			case j, ok := <-s.queue:
+				if !ok {
+					break fill
+				}
+				batch, n = append(batch, j), n+len(j.events)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch, n)
+	}
+}
+
+// commit writes a batch. When the batch fails, each request is retried
+// alone, so one request that cannot be stored does not fail the others.
+func (s *Service) commit(batch []*job, n int) {
+	events := make([]quire.OpenEvent, 0, n)
+	for _, j := range batch {
+		events = append(events, j.events...)
+	}
+	err := s.commitEvents(events)
+	if err != nil && len(batch) > 1 {
+		s.opt.Logger.Warn("telemetry batch failed; retrying its requests one by one", "requests", len(batch), "err", err)
+		for _, j := range batch {
+			j.done <- s.commitEvents(j.events)
+		}
+		return
+	}
+	for _, j := range batch {
+		j.done <- err
+	}
+}
+
+func (s *Service) commitEvents(events []quire.OpenEvent) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opt.CommitTimeout)
+	defer cancel()
+	start := time.Now()
+	err := s.store.RecordOpens(ctx, events)
+	s.m.commitSeconds.Observe(time.Since(start).Seconds())
+	s.m.batchEvents.Observe(float64(len(events)))
+	if err != nil {
+		s.opt.Logger.Error("telemetry commit failed", "events", len(events), "err", err)
+		return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: 5 * time.Second,
+			Message: "The events could not be stored; retry later."}
+	}
+	return nil
+}
+
+// Close stops taking events, commits what is queued, and stops the writer.
+// Call it after the HTTP server has finished its requests.
+func (s *Service) Close() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.queue)
+	}
+	s.mu.Unlock()
+	<-s.stopped
+}
+
+// Sweep drops raw events older than the retention; the counts stay.
+func (s *Service) Sweep(ctx context.Context) error {
+	n, err := s.store.DeleteEventsBefore(ctx, s.opt.Now().Add(-s.opt.Retention))
+	if err != nil {
+		return fmt.Errorf("telemetry retention: %w", err)
+	}
+	if n > 0 {
+		s.opt.Logger.Info("telemetry retention: raw events dropped", "events", n)
+	}
+	return nil
+}
+
+type intakeMetrics struct {
+	payloads      *prometheus.CounterVec
+	events        prometheus.Counter
+	batchEvents   prometheus.Histogram
+	commitSeconds prometheus.Histogram
+}
+
+func newIntakeMetrics(reg prometheus.Registerer, queued func() float64) intakeMetrics {
+	m := intakeMetrics{
+		payloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "quire_telemetry_payloads_total",
+			Help: "Telemetry payloads by result: accepted, invalid, busy (queue full), failed (database error)."}, []string{"result"}),
+		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "quire_telemetry_events_total",
+			Help: "Document-open events committed."}),
+		batchEvents: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_telemetry_batch_events",
+			Help: "Events per group commit.", Buckets: prometheus.ExponentialBuckets(1, 4, 8)}),
+		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_telemetry_commit_seconds",
+			Help: "Time of one group commit.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 10)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.payloads, m.events, m.batchEvents, m.commitSeconds,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "quire_telemetry_queue_length",
+				Help: "Requests waiting for a group commit."}, queued))
+	}
+	return m
+}
