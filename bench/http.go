@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,11 +19,16 @@ const (
 	duration = 10 * time.Second
 )
 
+// startBaseline runs the do-nothing Go handler in a process of its own.
+func startBaseline() *process {
+	return startProcess(os.Args[0], []string{"baseline-server", "127.0.0.1:0"}, nil)
+}
+
 // httpOverhead measures what quire's HTTP stack costs per request (request
 // id, logging, metrics, routing, authentication) against a do-nothing Go
-// handler in a process of its own.
+// handler.
 func httpOverhead() result {
-	base := startProcess(os.Args[0], []string{"baseline-server", "127.0.0.1:0"}, nil)
+	base := startBaseline()
 	defer base.stop()
 	q := startQuire()
 	defer q.stop()
@@ -37,7 +43,7 @@ func httpOverhead() result {
 			return r, err
 		}
 	}
-	b := load(conns, duration, 200, get(base.url+"/"))
+	b := load(conns, duration, 204, get(base.url+"/"))
 	missing := load(conns, duration, 404, get(q.url+"/v1/none"))
 	authed := load(conns, duration, 404, get(q.url+"/v1/sign/none", "Authorization", "Bearer "+key))
 	table := tableHead + row("do-nothing Go handler", b, b.rate()) +
@@ -54,7 +60,10 @@ func baselineServer(addr string) {
 		panic(err)
 	}
 	fmt.Fprintf(os.Stderr, "{\"msg\":\"quire listening\",\"addr\":%q}\n", ln.Addr().String())
-	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // what any handler must do before answering
+		w.WriteHeader(http.StatusNoContent)
+	}))
 }
 
 type process struct {

@@ -35,19 +35,30 @@ func LoadSecret(given, dataDir string) ([]byte, error) {
 	}
 	secret := make([]byte, 32)
 	rand.Read(secret)
-	// O_EXCL: when two processes start at once, one writes and both read it.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return LoadSecret("", dataDir)
-	}
+	// Write a temporary file, then hard-link it into place: the link either
+	// appears with its full content or fails because another process,
+	// starting at the same moment, linked its own first (then use that one).
+	tmp, err := os.CreateTemp(dataDir, ".secret-*")
 	if err != nil {
 		return nil, fmt.Errorf("create secret: %w", err)
 	}
-	defer f.Close()
-	if _, err := f.WriteString(hex.EncodeToString(secret) + "\n"); err != nil {
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(hex.EncodeToString(secret) + "\n")
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, fmt.Errorf("write secret: %w", err)
 	}
-	return secret, f.Sync()
+	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
+		return LoadSecret("", dataDir)
+	} else if err != nil {
+		return nil, fmt.Errorf("create secret: %w", err)
+	}
+	return secret, nil
 }
 
 func decodeSecret(text, where string) ([]byte, error) {

@@ -78,6 +78,7 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		limit = s.opt.MaxBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoOf(r.Context()).quiet = rt.Quiet
 		if rt.CORS {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 		}

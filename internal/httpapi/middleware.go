@@ -21,6 +21,7 @@ import (
 type requestInfo struct {
 	id    string
 	route string
+	quiet bool // a successful answer is not logged (Route.Quiet)
 }
 
 type infoCtx struct{}
@@ -111,6 +112,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			route = "unmatched"
 		}
 		s.metrics.observe(route, r.Method, rec.status, elapsed)
+		if infoOf(r.Context()).quiet && rec.status < 400 {
+			return
+		}
 		level := slog.LevelInfo
 		if rec.status >= 500 {
 			level = slog.LevelError

@@ -48,6 +48,9 @@ type Route struct {
 	Handler      http.HandlerFunc
 	MaxBody      int64 // 0: Options.MaxBodyBytes
 	CORS         bool  // callable from any origin, without credentials
+	// Quiet routes are high-volume beacons: their successful answers are
+	// counted in the metrics but not logged one by one.
+	Quiet bool
 }
 
 // Server is the http.Handler of the whole API.

@@ -18,7 +18,7 @@ const collectMaxBody = 64 << 10
 
 func (s *Server) telemetryRoutes() []Route {
 	return []Route{
-		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, CORS: true},
+		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, CORS: true, Quiet: true},
 		{Method: "OPTIONS", Path: "/v1/collect", Handler: preflight, CORS: true},
 		{Method: "GET", Path: "/v1/usage", Handler: s.usage},
 	}

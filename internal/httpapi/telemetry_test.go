@@ -66,6 +66,9 @@ func TestCollectCountsEachDocumentOnce(t *testing.T) {
 				t.Fatalf("collect = %d %q, CORS %q", r.status, r.body, r.header.Get("Access-Control-Allow-Origin"))
 			}
 		}
+		if strings.Contains(e.logs.String(), "/v1/collect") {
+			t.Error("successful collect requests are logged one by one")
+		}
 		e.collect(deployedPayload("HASH-0000ABCD"), "-") // no header at all: community too
 		e.collect(deployedPayload("HASH-0000ABCD"), "ql_unknown")
 
@@ -177,6 +180,9 @@ func TestCollectValidation(t *testing.T) {
 		if r.header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Error("an error answer lacks the CORS header")
 		}
+	}
+	if !strings.Contains(e.logs.String(), `"path":"/v1/collect","route":"/v1/collect","status":400`) {
+		t.Error("refused collect requests are not logged")
 	}
 	r := e.collect(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}],"pad":"`+strings.Repeat("x", 64<<10)+`"}`, "")
 	r.errorBody(t, 413, "PAYLOAD_TOO_LARGE")

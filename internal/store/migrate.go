@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +14,9 @@ import (
 )
 
 // Migrations are numbered SQL files, portable between SQLite and
-// PostgreSQL, applied in order inside one transaction at start-up.
+// PostgreSQL, applied in order inside one transaction at start-up. A
+// comment /*sqlite: ...*/ holds SQL for SQLite only (e.g. WITHOUT ROWID):
+// PostgreSQL reads it as a comment, and migrate uncomments it for SQLite.
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -72,7 +75,7 @@ func (db *DB) migrate(ctx context.Context) error {
 			if applied[m.version] {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			if _, err := tx.ExecContext(ctx, db.dialect.migration(m.sql)); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
 			if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
@@ -86,6 +89,15 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate %s: %w", db.dialect.name, err)
 	}
 	return nil
+}
+
+var sqliteOnly = regexp.MustCompile(`/\*sqlite:(.*?)\*/`)
+
+func (d dialect) migration(sql string) string {
+	if d.name != "sqlite" {
+		return sql
+	}
+	return sqliteOnly.ReplaceAllString(sql, "$1")
 }
 
 func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -28,6 +29,7 @@ import (
 type DB struct {
 	sql     *sql.DB
 	dialect dialect
+	stmts   sync.Map // statement text -> *sql.Stmt, see prepared
 }
 
 type dialect struct {
@@ -37,13 +39,14 @@ type dialect struct {
 	// which already takes the database's single write lock.
 	lockMigrations string
 	dollar         bool   // placeholders are $1, $2 ... instead of ?
+	multiRow       bool   // batch inserts as multi-row statements (see insertRows)
 	greatest       string // the two-argument maximum and minimum functions
 	least          string
 }
 
 var (
 	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min"}
-	postgres = dialect{name: "postgres", dollar: true, greatest: "GREATEST", least: "LEAST",
+	postgres = dialect{name: "postgres", dollar: true, multiRow: true, greatest: "GREATEST", least: "LEAST",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
 )
 
@@ -118,8 +121,11 @@ func redact(raw string) string {
 // Backend names the database in use: "sqlite" or "postgres".
 func (db *DB) Backend() string { return db.dialect.name }
 
-// Close closes the connection pool.
-func (db *DB) Close() error { return db.sql.Close() }
+// Close closes the prepared statements and the connection pool.
+func (db *DB) Close() error {
+	db.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
+	return db.sql.Close()
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.sql.PingContext(ctx) }
@@ -143,11 +149,51 @@ func (db *DB) q(query string) string {
 }
 
 func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return db.sql.ExecContext(ctx, db.q(query), args...)
+	stmt, err := db.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.ExecContext(ctx, args...)
 }
 
-func (db *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return db.sql.QueryRowContext(ctx, db.q(query), args...)
+func (db *DB) queryRow(ctx context.Context, query string, args ...any) scanner {
+	stmt, err := db.stmt(ctx, query)
+	if err != nil {
+		return failedRow{err}
+	}
+	return stmt.QueryRowContext(ctx, args...)
+}
+
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
+
+// stmt returns the prepared statement of a constant portable query (the
+// cache is never emptied, so never pass SQL built from data), prepared once
+// per connection and kept: the SQLite driver would otherwise parse the SQL
+// again on every call, which costs more than running it.
+func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if s, ok := db.stmts.Load(query); ok {
+		return s.(*sql.Stmt), nil
+	}
+	s, err := db.sql.PrepareContext(ctx, db.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if old, loaded := db.stmts.LoadOrStore(query, s); loaded {
+		s.Close()
+		return old.(*sql.Stmt), nil
+	}
+	return s, nil
+}
+
+// prepared is stmt within tx.
+func (db *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	s, err := db.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, s), nil
 }
 
 // inTx runs fn in a transaction, committing when it returns nil.

@@ -210,3 +210,27 @@ func TestEnsureSetting(t *testing.T) {
 		}
 	})
 }
+
+func TestSQLiteOnlySQLIsAppliedOnSQLiteOnly(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			storetest.Open(t, u)
+			raw := storetest.SQL(t, u)
+			if b == "postgres" { // the migration ran, with the SQLite part as a comment
+				var n int
+				if err := raw.QueryRow(`SELECT COUNT(*) FROM documents`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ddl string
+			if err := raw.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'documents'`).Scan(&ddl); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(ddl, "WITHOUT ROWID") {
+				t.Errorf("documents is not WITHOUT ROWID on SQLite: %s", ddl)
+			}
+		})
+	}
+}

@@ -93,16 +93,34 @@ func aggregate(events []quire.OpenEvent) (docs, days [][]any) {
 	return docs, days
 }
 
-// rowsPerStatement keeps multi-row statements under the placeholder limits
-// of both databases (SQLite 32766, PostgreSQL 65535).
+// rowsPerStatement keeps multi-row statements under the placeholder limit
+// of PostgreSQL (65535).
 const rowsPerStatement = 400
 
-// insertRows runs head + "(?, ...), (?, ...)" + tail for rows, in chunks.
+// insertRows runs head + "(?, ...)" + tail for every row. On PostgreSQL
+// rows go in multi-row statements (one round trip for many rows); SQLite is
+// in-process, where parsing a new statement text costs more than stepping
+// one prepared statement once per row.
 func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any, tail string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	if !db.dialect.multiRow {
+		stmt, err := db.prepared(ctx, tx, head+tuple+tail)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx, r...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), rowsPerStatement)]
 		rows = rows[len(chunk):]
-		tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(chunk[0])), ", ") + ")"
 		var b strings.Builder
 		b.WriteString(head)
 		args := make([]any, 0, len(chunk)*len(chunk[0]))

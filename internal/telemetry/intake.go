@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quire-dev/quire"
@@ -110,6 +111,8 @@ func (e event) check(prefix string) (quire.OpenEvent, []quire.Detail) {
 		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "is required"})
 	case len(*e.DocumentID) > MaxDocumentID:
 		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", MaxDocumentID)})
+	case hasControl(*e.DocumentID):
+		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "must not contain control characters"})
 	default:
 		ev.DocumentID = *e.DocumentID
 	}
@@ -121,8 +124,8 @@ func (e event) check(prefix string) (quire.OpenEvent, []quire.Detail) {
 	default:
 		ev.OccurredAt = *e.Timestamp
 	}
-	if e.DocumentCreatedAt != nil && len(*e.DocumentCreatedAt) > maxCreatedAt {
-		bad = append(bad, quire.Detail{Field: prefix + "documentCreatedAt", Issue: fmt.Sprintf("must be at most %d characters", maxCreatedAt)})
+	if c := e.DocumentCreatedAt; c != nil && (len(*c) > maxCreatedAt || hasControl(*c)) {
+		bad = append(bad, quire.Detail{Field: prefix + "documentCreatedAt", Issue: fmt.Sprintf("must be at most %d printable characters", maxCreatedAt)})
 	}
 	ev.DocumentCreatedAt = e.DocumentCreatedAt
 	return ev, bad
@@ -141,14 +144,34 @@ func (p payload) version() string {
 	if v == nil {
 		return ""
 	}
-	return truncate(*v, maxLibraryVersion)
+	return clean(*v, maxLibraryVersion)
 }
 
 func (p payload) hostname() string {
 	if p.BrowserInfo == nil {
 		return ""
 	}
-	return truncate(p.BrowserInfo.Hostname, maxHostname)
+	return clean(p.BrowserInfo.Hostname, maxHostname)
+}
+
+// hasControl reports control characters, which have no place in an
+// identifier (and NUL cannot be stored in PostgreSQL text).
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+// clean drops control characters and caps the length of a descriptive
+// field that is kept but not worth refusing an open for.
+func clean(s string, n int) string {
+	if hasControl(s) {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return truncate(s, n)
 }
 
 func truncate(s string, n int) string {

@@ -1,0 +1,73 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// poisoned fails every write that holds the document "POISON": a stand-in
+// for a row the database refuses, which validation makes impossible to
+// send for real.
+type poisoned struct{ *store.DB }
+
+func (p poisoned) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
+	for _, e := range events {
+		if e.DocumentID == "POISON" {
+			return errors.New("refused")
+		}
+	}
+	return p.DB.RecordOpens(ctx, events)
+}
+
+func testOptions() Options {
+	return Options{QueueLength: 8, MaxBatch: 100, CommitTimeout: 5 * time.Second, Retention: time.Hour,
+		MetadataBytes: 256, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func TestFailedBatchIsRetriedRequestByRequest(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	s := New(poisoned{db}, testOptions())
+	defer s.Close()
+	good := &job{events: []quire.OpenEvent{{LicenseKey: "k", DocumentID: "GOOD", ReceivedAt: now}}, done: make(chan error, 1)}
+	bad := &job{events: []quire.OpenEvent{{LicenseKey: "k", DocumentID: "POISON", ReceivedAt: now}}, done: make(chan error, 1)}
+	s.commit([]*job{good, bad}, 2)
+	if err := <-good.done; err != nil {
+		t.Errorf("the good request failed with the poisoned one: %v", err)
+	}
+	if err := <-bad.done; quire.ErrorCode(err) != quire.CodeUnavailable {
+		t.Errorf("the poisoned request: %v, want SERVICE_UNAVAILABLE", err)
+	}
+	rows, _ := db.Usage(context.Background(), 0, 1<<40, false, nil)
+	if len(rows) != 1 || rows[0].Opens != 1 {
+		t.Errorf("stored %+v, want the good open only", rows)
+	}
+}
+
+func TestCloseCommitsWhatIsQueued(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	s := New(db, testOptions())
+	errs := make(chan error, 5)
+	for i := 0; i < 5; i++ {
+		go func() {
+			errs <- s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: string(rune('A' + i)), ReceivedAt: now}})
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	for i := 0; i < 5; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+	if err := s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: "late", ReceivedAt: now}}); !errors.Is(err, Busy) {
+		t.Errorf("after Close: %v, want Busy", err)
+	}
+}
