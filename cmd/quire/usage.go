@@ -65,14 +65,17 @@ func printUsage(w io.Writer, rep telemetry.Report) error {
 		case l.Community:
 			org = "(community)"
 		case l.Organization != nil:
-			org = *l.Organization
+			org = strings.ReplaceAll(*l.Organization, "\t", " ")
+		}
+		if len(l.Periods) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\n", l.LicenseKey, org)
 		}
 		for _, p := range l.Periods {
 			period := p.Start.Format(time.DateOnly)
 			if rep.GroupBy == "month" {
 				period = p.Start.Format("2006-01")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, strings.ReplaceAll(org, "\t", " "), period,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, org, period,
 				p.NewDocuments, p.ActiveDocuments, p.Opens)
 		}
 	}

@@ -66,7 +66,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // JSON for programs, not for embedding in HTML
+	enc.Encode(v)
 }
 
 // routeHandler applies the route's own settings: CORS, and the body limit

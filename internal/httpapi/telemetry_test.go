@@ -215,39 +215,51 @@ func TestCollectPreflight(t *testing.T) {
 	}
 }
 
-// TestCollectBackPressure holds the SQLite write lock from another
-// connection, so the writer cannot commit: the bounded queue fills, the
-// next request gets 503 with Retry-After, and once the lock is released
-// every accepted request is committed.
+// TestCollectBackPressure holds a lock from another connection so that the
+// writer cannot commit (SQLite: the database's write lock; PostgreSQL: a
+// lock on the events table): the bounded queue fills, the next request gets
+// 503 with Retry-After, and once the lock is released every accepted
+// request is committed.
 func TestCollectBackPressure(t *testing.T) {
-	u := storetest.URL(t, "sqlite")
-	e := newEnvWith(t, storetest.Open(t, u), unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 2 })
-	lock, err := storetest.SQL(t, u).Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	lockSQL := map[string][]string{
+		"sqlite":   {"BEGIN IMMEDIATE"},
+		"postgres": {"BEGIN", "LOCK TABLE telemetry_events IN EXCLUSIVE MODE"},
 	}
-	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	results := make(chan int, 3)
-	for i := 0; i < 3; i++ { // one in the writer's hands, two in the queue
-		go func() { results <- e.collect(deployedPayload(fmt.Sprintf("HASH-BP%d", i)), "").status }()
-		time.Sleep(100 * time.Millisecond)
-	}
-	r := e.collect(deployedPayload("HASH-OVER"), "")
-	r.errorBody(t, 503, "SERVICE_UNAVAILABLE")
-	if r.header.Get("Retry-After") == "" {
-		t.Error("no Retry-After")
-	}
-	lock.ExecContext(context.Background(), "ROLLBACK")
-	lock.Close()
-	for i := 0; i < 3; i++ {
-		if st := <-results; st != 204 {
-			t.Errorf("an accepted request got %d", st)
-		}
-	}
-	if _, _, o := totals(license(e.report("", adminToken), quire.CommunityLicenseKey)); o != 3 {
-		t.Errorf("%d opens counted, want the 3 accepted", o)
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			e := newEnvWith(t, storetest.Open(t, u), unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 2 })
+			ctx := context.Background()
+			lock, err := storetest.SQL(t, u).Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range lockSQL[b] {
+				if _, err := lock.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			results := make(chan int, 3)
+			for i := 0; i < 3; i++ { // one in the writer's hands, two in the queue
+				go func() { results <- e.collect(deployedPayload(fmt.Sprintf("HASH-BP%d", i)), "").status }()
+				time.Sleep(100 * time.Millisecond)
+			}
+			r := e.collect(deployedPayload("HASH-OVER"), "")
+			r.errorBody(t, 503, "SERVICE_UNAVAILABLE")
+			if r.header.Get("Retry-After") == "" {
+				t.Error("no Retry-After")
+			}
+			lock.ExecContext(ctx, "ROLLBACK")
+			lock.Close()
+			for i := 0; i < 3; i++ {
+				if st := <-results; st != 204 {
+					t.Errorf("an accepted request got %d", st)
+				}
+			}
+			if _, _, o := totals(license(e.report("", adminToken), quire.CommunityLicenseKey)); o != 3 {
+				t.Errorf("%d opens counted, want the 3 accepted", o)
+			}
+		})
 	}
 }
 
@@ -362,7 +374,11 @@ func TestUsageAccess(t *testing.T) {
 			}
 		}
 
-		r := e.do("GET", "/v1/usage?licenseKey="+acme.Key, nil, map[string]string{"Authorization": "Bearer " + adminToken, "Accept": "text/csv"})
+		r := e.do("GET", "/v1/usage?licenseKey="+other.Key, nil, map[string]string{"Authorization": "Bearer " + adminToken, "Accept": "text/csv"})
+		if !strings.Contains(string(r.body), other.Key+",Other Ltd,true,false,,0,0,0") {
+			t.Errorf("a license without activity has no CSV line:\n%s", r.body)
+		}
+		r = e.do("GET", "/v1/usage?licenseKey="+acme.Key, nil, map[string]string{"Authorization": "Bearer " + adminToken, "Accept": "text/csv"})
 		rows, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
 		if err != nil || r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(rows) != 2 ||
 			rows[1][0] != acme.Key || rows[1][1] != "Acme Corp" || rows[1][7] != "1" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -64,12 +63,8 @@ type event struct {
 // billable event for a cosmetic reason.
 func Parse(body []byte, licenseKey string, now time.Time, metaLimit int) ([]quire.OpenEvent, error) {
 	var p payload
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&p); err != nil {
+	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, quire.Invalid("The body must be one JSON object.", quire.Detail{Field: "body", Issue: "has data after the JSON object"})
 	}
 	licenseKey = strings.TrimSpace(licenseKey)
 	if licenseKey == "" {

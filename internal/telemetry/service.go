@@ -79,18 +79,18 @@ var Busy = &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Second,
 func (s *Service) Collect(ctx context.Context, body []byte, licenseKey string) error {
 	events, err := Parse(body, licenseKey, s.opt.Now(), s.opt.MetadataBytes)
 	if err != nil {
-		s.m.payloads.WithLabelValues("invalid").Inc()
+		s.m.invalid.Inc()
 		return err
 	}
 	if err := s.record(ctx, events); err != nil {
 		if errors.Is(err, Busy) {
-			s.m.payloads.WithLabelValues("busy").Inc()
+			s.m.busy.Inc()
 		} else {
-			s.m.payloads.WithLabelValues("failed").Inc()
+			s.m.failed.Inc()
 		}
 		return err
 	}
-	s.m.payloads.WithLabelValues("accepted").Inc()
+	s.m.accepted.Inc()
 	s.m.events.Add(float64(len(events)))
 	return nil
 }
@@ -199,10 +199,11 @@ func (s *Service) Sweep(ctx context.Context) error {
 }
 
 type intakeMetrics struct {
-	payloads      *prometheus.CounterVec
-	events        prometheus.Counter
-	batchEvents   prometheus.Histogram
-	commitSeconds prometheus.Histogram
+	payloads                        *prometheus.CounterVec
+	accepted, invalid, busy, failed prometheus.Counter // its children, resolved once
+	events                          prometheus.Counter
+	batchEvents                     prometheus.Histogram
+	commitSeconds                   prometheus.Histogram
 }
 
 func newIntakeMetrics(reg prometheus.Registerer, queued func() float64) intakeMetrics {
@@ -216,6 +217,8 @@ func newIntakeMetrics(reg prometheus.Registerer, queued func() float64) intakeMe
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_telemetry_commit_seconds",
 			Help: "Time of one group commit.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 10)}),
 	}
+	m.accepted, m.invalid = m.payloads.WithLabelValues("accepted"), m.payloads.WithLabelValues("invalid")
+	m.busy, m.failed = m.payloads.WithLabelValues("busy"), m.payloads.WithLabelValues("failed")
 	if reg != nil {
 		reg.MustRegister(m.payloads, m.events, m.batchEvents, m.commitSeconds,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "quire_telemetry_queue_length",

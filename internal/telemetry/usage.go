@@ -140,7 +140,9 @@ func ceilDay(t time.Time) int64 {
 	return d
 }
 
-// WriteCSV writes the report as CSV, one line per license key and period.
+// WriteCSV writes the report as CSV, one line per license key and period;
+// a license without activity gets one line with an empty period and zeros,
+// so that every license of the report appears.
 func WriteCSV(w io.Writer, r Report) error {
 	c := csv.NewWriter(w)
 	c.Write([]string{"licenseKey", "organization", "registered", "community", "periodStart", "newDocuments", "activeDocuments", "opens"})
@@ -149,10 +151,13 @@ func WriteCSV(w io.Writer, r Report) error {
 		if l.Organization != nil {
 			org = *l.Organization
 		}
+		head := []string{l.LicenseKey, org, strconv.FormatBool(l.Registered), strconv.FormatBool(l.Community)}
+		if len(l.Periods) == 0 {
+			c.Write(append(head, "", "0", "0", "0"))
+		}
 		for _, p := range l.Periods {
-			c.Write([]string{l.LicenseKey, org, strconv.FormatBool(l.Registered), strconv.FormatBool(l.Community),
-				p.Start.Format(time.RFC3339), strconv.FormatInt(p.NewDocuments, 10), strconv.FormatInt(p.ActiveDocuments, 10),
-				strconv.FormatInt(p.Opens, 10)})
+			c.Write(append(head, p.Start.Format(time.RFC3339), strconv.FormatInt(p.NewDocuments, 10),
+				strconv.FormatInt(p.ActiveDocuments, 10), strconv.FormatInt(p.Opens, 10)))
 		}
 	}
 	c.Flush()
