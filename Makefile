@@ -25,6 +25,7 @@ bench: build
 FUZZTIME ?= 1m
 fuzz:
 	go test ./docid -run '^$$' -fuzz '^FuzzIdentify$$' -fuzztime $(FUZZTIME)
+	go test ./docid -run '^$$' -fuzz '^FuzzStamp$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

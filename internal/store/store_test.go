@@ -234,3 +234,24 @@ func TestSQLiteOnlySQLIsAppliedOnSQLiteOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestSignings(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		at := time.UnixMilli(1_700_000_000_000).UTC()
+		s := quire.Signing{SignedDigest: "d1", EventID: "evt-1", InputSHA256: "in", OutputSHA256: "out",
+			SignerEmail: "ann@example.com", APIKeyID: "key_1", SignedAt: at}
+		if err := db.RecordSigning(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.RecordSigning(ctx, s); err == nil {
+			t.Error("the same signature was recorded twice")
+		}
+		got, err := db.SigningByDigest(ctx, "d1")
+		if err != nil || got != s {
+			t.Errorf("SigningByDigest = %+v, %v", got, err)
+		}
+		if _, err := db.SigningByDigest(ctx, "d2"); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("unknown digest: %v", err)
+		}
+	})
+}

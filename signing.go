@@ -1,0 +1,15 @@
+package quire
+
+import "time"
+
+// Signing is the record of one signature quire applied, kept so that
+// verification can name the signing event. It never holds document content.
+type Signing struct {
+	SignedDigest string // hex SHA-256 over the signature's byte ranges
+	EventID      string
+	InputSHA256  string // the document as received
+	OutputSHA256 string // the signed PDF as returned
+	SignerEmail  string
+	APIKeyID     string
+	SignedAt     time.Time
+}
