@@ -1,0 +1,152 @@
+package pdfsign
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// decodeStream undoes the stream's filters. Only FlateDecode (with PNG
+// predictors) is supported: it is the only filter that cross-reference and
+// object streams use in practice, and those are the only streams this
+// package needs to read. Output is capped at max bytes against zip bombs.
+func decodeStream(d Dict, raw []byte, max int64) ([]byte, error) {
+	filters, parms := filterList(d)
+	out := raw
+	for i, f := range filters {
+		if f != "FlateDecode" && f != "Fl" {
+			return nil, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
+		}
+		var err error
+		if out, err = inflate(out, max); err != nil {
+			return nil, err
+		}
+		if i < len(parms) {
+			if out, err = unpredict(out, parms[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// filterList returns the /Filter names and their /DecodeParms dictionaries.
+func filterList(d Dict) ([]Name, []Dict) {
+	var names []Name
+	var parms []Dict
+	switch f := d["Filter"].(type) {
+	case Name:
+		names = []Name{f}
+	case Array:
+		for _, e := range f {
+			if n, ok := e.(Name); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	switch p := d["DecodeParms"].(type) {
+	case Dict:
+		parms = []Dict{p}
+	case Array:
+		for _, e := range p {
+			pd, _ := e.(Dict)
+			parms = append(parms, pd)
+		}
+	}
+	return names, parms
+}
+
+// inflate decompresses zlib data. A truncated stream or a bad checksum is
+// tolerated (many writers produce them), as long as some data came out.
+func inflate(in []byte, max int64) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(in))
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: flate stream: %w", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, max+1))
+	if int64(len(out)) > max {
+		return nil, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
+	}
+	if err != nil && !(len(out) > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
+		return nil, fmt.Errorf("pdfsign: flate stream: %w", err)
+	}
+	return out, nil
+}
+
+// unpredict reverses a PNG predictor (Predictor >= 10), as used by
+// cross-reference streams. TIFF predictor 2 is not supported.
+func unpredict(in []byte, parms Dict) ([]byte, error) {
+	pred, _ := parms["Predictor"].(Int)
+	if pred <= 1 {
+		return in, nil
+	}
+	if pred < 10 {
+		return nil, fmt.Errorf("pdfsign: unsupported predictor %d", pred)
+	}
+	cols := intOr(parms["Columns"], 1)
+	colors := intOr(parms["Colors"], 1)
+	bpc := intOr(parms["BitsPerComponent"], 8)
+	if cols < 1 || cols > 1<<20 || colors < 1 || colors > 32 || bpc < 1 || bpc > 16 {
+		return nil, errors.New("pdfsign: predictor parameters out of range")
+	}
+	bpp := (colors*bpc + 7) / 8
+	rowLen := (cols*colors*bpc + 7) / 8
+	out := make([]byte, 0, len(in))
+	prev := make([]byte, rowLen)
+	for len(in) >= rowLen+1 {
+		ft, row := in[0], append([]byte(nil), in[1:rowLen+1]...)
+		in = in[rowLen+1:]
+		for i := range row {
+			var left, up, ul byte
+			if i >= bpp {
+				left, ul = row[i-bpp], prev[i-bpp]
+			}
+			up = prev[i]
+			switch ft {
+			case 0:
+			case 1:
+				row[i] += left
+			case 2:
+				row[i] += up
+			case 3:
+				row[i] += byte((int(left) + int(up)) / 2)
+			case 4:
+				row[i] += paeth(left, up, ul)
+			default:
+				return nil, fmt.Errorf("pdfsign: invalid PNG filter type %d", ft)
+			}
+		}
+		out = append(out, row...)
+		prev = row
+	}
+	return out, nil
+}
+
+func paeth(a, b, c byte) byte {
+	p := int(a) + int(b) - int(c)
+	pa, pb, pc := abs(p-int(a)), abs(p-int(b)), abs(p-int(c))
+	switch {
+	case pa <= pb && pa <= pc:
+		return a
+	case pb <= pc:
+		return b
+	}
+	return c
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// intOr returns o as an int, or def when o is not an integer.
+func intOr(o Object, def int) int {
+	if v, ok := o.(Int); ok && v >= -1<<31 && v <= 1<<31 {
+		return int(v)
+	}
+	return def
+}

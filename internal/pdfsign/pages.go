@@ -1,0 +1,86 @@
+package pdfsign
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+)
+
+// Page is a page to append. Resources may hold *Stream values anywhere
+// (fonts, font files, images): the writer stores each as an object of its
+// own, so later callers can add fonts and image XObjects without new API.
+type Page struct {
+	MediaBox  [4]float64 // page size in points, e.g. {0, 0, 595.28, 841.89} for A4
+	Content   []byte     // the content stream, uncompressed
+	Resources Dict       // the resource dictionary (/Font, /XObject, …)
+}
+
+// AppendPages returns pdf with pages added at the end of the document as
+// an incremental update: the input stays a byte prefix of the output, so
+// signatures already in it stay intact (they just no longer cover the
+// whole file). Call it before Sign so that the signature covers the pages.
+func AppendPages(pdf []byte, pages []Page) (out []byte, err error) {
+	defer catchPanic(&err)
+	if len(pages) == 0 {
+		return nil, errors.New("pdfsign: no pages to append")
+	}
+	d, err := openForUpdate(pdf, Limits{})
+	if err != nil {
+		return nil, err
+	}
+	_, cat, err := d.catalog()
+	if err != nil {
+		return nil, err
+	}
+	rootRef, _ := cat["Pages"].(Ref) // readSound checked it is a reference
+	root, err := d.dict(rootRef)
+	if err != nil {
+		return nil, fmt.Errorf("%w: page tree root: %v", ErrUnreadable, err)
+	}
+	u := newUpdate(d)
+	newRoot := root.clone()
+	for i, p := range pages {
+		ref, err := addPage(u, p, rootRef)
+		if err != nil {
+			return nil, fmt.Errorf("pdfsign: appended page %d: %w", i+1, err)
+		}
+		if err := u.appendRef(newRoot, "Kids", ref); err != nil {
+			return nil, fmt.Errorf("%w: page tree root /Kids: %v", ErrUnreadable, err)
+		}
+	}
+	existing, err := d.pages()
+	if err != nil {
+		return nil, err
+	}
+	newRoot["Count"] = Int(intOr(root["Count"], len(existing)) + len(pages))
+	u.replace(rootRef, newRoot)
+	w, err := u.write()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := readSound(w.pdf, Limits{}); err != nil {
+		return nil, fmt.Errorf("pdfsign: self-check of the output with appended pages: %w", err)
+	}
+	return w.pdf, nil
+}
+
+// addPage adds the page object and its content stream, compressed.
+func addPage(u *update, p Page, parent Ref) (Ref, error) {
+	if p.MediaBox[2] <= p.MediaBox[0] || p.MediaBox[3] <= p.MediaBox[1] {
+		return Ref{}, fmt.Errorf("empty MediaBox %v", p.MediaBox)
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	_, _ = zw.Write(p.Content)
+	if err := zw.Close(); err != nil {
+		return Ref{}, err
+	}
+	res := p.Resources
+	if res == nil {
+		res = Dict{}
+	}
+	content := u.add(&Stream{Dict: Dict{"Filter": Name("FlateDecode")}, Data: z.Bytes()})
+	mb := Array{Real(p.MediaBox[0]), Real(p.MediaBox[1]), Real(p.MediaBox[2]), Real(p.MediaBox[3])}
+	return u.add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "Resources": res, "Contents": content}), nil
+}

@@ -1,0 +1,303 @@
+package pdfsign
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Result is the outcome of Verify, shaped for the API's
+// {valid, reason?, signers:[...]}.
+type Result struct {
+	Valid   bool           `json:"valid"`
+	Reason  string         `json:"reason,omitempty"`
+	Signers []SignerResult `json:"signers"`
+}
+
+// SignerResult describes one signature, in file order (oldest first).
+type SignerResult struct {
+	Field  string `json:"field"`
+	Valid  bool   `json:"valid"` // intact, correctly signed, and trusted when roots were given
+	Reason string `json:"reason,omitempty"`
+
+	// From the signature dictionary: what the signer claims.
+	Name        string     `json:"name,omitempty"`
+	SignReason  string     `json:"signatureReason,omitempty"`
+	Location    string     `json:"location,omitempty"`
+	SigningTime *time.Time `json:"signingTime,omitempty"` // /M
+	SubFilter   string     `json:"subFilter"`
+
+	// From the signer certificate.
+	Subject      string `json:"subject,omitempty"`
+	CommonName   string `json:"commonName,omitempty"`
+	Email        string `json:"email,omitempty"`
+	SerialNumber string `json:"serialNumber,omitempty"`
+	Issuer       string `json:"issuer,omitempty"`
+
+	TimestampTime *time.Time `json:"timestampTime,omitempty"` // from an RFC 3161 token
+
+	// Digest is the hex digest of the signed byte ranges (SHA-256 for
+	// quire's signatures): it identifies the signature in any later copy of
+	// the file, whatever was appended since.
+	Digest string `json:"digest,omitempty"`
+
+	DigestValid         bool `json:"digestValid"`         // signed bytes unchanged
+	SignatureValid      bool `json:"signatureValid"`      // CMS signature verifies with the certificate
+	CertificateBound    bool `json:"certificateBound"`    // ESS signing-certificate hash matches
+	Trusted             bool `json:"trusted"`             // certificate chains to the given roots
+	CoversWholeDocument bool `json:"coversWholeDocument"` // nothing was appended after it
+}
+
+// Verify checks every signature of pdf. trust holds the roots the signer
+// certificates must chain to (the service's CA); nil checks integrity and
+// signatures only and reports Trusted false. The document is valid when
+// it has signatures, all are intact, correctly signed and trusted, and the
+// newest one covers the whole file.
+func Verify(pdf []byte, trust *x509.CertPool) (res Result, err error) {
+	defer catchPanic(&err)
+	d, err := readDocument(pdf, Limits{})
+	if errors.Is(err, errStructure) {
+		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	fields, err := d.signatureFields()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	res = Result{Signers: []SignerResult{}}
+	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
+	for _, f := range fields {
+		res.Signers = append(res.Signers, verifySignature(pdf, f, trust))
+	}
+	res.Valid, res.Reason = overall(res.Signers, trust != nil)
+	return res, nil
+}
+
+// overall summarises the signatures into the document's verdict.
+func overall(signers []SignerResult, trustGiven bool) (bool, string) {
+	if len(signers) == 0 {
+		return false, "the document has no signatures"
+	}
+	for _, s := range signers {
+		if !s.Valid {
+			return false, fmt.Sprintf("signature %q: %s", s.Field, s.Reason)
+		}
+	}
+	if !signers[len(signers)-1].CoversWholeDocument {
+		return false, "the document was changed after the last signature"
+	}
+	if !trustGiven {
+		return false, "no trust roots given: signatures are intact but their signers are not checked"
+	}
+	return true, ""
+}
+
+// rangeEnd is where a signature's second byte range ends: signatures made
+// later cover more of the file.
+func rangeEnd(v Dict) int {
+	br, _ := v["ByteRange"].(Array)
+	if len(br) != 4 {
+		return 0
+	}
+	return intOr(br[2], 0) + intOr(br[3], 0)
+}
+
+// verifySignature checks one signature; failures go into Reason.
+func verifySignature(pdf []byte, f sigField, trust *x509.CertPool) SignerResult {
+	v := f.value
+	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"])}
+	r.SubFilter, _ = nameOf(v["SubFilter"])
+	if t, ok := parsePDFDate(textOf(v["M"])); ok {
+		r.SigningTime = &t
+	}
+	fail := func(format string, a ...any) SignerResult {
+		r.Reason = fmt.Sprintf(format, a...)
+		return r
+	}
+	if r.SubFilter != "ETSI.CAdES.detached" && r.SubFilter != "adbe.pkcs7.detached" {
+		return fail("unsupported signature type /SubFilter /%s", r.SubFilter)
+	}
+	ranges, err := byteRanges(pdf, v)
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.CoversWholeDocument = ranges[2]+ranges[3] == len(pdf)
+	sd, err := parseSignedData(contentsOf(v))
+	if err != nil {
+		return fail("%v", err)
+	}
+	cert, err := sd.signerCert()
+	if err != nil {
+		return fail("%v", err)
+	}
+	describeCert(&r, cert)
+	h, err := hashFor(sd.signer.digestAlg)
+	if err != nil {
+		return fail("%v", err)
+	}
+	hh := h.New()
+	hh.Write(pdf[:ranges[1]])
+	hh.Write(pdf[ranges[2] : ranges[2]+ranges[3]])
+	digest := hh.Sum(nil)
+	r.Digest = hex.EncodeToString(digest)
+	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
+	ess, err := sd.verify(digest, cert)
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.SignatureValid, r.CertificateBound = true, ess
+	if !ess && r.SubFilter == "ETSI.CAdES.detached" {
+		return fail("PAdES signature without the ESS signing-certificate attribute")
+	}
+	verifyAt := time.Now()
+	if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
+		t, err := verifyTimestamp(tok, sd.signer.signature)
+		if err != nil {
+			return fail("time-stamp token: %v", err)
+		}
+		r.TimestampTime, verifyAt = &t, t
+	}
+	if trust == nil {
+		r.Valid = true
+		return r
+	}
+	if err := chains(cert, sd.certs, trust, verifyAt); err != nil {
+		return fail("signer certificate not trusted: %v", err)
+	}
+	r.Trusted, r.Valid = true, true
+	return r
+}
+
+// byteRanges checks /ByteRange: it must start at 0, lie within the file,
+// and leave out exactly the /Contents hex string of this dictionary.
+func byteRanges(pdf []byte, v Dict) ([4]int, error) {
+	var br [4]int
+	a, ok := v["ByteRange"].(Array)
+	if !ok || len(a) != 4 {
+		return br, errors.New("/ByteRange is not an array of four integers")
+	}
+	for i := range br {
+		br[i] = intOr(a[i], -1)
+		if br[i] < 0 {
+			return br, errors.New("/ByteRange holds a negative or non-integer value")
+		}
+	}
+	if br[0] != 0 || br[1] < 2 || br[2] <= br[1]+1 || br[2] > len(pdf) || br[3] > len(pdf)-br[2] {
+		return br, fmt.Errorf("/ByteRange %v does not describe the file", br)
+	}
+	gap := pdf[br[1]:br[2]]
+	if gap[0] != '<' || gap[len(gap)-1] != '>' {
+		return br, errors.New("/ByteRange does not exclude exactly a hex string")
+	}
+	raw, err := hex.DecodeString(string(gap[1 : len(gap)-1]))
+	if err != nil {
+		return br, errors.New("/ByteRange excludes more than the /Contents hex string")
+	}
+	if !bytes.Equal(raw, contentsOf(v)) {
+		return br, errors.New("/ByteRange does not exclude this signature's /Contents")
+	}
+	return br, nil
+}
+
+// contentsOf returns /Contents as bytes (written as hex or literal).
+func contentsOf(v Dict) []byte {
+	switch c := v["Contents"].(type) {
+	case HexString:
+		return c
+	case String:
+		return c
+	}
+	return nil
+}
+
+// verifyTimestamp checks an RFC 3161 token over the signature value and
+// returns its time. The TSA's certificate is not checked against trust
+// roots: the time is reported, not relied upon for validity.
+func verifyTimestamp(token, signature []byte) (time.Time, error) {
+	sd, err := parseSignedData(token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	info, err := parseTimeStampToken(token)
+	if err != nil {
+		return time.Time{}, err
+	}
+	want := sha256.Sum256(signature)
+	if !bytes.Equal(info.digest, want[:]) {
+		return time.Time{}, errors.New("token is not over this signature")
+	}
+	cert, err := sd.signerCert()
+	if err != nil {
+		return time.Time{}, err
+	}
+	h, err := hashFor(sd.signer.digestAlg)
+	if err != nil {
+		return time.Time{}, err
+	}
+	hh := h.New()
+	hh.Write(sd.content)
+	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
+		return time.Time{}, err
+	}
+	return info.genTime, nil
+}
+
+// chains verifies cert up to one of roots, using the CMS certificates as
+// intermediates, at time at (the time-stamp when there is one).
+func chains(cert *x509.Certificate, certs []*x509.Certificate, roots *x509.CertPool, at time.Time) error {
+	inter := x509.NewCertPool()
+	for _, c := range certs {
+		inter.AddCert(c)
+	}
+	_, err := cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	return err
+}
+
+func describeCert(r *SignerResult, c *x509.Certificate) {
+	r.Subject, r.CommonName, r.Issuer = c.Subject.String(), c.Subject.CommonName, c.Issuer.String()
+	r.SerialNumber = serialString(c.SerialNumber)
+	if len(c.EmailAddresses) > 0 {
+		r.Email = c.EmailAddresses[0]
+	}
+	for _, n := range c.Subject.Names {
+		if s, ok := n.Value.(string); ok && n.Type.Equal(oidEmailAddress) && r.Email == "" {
+			r.Email = s
+		}
+	}
+}
+
+func textOf(o Object) string {
+	switch s := o.(type) {
+	case String:
+		return decodeText(s)
+	case HexString:
+		return decodeText(s)
+	}
+	return ""
+}
+
+func nameOf(o Object) (string, bool) {
+	n, ok := o.(Name)
+	return string(n), ok
+}
+
+// parsePDFDate reads "D:YYYYMMDDHHmmSSOHH'mm'" with its optional parts.
+func parsePDFDate(s string) (time.Time, bool) {
+	s = strings.TrimPrefix(s, "D:")
+	s = strings.ReplaceAll(s, "'", "")
+	for _, layout := range []string{"20060102150405Z0700", "20060102150405-0700", "20060102150405Z07", "20060102150405", "200601021504", "20060102"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
