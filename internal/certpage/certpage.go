@@ -1,0 +1,151 @@
+package certpage
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// Data is what a certificate shows. Every string may come from an API caller
+// and is cleaned and bounded before it is drawn.
+type Data struct {
+	DocumentSHA256 string // hex digest of the document as received
+	EventID        string
+	Signer         Signer
+	SignedAt       time.Time
+	Events         []Event        // the audit trail, in the order received
+	Metadata       map[string]any // the request's free-form metadata
+	Certificate    CertInfo       // the certificate the document is signed with
+	VerifyHint     string         // how to verify, e.g. "POST /v1/verify or pdfsig"
+}
+
+// Signer is the person who signed. IP and UserAgent are optional.
+type Signer struct {
+	Name, Email, IP, UserAgent string
+}
+
+// Event is one entry of the audit trail. Data is the event's JSON object as
+// decoded by encoding/json (maps, slices, strings, float64, bool, nil).
+type Event struct {
+	Type      string
+	Timestamp time.Time
+	Data      map[string]any
+}
+
+// CertInfo describes the signing certificate.
+type CertInfo struct {
+	Subject, Issuer     string
+	SHA256              string // fingerprint of the DER certificate, hex
+	NotBefore, NotAfter time.Time
+}
+
+// PageSize is a page size in points (1/72 inch). Callers pass the size of the
+// signed document's last page as displayed, i.e. its MediaBox with /Rotate
+// applied, so the certificate pages match the document.
+type PageSize struct{ Width, Height float64 }
+
+// A4 is the size used when the size given is not a usable number.
+var A4 = PageSize{Width: 595.28, Height: 841.89}
+
+// Page sizes outside this range are clamped: below it the text would be
+// unreadable, above it PDF viewers may refuse the page (ISO 32000-1 C.2).
+const (
+	minPageSide = 144   // 2 inches
+	maxPageSide = 14400 // 200 inches
+)
+
+// Options configures a Renderer.
+type Options struct {
+	// Fonts lists the fonts in fallback order: each character is drawn with
+	// the first font that has it. Empty means DefaultFonts(FontDir).
+	Fonts []FontFile
+	// FontDir is where the default fonts are looked for; empty means
+	// DefaultFontDir. Unused when Fonts is set.
+	FontDir string
+}
+
+// Renderer renders certificates with fonts loaded once. It is safe for
+// concurrent use: the parsed fonts are shared read-only and each render
+// takes its own shaping state from a pool.
+type Renderer struct {
+	fonts   []*loadedFont
+	shapers sync.Pool
+}
+
+// NewRenderer loads the fonts. A missing font file is an error naming the
+// Debian package that ships it.
+func NewRenderer(opts Options) (*Renderer, error) {
+	files := opts.Fonts
+	if len(files) == 0 {
+		files = DefaultFonts(opts.FontDir)
+	}
+	fonts, err := loadFonts(files)
+	if err != nil {
+		return nil, err
+	}
+	r := &Renderer{fonts: fonts}
+	r.shapers.New = func() any { return newShaper(fonts) }
+	return r, nil
+}
+
+// Render lays out the certificate for d on pages of the given size and
+// returns a standalone PDF (one page or more, fonts and images embedded) and
+// the rectangle [llx lly urx ury], in points on the first page, reserved for
+// a visible signature widget. A size outside 144..14400 points per side is
+// clamped into that range, and one that is not a positive number gives A4.
+func (r *Renderer) Render(d Data, size PageSize) (pdf []byte, sigRect [4]float64, err error) {
+	// The input is untrusted and the shaping code large: a panic on some
+	// unforeseen input must fail this render, not the process.
+	defer func() {
+		if v := recover(); v != nil {
+			pdf, sigRect, err = nil, [4]float64{}, fmt.Errorf("certpage: rendering failed: %v", v)
+		}
+	}()
+	sh := r.shapers.Get().(*shaper)
+	doc := newDocument(r.fonts, normalizeSize(size))
+	l := newLayout(doc, sh)
+	l.certificate(d)
+	r.shapers.Put(sh) // not reached after a panic: that state is dropped
+	return doc.write(), l.sigRect, nil
+}
+
+// normalizeSize clamps the page size to what can hold a readable page.
+func normalizeSize(s PageSize) PageSize {
+	usable := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
+	if !usable(s.Width) || !usable(s.Height) {
+		return A4
+	}
+	clamp := func(v float64) float64 { return min(max(v, minPageSide), maxPageSide) }
+	return PageSize{Width: clamp(s.Width), Height: clamp(s.Height)}
+}
+
+var defaultRenderer struct {
+	mu sync.Mutex
+	r  *Renderer
+}
+
+// Default returns the renderer with the default fonts, loading them on first
+// use. A failed load is not remembered, so installing a missing font package
+// fixes a running service.
+func Default() (*Renderer, error) {
+	defaultRenderer.mu.Lock()
+	defer defaultRenderer.mu.Unlock()
+	if defaultRenderer.r == nil {
+		r, err := NewRenderer(Options{})
+		if err != nil {
+			return nil, err
+		}
+		defaultRenderer.r = r
+	}
+	return defaultRenderer.r, nil
+}
+
+// Render renders with the default renderer; see Renderer.Render.
+func Render(d Data, size PageSize) (pdf []byte, sigRect [4]float64, err error) {
+	r, err := Default()
+	if err != nil {
+		return nil, sigRect, err
+	}
+	return r.Render(d, size)
+}

@@ -1,0 +1,457 @@
+package certpage
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scriptNames are signer names in each script the certificate must render.
+var scriptNames = map[string]string{
+	"latin":    "Zoë Ångström-Łukasz",
+	"cyrillic": "Анна Каренина",
+	"greek":    "Ελένη Παπαδοπούλου",
+	"chinese":  "王小明",
+	"japanese": "山田太郎",
+	"korean":   "김민수",
+	"arabic":   "محمد عبد الله",
+	"hebrew":   "דוד לוי",
+}
+
+// TestScripts renders a certificate for a name in each script, checks the
+// file with qpdf and checks what pdftotext extracts: the signer's name, and
+// every event's number, type and RFC 3339 time.
+//
+// For Arabic and Hebrew, pdftotext (poppler 22.12) outputs the characters in
+// logical order, surrounded by U+202B RIGHT-TO-LEFT EMBEDDING and U+202C POP
+// DIRECTIONAL FORMATTING; the test removes those two marks and then requires
+// the name exactly as given (logical order, base letters: the Arabic glyphs
+// are contextual forms, but /ToUnicode maps them back to the letters typed).
+func TestScripts(t *testing.T) {
+	for script, name := range scriptNames {
+		t.Run(script, func(t *testing.T) {
+			d := sampleData(name)
+			path, _, _ := renderFile(t, d, A4)
+			text := extractText(t, path)
+			want := append([]string{name, "Signature certificate", d.DocumentSHA256, d.EventID, "Page 1 of 1",
+				"2025-03-04T05:06:07Z (Tuesday, 4 March 2025, 05:06:07 UTC)", "2. field_change", "2025-03-04T05:04:07.25Z"},
+				eventsText(d.Events)...)
+			for _, w := range want {
+				if !strings.Contains(text, w) {
+					t.Errorf("pdftotext output lacks %q:\n%s", w, text)
+				}
+			}
+			if n := strings.Count(text, name); n < 2 {
+				t.Errorf("name %q found %d times, want it as signer and as field value", name, n)
+			}
+		})
+	}
+}
+
+// TestRightToLeftMarks pins what the comparison above relies on: pdftotext
+// marks the Arabic name as one right-to-left embedding.
+func TestRightToLeftMarks(t *testing.T) {
+	path, _, _ := renderFile(t, sampleData(scriptNames["arabic"]), A4)
+	raw := run(t, "poppler-utils", "pdftotext", "-enc", "UTF-8", path, "-")
+	if want := "\u202b" + scriptNames["arabic"] + "\u202c"; !strings.Contains(raw, want) {
+		t.Errorf("pdftotext output lacks %q", want)
+	}
+}
+
+// TestBidiVisualOrder checks the glyph order on the page for a name mixing
+// Latin, Arabic and digits in a left-to-right paragraph: by the Unicode bidi
+// algorithm "Ahmed محمد 123 عبد" displays, left to right, as Ahmed, عبد, 123,
+// محمد. pdftotext -bbox lists each word with its characters in visual order
+// and its position.
+func TestBidiVisualOrder(t *testing.T) {
+	path, _, _ := renderFile(t, sampleData("Ahmed محمد 123 عبد"), A4)
+	words := bboxWords(t, path)
+	y := -1.0
+	for _, w := range words {
+		if w.text == "Ahmed" {
+			y = w.yMin
+			break
+		}
+	}
+	var got []string
+	for _, w := range words {
+		if w.yMin == y && w.xMin >= words[0].xMin && w.text != "Name" {
+			got = append(got, w.text)
+		}
+	}
+	want := []string{"Ahmed", reverse("عبد"), "123", reverse("محمد")}
+	if !slices.Equal(got, want) {
+		t.Errorf("words of the name line, left to right: got %q, want %q", got, want)
+	}
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
+}
+
+type bboxWord struct {
+	xMin, yMin, xMax, yMax float64
+	text                   string
+}
+
+var wordRE = regexp.MustCompile(`<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)</word>`)
+
+// bboxWords returns the words pdftotext finds, sorted by position, with
+// coordinates from the top-left corner of the page.
+func bboxWords(t testing.TB, path string) []bboxWord {
+	t.Helper()
+	var words []bboxWord
+	for _, m := range wordRE.FindAllStringSubmatch(run(t, "poppler-utils", "pdftotext", "-enc", "UTF-8", "-bbox", path, "-"), -1) {
+		w := bboxWord{text: m[5]}
+		for i, p := range []*float64{&w.xMin, &w.yMin, &w.xMax, &w.yMax} {
+			*p, _ = strconv.ParseFloat(m[i+1], 64)
+		}
+		words = append(words, w)
+	}
+	slices.SortStableFunc(words, func(a, b bboxWord) int {
+		if a.yMin != b.yMin {
+			return int(math.Copysign(1, a.yMin-b.yMin))
+		}
+		return int(math.Copysign(1, a.xMin-b.xMin))
+	})
+	return words
+}
+
+// TestPageSizes renders a long certificate on several page sizes and checks
+// the pages have that size, every word lies inside the page, the signature
+// rectangle is on the first page and clear of text, and a too small or
+// unusable size is handled.
+func TestPageSizes(t *testing.T) {
+	d := sampleData("Zoë Ångström-Łukasz 王小明")
+	d.Events = append(d.Events, manyEvents(40)...)
+	for _, tc := range []struct {
+		name       string
+		size, want PageSize
+	}{
+		{"A4", A4, A4},
+		{"Letter", letter, letter},
+		{"A6", a6, a6},
+		{"A4 landscape", a4Landscape, a4Landscape},
+		{"tiny", PageSize{Width: 50, Height: 90}, PageSize{Width: minPageSide, Height: minPageSide}},
+		{"NaN", PageSize{Width: math.NaN(), Height: 10}, A4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, _, rect := renderFile(t, d, tc.size)
+			info := run(t, "poppler-utils", "pdfinfo", "-f", "1", "-l", "1000", path)
+			wantSize := regexp.MustCompile(fmt.Sprintf(`size:\s+%s x %s pts`, regexp.QuoteMeta(trimNum(tc.want.Width)), regexp.QuoteMeta(trimNum(tc.want.Height))))
+			if n, p := len(wantSize.FindAllString(info, -1)), pageCount(t, info); n != p || p == 0 {
+				t.Errorf("%d of %d pages have %q:\n%s", n, p, wantSize, info)
+			}
+			checkInside(t, path, tc.want, rect)
+		})
+	}
+}
+
+func trimNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func pageCount(t testing.TB, info string) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)`).FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no page count in pdfinfo output:\n%s", info)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// checkInside checks every word is within the page and none overlaps the
+// signature rectangle on the first page.
+func checkInside(t *testing.T, path string, size PageSize, rect [4]float64) {
+	t.Helper()
+	if rect[0] < 0 || rect[1] < 0 || rect[2] > size.Width || rect[3] > size.Height || rect[2] <= rect[0] || rect[3] <= rect[1] {
+		t.Errorf("signature rectangle %v is not inside the %vx%v page", rect, size.Width, size.Height)
+	}
+	// Words of the first page come first in pdftotext -bbox output.
+	raw := run(t, "poppler-utils", "pdftotext", "-enc", "UTF-8", "-bbox", "-f", "1", "-l", "1", path, "-")
+	for _, m := range wordRE.FindAllStringSubmatch(raw, -1) {
+		var v [4]float64
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(m[i+1], 64)
+		}
+		// pdftotext measures from the top; the rectangle from the bottom.
+		top, bottom := size.Height-v[1], size.Height-v[3]
+		if v[2] > rect[0] && v[0] < rect[2] && top > rect[1] && bottom < rect[3] {
+			t.Errorf("word %q at %v overlaps the signature rectangle %v", m[5], v, rect)
+		}
+	}
+	for _, w := range bboxWords(t, path) {
+		if w.xMin < 0 || w.yMin < 0 || w.xMax > size.Width+0.01 || w.yMax > size.Height+0.01 {
+			t.Errorf("word %q at (%v,%v)-(%v,%v) is outside the %vx%v page", w.text, w.xMin, w.yMin, w.xMax, w.yMax, size.Width, size.Height)
+		}
+	}
+}
+
+// manyEvents returns n field_change events one second apart.
+func manyEvents(n int) []Event {
+	events := make([]Event, n)
+	for i := range events {
+		events[i] = Event{
+			Type:      fmt.Sprintf("field_change_%d", i),
+			Timestamp: t0.Add(time.Duration(i) * time.Second),
+			Data:      map[string]any{"fieldId": fmt.Sprintf("f%d", i), "value": strings.Repeat("x", i%50)},
+		}
+	}
+	return events
+}
+
+// TestLongTrail checks 500 events flow onto several pages, each with its
+// footer, and every event's type and time is on some page.
+func TestLongTrail(t *testing.T) {
+	d := sampleData("Анна Каренина")
+	d.Events = manyEvents(500)
+	path, pdf, _ := renderFile(t, d, A4)
+	n := pageCount(t, run(t, "poppler-utils", "pdfinfo", path))
+	if n < 5 {
+		t.Fatalf("500 events on %d pages, want several", n)
+	}
+	t.Logf("500 events: %d A4 pages, %d bytes", n, len(pdf))
+	for i := 1; i <= n; i++ {
+		page := extractText(t, path, "-f", strconv.Itoa(i), "-l", strconv.Itoa(i))
+		for _, w := range []string{fmt.Sprintf("Page %d of %d", i, n), "Event " + d.EventID} {
+			if !strings.Contains(page, w) {
+				t.Errorf("page %d lacks footer text %q", i, w)
+			}
+		}
+	}
+	text := extractText(t, path)
+	for _, w := range eventsText(d.Events) {
+		if !strings.Contains(text, w) {
+			t.Errorf("event text %q missing", w)
+		}
+	}
+}
+
+// TestEventLimit checks that past maxEvents the trail says how many events
+// are not listed.
+func TestEventLimit(t *testing.T) {
+	d := sampleData("Zoë")
+	d.Events = manyEvents(maxEvents + 37)
+	for i := range d.Events {
+		d.Events[i].Data = nil
+	}
+	path, _, _ := renderFile(t, d, A4)
+	text := extractText(t, path)
+	if !strings.Contains(text, "37 further events not shown: at most 1000 events are listed.") {
+		t.Error("no note about the events left out")
+	}
+	if !strings.Contains(text, fmt.Sprintf("%d. field_change_%d", maxEvents, maxEvents-1)) || strings.Contains(text, fmt.Sprintf("field_change_%d ", maxEvents)) {
+		t.Error("the first 1000 events, and only those, should be listed")
+	}
+}
+
+// TestSignatureImage checks a drawn signature sent as a data URI is embedded
+// once as an image with a soft mask, even when sent twice, and that
+// oversized or malformed images are replaced by a note.
+func TestSignatureImage(t *testing.T) {
+	sig := signaturePNG(t, 400, 150)
+	d := sampleData("Zoë")
+	d.Events = append(d.Events,
+		Event{Type: "submit", Timestamp: t0, Data: map[string]any{"signature": sig}},
+		Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "sig", "value": sig}},
+		Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "big", "value": signaturePNG(t, 2100, 20)}},
+		Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "bad", "value": "data:image/png;base64,iVBORw0KGgoAAAA"}},
+		Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "huge", "value": "data:image/png;base64," + strings.Repeat("A", 3<<20)}},
+		Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "jpeg", "value": "data:image/jpeg;base64,/9j/4AAQ"}},
+	)
+	path, _, _ := renderFile(t, d, A4)
+	list := run(t, "poppler-utils", "pdfimages", "-list", path)
+	rows := strings.Split(strings.TrimSpace(list), "\n")[2:]
+	if len(rows) != 4 { // the image and its soft mask, drawn twice
+		t.Fatalf("pdfimages -list: want the 400x150 image and its smask, each drawn twice; got\n%s", list)
+	}
+	for _, r := range rows {
+		f := strings.Fields(r)
+		if f[3] != "400" || f[4] != "150" || (f[2] != "image" && f[2] != "smask") {
+			t.Errorf("unexpected image row %q", r)
+		}
+	}
+	text := extractText(t, path)
+	for _, w := range []string{
+		"[image not shown: the PNG is 2100x20 px; the limit is 2000x2000 px]",
+		"[image not shown: not a valid PNG",
+		"[image not shown: the PNG is larger than the 2 MB limit]",
+		"[image not shown: only base64 PNG images are rendered",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("no note %q in:\n%s", w, text)
+		}
+	}
+}
+
+// TestFontsSubsetAndSize checks the fonts are embedded subsets with a
+// /ToUnicode map and reports the file sizes: Latin only, and with CJK.
+func TestFontsSubsetAndSize(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		signer   string
+		fonts    int
+		maxBytes int
+	}{
+		{"latin", "Zoë Ångström-Łukasz", 1, 40 << 10},
+		{"cjk", "王小明 山田太郎 김민수", 2, 60 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, pdf, _ := renderFile(t, sampleData(tc.signer), A4)
+			out := run(t, "poppler-utils", "pdffonts", path)
+			lines := strings.Split(strings.TrimSpace(out), "\n")[2:]
+			if len(lines) != tc.fonts {
+				t.Fatalf("want %d fonts:\n%s", tc.fonts, out)
+			}
+			for _, l := range lines {
+				f := strings.Fields(l)
+				if !regexp.MustCompile(`^[A-Z]{6}\+`).MatchString(f[0]) || !strings.Contains(l, "CID TrueType") || !strings.Contains(l, "yes yes yes") {
+					t.Errorf("font is not an embedded subset with ToUnicode: %q", l)
+				}
+			}
+			t.Logf("1 page, %s: %d bytes", tc.name, len(pdf))
+			if len(pdf) > tc.maxBytes {
+				t.Errorf("%d bytes, want at most %d", len(pdf), tc.maxBytes)
+			}
+		})
+	}
+}
+
+// TestRasterize renders pages to PNG with pdftoppm, as a viewer would draw
+// them (this also makes FreeType load the subset fonts). Set
+// CERTPAGE_PNG_DIR to keep the PNGs for a look.
+func TestRasterize(t *testing.T) {
+	dir := os.Getenv("CERTPAGE_PNG_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	d := sampleData("محمد عبد الله")
+	d.Events = append(d.Events, Event{Type: "submit", Timestamp: t0, Data: map[string]any{"signature": signaturePNG(t, 400, 150)}})
+	for _, name := range []string{"latin", "cyrillic", "greek", "chinese", "japanese", "korean", "hebrew"} {
+		d.Events = append(d.Events, Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": name, "value": scriptNames[name]}})
+	}
+	for _, tc := range []struct {
+		name string
+		size PageSize
+	}{{"a4", A4}, {"a6", a6}, {"landscape", a4Landscape}} {
+		path, _, _ := renderFile(t, d, tc.size)
+		prefix := filepath.Join(dir, "cert-"+tc.name)
+		run(t, "poppler-utils", "pdftoppm", "-r", "60", "-png", path, prefix)
+		if _, err := os.Stat(prefix + "-1.png"); err != nil {
+			t.Errorf("pdftoppm wrote no first page: %v", err)
+		}
+	}
+}
+
+// TestMissingFont checks a missing font is an error naming its package.
+func TestMissingFont(t *testing.T) {
+	_, err := NewRenderer(Options{FontDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "install the Debian package fonts-dejavu-core") {
+		t.Errorf("got %v, want an error naming fonts-dejavu-core", err)
+	}
+	_, err = NewRenderer(Options{Fonts: []FontFile{{Path: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", Index: 3, Package: "fonts-dejavu-core"}}})
+	if err == nil || !strings.Contains(err.Error(), "index 3 does not exist") {
+		t.Errorf("got %v, want an error about the font index", err)
+	}
+}
+
+// TestHostileInput renders input built to break things: control and bidi
+// override characters, invalid UTF-8, stacked combining marks, huge and
+// deeply nested values, odd types. It must give a valid PDF, and the
+// removed characters must not reach it.
+func TestHostileInput(t *testing.T) {
+	deep := map[string]any{"v": "bottom"}
+	for range 50 {
+		deep = map[string]any{"n": deep}
+	}
+	self := map[string]any{}
+	self["self"] = self
+	wide := map[string]any{}
+	for i := range 300 {
+		wide[fmt.Sprintf("k%03d", i)] = i
+	}
+	name := "Eve\u202eevil\u202c \x00\x1b[31m\xff\xfe" + strings.Repeat("\u0301", 40) + strings.Repeat("Long", 1000)
+	d := sampleData(name)
+	d.EventID = strings.Repeat("id-", 500)
+	d.Metadata = map[string]any{"deep": deep, "self": self, "wide": wide, "bytes": []byte{1, 2}, "n": 1e300, "neg": -0.0000001}
+	d.Events = append(d.Events, Event{Type: "\u2066x\u2069", Timestamp: time.Time{}, Data: map[string]any{"text": strings.Repeat("ب", 10000)}})
+	path, _, _ := renderFile(t, d, a6)
+	text := extractText(t, path)
+	for _, bad := range []string{"\u202e", "\x1b", "\u2066", "\x00"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("control character %q reached the PDF", bad)
+		}
+	}
+	for _, w := range []string{
+		"Eveevil", "(shortened: first 200 of 4018 characters)", "(shortened: first 300 of 10000 characters)",
+		"(nested deeper than 8 levels; not shown)", "wide.k000", "more values not shown: at most 100 are listed per object.", "1e+300", "-1e-07", "(no time given)",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+}
+
+// TestConcurrentRender renders from several goroutines with one renderer
+// (run with -race to check the shared fonts are only read).
+func TestConcurrentRender(t *testing.T) {
+	r := testRenderer(t)
+	want, _, err := r.Render(sampleData("王小明"), A4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := []string{"王小明", "محمد عبد الله", "Анна Каренина", "김민수"}[i%4]
+			got, _, err := r.Render(sampleData(name), A4)
+			if err == nil && name == "王小明" && string(got) != string(want) {
+				err = fmt.Errorf("render %d differs from the same render done alone", i)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// BenchmarkRender measures one 1-page certificate (Latin, and with CJK):
+// layout, shaping, font subsetting, compression and writing; and, for
+// scale, a 500-event trail.
+func BenchmarkRender(b *testing.B) {
+	r := testRenderer(b)
+	for _, bc := range []struct {
+		name, signer string
+		events       int
+	}{{"latin", "Zoë Ångström-Łukasz", 0}, {"cjk", "王小明 山田太郎 김민수", 0}, {"500events", "Анна Каренина", 500}} {
+		b.Run(bc.name, func(b *testing.B) {
+			d := sampleData(bc.signer)
+			if bc.events > 0 {
+				d.Events = manyEvents(bc.events)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := r.Render(d, A4); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,122 @@
+package certpage
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+)
+
+// Bounds on drawn-signature images. The image comes from the caller, so its
+// encoded size is checked before decoding and its pixel size (read from the
+// PNG header) before any pixel is allocated: a small, highly compressed PNG
+// cannot make a render allocate gigabytes.
+const (
+	maxImageBytes = 2 << 20 // decoded (binary) PNG size
+	maxImageSide  = 2000    // pixels, for width and height
+	maxImages     = 20      // distinct images embedded in one certificate
+)
+
+// raster is a decoded image ready to embed in a PDF: 8-bit samples, gray or
+// RGB, and an 8-bit alpha channel (an /SMask) unless every pixel is opaque.
+type raster struct {
+	width, height int
+	gray          bool
+	color         []byte // width*height samples of 1 (gray) or 3 (RGB) bytes
+	alpha         []byte // width*height bytes; nil when the image is opaque
+}
+
+// decodeImageURI decodes a data:image/png;base64 URI. Its errors are shown on
+// the certificate in place of the image, so they say, in plain words, why the
+// image is not shown.
+func decodeImageURI(uri string) (*raster, error) {
+	comma := strings.IndexByte(uri, ',')
+	if comma < 0 {
+		return nil, errors.New("not a valid data URI (no comma)")
+	}
+	header := uri[len("data:"):comma]
+	if !strings.EqualFold(header, "image/png;base64") {
+		return nil, fmt.Errorf("only base64 PNG images are rendered, not %q", cleanShort(header, 40))
+	}
+	payload := uri[comma+1:]
+	if len(payload) > base64.StdEncoding.EncodedLen(maxImageBytes) {
+		return nil, fmt.Errorf("the PNG is larger than the %d MB limit", maxImageBytes>>20)
+	}
+	raw, err := decodeBase64(payload)
+	if err != nil {
+		return nil, errors.New("the base64 data is malformed")
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not a valid PNG (%v)", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxImageSide || cfg.Height > maxImageSide {
+		return nil, fmt.Errorf("the PNG is %dx%d px; the limit is %dx%d px", cfg.Width, cfg.Height, maxImageSide, maxImageSide)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not a valid PNG (%v)", err)
+	}
+	return toRaster(img), nil
+}
+
+// decodeBase64 accepts padded and unpadded standard base64, as browsers'
+// canvas.toDataURL and hand-written clients produce either.
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.TrimRight(s, "=")
+	return base64.RawStdEncoding.DecodeString(s)
+}
+
+// toRaster converts any decoded image to non-premultiplied 8-bit samples,
+// dropping the alpha channel when it is fully opaque and the color channels
+// when the image is gray (a signature drawn in black is both small and gray).
+func toRaster(img image.Image) *raster {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	rgb := make([]byte, 0, w*h*3)
+	alpha := make([]byte, 0, w*h)
+	gray, opaque := true, true
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := nrgbaAt(img, x, y)
+			rgb = append(rgb, c.R, c.G, c.B)
+			alpha = append(alpha, c.A)
+			gray = gray && c.R == c.G && c.G == c.B
+			opaque = opaque && c.A == 0xff
+		}
+	}
+	r := &raster{width: w, height: h, gray: gray, color: rgb}
+	if gray {
+		r.color = make([]byte, w*h)
+		for i := range r.color {
+			r.color[i] = rgb[3*i]
+		}
+	}
+	if !opaque {
+		r.alpha = alpha
+	}
+	return r
+}
+
+// nrgbaAt reads one pixel, without the per-pixel allocation of img.At for
+// the layouts image/png produces most often.
+func nrgbaAt(img image.Image, x, y int) color.NRGBA {
+	switch m := img.(type) {
+	case *image.NRGBA:
+		return m.NRGBAAt(x, y)
+	case *image.Gray:
+		g := m.GrayAt(x, y).Y
+		return color.NRGBA{g, g, g, 0xff}
+	case *image.Paletted:
+		if i := int(m.ColorIndexAt(x, y)); i < len(m.Palette) {
+			return color.NRGBAModel.Convert(m.Palette[i]).(color.NRGBA)
+		}
+		return color.NRGBA{}
+	default:
+		return color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+	}
+}
