@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The conversion pool of runConvert starts os.Executable() with the
+// argument "convert-worker": in this package's tests that is the test
+// binary, which becomes a worker here, before TestMain.
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
+		os.Exit(runConvertWorker(nil, os.Stdout, os.Stderr))
+	}
+}
+
+// requireConvertEngine fails (not skips) when LibreOffice or pdfinfo is
+// missing, naming the Debian packages.
+func requireConvertEngine(t *testing.T) {
+	t.Helper()
+	_, lo := os.Stat("/usr/lib/libreoffice/program/libmergedlo.so")
+	_, info := exec.LookPath("pdfinfo")
+	if lo != nil || info != nil {
+		t.Fatal("quire convert needs LibreOffice and poppler-utils: apt-get install libreoffice-writer-nogui " +
+			"libreofficekit-dev fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu poppler-utils qpdf")
+	}
+}
+
+func TestConvertCommand(t *testing.T) {
+	requireConvertEngine(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "notes.md")
+	os.WriteFile(in, []byte("# Notes\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"), 0o600)
+	out := filepath.Join(dir, "notes.pdf")
+	var stdout, stderr bytes.Buffer
+	if code := runConvert([]string{in, "-o", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("quire convert exited %d: %s", code, stderr.String())
+	}
+	info, err := exec.Command("pdfinfo", out).Output()
+	if err != nil || !strings.Contains(string(info), "Pages:           1") {
+		t.Errorf("pdfinfo %s: %v\n%s", out, err, info)
+	}
+}
+
+func TestConvertCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	pdf := filepath.Join(dir, "a.pdf")
+	os.WriteFile(pdf, []byte("%PDF-1.7\n"), 0o600)
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{pdf}, 2, "usage: quire convert"},
+		{[]string{"-o", filepath.Join(dir, "out.pdf")}, 2, "usage: quire convert"},
+		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf"), "--from", "docx"}, 1, "not a document of the declared format"},
+		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf")}, 1, `unsupported source format "pdf"`},
+		{[]string{filepath.Join(dir, "missing.docx"), "-o", filepath.Join(dir, "out.pdf")}, 1, "no such file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runConvert(c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.says) {
+			t.Errorf("quire convert %q: exit %d, stderr %q; want exit %d saying %q", c.args, code, stderr.String(), c.code, c.says)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// LibreOfficeKit 7.4 refuses to load any Writer document that contains a
+// comment (DOCX, ODT or RTF alike: "loadComponentFromURL returned an empty
+// reference"), although soffice opens the same files. Comments are common
+// in real documents, so when a worker cannot load a document, the
+// supervisor converts it once more with a one-off headless soffice, as a
+// user would from the command line: slower (1-3 s, a cold start), same
+// fidelity, same safety settings (a profile of its own written by
+// writeProfile). A document soffice cannot convert either is
+// unprocessable.
+
+// coldConvert converts in (of format from) with soffice, using the
+// directory dir for its profile and files, within timeout.
+func coldConvert(o *Options, dir string, in []byte, from string, timeout time.Duration) ([]byte, time.Duration, error) {
+	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
+	if err := writeProfile(profile); err != nil {
+		return nil, 0, err
+	}
+	if err := resetDir(work); err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(work)
+	src := filepath.Join(work, "input."+from)
+	if err := os.WriteFile(src, in, 0o600); err != nil {
+		return nil, 0, fmt.Errorf("convert: cold conversion: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
+		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
+		"--convert-to", "pdf", "--outdir", work, src)
+	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// soffice starts soffice.bin: a timeout must kill the whole group.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(t0)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
+	}
+	pdf, readErr := os.ReadFile(filepath.Join(work, "input.pdf"))
+	if err != nil || readErr != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		return nil, took, fmt.Errorf("soffice could not convert it either (%v): %s", err, bytes.TrimSpace(out))
+	}
+	return pdf, took, nil
+}

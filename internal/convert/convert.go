@@ -1,0 +1,158 @@
+// Package convert turns office documents into PDF with LibreOffice, fast
+// and at LibreOffice fidelity, from a pool of warm engines.
+//
+// # Design
+//
+// Each engine is a worker process: the quire binary re-executed in its
+// hidden worker mode (RunWorker), holding one LibreOffice instance started
+// through LibreOfficeKit (package lok) with a profile directory of its own.
+// LibreOffice runs in-process there, so a crash, a hang or a leak of
+// LibreOffice takes down one worker and never the service. The Pool
+// supervises the workers: it starts and warms them, hands them jobs from a
+// bounded queue, kills a worker whose job exceeds its time limit, replaces
+// crashed workers, and recycles workers after a number of jobs or above a
+// memory threshold.
+//
+// The supervisor and a worker talk over the worker's stdin and stdout with
+// length-prefixed frames (see protocol.go): an init message, a ready message
+// after warm-up, then one job and one result at a time. The result carries
+// the time LibreOffice itself spent on the job, measured inside the worker,
+// so that callers can tell the engine's time from the service's overhead.
+//
+// Untrusted documents are loaded with macros disabled and with every link
+// to outside content blocked (see profile.go); input is sniffed before it
+// reaches LibreOffice (see sniff.go).
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+)
+
+// Errors of Convert. Each names the HTTP answer it stands for; wrapped
+// errors carry the details (match them with errors.Is).
+var (
+	// ErrUnsupportedFormat: the requested source format is not one the
+	// engine converts (400 VALIDATION_ERROR).
+	ErrUnsupportedFormat = errors.New("unsupported source format")
+	// ErrInvalidFormat: the input is not a document of the declared format
+	// (400 INVALID_FILE_FORMAT).
+	ErrInvalidFormat = errors.New("input is not a document of the declared format")
+	// ErrTooLarge: the input exceeds Options.MaxInputBytes (413 PAYLOAD_TOO_LARGE).
+	ErrTooLarge = errors.New("input is larger than the conversion limit")
+	// ErrUnprocessable: the document is of the right type but cannot be
+	// converted: damaged, password protected, rejected by LibreOffice, or
+	// too slow (422 UNPROCESSABLE_DOCUMENT). ErrEncrypted, ErrTimeout and
+	// ErrCrashed also match it.
+	ErrUnprocessable = errors.New("document cannot be converted")
+	// ErrEncrypted: the document is password protected.
+	ErrEncrypted = fmt.Errorf("%w: it is password protected", ErrUnprocessable)
+	// ErrTimeout: the conversion exceeded Options.JobTimeout; its worker was killed.
+	ErrTimeout = fmt.Errorf("%w: the conversion exceeded its time limit", ErrUnprocessable)
+	// ErrCrashed: the engine died on the document twice, on two workers.
+	ErrCrashed = fmt.Errorf("%w: the conversion engine crashed on it twice", ErrUnprocessable)
+	// ErrBusy: the queue is full (503 ENGINE_UNAVAILABLE with Retry-After,
+	// see Pool.RetryAfter).
+	ErrBusy = errors.New("conversion queue is full")
+	// ErrUnavailable: no engine can take the job: the pool is closed, or its
+	// workers cannot start (503 ENGINE_UNAVAILABLE).
+	ErrUnavailable = errors.New("conversion engine unavailable")
+)
+
+// Source formats accepted by Convert, as the `from` parameter spells them.
+const (
+	FromDOCX     = "docx"
+	FromDOC      = "doc"
+	FromODT      = "odt"
+	FromRTF      = "rtf"
+	FromHTML     = "html"
+	FromMarkdown = "md"
+)
+
+// Formats lists the accepted source formats.
+var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown}
+
+// Options configure a Pool. The zero value of a field selects its default.
+type Options struct {
+	// Workers is the number of LibreOffice worker processes (default
+	// runtime.NumCPU()). Each holds about 150-300 MB when warm.
+	Workers int
+	// QueueLength is how many jobs may wait for a worker; past it Convert
+	// fails at once with ErrBusy (default 4 per worker).
+	QueueLength int
+	// JobTimeout bounds one conversion inside a worker; past it the worker
+	// is killed and replaced, and the job fails with ErrTimeout (default 60 s).
+	JobTimeout time.Duration
+	// StartTimeout bounds the start and warm-up of a worker (default 60 s).
+	StartTimeout time.Duration
+	// MaxJobsPerWorker recycles a worker after that many jobs, which bounds
+	// LibreOffice's slow leaks (default 200; negative: never).
+	MaxJobsPerWorker int
+	// MaxWorkerRSS recycles a worker whose resident memory, read from /proc
+	// after a job, exceeds it, in bytes (default 1 GiB; negative: never).
+	MaxWorkerRSS int64
+	// MaxInputBytes is the largest accepted input (default 25 MiB).
+	MaxInputBytes int64
+	// Dir holds each worker's profile and temporary files (default: a new
+	// directory under os.TempDir(), removed by Close).
+	Dir string
+	// Executable is the program run as a worker (default os.Executable()),
+	// with WorkerArgs (default ["convert-worker"]): it must call RunWorker.
+	Executable string
+	WorkerArgs []string
+	// ProgramDir is LibreOffice's program directory, the one that holds
+	// libmergedlo.so (default /usr/lib/libreoffice/program).
+	ProgramDir string
+	// Logger receives worker starts, restarts and LibreOffice's stderr
+	// (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// DefaultProgramDir is where Debian's LibreOffice packages install it.
+const DefaultProgramDir = "/usr/lib/libreoffice/program"
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() (Options, error) {
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.QueueLength <= 0 {
+		o.QueueLength = 4 * o.Workers
+	}
+	if o.JobTimeout <= 0 {
+		o.JobTimeout = 60 * time.Second
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	if o.MaxJobsPerWorker == 0 {
+		o.MaxJobsPerWorker = 200
+	}
+	if o.MaxWorkerRSS == 0 {
+		o.MaxWorkerRSS = 1 << 30
+	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = 25 << 20
+	}
+	if o.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("convert: cannot find this program to start workers: %w", err)
+		}
+		o.Executable = exe
+	}
+	if o.WorkerArgs == nil {
+		o.WorkerArgs = []string{"convert-worker"}
+	}
+	if o.ProgramDir == "" {
+		o.ProgramDir = DefaultProgramDir
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}

@@ -1,0 +1,158 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// corpusDir holds real DOCX files written by other people (shared/ beside
+// the repository; absent on a user's laptop).
+const corpusDir = "../../../shared/corpus/docx"
+
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.docx"))
+	if len(files) == 0 {
+		t.Skipf("no DOCX corpus at %s (it lives in shared/ beside the repository)", corpusDir)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// coldPages converts files with one cold `soffice --convert-to pdf` run,
+// with a profile of its own, and returns the page count of each PDF it
+// wrote, by base name. Files it could not convert are absent.
+func coldPages(t *testing.T, files []string) map[string]int {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--headless", "-env:UserInstallation=" + fileURL(filepath.Join(dir, "profile")),
+		"--convert-to", "pdf", "--outdir", filepath.Join(dir, "out")}
+	cmd := exec.Command("soffice", append(args, files...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cold soffice: %v\n%s", err, out)
+	}
+	pages := map[string]int{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".docx")
+		pdf, err := os.ReadFile(filepath.Join(dir, "out", name+".pdf"))
+		if err == nil {
+			pages[filepath.Base(f)] = pageCount(t, pdf)
+		}
+	}
+	return pages
+}
+
+var pagesLine = regexp.MustCompile(`(?m)^Pages:\s+(\d+)`)
+
+// pageCount returns the number of pages pdfinfo finds in pdf, or -1.
+func pageCount(t *testing.T, pdf []byte) int {
+	t.Helper()
+	path := writeTemp(t, pdf)
+	out, err := exec.Command("pdfinfo", path).Output()
+	m := pagesLine.FindSubmatch(out)
+	if err != nil || m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// qpdfCheck returns qpdf --check's complaint about pdf, or "".
+func qpdfCheck(t *testing.T, pdf []byte) string {
+	t.Helper()
+	out, err := exec.Command("qpdf", "--check", writeTemp(t, pdf)).CombinedOutput()
+	if err != nil {
+		return err.Error() + ": " + string(out)
+	}
+	return ""
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(b)
+	f.Close()
+	return f.Name()
+}
+
+// TestCorpusMatchesColdSoffice converts every DOCX of the corpus with two
+// warm workers and checks each PDF with qpdf and against the page count
+// of a cold soffice conversion of the same file. A file soffice cannot
+// convert must get ErrUnprocessable or ErrInvalidFormat.
+func TestCorpusMatchesColdSoffice(t *testing.T) {
+	files := corpusFiles(t)
+	requireLibreOffice(t)
+	cold := coldPages(t, files)
+	p := testPool(t, "lok", Options{Workers: 2, JobTimeout: 60 * time.Second})
+
+	var mu sync.Mutex
+	var mismatches []string
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				if msg := checkCorpusFile(t, p, f, cold); msg != "" {
+					mu.Lock()
+					mismatches = append(mismatches, msg)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	sort.Strings(mismatches)
+	for _, m := range mismatches {
+		t.Error(m)
+	}
+	st := p.Status()
+	t.Logf("%d files, %d converted, %d refused, %d mismatches; %d crashes, %d timeouts",
+		len(files), st.Converted, st.Failed, len(mismatches), st.Crashes, st.Timeouts)
+}
+
+// checkCorpusFile converts one file and returns what is wrong, or "".
+func checkCorpusFile(t *testing.T, p *Pool, file string, cold map[string]int) string {
+	name := filepath.Base(file)
+	in, err := os.ReadFile(file)
+	if err != nil {
+		return name + ": " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pdf, err := p.Convert(ctx, in, "docx")
+	want, coldOK := cold[name]
+	switch {
+	case err != nil && !coldOK && (errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrInvalidFormat)):
+		return "" // refused, as soffice refused it
+	case err != nil:
+		return name + ": " + err.Error()
+	case !coldOK:
+		return name + ": converted, but cold soffice could not convert it"
+	}
+	if msg := qpdfCheck(t, pdf); msg != "" {
+		return name + ": qpdf --check: " + msg
+	}
+	if got := pageCount(t, pdf); got != want {
+		return name + ": " + strconv.Itoa(got) + " pages, cold soffice made " + strconv.Itoa(want)
+	}
+	return ""
+}

@@ -1,0 +1,134 @@
+//go:build cgo
+
+// Package lok is a minimal binding to LibreOfficeKit, LibreOffice's C API,
+// with only what document conversion needs: start an office, load a
+// document, save it in another format.
+//
+// LibreOffice is not thread-safe and installs process-wide signal handlers,
+// so an Office must be created and used from a single goroutine locked to
+// its OS thread (runtime.LockOSThread), in a process that does nothing
+// else: see package convert, whose worker processes are the only users.
+//
+// Build requirements: cgo and the headers of Debian's libreofficekit-dev
+// (/usr/include/LibreOfficeKit). At run time the LibreOffice program
+// directory (libreoffice-writer-nogui on Debian) is opened with dlopen, so
+// the binary does not link against LibreOffice.
+package lok
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdbool.h>
+#include <stdlib.h>
+#include <LibreOfficeKit/LibreOfficeKitInit.h>
+
+// The API is a table of function pointers, which Go cannot call directly;
+// these wrappers make each call a plain C function.
+
+static LibreOfficeKit *quire_init(const char *dir, const char *profile) {
+	return lok_init_2(dir, profile);
+}
+
+static char *quire_error(LibreOfficeKit *kit) { return kit->pClass->getError(kit); }
+
+static void quire_free_error(LibreOfficeKit *kit, char *s) {
+	if (s == NULL) return;
+	if (LIBREOFFICEKIT_HAS(kit, freeError)) kit->pClass->freeError(s);
+	else free(s);
+}
+
+static char *quire_version(LibreOfficeKit *kit) {
+	if (!LIBREOFFICEKIT_HAS(kit, getVersionInfo)) return NULL;
+	return kit->pClass->getVersionInfo(kit);
+}
+
+static LibreOfficeKitDocument *quire_load(LibreOfficeKit *kit, const char *url, const char *options) {
+	return kit->pClass->documentLoadWithOptions(kit, url, options);
+}
+
+static int quire_save(LibreOfficeKitDocument *doc, const char *url, const char *format, const char *options) {
+	return doc->pClass->saveAs(doc, url, format, options);
+}
+
+static void quire_close(LibreOfficeKitDocument *doc) { doc->pClass->destroy(doc); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Office is one LibreOffice instance. At most one may exist per process,
+// and it lives as long as the process: there is no Close, because a worker
+// simply exits (LibreOffice has nothing to save, and destroying it first
+// only slows down the recycling of workers).
+type Office struct {
+	kit *C.LibreOfficeKit
+}
+
+// Error is a failure of LibreOffice to load or save a document.
+type Error struct {
+	Op     string // "load" or "save"
+	URL    string // the document
+	Detail string // LibreOffice's own message, often empty
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("LibreOffice could not %s %s", e.Op, e.URL)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// New starts LibreOffice from its program directory (on Debian
+// /usr/lib/libreoffice/program, which holds libmergedlo.so) with the user
+// profile at profileURL, a file:// URL of a directory of its own.
+func New(programDir, profileURL string) (*Office, error) {
+	cdir := C.CString(programDir)
+	defer C.free(unsafe.Pointer(cdir))
+	cprofile := C.CString(profileURL)
+	defer C.free(unsafe.Pointer(cprofile))
+	kit := C.quire_init(cdir, cprofile)
+	if kit == nil {
+		return nil, fmt.Errorf("LibreOfficeKit did not start from %s with profile %s (is libreoffice-writer-nogui installed? its own message is on stderr)", programDir, profileURL)
+	}
+	return &Office{kit: kit}, nil
+}
+
+// Version returns LibreOffice's version information (JSON), or "".
+func (o *Office) Version() string {
+	s := C.quire_version(o.kit)
+	defer C.quire_free_error(o.kit, s)
+	return C.GoString(s)
+}
+
+// Convert loads the document at inURL and saves it to outURL in format
+// (a file extension such as "pdf", from which LibreOffice picks the export
+// filter for the document's type). loadOptions is LibreOfficeKit's option
+// string for documentLoadWithOptions, e.g. "EnableMacrosExecution=false".
+func (o *Office) Convert(inURL, outURL, format, loadOptions string) error {
+	cin := C.CString(inURL)
+	defer C.free(unsafe.Pointer(cin))
+	copts := C.CString(loadOptions)
+	defer C.free(unsafe.Pointer(copts))
+	doc := C.quire_load(o.kit, cin, copts)
+	if doc == nil {
+		return &Error{Op: "load", URL: inURL, Detail: o.lastError()}
+	}
+	defer C.quire_close(doc)
+	cout := C.CString(outURL)
+	defer C.free(unsafe.Pointer(cout))
+	cformat := C.CString(format)
+	defer C.free(unsafe.Pointer(cformat))
+	if C.quire_save(doc, cout, cformat, nil) == 0 {
+		return &Error{Op: "save", URL: inURL, Detail: o.lastError()}
+	}
+	return nil
+}
+
+func (o *Office) lastError() string {
+	s := C.quire_error(o.kit)
+	defer C.quire_free_error(o.kit, s)
+	return C.GoString(s)
+}

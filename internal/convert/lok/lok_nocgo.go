@@ -1,0 +1,28 @@
+//go:build !cgo
+
+package lok
+
+import "errors"
+
+// Office is unavailable: this binary was built without cgo.
+type Office struct{}
+
+// Error is a failure of LibreOffice to load or save a document.
+type Error struct {
+	Op, URL, Detail string
+}
+
+func (e *Error) Error() string { return "LibreOffice could not " + e.Op + " " + e.URL }
+
+// New always fails: the binding needs cgo.
+func New(programDir, profileURL string) (*Office, error) {
+	return nil, errors.New("this quire binary was built without cgo (CGO_ENABLED=0); the conversion engine needs cgo and the headers of libreofficekit-dev")
+}
+
+// Version returns "".
+func (o *Office) Version() string { return "" }
+
+// Convert always fails.
+func (o *Office) Convert(inURL, outURL, format, loadOptions string) error {
+	return errors.New("conversion engine unavailable: built without cgo")
+}

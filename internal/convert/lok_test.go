@@ -1,0 +1,137 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run the real engine: LibreOffice through LibreOfficeKit.
+
+// sofficeExport converts the DOCX in into format ext with a cold soffice,
+// to make inputs of the other formats.
+func sofficeExport(t *testing.T, in []byte, ext string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.docx")
+	os.WriteFile(src, in, 0o600)
+	cmd := exec.Command("soffice", "--headless", "-env:UserInstallation="+fileURL(filepath.Join(dir, "profile")),
+		"--convert-to", ext, "--outdir", dir, src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("soffice --convert-to %s: %v\n%s", ext, err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "in."+ext))
+	if err != nil {
+		t.Fatalf("soffice --convert-to %s wrote nothing: %v", ext, err)
+	}
+	return b
+}
+
+func TestEveryFormatConverts(t *testing.T) {
+	requireLibreOffice(t)
+	table := `<w:tbl><w:tblPr><w:tblBorders><w:top w:val="single" w:sz="4"/><w:bottom w:val="single" w:sz="4"/></w:tblBorders></w:tblPr>` +
+		`<w:tr><w:tc><w:p><w:r><w:t>cell 1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>cell 2</w:t></w:r></w:p></w:tc></w:tr></w:tbl>`
+	src := docx(paragraphs(3, "every format")+table+`<w:p/>`, "")
+	p := testPool(t, "lok", Options{Workers: 1})
+	for _, c := range []struct {
+		from string
+		in   []byte
+	}{
+		{"docx", src},
+		{"doc", sofficeExport(t, src, "doc")},
+		{"odt", sofficeExport(t, src, "odt")},
+		{"rtf", sofficeExport(t, src, "rtf")},
+		{"html", []byte("<!DOCTYPE html><html><body><h1>Title</h1><table border=1><tr><td>cell 1</td><td>cell 2</td></tr></table></body></html>")},
+		{"md", []byte("# Title\n\n| a | b |\n|---|---|\n| cell 1 | cell 2 |\n")},
+	} {
+		r, err := p.ConvertTimed(context.Background(), c.in, c.from)
+		if err != nil {
+			t.Errorf("from=%s: %v", c.from, err)
+			continue
+		}
+		if msg := qpdfCheck(t, r.PDF); msg != "" {
+			t.Errorf("from=%s: qpdf --check: %s", c.from, msg)
+		}
+		if n := pageCount(t, r.PDF); n != 1 || r.Cold {
+			t.Errorf("from=%s: %d pages, cold %v; want 1 page from the warm engine", c.from, n, r.Cold)
+		}
+		if r.Engine <= 0 || r.Engine > r.Total {
+			t.Errorf("from=%s: engine time %v, total %v", c.from, r.Engine, r.Total)
+		}
+	}
+}
+
+func TestCommentedDocumentIsConvertedCold(t *testing.T) {
+	requireLibreOffice(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	r, err := p.ConvertTimed(context.Background(), docxWith(commented(paragraphs(1, "x"), "")), "docx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Cold || pageCount(t, r.PDF) != 1 {
+		t.Errorf("commented DOCX: cold %v, %d pages; want a 1-page PDF from soffice", r.Cold, pageCount(t, r.PDF))
+	}
+	if c := p.Status().Counters; c.Cold != 1 || c.Crashes != 0 {
+		t.Errorf("counters %+v", c)
+	}
+}
+
+func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
+	requireLibreOffice(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	good := docx(paragraphs(1, "fine"), "")
+	garbage := zipOf(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": "\x00\x01 not XML at all <<<"})
+	for name, c := range map[string]struct {
+		in   []byte
+		want error
+	}{
+		"truncated ZIP":          {good[:len(good)-40], ErrUnprocessable},
+		"garbage document part":  {garbage, ErrUnprocessable},
+		"password-protected":     {cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil), ErrEncrypted},
+		"PDF declared as a DOCX": {[]byte("%PDF-1.7\n%%EOF\n"), ErrInvalidFormat},
+	} {
+		if _, err := p.Convert(context.Background(), c.in, "docx"); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	if _, err := p.Convert(context.Background(), good, "docx"); err != nil {
+		t.Errorf("a good document after the bad ones: %v", err)
+	}
+}
+
+func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
+	requireLibreOffice(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	big := docx(paragraphs(6000, strings.Repeat("a long line of text to lay out ", 4)), "")
+	done := make(chan error, 1)
+	go func() {
+		r, err := p.ConvertTimed(context.Background(), big, "docx")
+		if err == nil && r.Attempts != 2 {
+			t.Errorf("attempts %d, want 2", r.Attempts)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Status().Busy == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // well inside LibreOffice's work on the document
+	if err := syscall.Kill(p.Status().Details[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("job whose worker was killed: %v, want success on the retry", err)
+	}
+	if _, err := p.Convert(context.Background(), docx(paragraphs(1, "next"), ""), "docx"); err != nil {
+		t.Errorf("next job: %v", err)
+	}
+	if c := p.Status().Counters; c.Crashes != 1 || c.Retried != 1 || c.Restarts != 1 {
+		t.Errorf("counters %+v, want 1 crash, 1 retry, 1 restart", c)
+	}
+}

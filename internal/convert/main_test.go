@@ -1,0 +1,267 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire/internal/convert/lok"
+)
+
+// The test binary doubles as the worker program: the pools of these tests
+// start it with the arguments "quire-test-worker lok" (the real engine,
+// RunWorker) or "quire-test-worker script" (scriptEngine below).
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "quire-test-worker" {
+		switch os.Args[2] {
+		case "lok":
+			os.Exit(RunWorker(os.Stdin, os.Stdout))
+		case "script":
+			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// scriptEngine stands in for LibreOffice in the supervisor's tests. It
+// obeys commands written in the input document:
+//
+//	sleep DURATION      take that long
+//	crash               die by SIGKILL (a SIGSEGV would be caught by Go)
+//	crash-once PATH     die the first time (creating PATH), succeed after
+//	touch PATH          create PATH (proves the job reached a worker)
+//	refuse              fail like a document LibreOffice cannot export
+//
+// Otherwise it writes a tiny PDF.
+type scriptEngine struct{}
+
+func startScript(programDir, profileDir string) (engine, error) { return scriptEngine{}, nil }
+
+func (scriptEngine) version() string { return "script" }
+
+var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse) ?([^\s<]*)`)
+
+func (scriptEngine) convert(in, out string) error {
+	src, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	for _, c := range scriptCommand.FindAllStringSubmatch(string(src), -1) {
+		switch c[1] {
+		case "sleep":
+			d, _ := time.ParseDuration(c[2])
+			time.Sleep(d)
+		case "crash":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			time.Sleep(time.Hour)
+		case "crash-once":
+			if _, err := os.Stat(c[2]); err != nil {
+				os.WriteFile(c[2], nil, 0o600)
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				time.Sleep(time.Hour)
+			}
+		case "touch":
+			os.WriteFile(c[2], nil, 0o600)
+		case "refuse":
+			return &lok.Error{Op: "save", URL: in, Detail: "scripted refusal"}
+		}
+	}
+	return os.WriteFile(out, []byte("%PDF-1.4\n% script engine\n"), 0o600)
+}
+
+// Debian packages the LibreOffice tests need.
+const debianPackages = "libreoffice-writer-nogui libreofficekit-dev fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu poppler-utils qpdf"
+
+// requireLibreOffice fails the test (it does not skip: a machine without
+// the engine cannot vouch for it) when LibreOffice or the PDF tools the
+// tests use are missing.
+func requireLibreOffice(t *testing.T) {
+	t.Helper()
+	var missing []string
+	if _, err := os.Stat(DefaultProgramDir + "/libmergedlo.so"); err != nil {
+		missing = append(missing, DefaultProgramDir+"/libmergedlo.so")
+	}
+	for _, tool := range []string{"soffice", "qpdf", "pdfinfo"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("LibreOffice tests need %s; install the Debian packages: apt-get install %s",
+			strings.Join(missing, ", "), debianPackages)
+	}
+}
+
+// testPool starts a pool whose workers are this test binary in the given
+// mode ("lok" or "script"), waits until they are ready, and closes it
+// when the test ends.
+func testPool(t *testing.T, mode string, o Options) *Pool {
+	t.Helper()
+	o.Executable = os.Args[0]
+	o.WorkerArgs = []string{"quire-test-worker", mode}
+	o.Dir = t.TempDir()
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	p, err := NewPool(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("close pool: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// docx builds a DOCX package whose body is bodyXML and whose document
+// relationships are relsXML (both may be empty).
+func docx(bodyXML, relsXML string) []byte {
+	return docxWith(bodyXML, relsXML, nil)
+}
+
+// commented adds a comment on a word to a DOCX body, with the part and
+// relationship it needs; use with docxWith.
+func commented(bodyXML, relsXML string) (string, string, map[string]string) {
+	body := `<w:p><w:commentRangeStart w:id="0"/><w:r><w:t>commented</w:t></w:r><w:commentRangeEnd w:id="0"/><w:r><w:commentReference w:id="0"/></w:r></w:p>` + bodyXML
+	rels := `<Relationship Id="rIdC" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" Target="comments.xml"/>` + relsXML
+	return body, rels, map[string]string{"word/comments.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:comments xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:comment w:id="0" w:author="A" w:date="2024-01-15T10:30:00Z" w:initials="A"><w:p><w:r><w:t>a remark</w:t></w:r></w:p></w:comment></w:comments>`}
+}
+
+// docxWith is docx with extra parts.
+func docxWith(bodyXML, relsXML string, extra map[string]string) []byte {
+	parts := map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"_rels/.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+		"word/_rels/document.xml.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + relsXML + `</Relationships>`,
+		"word/document.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>` + bodyXML + `</w:body></w:document>`,
+	}
+	for name, body := range extra {
+		parts[name] = body
+	}
+	return zipOf(parts)
+}
+
+func zipOf(parts map[string]string) []byte {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, body := range parts {
+		w, err := z.Create(name)
+		if err != nil {
+			panic(err)
+		}
+		io.WriteString(w, body)
+	}
+	if err := z.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// paragraphs returns n paragraphs of body XML.
+func paragraphs(n int, text string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "<w:p><w:r><w:t>%d. %s</w:t></w:r></w:p>", i+1, text)
+	}
+	return b.String()
+}
+
+// cfb builds a compound file (version 3, 512-byte sectors) holding the
+// given streams, each padded to 4096 bytes so that it lives in regular
+// sectors. Enough for sniffing tests; not a general writer.
+func cfb(streams []string, contents map[string][]byte) []byte {
+	const sec = 512
+	le := binary.LittleEndian
+	var data [][]byte // stream sectors, in order
+	starts := make([]uint32, len(streams))
+	next := uint32(2) // sector 0 is the FAT, sector 1 the directory
+	fat := []uint32{0xFFFFFFFD, 0xFFFFFFFE}
+	for i, name := range streams {
+		body := append([]byte(nil), contents[name]...)
+		body = append(body, make([]byte, max(0, 4096-len(body)))...)
+		starts[i] = next
+		for off := 0; off < len(body); off += sec {
+			chunk := make([]byte, sec)
+			copy(chunk, body[off:])
+			data = append(data, chunk)
+			if off+sec < len(body) {
+				fat = append(fat, next+1)
+			} else {
+				fat = append(fat, 0xFFFFFFFE)
+			}
+			next++
+		}
+	}
+	header := make([]byte, sec)
+	copy(header, cfbSignature)
+	le.PutUint16(header[0x18:], 0x3E)
+	le.PutUint16(header[0x1A:], 3)
+	le.PutUint16(header[0x1C:], 0xFFFE)
+	le.PutUint16(header[0x1E:], 9)
+	le.PutUint16(header[0x20:], 6)
+	le.PutUint32(header[0x2C:], 1)          // one FAT sector
+	le.PutUint32(header[0x30:], 1)          // directory at sector 1
+	le.PutUint32(header[0x38:], 4096)       // mini stream cutoff
+	le.PutUint32(header[0x3C:], 0xFFFFFFFE) // no mini FAT
+	le.PutUint32(header[0x44:], 0xFFFFFFFE) // no DIFAT sectors
+	for i := range cfbHeaderDIFAT {
+		le.PutUint32(header[0x4C+4*i:], 0xFFFFFFFF)
+	}
+	le.PutUint32(header[0x4C:], 0) // the FAT is sector 0
+	fatSec := make([]byte, sec)
+	for i := range sec / 4 {
+		v := uint32(0xFFFFFFFF)
+		if i < len(fat) {
+			v = fat[i]
+		}
+		le.PutUint32(fatSec[4*i:], v)
+	}
+	dir := make([]byte, sec)
+	entry := func(i int, name string, kind byte, start uint32, size uint64) {
+		e := dir[i*cfbDirEntry : (i+1)*cfbDirEntry]
+		u := []rune(name)
+		for j, r := range u {
+			le.PutUint16(e[2*j:], uint16(r))
+		}
+		le.PutUint16(e[0x40:], uint16(2*len(u)+2))
+		e[0x42] = kind
+		le.PutUint32(e[0x44:], 0xFFFFFFFF) // siblings and child: none
+		le.PutUint32(e[0x48:], 0xFFFFFFFF)
+		le.PutUint32(e[0x4C:], 0xFFFFFFFF)
+		le.PutUint32(e[0x74:], start)
+		le.PutUint64(e[0x78:], size)
+	}
+	entry(0, "Root Entry", 5, 0xFFFFFFFE, 0)
+	for i, name := range streams {
+		entry(i+1, name, 2, starts[i], uint64(max(4096, len(contents[name]))))
+	}
+	out := append(append(header, fatSec...), dir...)
+	for _, d := range data {
+		out = append(out, d...)
+	}
+	return out
+}

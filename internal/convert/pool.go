@@ -1,0 +1,653 @@
+package convert
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Pool is the supervisor of the conversion workers. It is safe for
+// concurrent use.
+type Pool struct {
+	opts   Options
+	dir    string
+	ownDir bool // dir was created by NewPool and is removed by Close
+	queue  *queue
+	slots  []*slot
+	nextID atomic.Uint64
+
+	closed    chan struct{} // closed by Close: no new jobs
+	abort     chan struct{} // closed when Close gives up waiting: kill everything
+	closeOnce sync.Once
+	abortOnce sync.Once
+	wg        sync.WaitGroup
+
+	mu        sync.Mutex // guards the fields below and every slot's fields
+	counts    Counters
+	lastError string
+	avgJob    time.Duration // moving average of a job's time in a worker
+}
+
+// slot is one place for a worker; its process is replaced as needed.
+type slot struct {
+	id    int
+	dir   string
+	state string // one of the State* constants
+	proc  *process
+}
+
+// Worker states, as Status reports them.
+const (
+	StateStarting = "starting" // being started and warmed up
+	StateReady    = "ready"    // idle, waiting for a job
+	StateBusy     = "busy"     // running a job
+	StateFailed   = "failed"   // its last start failed; will try again
+	StateStopped  = "stopped"  // the pool is closed
+)
+
+// Counters are the pool's events since it started.
+type Counters struct {
+	Converted uint64 // jobs answered with a PDF
+	Failed    uint64 // jobs answered with an error after reaching a worker
+	Restarts  uint64 // workers started to replace another
+	Crashes   uint64 // workers that died during a job
+	Timeouts  uint64 // workers killed because a job exceeded JobTimeout
+	Recycled  uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
+	Retried   uint64 // jobs retried after a crash
+	Cold      uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
+}
+
+// Status is a snapshot of the pool, for /v1/health and metrics.
+type Status struct {
+	Workers     int // configured number of workers
+	Ready       int
+	Starting    int
+	Busy        int
+	FailedStart int // workers whose last start failed
+	Queued      int // jobs waiting for a worker
+	QueueLength int // capacity of the queue
+	Counters
+	LastError string // the last start failure or crash, if any
+	Details   []WorkerStatus
+}
+
+// WorkerStatus describes one worker.
+type WorkerStatus struct {
+	ID       int
+	State    string
+	PID      int   // 0 when no process runs
+	Jobs     int   // jobs run by the current process
+	RSSBytes int64 // resident memory of the current process
+}
+
+// Result is a converted document with the times spent on it.
+type Result struct {
+	PDF      []byte
+	Engine   time.Duration // LibreOffice's own time (load and export), measured inside the worker
+	Queued   time.Duration // time the job waited for a worker
+	Total    time.Duration // the whole Convert call
+	Attempts int           // 2 when the job was retried after a worker crash
+	Cold     bool          // converted by a cold soffice (cold.go); Engine is then its run time
+}
+
+// NewPool starts the workers and returns at once; they warm up in the
+// background (Status shows them "starting", WaitReady waits for them).
+// Jobs submitted meanwhile wait in the queue.
+func NewPool(opts Options) (*Pool, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength),
+		closed: make(chan struct{}), abort: make(chan struct{})}
+	if p.dir == "" {
+		if p.dir, err = os.MkdirTemp("", "quire-convert-"); err != nil {
+			return nil, fmt.Errorf("convert: create work directory: %w", err)
+		}
+		p.ownDir = true
+	}
+	for i := range o.Workers {
+		s := &slot{id: i + 1, dir: filepath.Join(p.dir, fmt.Sprintf("worker-%d", i+1)), state: StateStarting}
+		p.slots = append(p.slots, s)
+		p.wg.Add(1)
+		go p.run(s)
+	}
+	return p, nil
+}
+
+// Convert converts in, a document of format from (see Formats), to PDF.
+// Its errors match the Err* values of this package, or ctx's error.
+func (p *Pool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
+	r, err := p.ConvertTimed(ctx, in, from)
+	return r.PDF, err
+}
+
+// ConvertTimed is Convert, with the times spent on the job.
+func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result, error) {
+	t0 := time.Now()
+	in, from, err := p.prepare(in, from)
+	if err != nil {
+		return Result{}, err
+	}
+	j := &job{ctx: ctx, from: from, input: in, enqueued: t0, done: make(chan jobResult, 1)}
+	if err := p.submit(j); err != nil {
+		return Result{}, err
+	}
+	select {
+	case r := <-j.done:
+		r.res.Total = time.Since(t0)
+		return r.res, r.err
+	case <-ctx.Done():
+		if p.queue.remove(j) {
+			return Result{}, fmt.Errorf("conversion cancelled before it started: %w", ctx.Err())
+		}
+		return Result{}, fmt.Errorf("conversion abandoned while running: %w", ctx.Err())
+	}
+}
+
+// prepare checks the input against the limits and its declared format,
+// and renders Markdown to HTML.
+func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
+	from = strings.ToLower(from)
+	if int64(len(in)) > p.opts.MaxInputBytes {
+		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
+	}
+	if err := sniff(in, from); err != nil {
+		return nil, "", err
+	}
+	switch from {
+	case FromMarkdown:
+		html, err := markdownToHTML(in)
+		return html, FromHTML, err
+	case FromHTML:
+		return sanitizeHTML(in), from, nil
+	}
+	return in, from, nil
+}
+
+// submit queues j, unless the pool is closed, cannot start any worker,
+// or its queue is full.
+func (p *Pool) submit(j *job) error {
+	select {
+	case <-p.closed:
+		return fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
+	default:
+	}
+	if err := p.allFailed(); err != nil {
+		return err
+	}
+	if !p.queue.push(j) {
+		return fmt.Errorf("%w: %d jobs are waiting", ErrBusy, p.opts.QueueLength)
+	}
+	return nil
+}
+
+// allFailed returns ErrUnavailable when no worker runs and the last start
+// of every worker failed, so that callers do not wait for nothing.
+func (p *Pool) allFailed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.slots {
+		if s.state != StateFailed {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: no worker could start: %s", ErrUnavailable, p.lastError)
+}
+
+// WaitReady waits until every worker is ready or busy, or until one
+// failed to start (its error), or ctx ends.
+func (p *Pool) WaitReady(ctx context.Context) error {
+	for {
+		st := p.Status()
+		if st.FailedStart > 0 {
+			return fmt.Errorf("%w: %s", ErrUnavailable, st.LastError)
+		}
+		if st.Ready+st.Busy == st.Workers {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("convert: workers not ready: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Status returns a snapshot of the workers, the queue and the counters.
+func (p *Pool) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Status{Workers: len(p.slots), Queued: p.queue.len(), QueueLength: p.opts.QueueLength,
+		Counters: p.counts, LastError: p.lastError}
+	for _, s := range p.slots {
+		ws := WorkerStatus{ID: s.id, State: s.state}
+		if s.proc != nil && (s.state == StateReady || s.state == StateBusy) {
+			ws.PID, ws.Jobs, ws.RSSBytes = s.proc.pid(), s.proc.jobs, s.proc.rss()
+		}
+		st.Details = append(st.Details, ws)
+		switch s.state {
+		case StateReady:
+			st.Ready++
+		case StateStarting:
+			st.Starting++
+		case StateBusy:
+			st.Busy++
+		case StateFailed:
+			st.FailedStart++
+		}
+	}
+	return st
+}
+
+// RetryAfter estimates when a job refused with ErrBusy would find room:
+// the time the queued and running jobs need, at least one second.
+func (p *Pool) RetryAfter() time.Duration {
+	st := p.Status()
+	p.mu.Lock()
+	avg := p.avgJob
+	p.mu.Unlock()
+	wait := time.Duration(st.Queued+st.Busy) * avg / time.Duration(max(1, st.Workers))
+	return max(time.Second, wait.Round(time.Second))
+}
+
+// Close stops taking jobs, lets the queued and running ones finish, and
+// stops the workers. If ctx ends first, it kills the workers; the jobs
+// still queued or running then fail with ErrUnavailable.
+func (p *Pool) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() { close(p.closed) })
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("convert: close: jobs still running were stopped: %w", ctx.Err())
+		p.abortOnce.Do(func() { close(p.abort) })
+		p.killAll()
+		<-done
+		for j := p.queue.pop(); j != nil; j = p.queue.pop() {
+			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+		}
+	}
+	if p.ownDir {
+		os.RemoveAll(p.dir)
+	}
+	return err
+}
+
+func (p *Pool) killAll() {
+	p.mu.Lock()
+	procs := make([]*process, 0, len(p.slots))
+	for _, s := range p.slots {
+		if s.proc != nil {
+			procs = append(procs, s.proc)
+		}
+	}
+	p.mu.Unlock()
+	for _, proc := range procs {
+		proc.kill()
+	}
+}
+
+func (p *Pool) aborting() bool {
+	select {
+	case <-p.abort:
+		return true
+	default:
+		return false
+	}
+}
+
+// run keeps slot s supplied with a worker until the pool closes: it
+// starts one, serves jobs with it until it must be replaced, and starts
+// the next. Failed starts are retried with exponential back-off.
+func (p *Pool) run(s *slot) {
+	defer p.wg.Done()
+	defer p.setState(s, StateStopped, nil)
+	backoff := time.Second
+	for replacing := false; ; {
+		p.setState(s, StateStarting, nil)
+		proc, err := startProcess(&p.opts, s.id, s.dir)
+		if err != nil {
+			if !p.startFailed(s, err, backoff) {
+				return
+			}
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if replacing {
+			p.count(func(c *Counters) { c.Restarts++ })
+		}
+		replacing = true
+		p.opts.Logger.Info("convert worker ready", "worker", s.id, "pid", proc.pid(), "warmup", proc.warm)
+		p.setState(s, StateReady, proc)
+		more := p.serve(s, proc)
+		proc.stop(5 * time.Second)
+		if !more {
+			return
+		}
+	}
+}
+
+// startFailed records a failed start, fails the queued jobs if no worker
+// runs at all, and waits before the next try. It returns false when the
+// pool closes meanwhile.
+func (p *Pool) startFailed(s *slot, err error, wait time.Duration) bool {
+	p.opts.Logger.Error("convert worker failed to start", "worker", s.id, "err", err, "retry_in", wait)
+	p.mu.Lock()
+	p.lastError = err.Error()
+	p.mu.Unlock()
+	p.setState(s, StateFailed, nil)
+	if p.allFailed() != nil {
+		for j := p.queue.pop(); j != nil; j = p.queue.pop() {
+			j.finish(Result{}, fmt.Errorf("%w: no worker could start: %v", ErrUnavailable, err))
+		}
+	}
+	select {
+	case <-time.After(wait):
+		return true
+	case <-p.closed:
+		return false
+	}
+}
+
+// serve runs jobs on proc until proc must be replaced (it returns true)
+// or the pool is closed and its queue empty (false).
+func (p *Pool) serve(s *slot, proc *process) bool {
+	for {
+		j := p.nextJob()
+		if j == nil {
+			return false
+		}
+		if err := j.ctx.Err(); err != nil { // the client left while the job waited
+			j.finish(Result{}, fmt.Errorf("conversion cancelled before it started: %w", err))
+			continue
+		}
+		p.setState(s, StateBusy, proc)
+		if !p.runJob(proc, j) {
+			return !p.aborting()
+		}
+		p.setState(s, StateReady, proc)
+	}
+}
+
+// runJob sends j to proc and answers it. It returns false when proc must
+// be replaced: it crashed, timed out, or is due for recycling.
+func (p *Pool) runJob(proc *process, j *job) bool {
+	queued := time.Since(j.enqueued)
+	t0 := time.Now()
+	m, err := p.exchange(proc, j)
+	p.noteJobTime(time.Since(t0))
+	switch {
+	case err == nil:
+		p.mu.Lock()
+		proc.jobs++
+		p.mu.Unlock()
+		recycle := p.dueForRecycling(proc) // before answering, so that Status never shows a retiring worker as ready
+		if m.Class == classLoad {
+			p.convertCold(proc, j, m, queued)
+		} else {
+			p.answer(proc, j, m, queued)
+		}
+		return !recycle
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		proc.kill()
+		p.count(func(c *Counters) { c.Timeouts++; c.Failed++ })
+		p.opts.Logger.Warn("convert job exceeded its time limit; worker killed", "worker", proc.id, "pid", proc.pid(), "limit", p.opts.JobTimeout)
+		j.finish(Result{}, fmt.Errorf("%w (%v)", ErrTimeout, p.opts.JobTimeout))
+	default:
+		p.crashed(proc, j, err)
+	}
+	return false
+}
+
+// exchange sends j to proc and reads the result, within JobTimeout.
+func (p *Pool) exchange(proc *process, j *job) (*message, error) {
+	id := p.nextID.Add(1)
+	deadline := time.Now().Add(p.opts.JobTimeout)
+	proc.stdin.SetWriteDeadline(deadline)
+	proc.stdout.SetReadDeadline(deadline)
+	if err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, Body: j.input}); err != nil {
+		return nil, err
+	}
+	m, err := readFrame(proc.stdout)
+	if err == nil && (m.Kind != kindResult || m.ID != id) {
+		err = fmt.Errorf("protocol error: expected result %d, got %s %d", id, m.Kind, m.ID)
+	}
+	return m, err
+}
+
+// answer delivers the worker's result m to j.
+func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
+	res := Result{PDF: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
+	switch m.Class {
+	case "":
+		p.count(func(c *Counters) { c.Converted++ })
+		j.finish(res, nil)
+	case classDocument:
+		p.count(func(c *Counters) { c.Failed++ })
+		j.finish(Result{}, fmt.Errorf("%w: %s", ErrUnprocessable, m.Error))
+	default:
+		p.count(func(c *Counters) { c.Failed++ })
+		j.finish(Result{}, fmt.Errorf("convert: worker %d (pid %d): %s", proc.id, proc.pid(), m.Error))
+	}
+}
+
+// convertCold answers j, which the worker could not load (m), with a
+// cold soffice conversion in the slot's directory.
+func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
+	pdf, took, err := coldConvert(&p.opts, proc.dir, j.input, j.from, p.opts.JobTimeout)
+	if err != nil {
+		p.count(func(c *Counters) { c.Failed++ })
+		if !errors.Is(err, ErrTimeout) {
+			err = fmt.Errorf("%w: %s, and %v", ErrUnprocessable, m.Error, err)
+		}
+		j.finish(Result{}, err)
+		return
+	}
+	p.count(func(c *Counters) { c.Converted++; c.Cold++ })
+	j.finish(Result{PDF: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
+}
+
+// crashed handles a worker that died (or broke the protocol) during j.
+// The job is retried once, on another worker, when that is safe: a
+// conversion has no effect outside the worker, its input is still in
+// memory, and a crash is often the worker's fault (memory exhausted,
+// state left by an earlier document) rather than the document's. A second
+// crash, a client that left, or a closing pool end the job instead; one
+// retry bounds what a document that crashes LibreOffice every time costs.
+func (p *Pool) crashed(proc *process, j *job, cause error) {
+	proc.kill()
+	state := proc.exitState()
+	p.mu.Lock()
+	p.counts.Crashes++
+	p.lastError = fmt.Sprintf("worker %d (pid %d) crashed during a job: %s", proc.id, proc.pid(), state)
+	p.mu.Unlock()
+	p.opts.Logger.Warn("convert worker crashed during a job", "worker", proc.id, "pid", proc.pid(),
+		"exit", state, "cause", cause, "stderr", proc.stderr.String())
+	switch {
+	case p.aborting():
+		j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+	case j.attempts == 0 && j.ctx.Err() == nil:
+		j.attempts++
+		p.count(func(c *Counters) { c.Retried++ })
+		p.queue.pushFront(j)
+	default:
+		p.count(func(c *Counters) { c.Failed++ })
+		j.finish(Result{}, fmt.Errorf("%w (the worker ended: %s)", ErrCrashed, state))
+	}
+}
+
+// dueForRecycling reports whether proc has run its share of jobs or grown
+// past the memory threshold.
+func (p *Pool) dueForRecycling(proc *process) bool {
+	reason := ""
+	if n := p.opts.MaxJobsPerWorker; n > 0 && proc.jobs >= n {
+		reason = fmt.Sprintf("%d jobs", proc.jobs)
+	} else if limit := p.opts.MaxWorkerRSS; limit > 0 {
+		if rss := proc.rss(); rss > limit {
+			reason = fmt.Sprintf("resident memory %d MiB over %d MiB", rss>>20, limit>>20)
+		}
+	}
+	if reason == "" {
+		return false
+	}
+	p.count(func(c *Counters) { c.Recycled++ })
+	p.opts.Logger.Info("convert worker recycled", "worker", proc.id, "pid", proc.pid(), "reason", reason)
+	return true
+}
+
+// nextJob waits for a queued job; it returns nil once the pool is closed
+// and the queue empty, or when the pool aborts.
+func (p *Pool) nextJob() *job {
+	for {
+		if p.aborting() {
+			return nil
+		}
+		if j := p.queue.pop(); j != nil {
+			return j
+		}
+		select {
+		case <-p.queue.wake:
+		case <-p.closed:
+			return p.queue.pop()
+		case <-p.abort:
+			return nil
+		}
+	}
+}
+
+func (p *Pool) setState(s *slot, state string, proc *process) {
+	p.mu.Lock()
+	s.state, s.proc = state, proc
+	p.mu.Unlock()
+}
+
+func (p *Pool) count(f func(*Counters)) {
+	p.mu.Lock()
+	f(&p.counts)
+	p.mu.Unlock()
+}
+
+// noteJobTime updates the moving average of a job's time in a worker.
+func (p *Pool) noteJobTime(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.avgJob == 0 {
+		p.avgJob = d
+		return
+	}
+	p.avgJob = (4*p.avgJob + d) / 5
+}
+
+// job is one conversion on its way through the pool.
+type job struct {
+	ctx      context.Context
+	from     string
+	input    []byte
+	enqueued time.Time
+	attempts int           // earlier attempts that ended in a crash
+	elem     *list.Element // its place in the queue, nil when not queued
+	done     chan jobResult
+}
+
+type jobResult struct {
+	res Result
+	err error
+}
+
+// finish answers j. The channel has room for the one answer, so a worker
+// never waits for a client that left.
+func (j *job) finish(res Result, err error) {
+	j.done <- jobResult{res, err}
+}
+
+// queue is the bounded FIFO of jobs waiting for a worker. A job leaves it
+// when a worker takes it or when its client gives up; wake tells an idle
+// worker that there is something to take.
+type queue struct {
+	mu    sync.Mutex
+	jobs  list.List
+	limit int
+	wake  chan struct{}
+}
+
+func newQueue(limit int) *queue {
+	return &queue{limit: limit, wake: make(chan struct{}, 1)}
+}
+
+// push appends j, unless the queue is full.
+func (q *queue) push(j *job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.jobs.Len() >= q.limit {
+		return false
+	}
+	j.elem = q.jobs.PushBack(j)
+	q.signal()
+	return true
+}
+
+// pushFront puts a job that is being retried first in line, even if the
+// queue is full: it was accepted already.
+func (q *queue) pushFront(j *job) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j.elem = q.jobs.PushFront(j)
+	q.signal()
+}
+
+// pop takes the first job, or returns nil. When jobs remain it passes the
+// wake-up on, so that every idle worker gets one.
+func (q *queue) pop() *job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	e := q.jobs.Front()
+	if e == nil {
+		return nil
+	}
+	j := q.jobs.Remove(e).(*job)
+	j.elem = nil
+	if q.jobs.Len() > 0 {
+		q.signal()
+	}
+	return j
+}
+
+// remove takes j out of the queue, reporting whether it was still there.
+func (q *queue) remove(j *job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j.elem == nil {
+		return false
+	}
+	q.jobs.Remove(j.elem)
+	j.elem = nil
+	return true
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.jobs.Len()
+}
+
+// signal wakes one idle worker; q.mu is held.
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}

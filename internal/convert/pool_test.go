@@ -1,0 +1,276 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The supervisor's tests run the script engine (main_test.go): documents
+// are Markdown whose text tells the fake engine what to do.
+
+// convertAsync runs a conversion in the background.
+func convertAsync(p *Pool, ctx context.Context, doc string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Convert(ctx, []byte(doc), "md")
+		done <- err
+	}()
+	return done
+}
+
+// waitFor polls p's status until cond holds, or fails the test after 30 s.
+func waitFor(t *testing.T, p *Pool, what string, cond func(Status) bool) Status {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := p.Status()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s; status %+v", what, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 2, JobTimeout: 2 * time.Second})
+	t0 := time.Now()
+	slow := convertAsync(p, context.Background(), "sleep 30s")
+	waitFor(t, p, "the slow job runs", func(s Status) bool { return s.Busy == 1 })
+	if _, err := p.Convert(context.Background(), []byte("quick"), "md"); err != nil {
+		t.Fatalf("a job on the other worker failed while the slow one ran: %v", err)
+	}
+	if quick := time.Since(t0); quick > 1500*time.Millisecond {
+		t.Errorf("the quick job took %v: it waited for the slow one", quick)
+	}
+	if err := <-slow; !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrUnprocessable) {
+		t.Fatalf("slow job: %v, want ErrTimeout", err)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("the slow job was stopped after %v, its limit is 2s", d)
+	}
+	st := waitFor(t, p, "the killed worker is replaced", func(s Status) bool { return s.Ready == 2 })
+	if st.Timeouts != 1 || st.Restarts != 1 {
+		t.Errorf("counters %+v, want 1 timeout and 1 restart", st.Counters)
+	}
+	if _, err := p.Convert(context.Background(), []byte("after"), "md"); err != nil {
+		t.Errorf("job after the timeout: %v", err)
+	}
+}
+
+func TestCrashIsRetriedOnceOnAnotherWorker(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	marker := filepath.Join(t.TempDir(), "crashed")
+	r, err := p.ConvertTimed(context.Background(), []byte("crash-once "+marker), "md")
+	if err != nil || r.Attempts != 2 {
+		t.Fatalf("crash-once job: attempts %d, err %v; want success on the second attempt", r.Attempts, err)
+	}
+	_, err = p.Convert(context.Background(), []byte("crash"), "md")
+	if !errors.Is(err, ErrCrashed) {
+		t.Fatalf("job that always crashes: %v, want ErrCrashed", err)
+	}
+	if !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("the crash error does not say how the worker died: %v", err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("after"), "md"); err != nil {
+		t.Errorf("job after the crashes: %v", err)
+	}
+	if c := p.Status().Counters; c.Crashes != 3 || c.Retried != 2 || c.Restarts != 3 {
+		t.Errorf("counters %+v, want 3 crashes, 2 retries, 3 restarts", c)
+	}
+}
+
+func TestWorkerKilledMidJob(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	done := convertAsync(p, context.Background(), "sleep 1s")
+	st := waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	if err := syscall.Kill(st.Details[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("job whose worker was killed: %v, want success after a retry", err)
+	}
+	for i := range 3 {
+		if _, err := p.Convert(context.Background(), []byte("next"), "md"); err != nil {
+			t.Errorf("job %d after the kill: %v", i, err)
+		}
+	}
+	if c := p.Status().Counters; c.Crashes != 1 || c.Retried != 1 || c.Converted != 4 {
+		t.Errorf("counters %+v, want 1 crash, 1 retry, 4 converted", c)
+	}
+}
+
+func TestFullQueueIsBusy(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1, QueueLength: 1})
+	running := convertAsync(p, context.Background(), "sleep 1s")
+	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
+	queued := convertAsync(p, context.Background(), "queued")
+	waitFor(t, p, "the second job waits", func(s Status) bool { return s.Queued == 1 })
+	t0 := time.Now()
+	_, err := p.Convert(context.Background(), []byte("third"), "md")
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("third job: %v, want ErrBusy", err)
+	}
+	if d := time.Since(t0); d > 100*time.Millisecond {
+		t.Errorf("ErrBusy took %v; it must be immediate", d)
+	}
+	if ra := p.RetryAfter(); ra < time.Second {
+		t.Errorf("RetryAfter = %v, want at least 1s", ra)
+	}
+	if err := <-running; err != nil {
+		t.Error(err)
+	}
+	if err := <-queued; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCancelledJobNeverStarts(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	running := convertAsync(p, context.Background(), "sleep 1s")
+	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
+	marker := filepath.Join(t.TempDir(), "started")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := convertAsync(p, ctx, "touch "+marker)
+	waitFor(t, p, "the second job waits", func(s Status) bool { return s.Queued == 1 })
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled job: %v, want context.Canceled", err)
+	}
+	if q := p.Status().Queued; q != 0 {
+		t.Errorf("the cancelled job still occupies the queue (%d queued)", q)
+	}
+	if err := <-running; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("after"), "md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the cancelled job reached a worker")
+	}
+}
+
+func TestRecycleAfterNJobs(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1, MaxJobsPerWorker: 2})
+	pids := map[int]bool{}
+	for i := range 5 {
+		st := waitFor(t, p, "a worker is ready", func(s Status) bool { return s.Ready == 1 })
+		pids[st.Details[0].PID] = true
+		if _, err := p.Convert(context.Background(), []byte("job"), "md"); err != nil {
+			t.Fatalf("job %d: %v", i, err)
+		}
+	}
+	if c := p.Status().Counters; c.Recycled != 2 || len(pids) != 3 {
+		t.Errorf("5 jobs at 2 per worker: %d recycled, %d processes; want 2 and 3", c.Recycled, len(pids))
+	}
+}
+
+func TestRecycleAboveMemoryThreshold(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1, MaxWorkerRSS: 1 << 20}) // any process holds more than 1 MiB
+	for range 2 {
+		if _, err := p.Convert(context.Background(), []byte("job"), "md"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, p, "recycled twice", func(s Status) bool { return s.Recycled == 2 && s.Ready == 1 })
+}
+
+func TestEngineRefusalIsUnprocessable(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	_, err := p.Convert(context.Background(), []byte("refuse"), "md")
+	if !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "could not save the document: scripted refusal") {
+		t.Fatalf("refused document: %v", err)
+	}
+	if c := p.Status().Counters; c.Crashes != 0 || c.Failed != 1 {
+		t.Errorf("counters %+v: a refusal is no crash", c)
+	}
+}
+
+func TestInputLimits(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1, MaxInputBytes: 10})
+	if _, err := p.Convert(context.Background(), []byte("eleven byte"), "md"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized input: %v, want ErrTooLarge", err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("%PDF-1.7"), "docx"); !errors.Is(err, ErrInvalidFormat) {
+		t.Errorf("PDF as DOCX: %v, want ErrInvalidFormat", err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("x"), "xlsx"); !errors.Is(err, ErrUnsupportedFormat) {
+		t.Errorf("from=xlsx: %v, want ErrUnsupportedFormat", err)
+	}
+}
+
+func TestCloseFinishesRunningJobs(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	running := convertAsync(p, context.Background(), "sleep 500ms")
+	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-running; err != nil {
+		t.Errorf("job running at Close: %v, want it finished", err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("late"), "md"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("job after Close: %v, want ErrUnavailable", err)
+	}
+	if st := p.Status(); st.Details[0].State != StateStopped {
+		t.Errorf("worker state after Close: %s", st.Details[0].State)
+	}
+}
+
+func TestCloseDeadlineKillsWorkers(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1})
+	running := convertAsync(p, context.Background(), "sleep 30s")
+	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close: %v, want DeadlineExceeded", err)
+	}
+	if err := <-running; !errors.Is(err, ErrUnavailable) {
+		t.Errorf("job killed by Close: %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+}
+
+func TestMissingLibreOfficeIsUnavailable(t *testing.T) {
+	o := Options{Workers: 1, ProgramDir: "/nonexistent/libreoffice/program", Executable: os.Args[0],
+		WorkerArgs: []string{"quire-test-worker", "lok"}, Dir: t.TempDir()}
+	p, err := NewPool(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = p.WaitReady(ctx)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "libreoffice-writer-nogui") {
+		t.Fatalf("WaitReady: %v, want ErrUnavailable naming the Debian package", err)
+	}
+	if _, err := p.Convert(context.Background(), []byte("x"), "md"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Convert with no engine: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestWorkerRefusesToRunWithPreemption(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "quire-test-worker", "script")
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "GODEBUG=asyncpreemptoff=1") {
+		t.Errorf("worker without asyncpreemptoff=1: err %v, output %q", err, out)
+	}
+}

@@ -1,0 +1,223 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is the supervisor's handle on one running worker process.
+type process struct {
+	id      int    // the slot it runs in
+	dir     string // the slot's directory: profile, temporary files
+	cmd     *exec.Cmd
+	stdin   *os.File // our end of the worker's stdin
+	stdout  *os.File // our end of the worker's stdout
+	stderr  *tail
+	exited  chan struct{} // closed once the process has been reaped
+	version string        // LibreOffice's version information
+	warm    time.Duration // start and warm-up time, measured in the worker
+	jobs    int           // jobs run by this process
+}
+
+// startProcess starts worker id with its profile and temporary
+// directories under dir, and waits until it is warm and ready.
+func startProcess(o *Options, id int, dir string) (*process, error) {
+	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
+	if err := writeProfile(profile); err != nil {
+		return nil, err
+	}
+	if err := resetDir(tmp); err != nil {
+		return nil, err
+	}
+	p, err := spawn(o, id, tmp)
+	if err != nil {
+		return nil, err
+	}
+	p.dir = dir
+	if err := p.handshake(o, profile, tmp); err != nil {
+		p.kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// spawn starts the worker program in a process group of its own, with
+// pipes for the protocol.
+func spawn(o *Options, id int, tmp string) (*process, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
+	}
+	p := &process{id: id, stdin: inW, stdout: outR, stderr: newTail(o, id), exited: make(chan struct{})}
+	p.cmd = exec.Command(o.Executable, o.WorkerArgs...)
+	p.cmd.Env = workerEnv(os.Environ(), tmp)
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
+	p.cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
+	// A process group of its own, so that a kill reaches anything
+	// LibreOffice started; and death with the supervisor, should it die
+	// without closing the worker's stdin.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = p.cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("convert: start worker %d (%s): %w", id, o.Executable, err)
+	}
+	go func() {
+		p.cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// workerEnv is the supervisor's environment for a worker, with
+// asynchronous preemption off (see worker.go), LibreOffice's headless
+// graphics backend, and TMPDIR in the worker's own directory.
+func workerEnv(base []string, tmp string) []string {
+	env := make([]string, 0, len(base)+3)
+	godebug := "asyncpreemptoff=1"
+	for _, kv := range base {
+		switch {
+		case strings.HasPrefix(kv, "GODEBUG="):
+			if v := strings.TrimPrefix(kv, "GODEBUG="); v != "" {
+				godebug = v + "," + godebug
+			}
+		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp)
+}
+
+// handshake sends the init message and waits for the ready message.
+func (p *process) handshake(o *Options, profile, tmp string) error {
+	deadline := time.Now().Add(o.StartTimeout)
+	p.stdin.SetWriteDeadline(deadline)
+	p.stdout.SetReadDeadline(deadline)
+	err := writeFrame(p.stdin, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp})
+	var m *message
+	if err == nil {
+		m, err = readFrame(p.stdout)
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("convert: worker %d (pid %d) was not ready within %v", p.id, p.pid(), o.StartTimeout)
+	case err != nil:
+		return fmt.Errorf("convert: worker %d (pid %d) died while starting: %s; %s", p.id, p.pid(), p.exitState(), p.stderr)
+	case m.Kind != kindReady:
+		return fmt.Errorf("convert: worker %d sent %q instead of ready", p.id, m.Kind)
+	case m.Error != "":
+		return fmt.Errorf("convert: worker %d could not start LibreOffice from %s: %s", p.id, o.ProgramDir, m.Error)
+	}
+	p.version, p.warm = m.Version, m.Engine
+	return nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// stop ends the worker gracefully: closing its stdin makes it exit; if
+// it has not within the grace period, it is killed.
+func (p *process) stop(grace time.Duration) {
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+	}
+	p.kill()
+}
+
+// kill sends SIGKILL to the worker's process group and reaps it.
+func (p *process) kill() {
+	syscall.Kill(-p.pid(), syscall.SIGKILL)
+	<-p.exited
+	p.stdin.Close()
+	p.stdout.Close()
+}
+
+// exitState describes how the worker ended ("signal: segmentation
+// fault"). It waits briefly for the process to be reaped.
+func (p *process) exitState() string {
+	select {
+	case <-p.exited:
+		return p.cmd.ProcessState.String()
+	case <-time.After(2 * time.Second):
+		return "no longer answering"
+	}
+}
+
+// rss returns the worker's resident memory in bytes, read from
+// /proc/PID/statm, or 0 if it cannot be read.
+func (p *process) rss() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid()) + "/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// resetDir empties dir, creating it if needed.
+func resetDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("convert: clean %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("convert: create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// tail keeps the last bytes a worker wrote to stderr, for crash reports,
+// and passes them on to the logger at debug level.
+type tail struct {
+	o  *Options
+	id int
+	mu sync.Mutex
+	b  []byte
+}
+
+const tailSize = 1024
+
+func newTail(o *Options, id int) *tail { return &tail{o: o, id: id} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.o.Logger.Debug("convert worker stderr", "worker", t.id, "text", strings.TrimSpace(string(b)))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > tailSize {
+		t.b = append(t.b[:0], t.b[len(t.b)-tailSize:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return "stderr empty"
+	}
+	return "stderr: " + s
+}

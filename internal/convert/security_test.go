@@ -1,0 +1,197 @@
+package convert
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// listener counts the connections made to a loopback port and records
+// the first line of each request.
+type listener struct {
+	ln       net.Listener
+	accepted atomic.Int64
+	mu       sync.Mutex
+	requests []string
+}
+
+func listen(t *testing.T) *listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &listener{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.accepted.Add(1)
+			go l.record(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return l
+}
+
+func (l *listener) record(c net.Conn) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	l.mu.Lock()
+	l.requests = append(l.requests, strings.TrimSpace(line))
+	l.mu.Unlock()
+}
+
+func (l *listener) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprintf("%d connections %q", l.accepted.Load(), l.requests)
+}
+
+func (l *listener) url(name string) string { return fmt.Sprintf("http://%s/%s", l.ln.Addr(), name) }
+
+// linkedImageDOCX is a DOCX whose content reaches outside itself: a
+// picture linked (not embedded) to imageURL, an INCLUDEPICTURE field and
+// an INCLUDETEXT field pointing at fieldURL.
+func linkedImageDOCX(imageURL, fieldURL string) []byte {
+	return docx(linkedImageParts(imageURL, fieldURL))
+}
+
+// linkedImageParts returns the body and relationships of linkedImageDOCX.
+func linkedImageParts(imageURL, fieldURL string) (string, string) {
+	rels := `<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="` + imageURL + `" TargetMode="External"/>`
+	picture := `<w:p><w:r><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0"><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>` +
+		`<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">` +
+		`<pic:pic xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:nvPicPr><pic:cNvPr id="1" name="x.png"/><pic:cNvPicPr/></pic:nvPicPr>` +
+		`<pic:blipFill><a:blip r:link="rId2"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>` +
+		`<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`
+	field := func(instr string) string {
+		return `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ` + instr +
+			` </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>cached</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
+	}
+	body := paragraphs(1, "remote content test") + picture +
+		field(`INCLUDEPICTURE "`+fieldURL+`"`) + field(`INCLUDEPICTURE "`+fieldURL+`" \d`) + field(`INCLUDETEXT "`+fieldURL+`"`)
+	return body, rels
+}
+
+// writePNG writes a small red PNG and returns its path.
+func writePNG(t *testing.T, dir string) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	for x := range 16 {
+		for y := range 16 {
+			img.Set(x, y, color.RGBA{255, 0, 0, 255})
+		}
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	path := filepath.Join(dir, "secret.png")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// countImages returns the number of images pdfimages finds in pdf.
+func countImages(t *testing.T, pdf []byte) int {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.pdf")
+	os.WriteFile(path, pdf, 0o600)
+	out, err := exec.Command("pdfimages", "-list", path).Output()
+	if err != nil {
+		t.Fatalf("pdfimages: %v", err)
+	}
+	return len(strings.Split(strings.TrimSpace(string(out)), "\n")) - 2 // two header lines
+}
+
+// sofficeConvert converts in with a cold `soffice --convert-to pdf` and a
+// fresh default profile, and returns the PDF.
+func sofficeConvert(t *testing.T, name string, in []byte) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, name)
+	os.WriteFile(src, in, 0o600)
+	cmd := exec.Command("soffice", "--headless", "-env:UserInstallation="+fileURL(filepath.Join(dir, "profile")),
+		"--convert-to", "pdf", "--outdir", filepath.Join(dir, "out"), src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("soffice: %v\n%s", err, out)
+	}
+	pdf, err := os.ReadFile(filepath.Join(dir, "out", strings.TrimSuffix(name, filepath.Ext(name))+".pdf"))
+	if err != nil {
+		t.Fatalf("soffice wrote no PDF: %v", err)
+	}
+	return pdf
+}
+
+// TestNoRemoteOrLocalContentIsFetched converts documents that link to a
+// loopback listener and to a local image, and checks that the listener
+// receives no connection and that the image does not reach the PDF. As a
+// control, the same DOCX through a cold soffice with a default profile
+// does contact the listener and embed the image: the test can see a leak.
+func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
+	requireLibreOffice(t)
+	secret := writePNG(t, t.TempDir())
+
+	control := listen(t)
+	pdf := sofficeConvert(t, "control.docx", linkedImageDOCX(control.url("x.png"), control.url("field.png")))
+	time.Sleep(200 * time.Millisecond)
+	if control.accepted.Load() == 0 {
+		t.Fatal("control: a default LibreOffice profile did not fetch the linked image; the test cannot detect a leak")
+	}
+	if countImages(t, sofficeConvert(t, "local.docx", linkedImageDOCX(fileURL(secret), fileURL(secret)))) == 0 {
+		t.Fatal("control: a default LibreOffice profile did not embed the linked local image; the test cannot detect a leak")
+	}
+	t.Logf("control: default profile made %d connections; its PDF has %d bytes", control.accepted.Load(), len(pdf))
+
+	l := listen(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	htmlDoc := `<!DOCTYPE html><html><head><link rel="stylesheet" href="` + l.url("style.css") + `">` +
+		`<link rel="stylesheet" href="` + fileURL(secret) + `"><meta http-equiv="refresh" content="0; url=` + l.url("refresh") + `">` +
+		`<style>@import url(` + l.url("import.css") + `); p { background: url(` + l.url("bg.png") + `) }</style></head>` +
+		`<body background="` + l.url("body.png") + `"><p>remote content test</p><img src="` + l.url("img.png") + `"><img src="` + fileURL(secret) + `">` +
+		`<frameset><frame src="` + l.url("frame.html") + `"></frameset><video src="` + l.url("v.mp4") + `"></video></body></html>`
+	inputs := []struct {
+		name, from string
+		in         []byte
+		cold       bool // LibreOfficeKit cannot load it: soffice converts it (cold.go)
+	}{
+		{"remote DOCX", "docx", linkedImageDOCX(l.url("x.png"), l.url("field.png")), false},
+		{"local DOCX", "docx", linkedImageDOCX(fileURL(secret), fileURL(secret)), false},
+		{"remote DOCX with a comment", "docx", docxWith(commented(linkedImageParts(l.url("c.png"), l.url("cfield.png")))), true},
+		{"local DOCX with a comment", "docx", docxWith(commented(linkedImageParts(fileURL(secret), fileURL(secret)))), true},
+		{"HTML", "html", []byte(htmlDoc), false},
+		{"Markdown", "md", []byte("# md\n\n![remote](" + l.url("md.png") + ")\n\n![local](" + secret + ")\n"), false},
+	}
+	for _, c := range inputs {
+		r, err := p.ConvertTimed(context.Background(), c.in, c.from)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Cold != c.cold {
+			t.Errorf("%s: converted cold: %v, want %v", c.name, r.Cold, c.cold)
+		}
+		if n := countImages(t, r.PDF); n != 0 {
+			t.Errorf("%s: the PDF holds %d images; linked content was loaded", c.name, n)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // room for a late fetch
+	if n := l.accepted.Load(); n != 0 {
+		t.Errorf("the loopback listener received %d connections from the engine, want none: %v", n, l)
+	}
+}

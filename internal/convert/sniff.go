@@ -1,0 +1,210 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Input is checked before it reaches LibreOffice, for two reasons: a
+// client that sends the wrong file deserves a clear 400 rather than
+// whatever LibreOffice makes of it (it opens almost anything, a PDF as a
+// drawing, binary junk as text), and password-protected files are
+// recognised here for what they are, where LibreOffice would only fail.
+
+// maxExpandedZIP bounds the total uncompressed size that a ZIP-based
+// document declares, so that a "zip bomb" is refused before LibreOffice
+// tries to inflate it.
+const maxExpandedZIP = 1 << 30
+
+// Check reports whether in looks like a document of format from, with the
+// checks Convert makes before a job is queued: callers can refuse bad
+// input without starting an engine. Its errors match ErrUnsupportedFormat,
+// ErrInvalidFormat, ErrUnprocessable or ErrEncrypted.
+func Check(in []byte, from string) error {
+	return sniff(in, strings.ToLower(from))
+}
+
+// sniff returns nil when in looks like a document of format from, and
+// otherwise an error matching ErrUnsupportedFormat, ErrInvalidFormat or
+// ErrUnprocessable (ErrEncrypted for password-protected files).
+func sniff(in []byte, from string) error {
+	switch from {
+	case FromDOCX:
+		return sniffOOXML(in)
+	case FromDOC:
+		return sniffDOC(in)
+	case FromODT:
+		return sniffODT(in)
+	case FromRTF:
+		if !bytes.HasPrefix(trimText(in), []byte(`{\rtf`)) {
+			return invalid(from, in, `it does not start with {\rtf`)
+		}
+		return nil
+	case FromHTML:
+		if isBinary(in) || !bytes.HasPrefix(trimText(in), []byte("<")) {
+			return invalid(from, in, "it does not start with a markup tag")
+		}
+		return nil
+	case FromMarkdown:
+		if isBinary(in) || !utf8.Valid(in) {
+			return invalid(from, in, "it is not UTF-8 text")
+		}
+		return nil
+	}
+	return fmt.Errorf("%w %q (accepted: %s)", ErrUnsupportedFormat, from, strings.Join(Formats, ", "))
+}
+
+// sniffOOXML accepts a ZIP package with word/document.xml. A compound
+// file with an EncryptionInfo stream is a password-protected OOXML file.
+func sniffOOXML(in []byte) error {
+	if isCFB(in) {
+		f, err := parseCFB(in)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnprocessable, err)
+		}
+		if _, ok := f.stream("EncryptionInfo"); ok {
+			return ErrEncrypted
+		}
+		return invalid(FromDOCX, in, "it is a compound (OLE2) file without encryption")
+	}
+	z, err := openZIP(in, FromDOCX)
+	if err != nil {
+		return err
+	}
+	if zipFile(z, "word/document.xml") == nil {
+		return invalid(FromDOCX, in, "the ZIP archive has no word/document.xml")
+	}
+	return nil
+}
+
+// sniffDOC accepts a compound file with a WordDocument stream whose file
+// information block does not say "encrypted".
+func sniffDOC(in []byte) error {
+	if !isCFB(in) {
+		return invalid(FromDOC, in, "it is not a compound (OLE2) file")
+	}
+	f, err := parseCFB(in)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnprocessable, err)
+	}
+	if _, ok := f.stream("EncryptionInfo"); ok {
+		return ErrEncrypted
+	}
+	wd, ok := f.stream("WordDocument")
+	if !ok {
+		return invalid(FromDOC, in, "the compound file has no WordDocument stream")
+	}
+	// FibBase ([MS-DOC] 2.5.2): wIdent 0xA5EC, then flags at offset 10,
+	// where bit 8 is fEncrypted.
+	if fib, ok := f.head(wd, 12); ok && binary.LittleEndian.Uint16(fib) == 0xA5EC &&
+		binary.LittleEndian.Uint16(fib[10:])&0x0100 != 0 {
+		return ErrEncrypted
+	}
+	return nil
+}
+
+// sniffODT accepts an OpenDocument text package; a manifest with
+// encryption data means the package is password protected.
+func sniffODT(in []byte) error {
+	z, err := openZIP(in, FromODT)
+	if err != nil {
+		return err
+	}
+	const mime = "application/vnd.oasis.opendocument.text"
+	if m := readZIPFile(zipFile(z, "mimetype"), 100); strings.TrimSpace(string(m)) != mime {
+		return invalid(FromODT, in, "its mimetype entry is not "+mime)
+	}
+	if bytes.Contains(readZIPFile(zipFile(z, "META-INF/manifest.xml"), 1<<20), []byte("encryption-data")) {
+		return ErrEncrypted
+	}
+	return nil
+}
+
+// openZIP opens in as a ZIP archive: not one is ErrInvalidFormat, a
+// damaged one or one that expands too far is ErrUnprocessable.
+func openZIP(in []byte, from string) (*zip.Reader, error) {
+	if !bytes.HasPrefix(in, []byte("PK\x03\x04")) {
+		return nil, invalid(from, in, "it is not a ZIP package")
+	}
+	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: its ZIP container is damaged: %v", ErrUnprocessable, err)
+	}
+	var total uint64
+	for _, f := range z.File {
+		total += f.UncompressedSize64
+	}
+	if total > maxExpandedZIP {
+		return nil, fmt.Errorf("%w: its ZIP container expands to %d bytes, more than the %d allowed", ErrUnprocessable, total, maxExpandedZIP)
+	}
+	return z, nil
+}
+
+func zipFile(z *zip.Reader, name string) *zip.File {
+	for _, f := range z.File {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// readZIPFile returns up to limit bytes of f, or nil if f is nil or unreadable.
+func readZIPFile(f *zip.File, limit int64) []byte {
+	if f == nil {
+		return nil
+	}
+	r, err := f.Open()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r, limit))
+	return b
+}
+
+// invalid builds the ErrInvalidFormat error for input declared as from,
+// naming what the input looks like instead.
+func invalid(from string, in []byte, why string) error {
+	return fmt.Errorf("%w: declared %s, but %s (it looks like %s)", ErrInvalidFormat, from, why, describe(in))
+}
+
+// describe names what in looks like, for error messages.
+func describe(in []byte) string {
+	text := trimText(in)
+	switch {
+	case len(in) == 0:
+		return "an empty file"
+	case bytes.HasPrefix(in, []byte("%PDF-")):
+		return "a PDF file"
+	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
+		return "a ZIP archive"
+	case isCFB(in):
+		return "a compound (OLE2) file such as a Word 97-2003 .doc"
+	case bytes.HasPrefix(text, []byte(`{\rtf`)):
+		return "an RTF document"
+	case bytes.HasPrefix(in, []byte("\x89PNG")), bytes.HasPrefix(in, []byte("\xff\xd8\xff")), bytes.HasPrefix(in, []byte("GIF8")):
+		return "an image"
+	case !isBinary(in) && bytes.HasPrefix(text, []byte("<")):
+		return "HTML or XML"
+	case !isBinary(in):
+		return "plain text"
+	}
+	return "binary data"
+}
+
+// trimText drops a UTF-8 byte order mark and leading white space.
+func trimText(in []byte) []byte {
+	return bytes.TrimLeft(bytes.TrimPrefix(in, []byte("\xef\xbb\xbf")), " \t\r\n\f")
+}
+
+// isBinary reports whether in has a NUL byte in its first 8 KiB, the
+// usual test for "not text".
+func isBinary(in []byte) bool {
+	return bytes.IndexByte(in[:min(len(in), 8192)], 0) >= 0
+}

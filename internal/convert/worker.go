@@ -1,0 +1,248 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/quire-dev/quire/internal/convert/lok"
+)
+
+// How a worker keeps LibreOffice alive inside a Go process.
+//
+// One thread. LibreOffice is not thread-safe, and LibreOfficeKit expects
+// every call to come from the thread that initialised it. The worker's
+// main path calls runtime.LockOSThread before starting LibreOffice and
+// never unlocks: initialisation, every job, and exit all run on that one
+// OS thread, and the worker serves one job at a time.
+//
+// Signals. LibreOffice installs its own handlers for most signals (for
+// crash reports and for SIGURG, SIGPIPE, ...), without SA_ONSTACK. Go's
+// scheduler preempts long-running goroutines by sending SIGURG to their
+// thread; when that signal lands in LibreOffice's handler on a goroutine
+// stack and is chained to Go's, the runtime dies with "signal 23 received
+// but handler not on signal stack". The supervisor therefore starts every
+// worker with GODEBUG=asyncpreemptoff=1, which turns asynchronous
+// preemption (and so those SIGURGs) off; RunWorker refuses to start
+// without it. Nothing is lost: a worker has a single busy goroutine, and
+// goroutines still yield at function calls and channel operations.
+// Re-installing LibreOffice's handlers with SA_ONSTACK was the other
+// option; it was rejected because its crash handler would then run on
+// Go's 32 KiB signal stack, which it can overflow.
+//
+// Process. One LibreOffice per process, one profile directory per worker
+// (LibreOffice locks and rewrites its profile), and one temporary
+// directory per worker (TMPDIR points there, so LibreOffice's own scratch
+// files are removed with it) with one subdirectory per job, removed after
+// the job.
+
+// RunWorker is the main function of a worker process (the hidden
+// `quire convert-worker` command): it speaks the protocol of protocol.go
+// on stdin and stdout, converting documents with LibreOffice, until stdin
+// closes. It returns the process's exit code.
+func RunWorker(stdin io.Reader, stdout io.Writer) int {
+	return serveWorker(stdin, stdout, startLibreOffice)
+}
+
+// engine is LibreOffice as the worker sees it. The tests substitute a
+// scripted engine to drive the supervisor through hangs and crashes.
+type engine interface {
+	convert(inPath, outPath string) error
+	version() string
+}
+
+// startEngine starts an engine with LibreOffice's program directory and
+// the worker's profile directory.
+type startEngine func(programDir, profileDir string) (engine, error)
+
+// serveWorker runs the worker's side of the protocol with the engine
+// that start returns.
+func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine) int {
+	runtime.LockOSThread() // for good: see the comment at the top of this file
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "quire convert-worker[%d]: %s\n", os.Getpid(), fmt.Sprintf(format, args...))
+		return 1
+	}
+	if !asyncPreemptOff(os.Getenv("GODEBUG")) {
+		return fail("refusing to start without GODEBUG=asyncpreemptoff=1 (LibreOffice's signal handlers would crash the Go runtime); workers are started by the conversion pool")
+	}
+	out, err := protectStdout(stdout)
+	if err != nil {
+		return fail("%v", err)
+	}
+	init, err := readFrame(stdin)
+	if err != nil || init.Kind != kindInit {
+		return fail("expected an init message on stdin: %v", err)
+	}
+	eng, warm, err := startWarm(start, init)
+	if err != nil {
+		writeFrame(out, &message{Kind: kindReady, Error: err.Error()})
+		return fail("%v", err)
+	}
+	if err := writeFrame(out, &message{Kind: kindReady, Version: eng.version(), Engine: warm}); err != nil {
+		return fail("write ready message: %v", err)
+	}
+	for {
+		job, err := readFrame(stdin)
+		if err == io.EOF {
+			return 0
+		}
+		if err != nil || job.Kind != kindJob {
+			return fail("read job: %v (kind %q)", err, kindOf(job))
+		}
+		if err := writeFrame(out, runJob(eng, init.TempDir, job)); err != nil {
+			return fail("write result of job %d: %v", job.ID, err)
+		}
+	}
+}
+
+// startWarm starts the engine and converts a small document once, so that
+// LibreOffice has loaded its Writer and PDF export code before the first
+// real job. It returns the time both took.
+func startWarm(start startEngine, init *message) (engine, time.Duration, error) {
+	t0 := time.Now()
+	eng, err := start(init.ProgramDir, init.ProfileDir)
+	if err != nil {
+		return nil, 0, err
+	}
+	res := runJob(eng, init.TempDir, &message{Kind: kindJob, From: FromDOCX, Body: warmUpDocument()})
+	if res.Error != "" {
+		return nil, 0, fmt.Errorf("warm-up conversion failed: %s", res.Error)
+	}
+	return eng, time.Since(t0), nil
+}
+
+// runJob converts one job's input in a directory of its own under dir,
+// removed afterwards, and returns the result message.
+func runJob(eng engine, dir string, job *message) *message {
+	res := &message{Kind: kindResult, ID: job.ID}
+	jobDir, err := os.MkdirTemp(dir, "job-")
+	if err != nil {
+		res.Class, res.Error = classEngine, fmt.Sprintf("create job directory: %v", err)
+		return res
+	}
+	defer os.RemoveAll(jobDir)
+	in := filepath.Join(jobDir, "input."+job.From)
+	out := filepath.Join(jobDir, "output.pdf")
+	if err := os.WriteFile(in, job.Body, 0o600); err != nil {
+		res.Class, res.Error = classEngine, fmt.Sprintf("write input: %v", err)
+		return res
+	}
+	t0 := time.Now()
+	err = eng.convert(in, out)
+	res.Engine = time.Since(t0)
+	var lokErr *lok.Error
+	switch {
+	case errors.As(err, &lokErr) && lokErr.Op == "load":
+		res.Class, res.Error = classLoad, describeLOKError(lokErr)
+	case errors.As(err, &lokErr):
+		res.Class, res.Error = classDocument, describeLOKError(lokErr)
+	case err != nil:
+		res.Class, res.Error = classEngine, err.Error()
+	default:
+		res.Body, err = os.ReadFile(out)
+		if err != nil || !bytes.HasPrefix(res.Body, []byte("%PDF-")) {
+			res.Body = nil
+			res.Class, res.Error = classEngine, fmt.Sprintf("LibreOffice reported success but wrote no PDF (%v)", err)
+		}
+	}
+	return res
+}
+
+// describeLOKError words a LibreOffice failure for the client, without
+// the worker's file paths.
+func describeLOKError(e *lok.Error) string {
+	msg := "LibreOffice could not " + e.Op + " the document"
+	if d := strings.TrimSpace(e.Detail); d != "" {
+		msg += ": " + strings.ReplaceAll(d, e.URL, "the document")
+	}
+	return msg
+}
+
+func kindOf(m *message) string {
+	if m == nil {
+		return ""
+	}
+	return m.Kind
+}
+
+// asyncPreemptOff reports whether a GODEBUG value turns asynchronous
+// preemption off (the last asyncpreemptoff setting wins, as in the runtime).
+func asyncPreemptOff(godebug string) bool {
+	off := false
+	for _, kv := range strings.Split(godebug, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "asyncpreemptoff="); ok {
+			off = v == "1"
+		}
+	}
+	return off
+}
+
+// protectStdout moves the protocol off file descriptor 1 when out is the
+// process's standard output: LibreOffice and the libraries it loads print
+// diagnostics to stdout now and then, and one stray byte there would
+// corrupt a frame. The protocol keeps a duplicate of the descriptor, and
+// descriptor 1 becomes a copy of stderr.
+func protectStdout(out io.Writer) (io.Writer, error) {
+	if f, ok := out.(*os.File); !ok || f.Fd() != 1 {
+		return out, nil
+	}
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("duplicate stdout: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		return nil, fmt.Errorf("redirect stdout to stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "protocol"), nil
+}
+
+// startLibreOffice starts LibreOffice through LibreOfficeKit.
+func startLibreOffice(programDir, profileDir string) (engine, error) {
+	office, err := lok.New(programDir, fileURL(profileDir))
+	if err != nil {
+		return nil, err
+	}
+	return libreOffice{office}, nil
+}
+
+// libreOffice is the real engine.
+type libreOffice struct{ office *lok.Office }
+
+// loadOptions: no macros, whatever the document or the profile says.
+const loadOptions = "EnableMacrosExecution=false"
+
+func (l libreOffice) convert(in, out string) error {
+	return l.office.Convert(fileURL(in), fileURL(out), "pdf", loadOptions)
+}
+
+func (l libreOffice) version() string { return l.office.Version() }
+
+// warmUpDocument returns a minimal one-paragraph DOCX.
+func warmUpDocument() []byte {
+	parts := []struct{ name, body string }{
+		{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`},
+		{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`},
+		{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>warm-up</w:t></w:r></w:p></w:body></w:document>`},
+	}
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, p := range parts {
+		w, _ := z.Create(p.name) // writes to memory: cannot fail
+		io.WriteString(w, p.body)
+	}
+	z.Close()
+	return b.Bytes()
+}
