@@ -10,7 +10,10 @@ import (
 
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/mail"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -23,11 +26,13 @@ type app struct {
 	db        *store.DB
 	auth      *auth.Service
 	telemetry *telemetry.Service
+	signing   *signing.Service
 }
 
 // openApp opens the database (applying migrations), loads the server
 // secret and checks it against the database, and builds the services.
-func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app, err error) {
+// conv converts DOCX for signing; nil refuses DOCX.
+func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv signing.Converter) (a *app, err error) {
 	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -49,8 +54,16 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app,
 	if err != nil {
 		return nil, fmt.Errorf("mail: %w", err)
 	}
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: cfg.DataDir, PKCS12File: cfg.SigningP12,
+		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey})
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	return &app{cfg: cfg, log: log, metrics: reg, db: db,
+		signing: signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
+			Timestamper: timestamper(cfg.TSAURL),
+			Fetch:       fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}}),
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP,
@@ -60,6 +73,14 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger) (a *app,
 			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), Logger: log, Registerer: reg,
 		}),
 	}, nil
+}
+
+// timestamper is the RFC 3161 client of QUIRE_TSA_URL, or nil.
+func timestamper(url string) pdfsign.Timestamper {
+	if url == "" {
+		return nil
+	}
+	return &pdfsign.TSAClient{URL: url}
 }
 
 // Close commits the telemetry still queued, then closes the database.

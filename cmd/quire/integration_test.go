@@ -56,7 +56,8 @@ type instance struct {
 func start(t *testing.T, data string, env ...string) *instance {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
-	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+data)
+	// No LibreOffice workers unless a test asks for them (a later value wins).
+	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+data, "QUIRE_CONVERT_WORKERS=-1")
 	cmd.Env = append(cmd.Env, env...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -28,25 +28,25 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	if sub == "create" {
 		fs.StringVar(&email, "email", "", "e-mail address the key is issued to (required)")
 	}
-	cfg, err := config.Parse(fs, args)
+	cfg, pos, err := config.Parse(fs, args)
 	if err != nil {
 		fmt.Fprintln(stderr, "quire keys:", err)
 		return 2
 	}
 	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app) error {
 		switch {
-		case sub == "list" && fs.NArg() == 0:
+		case sub == "list" && len(pos) == 0:
 			return listKeys(ctx, a, stdout)
-		case sub == "revoke" && fs.NArg() == 1:
-			err := a.auth.Revoke(ctx, fs.Arg(0))
+		case sub == "revoke" && len(pos) == 1:
+			err := a.auth.Revoke(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {
-				return fmt.Errorf("no key with id %q", fs.Arg(0))
+				return fmt.Errorf("no key with id %q", pos[0])
 			}
 			if err == nil {
-				fmt.Fprintln(stdout, "revoked", fs.Arg(0))
+				fmt.Fprintln(stdout, "revoked", pos[0])
 			}
 			return err
-		case sub == "create" && fs.NArg() == 0 && email != "":
+		case sub == "create" && len(pos) == 0 && email != "":
 			key, rec, err := a.auth.CreateKey(ctx, email)
 			if err == nil {
 				fmt.Fprintf(stdout, "created %s for %s; the key is shown only now:\n%s\n", rec.ID, rec.Email, key)
@@ -64,7 +64,10 @@ var errUsage = errors.New("usage")
 // exit status: 2 and the usage for errUsage, 1 for other failures.
 func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(context.Context, *app) error) int {
 	ctx := context.Background()
-	a, err := openApp(ctx, cfg, newLogger(stderr, "warn"))
+	log := newLogger(stderr, "warn")
+	conv := &lazyPool{opt: cfg.ConvertOptions(log)} // started only if a command converts
+	defer conv.Close()
+	a, err := openApp(ctx, cfg, log, conv)
 	if err != nil {
 		fmt.Fprintln(stderr, name+":", err)
 		return 1

@@ -29,28 +29,28 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&org, "org", "", "organization the license belongs to (required)")
 		fs.StringVar(&email, "email", "", "contact e-mail; an API key issued to it reads this license's usage (required)")
 	}
-	cfg, err := config.Parse(fs, args)
+	cfg, pos, err := config.Parse(fs, args)
 	if err != nil {
 		fmt.Fprintln(stderr, "quire license:", err)
 		return 2
 	}
 	return withApp(cfg, stderr, "quire license", licenseUsage, func(ctx context.Context, a *app) error {
 		switch {
-		case sub == "create" && fs.NArg() == 0 && org != "" && email != "":
+		case sub == "create" && len(pos) == 0 && org != "" && email != "":
 			l, err := a.telemetry.CreateLicense(ctx, org, email)
 			if err == nil {
 				fmt.Fprintf(stdout, "created %s for %s (%s); the license key:\n%s\n", l.ID, l.Organization, l.Email, l.Key)
 			}
 			return err
-		case sub == "list" && fs.NArg() == 0:
+		case sub == "list" && len(pos) == 0:
 			return listLicenses(ctx, a, stdout)
-		case sub == "revoke" && fs.NArg() == 1:
-			err := a.telemetry.RevokeLicense(ctx, fs.Arg(0))
+		case sub == "revoke" && len(pos) == 1:
+			err := a.telemetry.RevokeLicense(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {
-				return fmt.Errorf("no license with id %q", fs.Arg(0))
+				return fmt.Errorf("no license with id %q", pos[0])
 			}
 			if err == nil {
-				fmt.Fprintln(stdout, "revoked", fs.Arg(0))
+				fmt.Fprintln(stdout, "revoked", pos[0])
 			}
 			return err
 		}

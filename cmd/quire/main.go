@@ -4,6 +4,9 @@
 //	quire keys list|revoke ID|create     manage API keys
 //	quire license create|list|revoke     manage commercial license keys
 //	quire usage [--json]                 print the usage report
+//	quire convert IN -o OUT.pdf          convert a document to PDF
+//	quire sign IN -o OUT.pdf             sign a file locally
+//	quire verify FILE.pdf                check its signatures (JSON)
 //	quire docid FILE.docx                print the documentId of a DOCX
 //	quire version                        print the version
 //
@@ -30,6 +33,9 @@ func commands() []command {
 		{"keys", "list, revoke or create API keys", runKeys},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
+		{"convert", "convert a document to PDF with the conversion engine", runConvert},
+		{"sign", "sign a PDF or DOCX file locally", runSign},
+		{"verify", "check the signatures of a PDF file (JSON)", runVerify},
 		{"docid", "print the documentId of a DOCX file, or stamp it", runDocid},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int { fmt.Println(version); return 0 }},
 	}
@@ -48,6 +54,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)
 		}
+	}
+	if args[0] == "convert-worker" { // hidden: started by the conversion pool
+		return runConvertWorker(args[1:], stdout, stderr)
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)

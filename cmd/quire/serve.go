@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/signing"
 )
 
 // cleanupEvery is how often expired codes and rate-limit windows are swept.
@@ -25,7 +27,10 @@ const cleanupEvery = 10 * time.Minute
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, err := config.Parse(fs, args)
+	cfg, pos, err := config.Parse(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire serve:", err)
 		return 2
@@ -41,13 +46,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	a, err := openApp(ctx, cfg, log)
+	pool := startConversion(cfg, log)
+	defer stopConversion(pool, cfg.ShutdownTimeout, log)
+	var conv signing.Converter
+	if pool != nil {
+		conv = pool
+	}
+	a, err := openApp(ctx, cfg, log, conv)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, DB: a.db, Logger: log, Metrics: a.metrics, Version: version},
-		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken})
+	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
+		Logger: log, Metrics: a.metrics, Version: version},
+		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
+			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes)})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -80,6 +93,34 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startConversion starts the warm LibreOffice workers, unless conversion
+// is disabled. A machine without LibreOffice still serves everything else:
+// the failure is logged, and /v1/convert and /v1/health say so.
+func startConversion(cfg *config.Config, log *slog.Logger) *convert.Pool {
+	if cfg.ConvertWorkers < 0 {
+		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
+		return nil
+	}
+	pool, err := convert.NewPool(cfg.ConvertOptions(log))
+	if err != nil {
+		log.Error("conversion engine unavailable", "err", err)
+		return nil
+	}
+	return pool
+}
+
+// stopConversion stops the workers once the HTTP server has finished.
+func stopConversion(pool *convert.Pool, timeout time.Duration, log *slog.Logger) {
+	if pool == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := pool.Close(ctx); err != nil {
+		log.Warn("conversion engine stop", "err", err)
+	}
 }
 
 // sweep deletes expired codes, old rate-limit windows and raw telemetry

@@ -26,8 +26,8 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "end of the report, exclusive, RFC 3339 (default: start of the next UTC month)")
 	groupBy := fs.String("group-by", "month", "day or month")
 	key := fs.String("license-key", "", "only this license key")
-	cfg, err := config.Parse(fs, args)
-	if err != nil || fs.NArg() > 0 {
+	cfg, pos, err := config.Parse(fs, args)
+	if err != nil || len(pos) > 0 {
 		fmt.Fprintln(stderr, usageUsage)
 		return 2
 	}

@@ -7,12 +7,14 @@ package config
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
@@ -46,6 +48,26 @@ type Config struct {
 	CollectCommitTimeout time.Duration
 	TelemetryRetention   time.Duration
 	TelemetryMetadata    Bytes
+
+	SignMaxBytes       Bytes
+	SigningP12         string
+	SigningP12Password string
+	SigningCert        string
+	SigningKey         string
+	TSAURL             string
+	FetchTimeout       time.Duration
+	FetchMaxRedirects  int
+	FetchAllowPrivate  bool
+
+	ConvertWorkers       int
+	ConvertQueue         int
+	ConvertJobTimeout    time.Duration
+	ConvertStartTimeout  time.Duration
+	ConvertMaxJobs       int
+	ConvertMaxWorkerRSS  Bytes
+	ConvertMaxInputBytes Bytes
+	ConvertDir           string
+	LibreOfficeDir       string
 }
 
 // Setting describes one configuration value.
@@ -83,6 +105,24 @@ func (c *Config) Settings() []Setting {
 		{"collect-batch", "QUIRE_COLLECT_BATCH", "most telemetry events committed in one transaction (group commit)", (*intValue)(&c.CollectBatch), false},
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
+		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
+		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
+		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*stringValue)(&c.SigningP12Password), true},
+		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
+		{"signing-key", "QUIRE_SIGNING_KEY", "PEM file with the signing private key (PKCS#8, EC or RSA)", (*stringValue)(&c.SigningKey), false},
+		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp (PAdES B-T)", (*stringValue)(&c.TSAURL), false},
+		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
+		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
+		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
+		{"convert-workers", "QUIRE_CONVERT_WORKERS", "LibreOffice worker processes of the conversion engine (about 200 MB each); 0: one per CPU core; negative: conversion disabled", (*intValue)(&c.ConvertWorkers), false},
+		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions waiting for a worker; beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
+		{"convert-job-timeout", "QUIRE_CONVERT_JOB_TIMEOUT", "longest conversion; past it the worker is killed and the request gets 422 (the soffice fallback for documents LibreOfficeKit refuses gets as long again)", (*durationValue)(&c.ConvertJobTimeout), false},
+		{"convert-start-timeout", "QUIRE_CONVERT_START_TIMEOUT", "longest start and warm-up of a worker", (*durationValue)(&c.ConvertStartTimeout), false},
+		{"convert-max-jobs-per-worker", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER", "a worker is replaced after that many conversions (bounds LibreOffice's leaks); negative: never", (*intValue)(&c.ConvertMaxJobs), false},
+		{"convert-max-worker-rss", "QUIRE_CONVERT_MAX_WORKER_RSS", "a worker whose memory exceeds it after a conversion is replaced", &c.ConvertMaxWorkerRSS, false},
+		{"convert-max-input-bytes", "QUIRE_CONVERT_MAX_INPUT_BYTES", "largest document to convert (larger: 413)", &c.ConvertMaxInputBytes, false},
+		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
+		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
 		{"telemetry-metadata-bytes", "QUIRE_TELEMETRY_METADATA_BYTES", "largest telemetry metadata object stored as sent; larger ones are stored as {\"truncated\":true}", &c.TelemetryMetadata, false},
 	}
 }
@@ -110,6 +150,17 @@ func Default() Config {
 		CollectCommitTimeout: 10 * time.Second,
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
+
+		SignMaxBytes:      25 << 20,
+		FetchTimeout:      30 * time.Second,
+		FetchMaxRedirects: 5,
+
+		ConvertJobTimeout:    60 * time.Second,
+		ConvertStartTimeout:  60 * time.Second,
+		ConvertMaxJobs:       200,
+		ConvertMaxWorkerRSS:  1 << 30,
+		ConvertMaxInputBytes: 25 << 20,
+		LibreOfficeDir:       "/usr/lib/libreoffice/program",
 	}
 }
 
@@ -130,16 +181,32 @@ func Bind(fs *flag.FlagSet, getenv func(string) string) (*Config, error) {
 }
 
 // Parse binds the settings to fs, beside any flags of the command's own,
-// parses args over the environment and checks the result.
-func Parse(fs *flag.FlagSet, args []string) (*Config, error) {
+// parses args over the environment, checks the result, and returns the
+// positional arguments. Flags may come before or after them
+// (quire sign in.pdf -o out.pdf).
+func Parse(fs *flag.FlagSet, args []string) (*Config, []string, error) {
 	c, err := Bind(fs, os.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
 	}
-	return c, c.Check()
+	return c, positional, c.Check()
+}
+
+// ConvertOptions are the options of the conversion engine.
+func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
+	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
+		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
+		MaxInputBytes: int64(c.ConvertMaxInputBytes), Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
 // Check reports settings that cannot work together or at all.
@@ -160,6 +227,12 @@ func (c *Config) Check() error {
 	}
 	if c.CollectQueue < 1 || c.CollectBatch < 1 {
 		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")
+	}
+	if (c.SigningCert == "") != (c.SigningKey == "") {
+		return fmt.Errorf("QUIRE_SIGNING_CERT and QUIRE_SIGNING_KEY go together")
+	}
+	if c.SigningP12 != "" && c.SigningCert != "" {
+		return fmt.Errorf("QUIRE_SIGNING_P12 and QUIRE_SIGNING_CERT exclude each other")
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("QUIRE_ADMIN_TOKEN must be at least 16 characters")
@@ -195,6 +268,21 @@ func (d *durationValue) Set(v string) error {
 	*d = durationValue(p)
 	return nil
 }
+
+type boolValue bool
+
+func (b *boolValue) String() string { return strconv.FormatBool(bool(*b)) }
+func (b *boolValue) Set(v string) error {
+	p, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b = boolValue(p)
+	return nil
+}
+
+// IsBoolFlag lets --fetch-allow-private stand alone on the command line.
+func (b *boolValue) IsBoolFlag() bool { return true }
 
 type intValue int
 

@@ -46,9 +46,9 @@ func TestKeyIssuanceAndUse(t *testing.T) {
 			t.Errorf("a used code worked again: %d", r.status)
 		}
 
-		// The key authenticates; an unknown operation behind it is then a 404, not a 401.
+		// The key authenticates: the empty request gets past 401 to validation.
 		r = e.do("POST", "/v1/sign", strings.NewReader("{}"), map[string]string{"Authorization": "Bearer " + key})
-		r.errorBody(t, 404, "NOT_FOUND")
+		r.errorBody(t, 400, "VALIDATION_ERROR")
 		keys, _ := db.Keys(context.Background())
 		if len(keys) != 1 || keys[0].Email != "ann@example.com" || keys[0].LastUsedAt.IsZero() {
 			t.Fatalf("keys = %+v, want ann's key marked used", keys)
@@ -92,7 +92,7 @@ func TestAuthenticationFailures(t *testing.T) {
 			"missing":   "",
 			"no bearer": "Basic " + key,
 			"malformed": "Bearer sd_short",
-			"checksum":  "Bearer " + key[:len(key)-1] + "x",
+			"checksum":  "Bearer " + key[:len(key)-1] + string(key[len(key)-1]^1), // another character, always
 			"unknown":   "Bearer " + unknown + checksumOf(unknown),
 		} {
 			r := e.do("POST", "/v1/convert?from=docx", nil, map[string]string{"Authorization": header})
@@ -240,7 +240,7 @@ func TestRateLimits(t *testing.T) {
 
 func TestMailFailureIsUnavailable(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnvWith(t, db, unlimited(), &mail.Options{URL: "smtp://127.0.0.1:1?starttls=none"}, nil)
+		e := newEnv(t, db, unlimited(), withMail(mail.Options{URL: "smtp://127.0.0.1:1?starttls=none"}))
 		r := e.register("m@example.com")
 		r.errorBody(t, 503, "SERVICE_UNAVAILABLE")
 		if r.header.Get("Retry-After") == "" {

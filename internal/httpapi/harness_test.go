@@ -15,9 +15,12 @@ import (
 
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -31,6 +34,7 @@ type env struct {
 	api       *httpapi.Server
 	auth      *auth.Service
 	telemetry *telemetry.Service
+	signing   *signing.Service
 	srv       *httptest.Server
 	logs      *syncBuffer
 	now       time.Time
@@ -55,16 +59,29 @@ func unlimited() auth.Options {
 	return auth.Options{KeyPrefix: "sd", CodeTTL: 15 * time.Minute, MaxAttempts: 5}
 }
 
-func newEnv(t *testing.T, db *store.DB, opt auth.Options) *env {
-	t.Helper()
-	return newEnvWith(t, db, opt, nil, nil)
+// envConfig holds what tests change from the defaults of newEnv.
+type envConfig struct {
+	mail         *mail.Options // nil: a mailtest server
+	telemetry    func(*telemetry.Options)
+	allowPrivate bool // document URLs may reach loopback
 }
 
-// newEnvWith is newEnv with other mail settings (nil: a mailtest server)
-// and telemetry settings changed by tune (nil: the defaults of tests).
-func newEnvWith(t *testing.T, db *store.DB, opt auth.Options, mo *mail.Options, tune func(*telemetry.Options)) *env {
+type envOption func(*envConfig)
+
+func withMail(mo mail.Options) envOption { return func(c *envConfig) { c.mail = &mo } }
+func withTelemetry(f func(*telemetry.Options)) envOption {
+	return func(c *envConfig) { c.telemetry = f }
+}
+func withPrivateFetch() envOption { return func(c *envConfig) { c.allowPrivate = true } }
+
+func newEnv(t *testing.T, db *store.DB, opt auth.Options, options ...envOption) *env {
 	t.Helper()
+	var cfg envConfig
+	for _, o := range options {
+		o(&cfg)
+	}
 	var smtp *mailtest.Server
+	mo := cfg.mail
 	if mo == nil {
 		smtp = mailtest.Start(t)
 		mo = &mail.Options{URL: smtp.URL(), CAFile: smtp.CAFile()}
@@ -81,12 +98,18 @@ func newEnvWith(t *testing.T, db *store.DB, opt auth.Options, mo *mail.Options, 
 	reg := prometheus.NewRegistry()
 	topt := telemetry.Options{QueueLength: 64, MaxBatch: 500, CommitTimeout: 10 * time.Second,
 		Retention: 90 * 24 * time.Hour, MetadataBytes: 256, Logger: log, Registerer: reg, Now: e.clock}
-	if tune != nil {
-		tune(&topt)
+	if cfg.telemetry != nil {
+		cfg.telemetry(&topt)
 	}
 	e.telemetry = telemetry.New(db, topt)
 	t.Cleanup(e.telemetry.Close)
-	e.api = httpapi.New(httpapi.Deps{Auth: e.auth, Telemetry: e.telemetry, DB: db, Logger: log, Metrics: reg, Version: "test"},
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.signing = signing.New(id, db, nil, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: e.clock,
+		Fetch: fetch.Options{AllowPrivate: cfg.allowPrivate, Timeout: 5 * time.Second}})
+	e.api = httpapi.New(httpapi.Deps{Auth: e.auth, Telemetry: e.telemetry, Signing: e.signing, DB: db, Logger: log, Metrics: reg, Version: "test"},
 		httpapi.Options{MaxBodyBytes: 1 << 10, TrustedProxies: config.Prefixes{}, AdminToken: adminToken})
 	e.srv = httptest.NewServer(e.api)
 	t.Cleanup(e.srv.Close)

@@ -35,7 +35,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	h := Health{Status: "ok", Timestamp: time.Now().UTC().Format(time.RFC3339), Version: s.deps.Version,
-		Checks: map[string]string{"database": "ok"}}
+		Checks: map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)
 		h.Status, h.Checks["database"] = "unavailable", "unreachable"

@@ -16,6 +16,8 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
 
@@ -28,6 +30,8 @@ type Pinger interface {
 type Deps struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
+	Signing   *signing.Service
+	Convert   *convert.Pool // nil: conversion disabled
 	DB        Pinger
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
@@ -36,9 +40,10 @@ type Deps struct {
 
 // Options are the HTTP-level limits and trust settings.
 type Options struct {
-	MaxBodyBytes   int64           // default body limit of routes without one
-	TrustedProxies config.Prefixes // whose X-Forwarded-For is believed
-	AdminToken     string          // bearer token of operator endpoints; empty: none
+	MaxBodyBytes    int64           // default body limit of routes without one
+	TrustedProxies  config.Prefixes // whose X-Forwarded-For is believed
+	AdminToken      string          // bearer token of operator endpoints; empty: none
+	ConvertMaxBytes int64           // largest document to convert
 }
 
 // Route is one operation of the API. Capabilities declare their routes
@@ -73,7 +78,10 @@ var authenticated = []string{"/v1/sign", "/v1/convert"}
 func New(d Deps, o Options) *Server {
 	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes())
+	if d.Convert != nil {
+		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
+	}
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes())
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}

@@ -228,7 +228,7 @@ func TestCollectBackPressure(t *testing.T) {
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			u := storetest.URL(t, b)
-			e := newEnvWith(t, storetest.Open(t, u), unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 2 })
+			e := newEnv(t, storetest.Open(t, u), unlimited(), withTelemetry(func(o *telemetry.Options) { o.QueueLength = 2 }))
 			ctx := context.Background()
 			lock, err := storetest.SQL(t, u).Conn(ctx)
 			if err != nil {
@@ -265,7 +265,7 @@ func TestCollectBackPressure(t *testing.T) {
 
 func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnvWith(t, db, unlimited(), nil, func(o *telemetry.Options) { o.QueueLength = 200 })
+		e := newEnv(t, db, unlimited(), withTelemetry(func(o *telemetry.Options) { o.QueueLength = 200 }))
 		var wg sync.WaitGroup
 		failed := make(chan int, 200)
 		for i := 0; i < 200; i++ {

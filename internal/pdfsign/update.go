@@ -15,13 +15,14 @@ import (
 // output, which is what keeps earlier signatures valid.
 type update struct {
 	doc     *document
-	next    int            // next unused object number
-	objects map[int]Object // new and changed objects by number
-	gens    map[int]int    // generation numbers of changed objects
+	next    int             // next unused object number
+	objects map[int]Object  // new and changed objects by number
+	gens    map[int]int     // generation numbers of changed objects
+	streams map[*Stream]Ref // streams already written: a stream shared by several pages is one object
 }
 
 func newUpdate(d *document) *update {
-	return &update{doc: d, next: d.size(), objects: map[int]Object{}, gens: map[int]int{}}
+	return &update{doc: d, next: d.size(), objects: map[int]Object{}, gens: map[int]int{}, streams: map[*Stream]Ref{}}
 }
 
 // add stores o as a new object and returns its reference.
@@ -63,7 +64,12 @@ func (u *update) hoist(o Object) Object {
 
 func (u *update) hoistNested(o Object) Object {
 	if st, ok := o.(*Stream); ok {
-		return u.add(st)
+		if r, done := u.streams[st]; done {
+			return r
+		}
+		r := u.add(st)
+		u.streams[st] = r
+		return r
 	}
 	return u.hoist(o)
 }

@@ -96,6 +96,24 @@ func DecodeRequest(body []byte, maxDocument int64) (Request, error) {
 	return req, v.err()
 }
 
+// DecodeVerifyRequest reads the JSON form of a verification request,
+// {"document":{"base64":"..."}}, and returns the PDF bytes.
+func DecodeVerifyRequest(body []byte, maxDocument int64) ([]byte, error) {
+	v := &validator{}
+	var pdf []byte
+	if top := v.object("", json.RawMessage(body), []string{"document"}); top != nil {
+		if isAbsent(top["document"]) {
+			v.bad("document", "is required")
+		} else if d := v.object("document", top["document"], []string{"base64"}); d != nil {
+			var b64 string
+			if v.decode("document.base64", d["base64"], &b64, "a string") {
+				pdf = v.base64Document(b64, maxDocument)
+			}
+		}
+	}
+	return pdf, v.err()
+}
+
 // validator collects the details of everything wrong with a request.
 type validator struct{ details []quire.Detail }
 

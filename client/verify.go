@@ -1,0 +1,110 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// VerifyResult is the answer of POST /v1/verify: whether the signatures of
+// a PDF hold.
+type VerifyResult struct {
+	// Valid is true when the document has at least one signature and
+	// every signature is valid.
+	Valid bool `json:"valid"`
+	// Reason says why the document is not valid; empty when it is.
+	Reason string `json:"reason,omitempty"`
+	// Signers has one entry per signature, in the order of the document.
+	Signers []VerifiedSigner `json:"signers"`
+}
+
+// VerifiedSigner is one signature of a verified PDF.
+type VerifiedSigner struct {
+	Name    string `json:"name"`    // the signer's name, as signed
+	Email   string `json:"email"`   // the e-mail address of the signing certificate, when it has one
+	Subject string `json:"subject"` // distinguished name of the signing certificate
+	// SigningTime is when the signature was made, as the document claims it
+	// (/M); zero when the signature carries no time.
+	SigningTime time.Time `json:"signingTime"`
+	// EventID, SignerEmail and RecordedAt come from the service's record of
+	// the signing; empty when the service did not make this signature.
+	EventID     string    `json:"eventId"`
+	SignerEmail string    `json:"signerEmail"`
+	RecordedAt  time.Time `json:"recordedAt"`
+	// CoversWholeDocument is false when bytes were added after this
+	// signature (a later signature, or an edit).
+	CoversWholeDocument bool `json:"coversWholeDocument"`
+	// Trusted is true when the signing certificate chains to a
+	// certificate the service trusts, such as its own signing certificate.
+	Trusted bool `json:"trusted"`
+	// Valid is true when the signature's cryptography and digest hold.
+	Valid bool `json:"valid"`
+	// Reason says why this signature is not valid; empty when it is.
+	Reason string `json:"reason,omitempty"`
+}
+
+// VerifySignature checks the signatures of a PDF (POST /v1/verify, the
+// file as the multipart part "file"). A document that is not valid is a
+// successful answer with Valid false; an *Error means the check could not
+// be made, e.g. CodeUnprocessable for an encrypted or corrupt PDF.
+func (c *Client) VerifySignature(ctx context.Context, pdf []byte) (*VerifyResult, error) {
+	r := request{method: "POST", path: "/v1/verify", accept: "application/json", auth: true}
+	res, err := c.postFile(ctx, r, bytes.NewReader(pdf), "document.pdf", "application/pdf")
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var v VerifyResult
+	if err := c.decodeJSON(r, res, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// SigningCertificate is the answer of GET /v1/verify/key: the certificate
+// the service signs documents with, so that callers can pin or trust it.
+type SigningCertificate struct {
+	PEM               string    `json:"pem"`               // the certificate, PEM-encoded
+	FingerprintSHA256 string    `json:"fingerprintSha256"` // SHA-256 of the DER certificate, hex
+	NotBefore         time.Time `json:"notBefore"`
+	NotAfter          time.Time `json:"notAfter"`
+	Issuer            string    `json:"issuer"`  // distinguished name
+	Subject           string    `json:"subject"` // distinguished name
+}
+
+// SigningCertificate returns the service's signing certificate (GET
+// /v1/verify/key).
+func (c *Client) SigningCertificate(ctx context.Context) (*SigningCertificate, error) {
+	var sc SigningCertificate
+	err := c.getJSON(ctx, request{method: "GET", path: "/v1/verify/key", auth: true}, &sc)
+	if err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+// Certificate parses PEM and checks that FingerprintSHA256 is its
+// fingerprint (hex, with or without colons, in either case), so that a
+// certificate pinned by its fingerprint is the one returned.
+func (s *SigningCertificate) Certificate() (*x509.Certificate, error) {
+	block, _ := pem.Decode([]byte(s.PEM))
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, fmt.Errorf("quire client: signing certificate: pem holds no CERTIFICATE block")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("quire client: signing certificate: %w", err)
+	}
+	sum := sha256.Sum256(cert.Raw)
+	want := strings.ToLower(strings.ReplaceAll(s.FingerprintSHA256, ":", ""))
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, fmt.Errorf("quire client: signing certificate: fingerprintSha256 %q is not the certificate's (%s)", s.FingerprintSHA256, got)
+	}
+	return cert, nil
+}

@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+)
+
+// multipartOverhead is the room a multipart body needs beyond its file.
+const multipartOverhead = 1 << 20
+
+func (s *Server) convertRoutes() []Route {
+	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead}}
+}
+
+// convertDocument answers the PDF of the multipart field "file". The
+// Server-Timing header tells the engine's own time from the queue's.
+func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from := strings.ToLower(q.Get("from"))
+	var details []quire.Detail
+	if from == "" {
+		details = append(details, quire.Detail{Field: "from", Issue: "is required (" + strings.Join(convert.Formats, ", ") + ")"})
+	}
+	if to := strings.ToLower(q.Get("to")); to != "" && to != "pdf" {
+		details = append(details, quire.Detail{Field: "to", Issue: "must be pdf"})
+	}
+	if len(details) > 0 {
+		s.fail(w, r, quire.Invalid("The conversion request is not valid.", details...))
+		return
+	}
+	pool := s.deps.Convert
+	if pool == nil {
+		s.fail(w, r, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server."))
+		return
+	}
+	in, err := filePart(r, "file")
+	if err != nil {
+		s.fail(w, r, bodyError(err))
+		return
+	}
+	res, err := pool.ConvertTimed(r.Context(), in, from)
+	if err != nil {
+		s.fail(w, r, convert.ToAPIError(err, pool.RetryAfter()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",
+		ms(res.Engine.Seconds()), ms(res.Queued.Seconds()), ms(res.Total.Seconds())))
+	w.Write(res.PDF)
+}
+
+func ms(seconds float64) float64 { return seconds * 1000 }
+
+// convertStatus is the health check line of the conversion engine.
+func convertStatus(pool *convert.Pool) string {
+	if pool == nil {
+		return "disabled"
+	}
+	st := pool.Status()
+	line := fmt.Sprintf("%d/%d workers ready, %d busy, %d queued", st.Ready, st.Workers, st.Busy, st.Queued)
+	if st.Ready == 0 && st.LastError != "" {
+		line += "; last error: " + st.LastError
+	}
+	return line
+}
+
+// convertCollectors expose the engine's state and counters to /metrics.
+func convertCollectors(pool *convert.Pool) []prometheus.Collector {
+	gauge := func(name, help string, v func(convert.Status) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(pool.Status()) })
+	}
+	counter := func(name, help string, v func(convert.Counters) uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(pool.Status().Counters)) })
+	}
+	return []prometheus.Collector{
+		gauge("quire_convert_workers_ready", "Conversion workers warm and idle.", func(s convert.Status) float64 { return float64(s.Ready) }),
+		gauge("quire_convert_workers_busy", "Conversion workers running a job.", func(s convert.Status) float64 { return float64(s.Busy) }),
+		gauge("quire_convert_queue_length", "Conversions waiting for a worker.", func(s convert.Status) float64 { return float64(s.Queued) }),
+		counter("quire_convert_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
+		counter("quire_convert_failed_total", "Conversions that failed after reaching a worker.", func(c convert.Counters) uint64 { return c.Failed }),
+		counter("quire_convert_worker_crashes_total", "Workers that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
+		counter("quire_convert_worker_timeouts_total", "Workers killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
+		counter("quire_convert_worker_restarts_total", "Workers started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
+		counter("quire_convert_worker_recycled_total", "Workers retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
+		counter("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.", func(c convert.Counters) uint64 { return c.Cold }),
+	}
+}

@@ -1,0 +1,261 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/quire-dev/quire/internal/signing"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// onePagePDF is a small valid PDF with a classic xref table.
+func onePagePDF(text string) []byte {
+	stream := "BT /F1 18 Tf 72 760 Td (" + text + ") Tj ET"
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	x := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, x)
+	return b.Bytes()
+}
+
+func signBody(document string) string {
+	return `{"document":` + document + `,"signer":{"email":"ann@example.com","name":"Ann Example","ip":"203.0.113.9"},
+		"auditTrail":[{"type":"ready","timestamp":"2026-11-22T09:59:00Z"},{"type":"submit","timestamp":"2026-11-22T10:00:00Z","data":{}}],
+		"eventId":"evt-1","certificate":{"enabled":false}}`
+}
+
+func inline(pdf []byte) string { return `{"base64":"` + base64.StdEncoding.EncodeToString(pdf) + `"}` }
+
+func (e *env) signPDF(key, body string) response {
+	e.t.Helper()
+	return e.do("POST", "/v1/sign", strings.NewReader(body), map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+}
+
+func signedPDF(t *testing.T, r response) []byte {
+	t.Helper()
+	if r.status != 200 {
+		t.Fatalf("sign: %d %s", r.status, r.body)
+	}
+	var res struct {
+		Document struct{ Base64, ContentType string }
+	}
+	r.json(t, &res)
+	pdf, err := base64.StdEncoding.DecodeString(res.Document.Base64)
+	if err != nil || res.Document.ContentType != "application/pdf" || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatalf("sign answer: %v %q", err, res.Document.ContentType)
+	}
+	return pdf
+}
+
+func (e *env) verifyPDF(pdf []byte) signing.VerifyResult {
+	e.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "signed.pdf")
+	fw.Write(pdf)
+	mw.Close()
+	r := e.do("POST", "/v1/verify", &body, map[string]string{"Content-Type": mw.FormDataContentType()})
+	if r.status != 200 {
+		e.t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	var res signing.VerifyResult
+	r.json(e.t, &res)
+	return res
+}
+
+// tool runs a validator, failing the test with the Debian package to
+// install when it is missing.
+func tool(t *testing.T, pkg, name string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Fatalf("%s is not installed: apt-get install %s", name, pkg)
+	}
+	out, _ := exec.Command(name, args...).CombinedOutput()
+	return string(out)
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(b)
+	f.Close()
+	return f.Name()
+}
+
+func TestSignAndVerify(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			e := newEnv(t, storetest.Open(t, storetest.URL(t, b)), unlimited())
+			key := e.key("ann@example.com")
+			in := onePagePDF("Service agreement")
+			out := signedPDF(t, e.signPDF(key, signBody(inline(in))))
+			if !bytes.HasPrefix(out, in) {
+				t.Error("the original bytes are not a prefix of the signed PDF")
+			}
+			path := writeTemp(t, out)
+			if got := tool(t, "poppler-utils", "pdfsig", path); !strings.Contains(got, "Signature is Valid.") || !strings.Contains(got, "Total document signed") {
+				t.Errorf("pdfsig:\n%s", got)
+			}
+			if got := tool(t, "qpdf", "qpdf", "--check", path); !strings.Contains(got, "No syntax or stream encoding errors") {
+				t.Errorf("qpdf --check:\n%s", got)
+			}
+
+			res := e.verifyPDF(out)
+			if !res.Valid || len(res.Signers) != 1 || res.Signers[0].EventID != "evt-1" || res.Signers[0].SignerEmail != "ann@example.com" {
+				t.Fatalf("verify = %+v", res)
+			}
+
+			tampered := bytes.Clone(out)
+			tampered[len(in)/2] ^= 0x01
+			if res := e.verifyPDF(tampered); res.Valid || res.Signers[0].Valid {
+				t.Errorf("a flipped byte still verifies: %+v", res)
+			}
+			if got := tool(t, "poppler-utils", "pdfsig", writeTemp(t, tampered)); strings.Contains(got, "Signature is Valid.") {
+				t.Errorf("pdfsig accepts the tampered file:\n%s", got)
+			}
+
+			twice := signedPDF(t, e.signPDF(key, strings.Replace(signBody(inline(out)), "evt-1", "evt-2", 1)))
+			res = e.verifyPDF(twice)
+			if !res.Valid || len(res.Signers) != 2 || !res.Signers[0].Valid || res.Signers[0].CoversWholeDocument ||
+				!res.Signers[1].CoversWholeDocument || res.Signers[0].EventID != "evt-1" || res.Signers[1].EventID != "evt-2" {
+				t.Errorf("signed twice: %+v", res)
+			}
+		})
+	}
+}
+
+func TestVerifyJSONAndKey(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	out := signedPDF(t, e.signPDF(e.key("k@example.com"), signBody(inline(onePagePDF("x")))))
+	r := e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString(out)+`"}}`), nil)
+	var res signing.VerifyResult
+	r.json(t, &res)
+	if r.status != 200 || !res.Valid {
+		t.Errorf("verify JSON = %d %s", r.status, r.body)
+	}
+	e.do("POST", "/v1/verify", strings.NewReader(`{"document":{}}`), nil).errorBody(t, 400, "VALIDATION_ERROR")
+	e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString([]byte("not a pdf"))+`"}}`), nil).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+	unsigned := e.verifyPDF(onePagePDF("unsigned"))
+	if unsigned.Valid || unsigned.Reason == "" {
+		t.Errorf("an unsigned PDF: %+v", unsigned)
+	}
+
+	var k struct {
+		PEM, FingerprintSHA256, Issuer string
+	}
+	e.get("/v1/verify/key").json(t, &k)
+	block, _ := pem.Decode([]byte(k.PEM))
+	if block == nil {
+		t.Fatalf("no PEM in %+v", k)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	sum := sha256.Sum256(block.Bytes)
+	if err != nil || k.FingerprintSHA256 == "" || !strings.EqualFold(strings.ReplaceAll(k.FingerprintSHA256, ":", ""), hex.EncodeToString(sum[:])) ||
+		!strings.Contains(k.Issuer, "quire signing CA") || res.Signers[0].SerialNumber == "" || cert.SerialNumber.String() == "" {
+		t.Errorf("key = %+v (%v)", k, err)
+	}
+}
+
+func TestSignRefusals(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("r@example.com")
+	b := e.signPDF(key, strings.Replace(signBody(inline(onePagePDF("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enable":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
+	if len(b.Details) != 1 || b.Details[0].Field != "certificate.enable" || !strings.Contains(b.Details[0].Issue, "did you mean enabled?") {
+		t.Errorf("near miss: %+v", b.Details)
+	}
+	e.signPDF(key, signBody(inline([]byte("just some text, neither PDF nor DOCX")))).errorBody(t, 400, "INVALID_FILE_FORMAT")
+	if enc, err := os.ReadFile("../../../shared/corpus/pdf/qpdf__encrypted-40-bit-R3.pdf"); err == nil {
+		b := e.signPDF(key, signBody(inline(enc))).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+		if !strings.Contains(b.Message, "encrypted") {
+			t.Errorf("encrypted: %q", b.Message)
+		}
+	} else {
+		t.Log("corpus absent: encrypted-PDF case not run")
+	}
+	big := make([]byte, 3<<20)
+	e.signPDF(key, signBody(inline(big))).errorBody(t, 413, "PAYLOAD_TOO_LARGE")
+
+	// SSRF: a document URL on loopback is refused before any connection.
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++; w.Write(onePagePDF("remote")) }))
+	defer srv.Close()
+	b = e.signPDF(key, signBody(`{"url":"`+srv.URL+`/doc.pdf"}`)).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+	if hits != 0 || b.Details[0].Field != "document.url" {
+		t.Errorf("loopback URL: %d hits, %+v", hits, b)
+	}
+	e.signPDF(key, signBody(`{"url":"file:///etc/passwd"}`)).errorBody(t, 400, "VALIDATION_ERROR")
+}
+
+func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(onePagePDF("remote")) }))
+	defer srv.Close()
+	out := signedPDF(t, e.signPDF(e.key("u@example.com"), signBody(`{"url":"`+srv.URL+`/doc.pdf"}`)))
+	if res := e.verifyPDF(out); !res.Valid {
+		t.Errorf("signed from URL: %+v", res)
+	}
+}
+
+func TestSignWithCertificatePage(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("cert@example.com")
+	body := `{"document":` + inline(onePagePDF("Lease")) + `,
+		"signer":{"email":"zoe@example.com","name":"Zoë Ångström 王小明","ip":"198.51.100.4","userAgent":"Mozilla/5.0 (X11)"},
+		"auditTrail":[{"type":"ready","timestamp":"2026-11-22T09:59:00Z"},
+			{"type":"field_change","timestamp":"2026-11-22T09:59:30Z","data":{"fieldId":"agree","value":"yes"}},
+			{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}],
+		"eventId":"evt-cert","metadata":{"contract":"C-77"}}`
+	out := signedPDF(t, e.signPDF(key, body))
+	path := writeTemp(t, out)
+	if got := tool(t, "poppler-utils", "pdfsig", path); !strings.Contains(got, "Signature is Valid.") || !strings.Contains(got, "Total document signed") {
+		t.Errorf("pdfsig:\n%s", got)
+	}
+	if got := tool(t, "qpdf", "qpdf", "--check", path); !strings.Contains(got, "No syntax or stream encoding errors") {
+		t.Errorf("qpdf --check:\n%s", got)
+	}
+	if info := strings.Join(strings.Fields(tool(t, "poppler-utils", "pdfinfo", path)), " "); !strings.Contains(info, "Pages: 2 ") {
+		t.Errorf("want the document page and one certificate page:\n%s", info)
+	}
+	text := strings.Join(strings.Fields(tool(t, "poppler-utils", "pdftotext", "-f", "2", path, "-")), " ")
+	for _, want := range []string{"Zoë Ångström 王小明", "zoe@example.com", "198.51.100.4", "evt-cert", "ready", "field_change", "submit",
+		"agree", "C-77", "2026-11-22T10:00:00Z"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the certificate page lacks %q:\n%s", want, text)
+		}
+	}
+	sum := sha256.Sum256(onePagePDF("Lease"))
+	if !strings.Contains(strings.ReplaceAll(text, " ", ""), hex.EncodeToString(sum[:])) {
+		t.Errorf("the certificate page lacks the document's SHA-256")
+	}
+	if res := e.verifyPDF(out); !res.Valid || res.Signers[0].EventID != "evt-cert" {
+		t.Errorf("verify: %+v", res)
+	}
+}

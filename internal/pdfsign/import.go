@@ -1,0 +1,184 @@
+package pdfsign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// ImportPages reads the pages of a standalone PDF (such as rendered
+// certificate pages) as Pages for AppendPages: each page's content,
+// decoded, and its resources with every reference resolved. Objects that
+// pages share (fonts, images) stay shared, and AppendPages writes each
+// stream once.
+func ImportPages(src []byte) (pages []Page, err error) {
+	defer catchPanic(&err)
+	d, err := readDocument(src, Limits{})
+	if err != nil {
+		return nil, err
+	}
+	ps, err := d.pages()
+	if err != nil {
+		return nil, err
+	}
+	memo := map[int]Object{}
+	for i, p := range ps {
+		page, err := d.importPage(p, memo)
+		if err != nil {
+			return nil, fmt.Errorf("pdfsign: import page %d: %w", i+1, err)
+		}
+		pages = append(pages, page)
+	}
+	return pages, nil
+}
+
+func (d *document) importPage(p page, memo map[int]Object) (Page, error) {
+	mb, err := d.box(p.inherited["MediaBox"])
+	if err != nil {
+		return Page{}, err
+	}
+	content, err := d.content(p.dict["Contents"])
+	if err != nil {
+		return Page{}, err
+	}
+	res, err := d.inline(p.inherited["Resources"], memo, 0)
+	if err != nil {
+		return Page{}, err
+	}
+	resDict, _ := res.(Dict)
+	return Page{MediaBox: mb, Content: content, Resources: resDict}, nil
+}
+
+// box reads a rectangle such as /MediaBox.
+func (d *document) box(o Object) ([4]float64, error) {
+	var b [4]float64
+	a, err := d.array(o)
+	if err != nil || len(a) != 4 {
+		return b, errors.New("page has no valid /MediaBox")
+	}
+	for i, v := range a {
+		r, err := d.resolve(v)
+		if err != nil {
+			return b, err
+		}
+		switch n := r.(type) {
+		case Int:
+			b[i] = float64(n)
+		case Real:
+			b[i] = float64(n)
+		default:
+			return b, errors.New("/MediaBox holds a non-number")
+		}
+	}
+	return b, nil
+}
+
+// content returns a page's content streams, decoded and joined.
+func (d *document) content(o Object) ([]byte, error) {
+	r, err := d.resolve(o)
+	if err != nil {
+		return nil, err
+	}
+	parts := Array{r}
+	if a, ok := r.(Array); ok {
+		parts = a
+	}
+	var out bytes.Buffer
+	for _, part := range parts {
+		s, err := d.resolve(part)
+		if err != nil {
+			return nil, err
+		}
+		st, ok := s.(*Stream)
+		if !ok {
+			return nil, fmt.Errorf("/Contents holds a %T, not a stream", s)
+		}
+		data, err := decodeStream(st.Dict, st.Data, d.lim.MaxDecodedSize)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(data)
+		out.WriteByte('\n')
+	}
+	return out.Bytes(), nil
+}
+
+// inline replaces the references in o by the objects they name, keeping
+// streams encoded as they are. A referenced object is inlined once (memo),
+// so objects shared in the source stay one object in the result.
+func (d *document) inline(o Object, memo map[int]Object, depth int) (Object, error) {
+	if depth > maxNesting {
+		return nil, errors.New("resources nest too deep")
+	}
+	switch v := o.(type) {
+	case Ref:
+		if m, ok := memo[v.Num]; ok {
+			return m, nil
+		}
+		obj, err := d.object(v.Num)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := obj.(*Stream); ok {
+			out := &Stream{Data: st.Data}
+			memo[v.Num] = out
+			dict, err := d.inline(st.Dict, memo, depth+1)
+			out.Dict, _ = dict.(Dict)
+			return out, err
+		}
+		out, err := d.inline(obj, memo, depth+1)
+		memo[v.Num] = out
+		return out, err
+	case Dict:
+		out := make(Dict, len(v))
+		for k, e := range v {
+			x, err := d.inline(e, memo, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = x
+		}
+		return out, nil
+	case Array:
+		out := make(Array, len(v))
+		for i, e := range v {
+			x, err := d.inline(e, memo, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	}
+	return o, nil
+}
+
+// Layout is what a caller needs to know of a document's pages before
+// appending to it.
+type Layout struct {
+	Pages                 int
+	LastWidth, LastHeight float64 // the last page as shown, in points (/Rotate applied)
+}
+
+// PageLayout reads the page count and the size of the last page of pdf.
+func PageLayout(pdf []byte) (l Layout, err error) {
+	defer catchPanic(&err)
+	d, err := readDocument(pdf, Limits{})
+	if err != nil {
+		return l, err
+	}
+	ps, err := d.pages()
+	if err != nil || len(ps) == 0 {
+		return l, fmt.Errorf("%w: the document has no pages", ErrUnreadable)
+	}
+	last := ps[len(ps)-1]
+	b, err := d.box(last.inherited["MediaBox"])
+	if err != nil {
+		return l, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	l = Layout{Pages: len(ps), LastWidth: b[2] - b[0], LastHeight: b[3] - b[1]}
+	if rot := intOr(last.inherited["Rotate"], 0); rot%180 != 0 {
+		l.LastWidth, l.LastHeight = l.LastHeight, l.LastWidth
+	}
+	return l, nil
+}

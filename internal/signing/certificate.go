@@ -1,0 +1,87 @@
+package signing
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
+	"github.com/quire-dev/quire/internal/pdfsign"
+)
+
+// verifyHint tells the reader of a certificate page how to check it.
+const verifyHint = "Open this PDF in Adobe Acrobat Reader or run pdfsig on it: the signature must be valid and cover the " +
+	"whole document. The service also checks it: POST /v1/verify with the file; its certificate is at GET /v1/verify/key."
+
+// appendCertificate appends the certificate pages (signer and audit trail)
+// to pdf, in the size of its last page, and returns the result with the
+// page and rectangle for the visible signature.
+func (s *Service) appendCertificate(pdf []byte, req Request, inputSHA string, at time.Time) ([]byte, int, [4]float64, error) {
+	var rect [4]float64
+	layout, err := pdfsign.PageLayout(pdf)
+	if err != nil {
+		return nil, 0, rect, documentError(err)
+	}
+	cert, rect, err := certpage.Render(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: layout.LastWidth, Height: layout.LastHeight})
+	if err != nil {
+		s.opt.Logger.Error("certificate page", "err", err)
+		return nil, 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
+			Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
+	}
+	pages, err := pdfsign.ImportPages(cert)
+	if err != nil {
+		return nil, 0, rect, fmt.Errorf("certificate pages: %w", err)
+	}
+	out, err := pdfsign.AppendPages(pdf, pages)
+	if err != nil {
+		return nil, 0, rect, documentError(err)
+	}
+	return out, layout.Pages + 1, rect, nil
+}
+
+func (s *Service) certificateData(req Request, inputSHA string, at time.Time) certpage.Data {
+	info := s.id.Info()
+	d := certpage.Data{DocumentSHA256: inputSHA, EventID: req.EventID, SignedAt: at, Metadata: req.Metadata,
+		Signer:      certpage.Signer{Name: req.Signer.Name, Email: req.Signer.Email, IP: req.Signer.IP, UserAgent: req.Signer.UserAgent},
+		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.Issuer, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
+		VerifyHint:  verifyHint}
+	for _, e := range req.AuditTrail {
+		d.Events = append(d.Events, certpage.Event{Type: e.Type, Timestamp: e.Timestamp, Data: e.Data})
+	}
+	return d
+}
+
+// appearance draws the visible signature in rect: a frame and three lines
+// in Helvetica (a standard font, so nothing is embedded; the text is kept
+// to printable ASCII, which it can show).
+func appearance(rect [4]float64, at time.Time, eventID string) *pdfsign.Stream {
+	w, h := rect[2]-rect[0], rect[3]-rect[1]
+	size := min(9, h/4)
+	lines := []string{"Digitally signed with quire", at.Format("2006-01-02 15:04:05 UTC"), "Event " + ascii(eventID)}
+	var c bytes.Buffer
+	fmt.Fprintf(&c, "q 0.2 0.3 0.6 RG 1 w 0.5 0.5 %.2f %.2f re S Q\nBT /Helv %.2f Tf 0.1 0.15 0.4 rg\n", w-1, h-1, size)
+	for i, l := range lines {
+		fmt.Fprintf(&c, "1 0 0 1 %.2f %.2f Tm (%s) Tj\n", size/2, h-float64(i+1)*size*1.3, escapeLiteral(l))
+	}
+	c.WriteString("ET\n")
+	font := pdfsign.Dict{"Type": pdfsign.Name("Font"), "Subtype": pdfsign.Name("Type1"),
+		"BaseFont": pdfsign.Name("Helvetica"), "Encoding": pdfsign.Name("WinAnsiEncoding")}
+	return &pdfsign.Stream{Data: c.Bytes(), Dict: pdfsign.Dict{"Type": pdfsign.Name("XObject"), "Subtype": pdfsign.Name("Form"),
+		"BBox":      pdfsign.Array{pdfsign.Real(0), pdfsign.Real(0), pdfsign.Real(w), pdfsign.Real(h)},
+		"Resources": pdfsign.Dict{"Font": pdfsign.Dict{"Helv": font}}}}
+}
+
+func ascii(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func escapeLiteral(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `(`, `\(`, `)`, `\)`).Replace(s)
+}

@@ -1,0 +1,219 @@
+package signing
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/pdfsign"
+)
+
+// Converter turns a DOCX into a PDF; *convert.Pool is one. A nil Converter
+// means that DOCX input is refused.
+type Converter interface {
+	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
+}
+
+// Recorder keeps the record of each signature; *store.DB is one.
+type Recorder interface {
+	RecordSigning(ctx context.Context, s quire.Signing) error
+	SigningByDigest(ctx context.Context, digest string) (quire.Signing, error)
+}
+
+// Options are the limits and settings of signing.
+type Options struct {
+	MaxDocumentBytes int64               // largest document, inline or downloaded
+	Fetch            fetch.Options       // document.url downloads
+	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
+	Logger           *slog.Logger
+	Now              func() time.Time
+}
+
+// Service signs documents and verifies signatures.
+type Service struct {
+	id      *pdfsign.Identity
+	rec     Recorder
+	conv    Converter
+	fetcher *fetch.Fetcher
+	opt     Options
+}
+
+// New returns the signing service, signing as id.
+func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Service {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
+	return &Service{id: id, rec: rec, conv: conv, fetcher: fetch.New(opt.Fetch), opt: opt}
+}
+
+// MaxDocumentBytes is the largest document accepted.
+func (s *Service) MaxDocumentBytes() int64 { return s.opt.MaxDocumentBytes }
+
+// MaxRequestBytes is the largest request body that can carry the largest
+// document: base64 grows it by 4/3, and the rest of the request (audit
+// trail, drawn signatures) gets 2 MiB.
+func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 4 + 2<<20 }
+
+// Key describes the signing certificate, for GET /v1/verify/key.
+func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
+
+// Sign returns the signed PDF for a validated request made with the API
+// key keyID, and records the signing (hashes and event, never content).
+func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, error) {
+	in, err := s.document(ctx, req.Document)
+	if err != nil {
+		return nil, err
+	}
+	pdf, err := s.asPDF(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	now := s.opt.Now().UTC()
+	inputSHA := sha(in)
+	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
+		Reason: "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
+		Limits: pdfsign.Limits{MaxInputSize: 2 * s.opt.MaxDocumentBytes}, Timestamper: s.opt.Timestamper}
+	if req.Certificate {
+		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(pdf, req, inputSHA, now); err != nil {
+			return nil, err
+		}
+		opt.Appearance = appearance(opt.Rect, now, req.EventID)
+	}
+	out, err := pdfsign.Sign(ctx, pdf, s.id, opt)
+	if err != nil {
+		return nil, documentError(err)
+	}
+	digest, err := lastDigest(out)
+	if err != nil {
+		return nil, err
+	}
+	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: sha(out),
+		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
+	if err := s.rec.RecordSigning(ctx, rec); err != nil {
+		return nil, fmt.Errorf("record signing: %w", err)
+	}
+	return out, nil
+}
+
+// document returns the input bytes: inline, or downloaded.
+func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
+	if d.URL == "" {
+		return d.Bytes, nil
+	}
+	b, err := s.fetcher.Get(ctx, d.URL)
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, fetch.ErrInvalidURL):
+		return nil, quire.Invalid("The document URL is not valid.", quire.Detail{Field: "document.url", Issue: err.Error()})
+	case errors.Is(err, context.Canceled):
+		return nil, err
+	}
+	return nil, &quire.Error{Code: quire.CodeUnprocessable, Message: "The document could not be downloaded: " + err.Error(),
+		Details: []quire.Detail{{Field: "document.url", Issue: "could not be downloaded"}}}
+}
+
+// asPDF returns a PDF as is and converts a DOCX; anything else is refused.
+func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
+	if isPDF(in) {
+		return in, nil
+	}
+	err := convert.Check(in, convert.FromDOCX)
+	switch {
+	case errors.Is(err, convert.ErrEncrypted):
+		return nil, quire.Errorf(quire.CodeUnprocessable, "The DOCX document is password protected.")
+	case err != nil:
+		return nil, &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
+			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
+	case s.conv == nil:
+		return nil, quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
+	}
+	pdf, err := s.conv.Convert(ctx, in, convert.FromDOCX)
+	if err != nil {
+		return nil, convert.ToAPIError(err, 5*time.Second)
+	}
+	return pdf, nil
+}
+
+// isPDF reports a PDF header within the first kilobyte, where PDF readers
+// look for it (some producers write junk before it).
+func isPDF(b []byte) bool {
+	return bytes.Contains(b[:min(len(b), 1024)], []byte("%PDF-"))
+}
+
+// lastDigest is the digest of the newest signature of a PDF just signed.
+func lastDigest(pdf []byte) (string, error) {
+	res, err := pdfsign.Verify(pdf, nil)
+	if err != nil || len(res.Signers) == 0 {
+		return "", fmt.Errorf("read back the signature: %v", err)
+	}
+	return res.Signers[len(res.Signers)-1].Digest, nil
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// VerifyResult is the answer of POST /v1/verify: pdfsign's verdict, and
+// for each signature quire made, the signing event it records.
+type VerifyResult struct {
+	Valid   bool           `json:"valid"`
+	Reason  string         `json:"reason,omitempty"`
+	Signers []SignerResult `json:"signers"`
+}
+
+// SignerResult is one signature, with quire's record of it when it has one.
+type SignerResult struct {
+	pdfsign.SignerResult
+	EventID     string     `json:"eventId,omitempty"`
+	SignerEmail string     `json:"signerEmail,omitempty"`
+	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
+}
+
+// Verify checks every signature of pdf against quire's certificate.
+func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) {
+	res, err := pdfsign.Verify(pdf, s.id.Roots())
+	if err != nil {
+		return VerifyResult{}, documentError(err)
+	}
+	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers))}
+	for i, sr := range res.Signers {
+		out.Signers[i].SignerResult = sr
+		rec, err := s.rec.SigningByDigest(ctx, sr.Digest)
+		if errors.Is(err, quire.ErrNotFound) || sr.Digest == "" {
+			continue
+		}
+		if err != nil {
+			return VerifyResult{}, fmt.Errorf("look up signing: %w", err)
+		}
+		at := rec.SignedAt
+		out.Signers[i].EventID, out.Signers[i].SignerEmail, out.Signers[i].RecordedAt = rec.EventID, rec.SignerEmail, &at
+	}
+	return out, nil
+}
+
+// documentError translates pdfsign's refusals of a document into the
+// contract's error codes.
+func documentError(err error) error {
+	switch {
+	case errors.Is(err, pdfsign.ErrEncrypted):
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF is encrypted; send it without a password.")
+	case errors.Is(err, pdfsign.ErrDamagedSigned):
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF is damaged and already signed: repairing it would break the earlier signature.")
+	case errors.Is(err, pdfsign.ErrUnreadable):
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read: %v", err)
+	case errors.Is(err, pdfsign.ErrTooLarge):
+		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
+	}
+	return err
+}
