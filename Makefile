@@ -26,6 +26,8 @@ FUZZTIME ?= 1m
 fuzz:
 	go test ./docid -run '^$$' -fuzz '^FuzzIdentify$$' -fuzztime $(FUZZTIME)
 	go test ./docid -run '^$$' -fuzz '^FuzzStamp$$' -fuzztime $(FUZZTIME)
+	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

@@ -31,13 +31,27 @@ func corpusFiles(t *testing.T) []string {
 
 // coldPages converts files with one cold `soffice --convert-to pdf` run,
 // with a profile of its own, and returns the page count of each PDF it
-// wrote, by base name. Files it could not convert are absent.
+// wrote, by base name. Files it could not convert are absent. soffice
+// works on copies: it leaves lock files beside the documents it opens, and
+// the corpus is shared.
 func coldPages(t *testing.T, files []string) map[string]int {
 	t.Helper()
 	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "in"), 0o700)
+	copies := make([]string, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies[i] = filepath.Join(dir, "in", filepath.Base(f))
+		if err := os.WriteFile(copies[i], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	args := []string{"--headless", "-env:UserInstallation=" + fileURL(filepath.Join(dir, "profile")),
 		"--convert-to", "pdf", "--outdir", filepath.Join(dir, "out")}
-	cmd := exec.Command("soffice", append(args, files...)...)
+	cmd := exec.Command("soffice", append(args, copies...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cold soffice: %v\n%s", err, out)
 	}
