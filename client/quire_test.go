@@ -12,6 +12,7 @@ import (
 
 	"github.com/quire-dev/quire/client"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
@@ -41,7 +42,7 @@ func asError(t *testing.T, err error, status int, code string) *client.Error {
 // validSignRequest passes every rule of the contract.
 func validSignRequest() client.SignRequest {
 	return client.SignRequest{
-		Document: client.DocumentFromBytes(minimalPDF("Contract C-7")),
+		Document: client.DocumentFromBytes(pdftest.OnePage("Contract C-7")),
 		Signer:   client.Signer{Email: "ann@example.com", Name: "Ann Example", IP: "203.0.113.9"},
 		AuditTrail: []client.AuditEvent{
 			{Type: client.AuditReady, Timestamp: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)},
@@ -50,33 +51,6 @@ func validSignRequest() client.SignRequest {
 		EventID:  "evt_client_test",
 		Metadata: map[string]any{"contract": "C-7"},
 	}
-}
-
-// minimalPDF returns a one-page PDF 1.7 showing text, with an exact
-// cross-reference table.
-func minimalPDF(text string) []byte {
-	content := "BT /F1 24 Tf 72 720 Td (" + text + ") Tj ET"
-	objects := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
 }
 
 func TestKeyIssuanceAndAuthentication(t *testing.T) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 
@@ -87,4 +89,31 @@ func timestamper(url string) pdfsign.Timestamper {
 func (a *app) Close() error {
 	a.telemetry.Close()
 	return a.db.Close()
+}
+
+// errUsage makes withApp print the command's usage and exit 2.
+var errUsage = errors.New("usage")
+
+// withApp opens the services of cfg, runs fn, and turns its error into an
+// exit status: 2 and the usage for errUsage, 1 for other failures.
+func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(context.Context, *app) error) int {
+	ctx := context.Background()
+	log := newLogger(stderr, "warn")
+	conv := &lazyPool{opt: cfg.ConvertOptions(log)} // started only if a command converts
+	defer conv.Close()
+	a, err := openApp(ctx, cfg, log, conv)
+	if err != nil {
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
+	}
+	defer a.Close()
+	switch err := fn(ctx, a); {
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, usage)
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
+	}
+	return 0
 }

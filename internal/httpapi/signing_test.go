@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -16,32 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
-
-// onePagePDF is a small valid PDF with a classic xref table.
-func onePagePDF(text string) []byte {
-	stream := "BT /F1 18 Tf 72 760 Td (" + text + ") Tj ET"
-	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	x := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, x)
-	return b.Bytes()
-}
 
 func signBody(document string) string {
 	return `{"document":` + document + `,"signer":{"email":"ann@example.com","name":"Ann Example","ip":"203.0.113.9"},
@@ -115,7 +92,7 @@ func TestSignAndVerify(t *testing.T) {
 		t.Run(b, func(t *testing.T) {
 			e := newEnv(t, storetest.Open(t, storetest.URL(t, b)), unlimited())
 			key := e.key("ann@example.com")
-			in := onePagePDF("Service agreement")
+			in := pdftest.OnePage("Service agreement")
 			out := signedPDF(t, e.signPDF(key, signBody(inline(in))))
 			if !bytes.HasPrefix(out, in) {
 				t.Error("the original bytes are not a prefix of the signed PDF")
@@ -154,7 +131,7 @@ func TestSignAndVerify(t *testing.T) {
 
 func TestVerifyJSONAndKey(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
-	out := signedPDF(t, e.signPDF(e.key("k@example.com"), signBody(inline(onePagePDF("x")))))
+	out := signedPDF(t, e.signPDF(e.key("k@example.com"), signBody(inline(pdftest.OnePage("x")))))
 	r := e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString(out)+`"}}`), nil)
 	var res signing.VerifyResult
 	r.json(t, &res)
@@ -163,7 +140,7 @@ func TestVerifyJSONAndKey(t *testing.T) {
 	}
 	e.do("POST", "/v1/verify", strings.NewReader(`{"document":{}}`), nil).errorBody(t, 400, "VALIDATION_ERROR")
 	e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString([]byte("not a pdf"))+`"}}`), nil).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
-	unsigned := e.verifyPDF(onePagePDF("unsigned"))
+	unsigned := e.verifyPDF(pdftest.OnePage("unsigned"))
 	if unsigned.Valid || unsigned.Reason == "" {
 		t.Errorf("an unsigned PDF: %+v", unsigned)
 	}
@@ -187,7 +164,7 @@ func TestVerifyJSONAndKey(t *testing.T) {
 func TestSignRefusals(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("r@example.com")
-	b := e.signPDF(key, strings.Replace(signBody(inline(onePagePDF("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enable":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
+	b := e.signPDF(key, strings.Replace(signBody(inline(pdftest.OnePage("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enable":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
 	if len(b.Details) != 1 || b.Details[0].Field != "certificate.enable" || !strings.Contains(b.Details[0].Issue, "did you mean enabled?") {
 		t.Errorf("near miss: %+v", b.Details)
 	}
@@ -205,7 +182,7 @@ func TestSignRefusals(t *testing.T) {
 
 	// SSRF: a document URL on loopback is refused before any connection.
 	hits := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++; w.Write(onePagePDF("remote")) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++; w.Write(pdftest.OnePage("remote")) }))
 	defer srv.Close()
 	b = e.signPDF(key, signBody(`{"url":"`+srv.URL+`/doc.pdf"}`)).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
 	if hits != 0 || b.Details[0].Field != "document.url" {
@@ -216,7 +193,7 @@ func TestSignRefusals(t *testing.T) {
 
 func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(onePagePDF("remote")) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdftest.OnePage("remote")) }))
 	defer srv.Close()
 	out := signedPDF(t, e.signPDF(e.key("u@example.com"), signBody(`{"url":"`+srv.URL+`/doc.pdf"}`)))
 	if res := e.verifyPDF(out); !res.Valid {
@@ -227,7 +204,7 @@ func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
 func TestSignWithCertificatePage(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("cert@example.com")
-	body := `{"document":` + inline(onePagePDF("Lease")) + `,
+	body := `{"document":` + inline(pdftest.OnePage("Lease")) + `,
 		"signer":{"email":"zoe@example.com","name":"Zoë Ångström 王小明","ip":"198.51.100.4","userAgent":"Mozilla/5.0 (X11)"},
 		"auditTrail":[{"type":"ready","timestamp":"2026-11-22T09:59:00Z"},
 			{"type":"field_change","timestamp":"2026-11-22T09:59:30Z","data":{"fieldId":"agree","value":"yes"}},
@@ -251,7 +228,7 @@ func TestSignWithCertificatePage(t *testing.T) {
 			t.Errorf("the certificate page lacks %q:\n%s", want, text)
 		}
 	}
-	sum := sha256.Sum256(onePagePDF("Lease"))
+	sum := sha256.Sum256(pdftest.OnePage("Lease"))
 	if !strings.Contains(strings.ReplaceAll(text, " ", ""), hex.EncodeToString(sum[:])) {
 		t.Errorf("the certificate page lacks the document's SHA-256")
 	}
