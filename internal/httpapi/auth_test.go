@@ -27,7 +27,7 @@ func TestKeyIssuanceAndUse(t *testing.T) {
 		if r.status != 200 || msg != auth.RegisterMessage {
 			t.Fatalf("register = %d %q", r.status, msg)
 		}
-		m := e.smtp.WaitFor(t, "ann@example.com", 10*time.Second)
+		m := e.SMTP.WaitFor(t, "ann@example.com", 10*time.Second)
 		code := mailtest.Code(m.Text)
 		if !m.TLS {
 			t.Error("the code travelled without TLS")
@@ -63,7 +63,7 @@ func TestKeyIssuanceAndUse(t *testing.T) {
 		if dump := dumpTables(t, db); strings.Contains(dump, key) || strings.Contains(dump, key[3:20]) {
 			t.Error("the database holds the key in clear")
 		}
-		if logs := e.logs.String(); strings.Contains(logs, code) || strings.Contains(logs, key[3:20]) || strings.Contains(logs, "ann@example.com") {
+		if logs := e.Logs.String(); strings.Contains(logs, code) || strings.Contains(logs, key[3:20]) || strings.Contains(logs, "ann@example.com") {
 			t.Errorf("a log line holds the code, the key or the address:\n%s", logs)
 		}
 	})
@@ -152,7 +152,7 @@ func TestCodeRules(t *testing.T) {
 		}
 
 		code = e.codeFor("x@example.com")
-		e.advance(15*time.Minute + time.Second)
+		e.Clock.Advance(15*time.Minute + time.Second)
 		e.verify("x@example.com", code).errorBody(t, 400, "VALIDATION_ERROR")
 	})
 }
@@ -199,7 +199,7 @@ func TestValidation(t *testing.T) {
 		if len(b.Details) != 2 {
 			t.Errorf("both bad fields are reported: %+v", b.Details)
 		}
-		if len(e.smtp.Messages()) != 0 {
+		if len(e.SMTP.Messages()) != 0 {
 			t.Error("mail was sent for an invalid request")
 		}
 	})
@@ -231,7 +231,7 @@ func TestRateLimits(t *testing.T) {
 		if r.header.Get("Retry-After") == "" {
 			t.Error("no Retry-After")
 		}
-		e.advance(time.Minute)
+		e.Clock.Advance(time.Minute)
 		if r := e.verify("r@example.com", "000000"); r.status != 400 {
 			t.Errorf("after the window, verify is answered again: %d", r.status)
 		}

@@ -1,126 +1,47 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
-	"github.com/quire-dev/quire/internal/pdfsign"
-	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
 
-// env is one API server over a real database and a real SMTP server on
-// loopback, with a clock the test can move and the log lines captured.
+// env is one API server (apitest) and the helpers of these tests.
 type env struct {
-	t         *testing.T
-	db        *store.DB
-	smtp      *mailtest.Server
-	api       *httpapi.Server
-	auth      *auth.Service
-	telemetry *telemetry.Service
-	signing   *signing.Service
-	srv       *httptest.Server
-	logs      *syncBuffer
-	now       time.Time
-	mu        sync.Mutex
+	*apitest.Server
+	t *testing.T
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+const adminToken = apitest.AdminToken
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func unlimited() auth.Options { return apitest.Issuance() }
 
-const adminToken = "test-admin-token-0123456789"
+type envOption func(*apitest.Config)
 
-func unlimited() auth.Options {
-	return auth.Options{KeyPrefix: "sd", CodeTTL: 15 * time.Minute, MaxAttempts: 5}
-}
-
-// envConfig holds what tests change from the defaults of newEnv.
-type envConfig struct {
-	mail         *mail.Options // nil: a mailtest server
-	telemetry    func(*telemetry.Options)
-	allowPrivate bool // document URLs may reach loopback
-}
-
-type envOption func(*envConfig)
-
-func withMail(mo mail.Options) envOption { return func(c *envConfig) { c.mail = &mo } }
+func withMail(mo mail.Options) envOption { return func(c *apitest.Config) { c.Mail = &mo } }
 func withTelemetry(f func(*telemetry.Options)) envOption {
-	return func(c *envConfig) { c.telemetry = f }
+	return func(c *apitest.Config) { c.Telemetry = f }
 }
-func withPrivateFetch() envOption { return func(c *envConfig) { c.allowPrivate = true } }
+func withPrivateFetch() envOption { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
 
 func newEnv(t *testing.T, db *store.DB, opt auth.Options, options ...envOption) *env {
 	t.Helper()
-	var cfg envConfig
+	cfg := apitest.Config{Auth: opt}
 	for _, o := range options {
 		o(&cfg)
 	}
-	var smtp *mailtest.Server
-	mo := cfg.mail
-	if mo == nil {
-		smtp = mailtest.Start(t)
-		mo = &mail.Options{URL: smtp.URL(), CAFile: smtp.CAFile()}
-	}
-	e := &env{t: t, db: db, smtp: smtp, logs: &syncBuffer{}, now: time.Now().UTC()}
-	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	mo.Logger, mo.Timeout = log, 10*time.Second
-	sender, err := mail.New(*mo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Now = e.clock
-	e.auth = auth.New(db, sender, []byte("0123456789abcdef0123456789abcdef"), opt)
-	reg := prometheus.NewRegistry()
-	topt := telemetry.Options{QueueLength: 64, MaxBatch: 500, CommitTimeout: 10 * time.Second,
-		Retention: 90 * 24 * time.Hour, MetadataBytes: 256, Logger: log, Registerer: reg, Now: e.clock}
-	if cfg.telemetry != nil {
-		cfg.telemetry(&topt)
-	}
-	e.telemetry = telemetry.New(db, topt)
-	t.Cleanup(e.telemetry.Close)
-	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.signing = signing.New(id, db, nil, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: e.clock,
-		Fetch: fetch.Options{AllowPrivate: cfg.allowPrivate, Timeout: 5 * time.Second}})
-	e.api = httpapi.New(httpapi.Deps{Auth: e.auth, Telemetry: e.telemetry, Signing: e.signing, DB: db, Logger: log, Metrics: reg, Version: "test"},
-		httpapi.Options{MaxBodyBytes: 1 << 10, TrustedProxies: config.Prefixes{}, AdminToken: adminToken})
-	e.srv = httptest.NewServer(e.api)
-	t.Cleanup(e.srv.Close)
-	return e
-}
-
-func (e *env) clock() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.now }
-func (e *env) advance(d time.Duration) {
-	e.mu.Lock()
-	e.now = e.now.Add(d)
-	e.mu.Unlock()
+	return &env{Server: apitest.Start(t, db, cfg), t: t}
 }
 
 type response struct {
@@ -152,7 +73,7 @@ func (r response) errorBody(t *testing.T, status int, code string) httpapi.Error
 
 func (e *env) do(method, path string, body io.Reader, header map[string]string) response {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	req, err := http.NewRequest(method, e.URL+path, body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -185,7 +106,7 @@ func (e *env) codeFor(email string) string {
 	if r := e.register(email); r.status != 200 {
 		e.t.Fatalf("register: %d %s", r.status, r.body)
 	}
-	m := e.smtp.WaitFor(e.t, email, 10*time.Second)
+	m := e.SMTP.WaitFor(e.t, email, 10*time.Second)
 	code := mailtest.Code(m.Text)
 	if code == "" {
 		e.t.Fatalf("no code in %q", m.Text)

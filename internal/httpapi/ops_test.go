@@ -34,7 +34,7 @@ func TestRequestID(t *testing.T) {
 	if id := r.header.Get("X-Request-Id"); len(id) != 24 {
 		t.Errorf("X-Request-Id %q, want a generated one in place of an unsafe value", id)
 	}
-	if !strings.Contains(e.logs.String(), `"request_id":"trace-42.a_b:c"`) {
+	if !strings.Contains(e.Logs.String(), `"request_id":"trace-42.a_b:c"`) {
 		t.Error("the request's log line lacks its id")
 	}
 }
@@ -98,7 +98,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	}
-	for _, rt := range e.api.Routes() {
+	for _, rt := range e.API.Routes() {
 		routed = append(routed, rt.Method+" "+rt.Path)
 	}
 	sort.Strings(documented)

@@ -66,7 +66,7 @@ func TestCollectCountsEachDocumentOnce(t *testing.T) {
 				t.Fatalf("collect = %d %q, CORS %q", r.status, r.body, r.header.Get("Access-Control-Allow-Origin"))
 			}
 		}
-		if strings.Contains(e.logs.String(), "/v1/collect") {
+		if strings.Contains(e.Logs.String(), "/v1/collect") {
 			t.Error("successful collect requests are logged one by one")
 		}
 		e.collect(deployedPayload("HASH-0000ABCD"), "-") // no header at all: community too
@@ -181,7 +181,7 @@ func TestCollectValidation(t *testing.T) {
 			t.Error("an error answer lacks the CORS header")
 		}
 	}
-	if !strings.Contains(e.logs.String(), `"path":"/v1/collect","route":"/v1/collect","status":400`) {
+	if !strings.Contains(e.Logs.String(), `"path":"/v1/collect","route":"/v1/collect","status":400`) {
 		t.Error("refused collect requests are not logged")
 	}
 	r := e.collect(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}],"pad":"`+strings.Repeat("x", 64<<10)+`"}`, "")
@@ -291,12 +291,12 @@ func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
 func TestUsagePeriodsAndRetention(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
-		e.now = time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC)
+		e.Clock.Set(time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC))
 		e.collect(deployedPayload("A"), "")
-		e.advance(24 * time.Hour) // Oct 31
+		e.Clock.Advance(24 * time.Hour) // Oct 31
 		e.collect(deployedPayload("A"), "")
 		e.collect(deployedPayload("B"), "")
-		e.advance(24 * time.Hour) // Nov 1
+		e.Clock.Advance(24 * time.Hour) // Nov 1
 		e.collect(deployedPayload("A"), "")
 
 		byDay := e.report("from=2026-10-30T00:00:00Z&to=2026-11-02T00:00:00Z&groupBy=day", adminToken)
@@ -321,8 +321,8 @@ func TestUsagePeriodsAndRetention(t *testing.T) {
 			t.Errorf("by month: %+v", c.Periods)
 		}
 
-		e.advance(91 * 24 * time.Hour)
-		if err := e.telemetry.Sweep(context.Background()); err != nil {
+		e.Clock.Advance(91 * 24 * time.Hour)
+		if err := e.Telemetry.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		again := license(e.report("from=2026-10-01T00:00:00Z&to=2026-12-01T00:00:00Z", adminToken), quire.CommunityLicenseKey)
@@ -335,11 +335,11 @@ func TestUsagePeriodsAndRetention(t *testing.T) {
 func TestUsageAccess(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
-		acme, err := e.telemetry.CreateLicense(context.Background(), "Acme Corp", "billing@acme.example")
+		acme, err := e.Telemetry.CreateLicense(context.Background(), "Acme Corp", "billing@acme.example")
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, _ := e.telemetry.CreateLicense(context.Background(), "Other Ltd", "ops@other.example")
+		other, _ := e.Telemetry.CreateLicense(context.Background(), "Other Ltd", "ops@other.example")
 		e.collect(deployedPayload("HASH-ACME"), acme.Key)
 		e.collect(deployedPayload("HASH-COMM"), "")
 
@@ -352,7 +352,7 @@ func TestUsageAccess(t *testing.T) {
 			t.Errorf("a registered license without usage is listed, with no periods: %+v", o)
 		}
 
-		key, _, err := e.auth.CreateKey(context.Background(), "billing@acme.example")
+		key, _, err := e.Auth.CreateKey(context.Background(), "billing@acme.example")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +361,7 @@ func TestUsageAccess(t *testing.T) {
 			t.Errorf("the contact's key sees %+v, want only its license", mine.Licenses)
 		}
 		e.do("GET", "/v1/usage?licenseKey="+other.Key, nil, map[string]string{"Authorization": "Bearer " + key}).errorBody(t, 403, "FORBIDDEN")
-		stranger, _, _ := e.auth.CreateKey(context.Background(), "nobody@example.com")
+		stranger, _, _ := e.Auth.CreateKey(context.Background(), "nobody@example.com")
 		e.do("GET", "/v1/usage", nil, map[string]string{"Authorization": "Bearer " + stranger}).errorBody(t, 403, "FORBIDDEN")
 		e.do("GET", "/v1/usage", nil, map[string]string{"Authorization": "Bearer " + acme.Key}).errorBody(t, 401, "AUTHENTICATION_ERROR")
 		e.get("/v1/usage").errorBody(t, 401, "AUTHENTICATION_ERROR")

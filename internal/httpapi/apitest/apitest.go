@@ -1,0 +1,136 @@
+// Package apitest runs the whole HTTP API in-process for tests of any
+// package: the real services over a real database (storetest) and a real
+// SMTP server on loopback (mailtest), with a clock the test moves and the
+// log lines captured.
+package apitest
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/mail"
+	"github.com/quire-dev/quire/internal/mail/mailtest"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/signing"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// AdminToken is the operator token of every test server.
+const AdminToken = "test-admin-token-0123456789"
+
+// Config is what a test changes from the defaults.
+type Config struct {
+	Auth              auth.Options             // zero: Issuance(), no rate limits
+	Mail              *mail.Options            // nil: a mailtest server
+	Telemetry         func(*telemetry.Options) // changes the intake limits
+	AllowPrivateFetch bool                     // document URLs may reach loopback
+	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
+}
+
+// Issuance are the code and key rules of tests: the defaults, unlimited.
+func Issuance() auth.Options {
+	return auth.Options{KeyPrefix: "sd", CodeTTL: 15 * time.Minute, MaxAttempts: 5}
+}
+
+// Server is a running API.
+type Server struct {
+	URL       string
+	DB        *store.DB
+	SMTP      *mailtest.Server // nil when Config.Mail was given
+	API       *httpapi.Server
+	Auth      *auth.Service
+	Telemetry *telemetry.Service
+	Signing   *signing.Service
+	Logs      *Buffer
+	Clock     *Clock
+}
+
+// Start serves the API over db until the test ends; its log is printed
+// when the test fails.
+func Start(t testing.TB, db *store.DB, cfg Config) *Server {
+	t.Helper()
+	s := &Server{DB: db, Logs: &Buffer{}, Clock: &Clock{now: time.Now().UTC()}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.Logs)
+		}
+	})
+	log := slog.New(slog.NewJSONHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	sender := s.mailer(t, cfg.Mail, log)
+	opt := cfg.Auth
+	if opt.KeyPrefix == "" {
+		opt = Issuance()
+	}
+	opt.Now = s.Clock.Now
+	s.Auth = auth.New(db, sender, []byte("0123456789abcdef0123456789abcdef"), opt)
+	reg := prometheus.NewRegistry()
+	topt := telemetry.Options{QueueLength: 64, MaxBatch: 500, CommitTimeout: 10 * time.Second,
+		Retention: 90 * 24 * time.Hour, MetadataBytes: 256, Logger: log, Registerer: reg, Now: s.Clock.Now}
+	if cfg.Telemetry != nil {
+		cfg.Telemetry(&topt)
+	}
+	s.Telemetry = telemetry.New(db, topt)
+	t.Cleanup(s.Telemetry.Close)
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}) // a new signing CA and certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Signing = signing.New(id, db, nil, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now,
+		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}})
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 10
+	}
+	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, DB: db, Logger: log,
+		Metrics: reg, Version: "test"}, httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken})
+	srv := httptest.NewServer(s.API)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func (s *Server) mailer(t testing.TB, mo *mail.Options, log *slog.Logger) mail.Sender {
+	if mo == nil {
+		s.SMTP = mailtest.Start(t)
+		mo = &mail.Options{URL: s.SMTP.URL(), CAFile: s.SMTP.CAFile()}
+	}
+	mo.Logger, mo.Timeout = log, 10*time.Second
+	sender, err := mail.New(*mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sender
+}
+
+// Clock is the time of the server's services, moved by the test.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now is the current time of the clock.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
+
+// Advance moves the clock by d.
+func (c *Clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// Buffer collects log lines; safe for concurrent writers.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
+func (b *Buffer) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
