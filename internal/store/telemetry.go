@@ -97,46 +97,52 @@ func aggregate(events []quire.OpenEvent) (docs, days [][]any) {
 // of PostgreSQL (65535).
 const rowsPerStatement = 400
 
-// insertRows runs head + "(?, ...)" + tail for every row. On PostgreSQL
-// rows go in multi-row statements (one round trip for many rows); SQLite is
-// in-process, where parsing a new statement text costs more than stepping
-// one prepared statement once per row.
+// sqliteChunks are the row counts of the multi-row statements used on
+// SQLite, largest first: few distinct statement texts, so each is parsed
+// once and kept (see stmt), and few calls per batch.
+var sqliteChunks = []int{32, 8, 1}
+
+// insertRows runs head + "(?, ...), (?, ...)" + tail for rows. On
+// PostgreSQL a statement holds up to rowsPerStatement rows (one round trip
+// for many rows; the server parses fast). SQLite is in-process, where
+// parsing a statement costs more than running it: there rows go in
+// prepared statements of a few fixed sizes.
 func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any, tail string) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	if !db.dialect.multiRow {
-		stmt, err := db.prepared(ctx, tx, head+tuple+tail)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if _, err := stmt.ExecContext(ctx, r...); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), rowsPerStatement)]
-		rows = rows[len(chunk):]
-		var b strings.Builder
-		b.WriteString(head)
-		args := make([]any, 0, len(chunk)*len(chunk[0]))
-		for i, r := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
+		n := min(len(rows), rowsPerStatement)
+		if !db.dialect.multiRow {
+			for _, c := range sqliteChunks {
+				if len(rows) >= c {
+					n = c
+					break
+				}
 			}
-			b.WriteString(tuple)
-			args = append(args, r...)
 		}
-		b.WriteString(tail)
-		if _, err := tx.ExecContext(ctx, db.q(b.String()), args...); err != nil {
+		if err := db.insertChunk(ctx, tx, head, rows[:n], tail); err != nil {
 			return err
 		}
+		rows = rows[n:]
 	}
 	return nil
+}
+
+func (db *DB) insertChunk(ctx context.Context, tx *sql.Tx, head string, rows [][]any, tail string) error {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ") + tail
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	if db.dialect.multiRow {
+		_, err := tx.ExecContext(ctx, db.q(query), args...)
+		return err
+	}
+	stmt, err := db.prepared(ctx, tx, query)
+	if err != nil {
+		return err
+	}
+	_, err = stmt.ExecContext(ctx, args...)
+	return err
 }
 
 // DeleteEventsBefore drops raw events received before cutoff (retention);
