@@ -12,8 +12,10 @@ import (
 
 	"github.com/quire-dev/quire/client"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
 // These tests drive a real quire server (see startQuire) through the
@@ -316,4 +318,25 @@ func TestHealth(t *testing.T) {
 	if h == nil || h.Status != "unavailable" || h.Checks["database"] == "ok" {
 		t.Errorf("health with the 503: %+v", h)
 	}
+}
+
+func init() { apitest.RunWorkerIfAsked() }
+
+// TestConvertAgainstQuire converts through the real service with one warm
+// LibreOffice worker.
+func TestConvertAgainstQuire(t *testing.T) {
+	opt := apitest.Issuance()
+	s := &quireServer{apitest.Start(t, storetest.Open(t, storetest.URL(t, "sqlite")), apitest.Config{Auth: opt, ConvertWorkers: 1})}
+	ctx := ctxFor(t)
+	key, _, err := s.Auth.CreateKey(ctx, "conv@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.client(client.WithAPIKey(key))
+	pdf, err := c.Convert(ctx, strings.NewReader("# Minutes\n\n| item | owner |\n|---|---|\n| budget | Ann |\n"), "minutes.md", "md")
+	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatalf("Convert: %v (%d bytes)", err, len(pdf))
+	}
+	_, err = c.Convert(ctx, strings.NewReader("not a word document"), "x.docx", "docx")
+	asError(t, err, http.StatusBadRequest, "INVALID_FILE_FORMAT")
 }

@@ -6,8 +6,10 @@ package apitest
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/mail"
@@ -35,6 +38,18 @@ type Config struct {
 	Telemetry         func(*telemetry.Options) // changes the intake limits
 	AllowPrivateFetch bool                     // document URLs may reach loopback
 	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
+	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
+	// workers, run by the test binary itself: the test package must call
+	// RunWorkerIfAsked from an init function.
+	ConvertWorkers int
+}
+
+// RunWorkerIfAsked turns the test binary into a conversion worker when a
+// pool started it as one ("convert-worker"); call it from init.
+func RunWorkerIfAsked() {
+	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
+		os.Exit(convert.RunWorker(os.Stdin, os.Stdout))
+	}
 }
 
 // Issuance are the code and key rules of tests: the defaults, unlimited.
@@ -51,6 +66,7 @@ type Server struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
+	Convert   *convert.Pool // nil unless Config.ConvertWorkers > 0
 	Logs      *Buffer
 	Clock     *Clock
 }
@@ -85,17 +101,40 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Signing = signing.New(id, db, nil, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now,
+	var conv signing.Converter
+	if cfg.ConvertWorkers > 0 {
+		s.Convert = startPool(t, cfg.ConvertWorkers, log)
+		conv = s.Convert
+	}
+	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now,
 		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}})
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
-	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, DB: db, Logger: log,
-		Metrics: reg, Version: "test"}, httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken})
+	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
+		Logger: log, Metrics: reg, Version: "test"},
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20})
 	srv := httptest.NewServer(s.API)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
+}
+
+// startPool starts warm conversion workers (the test binary, see
+// RunWorkerIfAsked) and waits until they are ready.
+func startPool(t testing.TB, workers int, log *slog.Logger) *convert.Pool {
+	t.Helper()
+	pool, err := convert.NewPool(convert.Options{Workers: workers, Executable: os.Args[0], WorkerArgs: []string{"convert-worker"}, Logger: log})
+	if err != nil {
+		t.Fatalf("conversion engine (apt-get install libreoffice-writer-nogui libreofficekit-dev): %v", err)
+	}
+	t.Cleanup(func() { pool.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := pool.WaitReady(ctx); err != nil {
+		t.Fatalf("conversion workers not ready (apt-get install libreoffice-writer-nogui): %v", err)
+	}
+	return pool
 }
 
 func (s *Server) mailer(t testing.TB, mo *mail.Options, log *slog.Logger) mail.Sender {
