@@ -17,7 +17,7 @@ type request func(i int64) (*http.Request, error)
 type stats struct {
 	requests, failures int64
 	elapsed            time.Duration
-	p50, p99           time.Duration
+	p50, p95, p99      time.Duration
 }
 
 func (s stats) rate() float64 { return float64(s.requests) / s.elapsed.Seconds() }
@@ -64,7 +64,7 @@ func load(conns int, d time.Duration, want int, next request) stats {
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	s := stats{requests: int64(len(all)), failures: failures.Load(), elapsed: time.Since(start)}
 	if len(all) > 0 {
-		s.p50, s.p99 = all[len(all)/2], all[len(all)*99/100]
+		s.p50, s.p95, s.p99 = all[len(all)/2], all[len(all)*95/100], all[len(all)*99/100]
 	}
 	return s
 }

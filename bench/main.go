@@ -26,7 +26,7 @@ func main() {
 		baselineServer(os.Args[2]) // re-executed as the do-nothing server
 		return
 	}
-	results := []result{httpOverhead(), collectThroughput()}
+	results := []result{httpOverhead(), collectThroughput(), convertBenchmark(), signBenchmark()}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Benchmark results\n\nWritten by `make bench` on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s/%s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
