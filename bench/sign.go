@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 )
 
 // Settings of the signing benchmark.
@@ -43,7 +45,7 @@ func signBenchmark() result {
 		name string
 		pdf  []byte
 	}{
-		{"1-page PDF", onePagePDF("Service agreement")},
+		{"1-page PDF", pdftest.OnePage("Service agreement")},
 		{"large PDF", largePDF(signLargeSize)},
 	}
 
@@ -164,18 +166,6 @@ func medianOf(n int, f func()) time.Duration {
 	return time.Duration(percentile(d, 50))
 }
 
-// onePagePDF is a small valid PDF with a classic xref table, as in the
-// tests of cmd/quire.
-func onePagePDF(text string) []byte {
-	stream := "BT /F1 18 Tf 72 760 Td (" + text + ") Tj ET"
-	return pdfFile(
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-}
-
 // largePDF is a valid 1-page PDF drawing an uncompressed RGB image of
 // about size bytes of (seeded) random data, which no filter could shrink.
 func largePDF(size int) []byte {
@@ -183,7 +173,7 @@ func largePDF(size int) []byte {
 	img := make([]byte, side*side*3)
 	mrand.NewChaCha8([32]byte{'q', 'u', 'i', 'r', 'e'}).Read(img)
 	stream := "q 451 0 0 451 72 300 cm /Im1 Do Q BT /F1 18 Tf 72 760 Td (Large agreement) Tj ET"
-	return pdfFile(
+	return pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> /XObject << /Im1 6 0 R >> >> >>",
@@ -195,25 +185,6 @@ func largePDF(size int) []byte {
 
 func imageSide(size int) int  { return int(math.Sqrt(float64(size) / 3)) }
 func imageBytes(size int) int { s := imageSide(size); return s * s * 3 }
-
-// pdfFile writes objects 1..n with a classic xref table; object 1 is the
-// catalog.
-func pdfFile(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	x := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, x)
-	return b.Bytes()
-}
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 

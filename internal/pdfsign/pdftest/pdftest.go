@@ -11,13 +11,17 @@ import (
 // backslashes.
 func OnePage(text string) []byte {
 	content := "BT /F1 18 Tf 72 760 Td (" + text + ") Tj ET"
-	objects := []string{
+	return File(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-	}
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+}
+
+// File writes objects 1..n, as given, with a classic cross-reference
+// table; object 1 must be the catalog.
+func File(objects ...string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(objects))
