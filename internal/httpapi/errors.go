@@ -70,38 +70,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false) // JSON for programs, not for embedding in HTML
 	enc.Encode(v)
 }
-
-// routeHandler applies the route's own settings: CORS, and the body limit
-// (a declared length over it is refused at once; reading past it fails with
-// *http.MaxBytesError, which bodyError turns into 413).
-func (s *Server) routeHandler(rt Route) http.Handler {
-	limit := rt.MaxBody
-	if limit == 0 {
-		limit = s.opt.MaxBodyBytes
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoOf(r.Context()).quiet = rt.Quiet
-		if rt.CORS {
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-		}
-		if r.ContentLength > limit {
-			s.fail(w, r, tooLarge(limit))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		rt.Handler(w, r)
-	})
-}
-
-func tooLarge(limit int64) error {
-	return quire.Errorf(quire.CodePayloadTooLarge, "The request body is larger than the limit of %d bytes.", limit)
-}
-
-// bodyError translates an error from reading a request body.
-func bodyError(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return tooLarge(mb.Limit)
-	}
-	return err
-}

@@ -167,3 +167,25 @@ func APIKey(ctx context.Context) (quire.APIKey, bool) {
 	k, ok := ctx.Value(keyCtx{}).(quire.APIKey)
 	return k, ok
 }
+
+// routeHandler applies the route's own settings: CORS, and the body limit
+// (a declared length over it is refused at once; reading past it fails with
+// *http.MaxBytesError, which bodyError turns into 413).
+func (s *Server) routeHandler(rt Route) http.Handler {
+	limit := rt.MaxBody
+	if limit == 0 {
+		limit = s.opt.MaxBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoOf(r.Context()).quiet = rt.Quiet
+		if rt.CORS {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		if r.ContentLength > limit {
+			s.fail(w, r, tooLarge(limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		rt.Handler(w, r)
+	})
+}

@@ -2,13 +2,9 @@ package httpapi
 
 import (
 	"encoding/base64"
-	"errors"
 	"io"
-	"mime"
 	"net/http"
-	"strings"
 
-	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -79,49 +75,4 @@ func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) signingKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.deps.Signing.Key())
-}
-
-func isMultipart(r *http.Request) bool {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return mt == "multipart/form-data"
-}
-
-// filePart reads the multipart part named field, streaming past the
-// others; the route's body limit bounds what is read.
-func filePart(r *http.Request, field string) ([]byte, error) {
-	missing := quire.Invalid("The file is missing.", quire.Detail{Field: field, Issue: "is required as a multipart/form-data part"})
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, missing
-	}
-	for {
-		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return nil, missing
-		}
-		if err != nil {
-			return nil, badMultipart(err)
-		}
-		if p.FormName() != field {
-			continue
-		}
-		b, err := io.ReadAll(p)
-		if err != nil {
-			return nil, badMultipart(err)
-		}
-		if len(b) == 0 {
-			return nil, quire.Invalid("The file is empty.", quire.Detail{Field: field, Issue: "must not be empty"})
-		}
-		return b, nil
-	}
-}
-
-// badMultipart keeps body-limit errors as they are (413) and reports the
-// rest as a malformed request.
-func badMultipart(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return err
-	}
-	return quire.Invalid("The multipart body is malformed.", quire.Detail{Field: "body", Issue: strings.TrimPrefix(err.Error(), "multipart: ")})
 }
