@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 )
 
 // corpusDir holds real DOCX files written by other people (shared/ beside
@@ -71,7 +73,7 @@ var pagesLine = regexp.MustCompile(`(?m)^Pages:\s+(\d+)`)
 // pageCount returns the number of pages pdfinfo finds in pdf, or -1.
 func pageCount(t *testing.T, pdf []byte) int {
 	t.Helper()
-	path := writeTemp(t, pdf)
+	path := pdftest.WriteTemp(t, pdf)
 	out, err := exec.Command("pdfinfo", path).Output()
 	m := pagesLine.FindSubmatch(out)
 	if err != nil || m == nil {
@@ -84,22 +86,11 @@ func pageCount(t *testing.T, pdf []byte) int {
 // qpdfCheck returns qpdf --check's complaint about pdf, or "".
 func qpdfCheck(t *testing.T, pdf []byte) string {
 	t.Helper()
-	out, err := exec.Command("qpdf", "--check", writeTemp(t, pdf)).CombinedOutput()
+	out, err := exec.Command("qpdf", "--check", pdftest.WriteTemp(t, pdf)).CombinedOutput()
 	if err != nil {
 		return err.Error() + ": " + string(out)
 	}
 	return ""
-}
-
-func writeTemp(t *testing.T, b []byte) string {
-	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "*.pdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write(b)
-	f.Close()
-	return f.Name()
 }
 
 // TestCorpusMatchesColdSoffice converts every DOCX of the corpus with two

@@ -76,17 +76,6 @@ func tool(t *testing.T, pkg, name string, args ...string) string {
 	return string(out)
 }
 
-func writeTemp(t *testing.T, b []byte) string {
-	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "*.pdf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Write(b)
-	f.Close()
-	return f.Name()
-}
-
 func TestSignAndVerify(t *testing.T) {
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
@@ -97,7 +86,7 @@ func TestSignAndVerify(t *testing.T) {
 			if !bytes.HasPrefix(out, in) {
 				t.Error("the original bytes are not a prefix of the signed PDF")
 			}
-			path := writeTemp(t, out)
+			path := pdftest.WriteTemp(t, out)
 			if got := tool(t, "poppler-utils", "pdfsig", path); !strings.Contains(got, "Signature is Valid.") || !strings.Contains(got, "Total document signed") {
 				t.Errorf("pdfsig:\n%s", got)
 			}
@@ -115,7 +104,7 @@ func TestSignAndVerify(t *testing.T) {
 			if res := e.verifyPDF(tampered); res.Valid || res.Signers[0].Valid {
 				t.Errorf("a flipped byte still verifies: %+v", res)
 			}
-			if got := tool(t, "poppler-utils", "pdfsig", writeTemp(t, tampered)); strings.Contains(got, "Signature is Valid.") {
+			if got := tool(t, "poppler-utils", "pdfsig", pdftest.WriteTemp(t, tampered)); strings.Contains(got, "Signature is Valid.") {
 				t.Errorf("pdfsig accepts the tampered file:\n%s", got)
 			}
 
@@ -211,7 +200,7 @@ func TestSignWithCertificatePage(t *testing.T) {
 			{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}],
 		"eventId":"evt-cert","metadata":{"contract":"C-77"}}`
 	out := signedPDF(t, e.signPDF(key, body))
-	path := writeTemp(t, out)
+	path := pdftest.WriteTemp(t, out)
 	if got := tool(t, "poppler-utils", "pdfsig", path); !strings.Contains(got, "Signature is Valid.") || !strings.Contains(got, "Total document signed") {
 		t.Errorf("pdfsig:\n%s", got)
 	}

@@ -102,9 +102,7 @@ func DecodeVerifyRequest(body []byte, maxDocument int64) ([]byte, error) {
 	v := &validator{}
 	var pdf []byte
 	if top := v.object("", json.RawMessage(body), []string{"document"}); top != nil {
-		if isAbsent(top["document"]) {
-			v.bad("document", "is required")
-		} else if d := v.object("document", top["document"], []string{"base64"}); d != nil {
+		if d := v.requiredObject("document", top["document"], []string{"base64"}); d != nil {
 			var b64 string
 			if v.decode("document.base64", d["base64"], &b64, "a string") {
 				pdf = v.base64Document(b64, maxDocument)
@@ -159,6 +157,15 @@ func (v *validator) object(field string, raw json.RawMessage, allowed []string) 
 	return m
 }
 
+// requiredObject is object for a field that must be present.
+func (v *validator) requiredObject(field string, raw json.RawMessage, allowed []string) map[string]json.RawMessage {
+	if isAbsent(raw) {
+		v.bad(field, "is required")
+		return nil
+	}
+	return v.object(field, raw, allowed)
+}
+
 func isAbsent(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || string(raw) == "null"
@@ -174,11 +181,7 @@ func (v *validator) decode(field string, raw json.RawMessage, dst any, what stri
 
 func (v *validator) document(raw json.RawMessage, maxBytes int64) Document {
 	var d Document
-	if isAbsent(raw) {
-		v.bad("document", "is required")
-		return d
-	}
-	m := v.object("document", raw, documentFields)
+	m := v.requiredObject("document", raw, documentFields)
 	if m == nil {
 		return d
 	}
@@ -231,11 +234,7 @@ func (v *validator) base64Document(s string, maxBytes int64) []byte {
 
 func (v *validator) signer(raw json.RawMessage) Signer {
 	var s Signer
-	if isAbsent(raw) {
-		v.bad("signer", "is required")
-		return s
-	}
-	m := v.object("signer", raw, signerFields)
+	m := v.requiredObject("signer", raw, signerFields)
 	if m == nil {
 		return s
 	}
@@ -282,11 +281,7 @@ func (v *validator) auditTrail(raw json.RawMessage) []AuditEvent {
 
 func (v *validator) event(field string, raw json.RawMessage) AuditEvent {
 	var e AuditEvent
-	if isAbsent(raw) {
-		v.bad(field, "must be an object")
-		return e
-	}
-	m := v.object(field, raw, eventFields)
+	m := v.requiredObject(field, raw, eventFields)
 	if m == nil {
 		return e
 	}

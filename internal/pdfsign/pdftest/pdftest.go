@@ -4,6 +4,8 @@ package pdftest
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"testing"
 )
 
 // OnePage returns a one-page A4 PDF showing text in Helvetica, with a
@@ -36,4 +38,21 @@ func File(objects ...string) []byte {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
 	return b.Bytes()
+}
+
+// WriteTemp writes pdf to a file in a temporary directory of the test, for
+// command-line validators, and returns its path.
+func WriteTemp(t testing.TB, pdf []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.pdf")
+	if err == nil {
+		_, err = f.Write(pdf)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
