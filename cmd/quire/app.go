@@ -61,11 +61,14 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 	if err != nil {
 		return nil, err
 	}
+	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
+		Timestamper: timestamper(cfg.TSAURL),
+		Fetch:       fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
+	if err := sign.Publish(ctx); err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db,
-		signing: signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
-			Timestamper: timestamper(cfg.TSAURL),
-			Fetch:       fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}}),
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign,
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -216,6 +218,20 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 	key = issueKey(t, b, a, "other@example.com")
 	if !authorized(a, key) || !authorized(b, key) {
 		t.Fatal("a key issued by a does not work on both instances")
+	}
+
+	// Each instance generated its own signing identity; a document signed
+	// on one verifies as the service's on the other.
+	req := `{"document":{"base64":"` + base64.StdEncoding.EncodeToString(pdftest.OnePage("two instances")) +
+		`"},"signer":{"email":"s@example.com","name":"Sam"},"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}],"eventId":"evt-ab"}`
+	st, body := a.do("POST", "/v1/sign", strings.NewReader(req), "Authorization", "Bearer "+key, "Content-Type", "application/json")
+	var signed struct{ Document struct{ Base64 string } }
+	if st != 200 || json.Unmarshal(body, &signed) != nil {
+		t.Fatalf("sign on a: %d %.200s", st, body)
+	}
+	st, body = b.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+signed.Document.Base64+`"}}`))
+	if st != 200 || !strings.Contains(string(body), `"valid":true`) || !strings.Contains(string(body), `"eventId":"evt-ab"`) {
+		t.Errorf("verify on b of a document signed on a: %d %s", st, body)
 	}
 
 	// An instance with another secret would issue codes the others cannot

@@ -258,15 +258,19 @@ func ecKeyBlock(k *ecdsa.PrivateKey) *pem.Block {
 	return &pem.Block{Type: "EC PRIVATE KEY", Bytes: der}
 }
 
-// Roots returns a pool holding the last certificate of the chain (the
-// root the service's signatures chain to), for Verify.
+// Root is the last certificate of the chain: the root the service's
+// signatures chain to.
+func (id *Identity) Root() *x509.Certificate {
+	if n := len(id.Chain); n > 0 {
+		return id.Chain[n-1]
+	}
+	return id.Certificate
+}
+
+// Roots returns a pool holding Root, for Verify.
 func (id *Identity) Roots() *x509.CertPool {
 	pool := x509.NewCertPool()
-	if n := len(id.Chain); n > 0 {
-		pool.AddCert(id.Chain[n-1])
-	} else {
-		pool.AddCert(id.Certificate)
-	}
+	pool.AddCert(id.Root())
 	return pool
 }
 

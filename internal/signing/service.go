@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,10 +23,13 @@ type Converter interface {
 	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
 }
 
-// Recorder keeps the record of each signature; *store.DB is one.
+// Recorder keeps the record of each signature and the signing roots of
+// every instance; *store.DB is one.
 type Recorder interface {
 	RecordSigning(ctx context.Context, s quire.Signing) error
 	SigningByDigest(ctx context.Context, digest string) (quire.Signing, error)
+	AddSigningRoot(ctx context.Context, der []byte, now time.Time) error
+	SigningRoots(ctx context.Context) ([][]byte, error)
 }
 
 // Options are the limits and settings of signing.
@@ -53,6 +57,32 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Servi
 	}
 	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
 	return &Service{id: id, rec: rec, conv: conv, fetcher: fetch.New(opt.Fetch), opt: opt}
+}
+
+// Publish records this instance's signing root in the database, so that
+// every instance sharing it verifies this one's signatures as the
+// service's (instances may each have generated their own identity).
+func (s *Service) Publish(ctx context.Context) error {
+	if err := s.rec.AddSigningRoot(ctx, s.id.Root().Raw, s.opt.Now()); err != nil {
+		return fmt.Errorf("record the signing root: %w", err)
+	}
+	return nil
+}
+
+// roots are the certificates a signature must chain to: this instance's
+// root and those of the other instances sharing the database.
+func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
+	pool := s.id.Roots()
+	ders, err := s.rec.SigningRoots(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("signing roots: %w", err)
+	}
+	for _, der := range ders {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			pool.AddCert(c)
+		}
+	}
+	return pool, nil
 }
 
 // MaxDocumentBytes is the largest document accepted.
@@ -180,9 +210,13 @@ type SignerResult struct {
 	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
 }
 
-// Verify checks every signature of pdf against quire's certificate.
+// Verify checks every signature of pdf against the service's roots.
 func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) {
-	res, err := pdfsign.Verify(pdf, s.id.Roots())
+	roots, err := s.roots(ctx)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	res, err := pdfsign.Verify(pdf, roots)
 	if err != nil {
 		return VerifyResult{}, documentError(err)
 	}

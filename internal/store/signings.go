@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"time"
 
 	"github.com/quire-dev/quire"
 )
@@ -24,4 +28,28 @@ func (db *DB) SigningByDigest(ctx context.Context, digest string) (quire.Signing
 		&s.SignerEmail, &s.APIKeyID, &at)
 	s.SignedAt = fromMS(at)
 	return s, notFound(err)
+}
+
+// AddSigningRoot records the root certificate (DER) of an instance's
+// signing identity; recording it again changes nothing.
+func (db *DB) AddSigningRoot(ctx context.Context, der []byte, now time.Time) error {
+	sum := sha256.Sum256(der)
+	_, err := db.exec(ctx, `INSERT INTO signing_roots (fingerprint, der, added_at) VALUES (?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING`,
+		hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(der), now.UnixMilli())
+	return err
+}
+
+// SigningRoots returns every recorded root certificate (DER).
+func (db *DB) SigningRoots(ctx context.Context) ([][]byte, error) {
+	var out [][]byte
+	err := db.scan(ctx, `SELECT der FROM signing_roots ORDER BY added_at, fingerprint`, nil, func(s scanner) error {
+		var text string
+		if err := s.Scan(&text); err != nil {
+			return err
+		}
+		der, err := base64.StdEncoding.DecodeString(text)
+		out = append(out, der)
+		return err
+	})
+	return out, err
 }

@@ -255,3 +255,18 @@ func TestSignings(t *testing.T) {
 		}
 	})
 }
+
+func TestSigningRoots(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.Now()
+		for _, der := range [][]byte{[]byte("root-a"), []byte("root-b"), []byte("root-a")} {
+			if err := db.AddSigningRoot(ctx, der, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		roots, err := db.SigningRoots(ctx)
+		if err != nil || len(roots) != 2 {
+			t.Fatalf("roots = %q, %v; want root-a and root-b once each", roots, err)
+		}
+	})
+}

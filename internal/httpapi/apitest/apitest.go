@@ -108,6 +108,9 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now,
 		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}})
+	if err := s.Signing.Publish(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
