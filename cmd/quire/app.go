@@ -71,7 +71,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign,
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
-			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP,
+			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,
 		}),
 		telemetry: telemetry.New(db, telemetry.Options{
 			QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout,

@@ -47,16 +47,30 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	pool := startConversion(cfg, log)
-	defer stopConversion(pool, cfg.ShutdownTimeout, log)
 	var conv signing.Converter
 	if pool != nil {
 		conv = pool
 	}
 	a, err := openApp(ctx, cfg, log, conv)
 	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		stopConversion(sctx, pool, log)
 		return err
 	}
-	defer a.Close()
+	// Stop in dependency order, under the shutdown deadline once it is set:
+	// the HTTP server (below), then the conversion workers, then telemetry
+	// still queued, then the database.
+	var stopCtx context.Context // the shutdown deadline, once set
+	defer func() {
+		if stopCtx == nil { // Serve failed: no deadline was set
+			var cancel context.CancelFunc
+			stopCtx, cancel = context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+		}
+		stopConversion(stopCtx, pool, log)
+		a.Close()
+	}()
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
 		Logger: log, Metrics: a.metrics, Version: version},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
@@ -85,6 +99,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
+	stopCtx = sctx
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -111,13 +126,12 @@ func startConversion(cfg *config.Config, log *slog.Logger) *convert.Pool {
 	return pool
 }
 
-// stopConversion stops the workers once the HTTP server has finished.
-func stopConversion(pool *convert.Pool, timeout time.Duration, log *slog.Logger) {
+// stopConversion stops the workers once the HTTP server has finished;
+// past ctx's deadline they are killed.
+func stopConversion(ctx context.Context, pool *convert.Pool, log *slog.Logger) {
 	if pool == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	if err := pool.Close(ctx); err != nil {
 		log.Warn("conversion engine stop", "err", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/mail"
 	"strings"
@@ -49,6 +50,7 @@ type Options struct {
 	RegisterPerIP    ratelimit.Rate
 	VerifyPerIP      ratelimit.Rate
 	Now              func() time.Time // time.Now when nil
+	Logger           *slog.Logger     // slog.Default() when nil
 }
 
 // Service issues and checks API keys.
@@ -65,6 +67,9 @@ type Service struct {
 func New(st Store, m qmail.Sender, secret []byte, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
 	}
 	return &Service{store: st, mail: m, secret: secret, opt: opt,
 		limiter: ratelimit.New(st, secret, opt.Now)}
@@ -93,6 +98,7 @@ func (s *Service) Register(ctx context.Context, email, clientIP string) error {
 		return fmt.Errorf("store code: %w", err)
 	}
 	if err := s.mail.Send(ctx, codeMessage(email, code, s.opt.CodeTTL)); err != nil {
+		s.opt.Logger.Error("verification mail not sent", "err", err) // the error names the relay, never the address or code
 		return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
 			Message: "The verification e-mail could not be sent. Try again later."}
 	}
@@ -177,9 +183,10 @@ func (s *Service) Authenticate(ctx context.Context, key string) (quire.APIKey, e
 	}
 	// Record the use at most once a minute: a write per request would
 	// serialise every authenticated request behind the database's writer.
+	// It is bookkeeping: failing to record it does not fail the request.
 	if now := s.opt.Now(); now.Sub(rec.LastUsedAt) >= time.Minute {
 		if err := s.store.TouchKey(ctx, rec.ID, now, time.Minute); err != nil {
-			return rec, fmt.Errorf("record key use: %w", err)
+			s.opt.Logger.Warn("last use of an API key not recorded", "key_id", rec.ID, "err", err)
 		}
 	}
 	return rec, nil

@@ -40,6 +40,10 @@ func wellFormed(key string) bool {
 	return key[n+bodyLen:] == checksum(key[:n+bodyLen])
 }
 
+// ValidKeyPrefix reports whether p can prefix API keys: 1 to 16 lowercase
+// letters or digits.
+func ValidKeyPrefix(p string) bool { return len(p) >= 1 && len(p) <= 16 && lowerAlnum(p) }
+
 func lowerAlnum(s string) bool {
 	for _, r := range s {
 		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
@@ -83,15 +84,15 @@ func (c *Config) Settings() []Setting {
 	return []Setting{
 		{"addr", "QUIRE_ADDR", "address the HTTP server listens on", (*stringValue)(&c.Addr), false},
 		{"data-dir", "QUIRE_DATA_DIR", "directory for the SQLite database, the server secret and the dev mail outbox (created 0700)", (*stringValue)(&c.DataDir), false},
-		{"database-url", "QUIRE_DATABASE_URL", "empty: SQLite file quire.db in the data dir; postgres://user:pass@host/db: PostgreSQL; sqlite:PATH: another SQLite file", (*stringValue)(&c.DatabaseURL), true},
-		{"secret", "QUIRE_SECRET", "server secret for keyed hashes of codes (64 hex digits); empty: generated on first start into DATA_DIR/secret. Instances sharing a database must share it", (*stringValue)(&c.Secret), true},
-		{"admin-token", "QUIRE_ADMIN_TOKEN", "bearer token for operator endpoints (usage reports); empty disables them", (*stringValue)(&c.AdminToken), true},
+		{"database-url", "QUIRE_DATABASE_URL", "empty: SQLite file quire.db in the data dir; postgres://user:pass@host/db: PostgreSQL; sqlite:PATH: another SQLite file", (*secretValue)(&c.DatabaseURL), true},
+		{"secret", "QUIRE_SECRET", "server secret for keyed hashes of codes (64 hex digits); empty: generated on first start into DATA_DIR/secret. Instances sharing a database must share it", (*secretValue)(&c.Secret), true},
+		{"admin-token", "QUIRE_ADMIN_TOKEN", "bearer token for operator endpoints (usage reports); empty disables them", (*secretValue)(&c.AdminToken), true},
 		{"log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error", (*stringValue)(&c.LogLevel), false},
 		{"shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "on SIGTERM, how long in-flight requests may take to finish", (*durationValue)(&c.ShutdownTimeout), false},
 		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included", (*durationValue)(&c.ReadTimeout), false},
 		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
 		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
-		{"smtp-url", "QUIRE_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS required; ?starttls=opportunistic|none), smtps://user:pass@host:465 (implicit TLS); empty: dev outbox in DATA_DIR/outbox", (*stringValue)(&c.SMTPURL), true},
+		{"smtp-url", "QUIRE_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS required; ?starttls=opportunistic|none), smtps://user:pass@host:465 (implicit TLS); empty: dev outbox in DATA_DIR/outbox", (*secretValue)(&c.SMTPURL), true},
 		{"smtp-ca-file", "QUIRE_SMTP_CA_FILE", "PEM file of an extra CA to trust for the mail relay's certificate", (*stringValue)(&c.SMTPCAFile), false},
 		{"mail-from", "QUIRE_MAIL_FROM", "From address of the mail quire sends", (*stringValue)(&c.MailFrom), false},
 		{"mail-timeout", "QUIRE_MAIL_TIMEOUT", "longest time to hand one message to the mail relay", (*durationValue)(&c.MailTimeout), false},
@@ -107,7 +108,7 @@ func (c *Config) Settings() []Setting {
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
-		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*stringValue)(&c.SigningP12Password), true},
+		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*secretValue)(&c.SigningP12Password), true},
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
 		{"signing-key", "QUIRE_SIGNING_KEY", "PEM file with the signing private key (PKCS#8, EC or RSA)", (*stringValue)(&c.SigningKey), false},
 		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp (PAdES B-T)", (*stringValue)(&c.TSAURL), false},
@@ -160,7 +161,7 @@ func Default() Config {
 		ConvertMaxJobs:       200,
 		ConvertMaxWorkerRSS:  1 << 30,
 		ConvertMaxInputBytes: 25 << 20,
-		LibreOfficeDir:       "/usr/lib/libreoffice/program",
+		LibreOfficeDir:       convert.DefaultProgramDir,
 	}
 }
 
@@ -216,11 +217,21 @@ func (c *Config) Check() error {
 	default:
 		return fmt.Errorf("QUIRE_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)
 	}
-	if !validPrefix(c.KeyPrefix) {
+	if !auth.ValidKeyPrefix(c.KeyPrefix) {
 		return fmt.Errorf("QUIRE_KEY_PREFIX %q: want 1 to 16 lowercase letters or digits", c.KeyPrefix)
 	}
 	if c.CodeMaxAttempts < 1 {
 		return fmt.Errorf("QUIRE_CODE_MAX_ATTEMPTS must be at least 1")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
+		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention},
+		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be longer than 0", d.name)
+		}
 	}
 	if c.CodeTTL < time.Minute {
 		return fmt.Errorf("QUIRE_CODE_TTL must be at least 1m")
@@ -240,22 +251,17 @@ func (c *Config) Check() error {
 	return nil
 }
 
-func validPrefix(p string) bool {
-	if len(p) < 1 || len(p) > 16 {
-		return false
-	}
-	for _, r := range p {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
-}
-
 type stringValue string
 
 func (s *stringValue) String() string     { return string(*s) }
 func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
+
+// secretValue is a string setting whose value is never shown: not in the
+// defaults of -h, not in usage messages after a bad flag.
+type secretValue string
+
+func (s *secretValue) String() string     { return "" }
+func (s *secretValue) Set(v string) error { *s = secretValue(v); return nil }
 
 type durationValue time.Duration
 

@@ -46,6 +46,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		func() Config { c := Default(); c.LogLevel = "loud"; return c }(),
 		func() Config { c := Default(); c.AdminToken = "short"; return c }(),
 		func() Config { c := Default(); c.CodeMaxAttempts = 0; return c }(),
+		func() Config { c := Default(); c.CollectCommitTimeout = 0; return c }(),
+		func() Config { c := Default(); c.ShutdownTimeout = 0; return c }(),
 	} {
 		if err := c.Check(); err == nil {
 			t.Errorf("Check accepted %+v", c)
@@ -70,5 +72,24 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README lacks the row %s", row)
 		}
+	}
+}
+
+func TestSecretsAreNeverPrinted(t *testing.T) {
+	env := map[string]string{"QUIRE_ADMIN_TOKEN": "admin-token-hunter2-1234", "QUIRE_DATABASE_URL": "postgres://u:dbpass-hunter2@h/db",
+		"QUIRE_SMTP_URL": "smtp://u:smtp-hunter2@h:587", "QUIRE_SECRET": strings.Repeat("ab", 32), "QUIRE_SIGNING_P12_PASSWORD": "p12-hunter2"}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	c, err := Bind(fs, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.Parse([]string{"--no-such-flag"}) // prints the usage with every default
+	if c.AdminToken != env["QUIRE_ADMIN_TOKEN"] || c.DatabaseURL != env["QUIRE_DATABASE_URL"] {
+		t.Fatal("the secrets were not read")
+	}
+	if strings.Contains(out.String(), "hunter2") || strings.Contains(out.String(), strings.Repeat("ab", 32)) || !strings.Contains(out.String(), "QUIRE_ADMIN_TOKEN") {
+		t.Errorf("usage output shows a secret:\n%s", out.String())
 	}
 }

@@ -111,7 +111,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		s.metrics.observe(route, r.Method, rec.status, elapsed)
+		s.metrics.observe(route, methodLabel(r.Method), rec.status, elapsed)
 		if infoOf(r.Context()).quiet && rec.status < 400 {
 			return
 		}
@@ -122,6 +122,16 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.logger(r.Context()).Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
 			"route", route, "status", rec.status, "bytes", rec.bytes, "duration_ms", float64(elapsed.Microseconds())/1000)
 	})
+}
+
+// methodLabel keeps the method label of the metrics to a fixed set: any
+// string is a valid method, and each would be a new time series.
+func methodLabel(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return m
+	}
+	return "OTHER"
 }
 
 // recoverPanics answers a panicking handler with INTERNAL_ERROR and logs

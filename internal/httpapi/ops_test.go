@@ -65,12 +65,14 @@ func TestMetrics(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	e.get("/v1/health")
 	e.get("/v1/nope")
+	e.do("FOO1", "/v1/health", nil, nil)
 	body := string(e.get("/metrics").body)
 	for _, want := range []string{
 		`quire_http_requests_total{method="GET",route="/v1/health",status="200"} 1`,
 		`quire_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
 		`quire_http_request_duration_seconds_bucket{method="GET",route="/v1/health",le="0.005"}`,
 		"quire_database_up 1",
+		`quire_http_requests_total{method="OTHER",route="unmatched",status="405"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)

@@ -32,7 +32,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, bodyError(err))
 		return
 	}
-	if err := s.deps.Telemetry.Collect(r.Context(), body, r.Header.Get("X-License-Key")); err != nil {
+	if err := s.deps.Telemetry.Collect(r.Context(), body, r.Header.Get(telemetry.LicenseHeader)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -44,7 +44,7 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 func preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, X-License-Key")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, "+telemetry.LicenseHeader)
 	h.Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
 }

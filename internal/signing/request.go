@@ -229,6 +229,10 @@ func (v *validator) base64Document(s string, maxBytes int64) []byte {
 		v.bad("document.base64", "is not valid base64")
 		return nil
 	}
+	if int64(len(b)) > maxBytes {
+		v.bad("document.base64", fmt.Sprintf("the document is larger than the limit of %d bytes", maxBytes))
+		return nil
+	}
 	return b
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/quire-dev/quire"
@@ -78,9 +79,12 @@ func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("signing roots: %w", err)
 	}
 	for _, der := range ders {
-		if c, err := x509.ParseCertificate(der); err == nil {
-			pool.AddCert(c)
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			s.opt.Logger.Warn("a recorded signing root does not parse; skipped", "err", err)
+			continue
 		}
+		pool.AddCert(c)
 	}
 	return pool, nil
 }
@@ -148,7 +152,16 @@ func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
 	case errors.Is(err, context.Canceled):
 		return nil, err
 	}
-	return nil, &quire.Error{Code: quire.CodeUnprocessable, Message: "The document could not be downloaded: " + err.Error(),
+	// One answer for addresses refused and hosts not found, so that callers
+	// cannot map the internal network; the log has the cause.
+	s.opt.Logger.Info("document download failed", "err", err)
+	msg := "The document could not be downloaded from a public address."
+	for _, e := range []error{fetch.ErrTooLarge, fetch.ErrTimeout, fetch.ErrStatus, fetch.ErrTooManyRedirects} {
+		if errors.Is(err, e) {
+			msg = "The document could not be downloaded: " + strings.TrimPrefix(e.Error(), "fetch: ") + "."
+		}
+	}
+	return nil, &quire.Error{Code: quire.CodeUnprocessable, Message: msg,
 		Details: []quire.Detail{{Field: "document.url", Issue: "could not be downloaded"}}}
 }
 
@@ -183,8 +196,11 @@ func isPDF(b []byte) bool {
 // lastDigest is the digest of the newest signature of a PDF just signed.
 func lastDigest(pdf []byte) (string, error) {
 	res, err := pdfsign.Verify(pdf, nil)
-	if err != nil || len(res.Signers) == 0 {
-		return "", fmt.Errorf("read back the signature: %v", err)
+	if err != nil {
+		return "", fmt.Errorf("read back the signature: %w", err)
+	}
+	if len(res.Signers) == 0 {
+		return "", errors.New("read back the signature: none found")
 	}
 	return res.Signers[len(res.Signers)-1].Digest, nil
 }
@@ -223,8 +239,11 @@ func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) 
 	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers))}
 	for i, sr := range res.Signers {
 		out.Signers[i].SignerResult = sr
+		if !sr.DigestValid || !sr.SignatureValid { // only an intact signature is named by its record
+			continue
+		}
 		rec, err := s.rec.SigningByDigest(ctx, sr.Digest)
-		if errors.Is(err, quire.ErrNotFound) || sr.Digest == "" {
+		if errors.Is(err, quire.ErrNotFound) {
 			continue
 		}
 		if err != nil {

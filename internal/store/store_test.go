@@ -47,12 +47,14 @@ func TestMigrationsConcurrentStart(t *testing.T) {
 }
 
 func TestOpenRejectsUnknownURL(t *testing.T) {
-	_, err := store.Open(ctx, "mysql://u:secretpw@h/db", t.TempDir())
-	if err == nil {
-		t.Fatal("want an error for mysql://")
-	}
-	if got := err.Error(); strings.Contains(got, "secretpw") {
-		t.Errorf("error leaks the password: %s", got)
+	for _, u := range []string{"mysql://u:secretpw@h/db", "host=db user=q password=secretpw", "x:/y?password=secretpw"} {
+		_, err := store.Open(ctx, u, t.TempDir())
+		if err == nil {
+			t.Fatalf("want an error for %s", u)
+		}
+		if got := err.Error(); strings.Contains(got, "secretpw") || !strings.Contains(got, "QUIRE_DATABASE_URL") {
+			t.Errorf("error %q leaks the password or does not name the variable", got)
+		}
 	}
 }
 

@@ -13,17 +13,19 @@ import (
 	"github.com/quire-dev/quire"
 )
 
+// LicenseHeader carries the license key of a telemetry request (spec 4.5).
+const LicenseHeader = "X-License-Key"
+
 // Limits of one telemetry payload (spec 2.8).
 const (
-	MaxEvents         = 100
-	MaxDocumentID     = 256
-	MaxLicenseKey     = 256
+	maxEvents         = 100
+	maxDocumentID     = 256
+	maxLicenseKey     = 256
 	maxCreatedAt      = 64
 	maxLibraryVersion = 64
 	maxHostname       = 253
 	truncatedMetadata = `{"truncated":true}`
 	emptyMetadata     = `{}`
-	licenseHeader     = "X-License-Key"
 )
 
 // payload is what editor libraries send. Unknown fields are ignored, so
@@ -71,14 +73,14 @@ func Parse(body []byte, licenseKey string, now time.Time, metaLimit int) ([]quir
 		licenseKey = quire.CommunityLicenseKey
 	}
 	var details []quire.Detail
-	if len(licenseKey) > MaxLicenseKey {
-		details = append(details, quire.Detail{Field: licenseHeader, Issue: fmt.Sprintf("must be at most %d characters", MaxLicenseKey)})
+	if len(licenseKey) > maxLicenseKey || !utf8.ValidString(licenseKey) {
+		details = append(details, quire.Detail{Field: LicenseHeader, Issue: fmt.Sprintf("must be at most %d characters of UTF-8", maxLicenseKey)})
 	}
 	switch {
 	case p.Events == nil:
 		details = append(details, quire.Detail{Field: "events", Issue: "is required"})
-	case len(p.Events) == 0 || len(p.Events) > MaxEvents:
-		details = append(details, quire.Detail{Field: "events", Issue: fmt.Sprintf("must hold 1 to %d events", MaxEvents)})
+	case len(p.Events) == 0 || len(p.Events) > maxEvents:
+		details = append(details, quire.Detail{Field: "events", Issue: fmt.Sprintf("must hold 1 to %d events", maxEvents)})
 	}
 	meta, issue := metadata(p.Metadata, metaLimit)
 	if issue != "" {
@@ -104,8 +106,8 @@ func (e event) check(prefix string) (quire.OpenEvent, []quire.Detail) {
 	switch {
 	case e.DocumentID == nil || *e.DocumentID == "":
 		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "is required"})
-	case len(*e.DocumentID) > MaxDocumentID:
-		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", MaxDocumentID)})
+	case len(*e.DocumentID) > maxDocumentID:
+		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
 	case hasControl(*e.DocumentID):
 		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "must not contain control characters"})
 	default:
@@ -191,6 +193,9 @@ func metadata(raw json.RawMessage, limit int) (string, string) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
 		return "", "must be an object"
+	}
+	if !utf8.Valid(compact.Bytes()) { // PostgreSQL refuses it, and it is text for people
+		return "", "must be UTF-8"
 	}
 	if compact.Len() > limit {
 		return truncatedMetadata, ""

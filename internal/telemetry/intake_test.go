@@ -64,3 +64,27 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 		t.Errorf("library version kept at %d characters", len(evs[0].LibraryVersion))
 	}
 }
+
+func TestParseRefusesInvalidUTF8(t *testing.T) {
+	ok := `"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]`
+	for name, c := range map[string]struct{ body, key, field string }{
+		"metadata":    {`{"metadata":{"k":"` + "\xff" + `"},` + ok + `}`, "", "metadata"},
+		"license key": {`{` + ok + `}`, "ql_\xff", LicenseHeader},
+	} {
+		_, err := Parse([]byte(c.body), c.key, now, 1024)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Details[0].Field != c.field {
+			t.Errorf("%s: %v, want a detail on %s", name, err, c.field)
+		}
+	}
+}
+
+func TestParseQueryLimitsLicenseKeys(t *testing.T) {
+	keys := make([]string, maxQueryKeys+1)
+	if _, err := ParseQuery("", "", "", keys, now); quire.ErrorCode(err) != quire.CodeValidation {
+		t.Errorf("%d license keys: %v", len(keys), err)
+	}
+	if q, err := ParseQuery("", "", "", keys[:maxQueryKeys], now); err != nil || len(q.Keys) != maxQueryKeys {
+		t.Errorf("%d license keys: %v", maxQueryKeys, err)
+	}
+}

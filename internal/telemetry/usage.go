@@ -47,16 +47,22 @@ type PeriodUsage struct {
 	Opens           int64     `json:"opens"`
 }
 
+// maxQueryKeys bounds the license keys one report may name.
+const maxQueryKeys = 100
+
 // ParseQuery reads the parameters of a usage report, as the API and the
 // CLI take them: from and to in RFC 3339 (default: the current UTC month),
 // groupBy day or month (default month), and license keys (none: all).
 func ParseQuery(from, to, groupBy string, keys []string, now time.Time) (UsageQuery, error) {
 	m := quire.Month(now)
 	q := UsageQuery{From: quire.MonthStart(m), To: quire.MonthStart(m + 1), ByMonth: true}
-	if len(keys) > 0 {
+	var details []quire.Detail
+	switch {
+	case len(keys) > maxQueryKeys:
+		details = append(details, quire.Detail{Field: "licenseKey", Issue: fmt.Sprintf("at most %d per report", maxQueryKeys)})
+	case len(keys) > 0:
 		q.Keys = keys
 	}
-	var details []quire.Detail
 	for _, f := range []struct {
 		name, value string
 		dst         *time.Time

@@ -87,7 +87,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if opt.KeyPrefix == "" {
 		opt = Issuance()
 	}
-	opt.Now = s.Clock.Now
+	opt.Now, opt.Logger = s.Clock.Now, log
 	s.Auth = auth.New(db, sender, []byte("0123456789abcdef0123456789abcdef"), opt)
 	reg := prometheus.NewRegistry()
 	topt := telemetry.Options{QueueLength: 64, MaxBatch: 500, CommitTimeout: 10 * time.Second,
