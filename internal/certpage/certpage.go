@@ -116,8 +116,7 @@ func normalizeSize(s PageSize) PageSize {
 	if !usable(s.Width) || !usable(s.Height) {
 		return A4
 	}
-	clamp := func(v float64) float64 { return min(max(v, minPageSide), maxPageSide) }
-	return PageSize{Width: clamp(s.Width), Height: clamp(s.Height)}
+	return PageSize{Width: clamp(s.Width, minPageSide, maxPageSide), Height: clamp(s.Height, minPageSide, maxPageSide)}
 }
 
 var defaultRenderer struct {

@@ -30,8 +30,9 @@ var fieldChangeKeys = []string{"fieldId", "field_id", "field", "id", "name", "va
 
 // flattenData turns an event's data or the request's metadata into rows,
 // keys sorted (map order is random) with the keys in first, if present,
-// ahead of the others. It returns the rows and how many leaf values were left
-// out because of maxEntries.
+// ahead of the others. It returns the rows and how many values were left out
+// because of maxEntries: an omitted nested object or array counts once, however
+// many values it holds, since it is skipped without being walked.
 func flattenData(m map[string]any, first []string) (rows []entry, omitted int) {
 	f := flattener{}
 	f.object("", m, 0, first)

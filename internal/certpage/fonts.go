@@ -46,7 +46,6 @@ func DefaultFonts(dir string) []FontFile {
 
 // loadedFont is a font parsed once and shared, read-only, by every render.
 type loadedFont struct {
-	file FontFile
 	font *font.Font // for shaping; safe for concurrent use
 	name string     // PostScript-style name, used as the PDF BaseFont
 	sf   *sfnt      // raw tables, for subsetting
@@ -77,7 +76,7 @@ func loadFont(ff FontFile) (*loadedFont, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certpage: font %d of %s: %w", ff.Index, ff.Path, err)
 	}
-	return &loadedFont{file: ff, font: f, name: baseFontName(f), sf: sf}, nil
+	return &loadedFont{font: f, name: baseFontName(f), sf: sf}, nil
 }
 
 func packageName(ff FontFile) string {

@@ -27,7 +27,6 @@ var (
 	oidTSTInfo              = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 4}
 	oidAttrContentType      = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 3}
 	oidAttrMessageDigest    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 4}
-	oidAttrSigningTime      = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 5}
 	oidAttrSigningCert      = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 2, 12}
 	oidAttrSigningCertV2    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 2, 47}
 	oidAttrTimeStampToken   = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 2, 14}

@@ -1,6 +1,9 @@
 package pdfsign
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors that callers map to responses. All errors returned by
 // this package that are caused by the input document wrap one of them, so
@@ -25,3 +28,15 @@ var (
 	// reserved for it (Options.ContentsSize).
 	ErrSignatureTooLarge = errors.New("pdfsign: signature does not fit the reserved space")
 )
+
+// inputError makes an error caused by the input document match one of the
+// sentinel errors: one that already does is kept, any other (a damaged
+// structure, an object that cannot be read) becomes ErrUnreadable.
+func inputError(err error) error {
+	for _, s := range []error{ErrEncrypted, ErrTooLarge, ErrUnreadable, ErrDamagedSigned, ErrSignatureTooLarge} {
+		if err == nil || errors.Is(err, s) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %v", ErrUnreadable, err)
+}

@@ -11,9 +11,14 @@ import (
 // decodeStream undoes the stream's filters. Only FlateDecode (with PNG
 // predictors) is supported: it is the only filter that cross-reference and
 // object streams use in practice, and those are the only streams this
-// package needs to read. Output is capped at max bytes against zip bombs.
+// package needs to read. Output is capped at max bytes against zip bombs;
+// an unfiltered stream counts too, so that a caller's budget covers every
+// stream it reads, whatever its filters.
 func decodeStream(d Dict, raw []byte, max int64) ([]byte, error) {
 	filters, parms := filterList(d)
+	if len(filters) == 0 && int64(len(raw)) > max {
+		return nil, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
+	}
 	out := raw
 	for i, f := range filters {
 		if f != "FlateDecode" && f != "Fl" {
@@ -76,7 +81,10 @@ func inflate(in []byte, max int64) ([]byte, error) {
 }
 
 // unpredict reverses a PNG predictor (Predictor >= 10), as used by
-// cross-reference streams. TIFF predictor 2 is not supported.
+// cross-reference streams. TIFF predictor 2 is not supported. Data shorter
+// than one row (a filter byte and rowLen bytes) is refused before anything
+// is allocated, so /Columns cannot size a buffer larger than the input;
+// empty data stays empty. A partial row at the end is dropped.
 func unpredict(in []byte, parms Dict) ([]byte, error) {
 	pred, _ := parms["Predictor"].(Int)
 	if pred <= 1 {
@@ -91,8 +99,14 @@ func unpredict(in []byte, parms Dict) ([]byte, error) {
 	if cols < 1 || cols > 1<<20 || colors < 1 || colors > 32 || bpc < 1 || bpc > 16 {
 		return nil, errors.New("pdfsign: predictor parameters out of range")
 	}
+	if len(in) == 0 {
+		return in, nil
+	}
 	bpp := (colors*bpc + 7) / 8
 	rowLen := (cols*colors*bpc + 7) / 8
+	if len(in) < rowLen+1 {
+		return nil, fmt.Errorf("pdfsign: %d bytes of predicted data, less than one row of %d", len(in), rowLen+1)
+	}
 	out := make([]byte, 0, len(in))
 	prev := make([]byte, rowLen)
 	for len(in) >= rowLen+1 {

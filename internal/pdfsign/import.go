@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ImportPages reads the pages of a standalone PDF (such as rendered
@@ -11,21 +12,26 @@ import (
 // decoded, and its resources with every reference resolved. Objects that
 // pages share (fonts, images) stay shared, and AppendPages writes each
 // stream once.
-func ImportPages(src []byte) (pages []Page, err error) {
+//
+// src is opened as Sign opens a document: damaged structure is repaired
+// when src carries no signature. Every error wraps one of the sentinel
+// errors. lim optionally bounds the work (the first value is used; none,
+// or zero fields, mean DefaultLimits).
+func ImportPages(src []byte, lim ...Limits) (pages []Page, err error) {
 	defer catchPanic(&err)
-	d, err := readDocument(src, Limits{})
+	d, err := openForUpdate(src, limitsOf(lim))
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	ps, err := d.pages()
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	memo := map[int]Object{}
 	for i, p := range ps {
 		page, err := d.importPage(p, memo)
 		if err != nil {
-			return nil, fmt.Errorf("pdfsign: import page %d: %w", i+1, err)
+			return nil, fmt.Errorf("%w: import page %d: %v", ErrUnreadable, i+1, err)
 		}
 		pages = append(pages, page)
 	}
@@ -36,6 +42,9 @@ func (d *document) importPage(p page, memo map[int]Object) (Page, error) {
 	mb, err := d.box(p.inherited["MediaBox"])
 	if err != nil {
 		return Page{}, err
+	}
+	if !(mb[2] > mb[0] && mb[3] > mb[1]) {
+		return Page{}, fmt.Errorf("empty /MediaBox %v", mb)
 	}
 	content, err := d.content(p.dict["Contents"])
 	if err != nil {
@@ -69,11 +78,15 @@ func (d *document) box(o Object) ([4]float64, error) {
 		default:
 			return b, errors.New("/MediaBox holds a non-number")
 		}
+		if math.IsInf(b[i], 0) || math.IsNaN(b[i]) {
+			return b, errors.New("/MediaBox holds a non-finite number")
+		}
 	}
 	return b, nil
 }
 
-// content returns a page's content streams, decoded and joined.
+// content returns a page's content streams, decoded and joined. They count
+// against the document's decode budget, as object streams do.
 func (d *document) content(o Object) ([]byte, error) {
 	r, err := d.resolve(o)
 	if err != nil {
@@ -93,10 +106,11 @@ func (d *document) content(o Object) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("/Contents holds a %T, not a stream", s)
 		}
-		data, err := decodeStream(st.Dict, st.Data, d.lim.MaxDecodedSize)
+		data, err := decodeStream(st.Dict, st.Data, min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded))
 		if err != nil {
 			return nil, err
 		}
+		d.decoded += int64(len(data))
 		out.Write(data)
 		out.WriteByte('\n')
 	}
@@ -161,14 +175,19 @@ type Layout struct {
 }
 
 // PageLayout reads the page count and the size of the last page of pdf.
-func PageLayout(pdf []byte) (l Layout, err error) {
+// It opens pdf as Sign and AppendPages do: a damaged structure is repaired
+// (the layout is that of the repaired file, which AppendPages will extend)
+// unless pdf carries a signature, which gives ErrDamagedSigned. Every
+// error wraps one of the sentinel errors. lim optionally bounds the work
+// (the first value is used; none, or zero fields, mean DefaultLimits).
+func PageLayout(pdf []byte, lim ...Limits) (l Layout, err error) {
 	defer catchPanic(&err)
-	d, err := readDocument(pdf, Limits{})
+	d, err := openForUpdate(pdf, limitsOf(lim))
 	if err != nil {
-		return l, err
+		return l, inputError(err)
 	}
 	ps, err := d.pages()
-	if err != nil || len(ps) == 0 {
+	if err != nil || len(ps) == 0 { // openForUpdate checked both already
 		return l, fmt.Errorf("%w: the document has no pages", ErrUnreadable)
 	}
 	last := ps[len(ps)-1]

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -33,7 +34,9 @@ type Identity struct {
 // KeySource says where the identity comes from. With PKCS12File, or with
 // CertFile and KeyFile (PEM; CertFile may hold the chain after the
 // certificate), those are loaded. Otherwise a CA and a signing certificate
-// are generated in DataDir/signing on first use and reused afterwards.
+// are generated in DataDir/signing on first use and reused afterwards; the
+// CA's private key is used once, to issue the signing certificate, and is
+// not stored.
 type KeySource struct {
 	DataDir        string
 	PKCS12File     string
@@ -46,10 +49,10 @@ type KeySource struct {
 // which Adobe Reader and other PDF validators recognise.
 var oidDocumentSigning = asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 311, 10, 3, 12}
 
-// Files of a generated identity under DataDir/signing.
+// The directory of a generated identity under DataDir, and its files.
 const (
+	identityDir = "signing"
 	caCertFile  = "ca.pem"
-	caKeyFile   = "ca-key.pem"
 	sigCertFile = "signing.pem"
 	sigKeyFile  = "signing-key.pem"
 )
@@ -71,11 +74,22 @@ func LoadIdentity(src KeySource) (*Identity, error) {
 	case src.DataDir == "":
 		return nil, errors.New("pdfsign: no key source: set a data directory, a PKCS#12 file or PEM files")
 	}
-	dir := filepath.Join(src.DataDir, "signing")
-	if _, err := os.Stat(filepath.Join(dir, sigCertFile)); err == nil {
-		return loadPEM(filepath.Join(dir, sigCertFile), filepath.Join(dir, sigKeyFile))
+	dir := filepath.Join(src.DataDir, identityDir)
+	_, err := os.Stat(filepath.Join(dir, sigCertFile))
+	switch {
+	case err == nil:
+		return loadGenerated(dir)
+	case !errors.Is(err, fs.ErrNotExist):
+		// Unreadable is not absent: generating would replace an identity
+		// that exists, breaking every signature verified against it.
+		return nil, fmt.Errorf("pdfsign: signing identity: %w", err)
 	}
-	return generate(dir)
+	return generate(src.DataDir)
+}
+
+// loadGenerated loads the identity that generate stored in dir.
+func loadGenerated(dir string) (*Identity, error) {
+	return loadPEM(filepath.Join(dir, sigCertFile), filepath.Join(dir, sigKeyFile))
 }
 
 func loadPKCS12(path, password string) (*Identity, error) {
@@ -174,8 +188,13 @@ func newIdentity(key crypto.Signer, cert *x509.Certificate, chain []*x509.Certif
 }
 
 // generate creates a self-signed issuing CA and a document-signing
-// certificate issued by it, and stores both with their keys in dir.
-func generate(dir string) (*Identity, error) {
+// certificate issued by it, and stores the CA certificate, the signing
+// certificate and its key in dataDir/signing. The files are written to a
+// temporary directory beside it, which is then renamed into place, so the
+// directory holds a complete identity or does not exist. When another
+// process (or goroutine) got there first, the rename fails and its
+// identity is loaded instead: all of them end up with the same one.
+func generate(dataDir string) (*Identity, error) {
 	host, _ := os.Hostname()
 	install := make([]byte, 4)
 	if _, err := rand.Read(install); err != nil {
@@ -218,23 +237,50 @@ func generate(dir string) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("pdfsign: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("pdfsign: %w", err)
+	tmp, err := os.MkdirTemp(dataDir, "."+identityDir+"-*") // mode 0700
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: storing identity: %w", err)
 	}
+	defer os.RemoveAll(tmp) // nothing is left once renamed
 	for name, block := range map[string]*pem.Block{
 		caCertFile:  {Type: "CERTIFICATE", Bytes: ca.Raw},
-		caKeyFile:   ecKeyBlock(caKey),
 		sigKeyFile:  ecKeyBlock(key),
-		sigCertFile: {Type: "CERTIFICATE", Bytes: cert.Raw}, // written last: its presence means "complete"
+		sigCertFile: {Type: "CERTIFICATE", Bytes: cert.Raw},
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+		if err := writeSynced(filepath.Join(tmp, name), pem.EncodeToMemory(block)); err != nil {
 			return nil, fmt.Errorf("pdfsign: storing identity: %w", err)
 		}
 	}
+	dir := filepath.Join(dataDir, identityDir)
+	if err := os.Rename(tmp, dir); err != nil {
+		// Renaming onto a directory that is not empty fails: another
+		// instance stored its identity first. Use that one.
+		if _, serr := os.Stat(filepath.Join(dir, sigCertFile)); serr == nil {
+			return loadGenerated(dir)
+		}
+		return nil, fmt.Errorf("pdfsign: storing identity (remove %s if it is an incomplete identity): %w", dir, err)
+	}
 	return &Identity{Key: key, Certificate: cert, Chain: []*x509.Certificate{ca}}, nil
+}
+
+// writeSynced writes a new file (mode 0600) and flushes it to disk, so that
+// a directory renamed into place after a crash never holds empty files.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func createCert(tmpl *x509.Certificate, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, error) {

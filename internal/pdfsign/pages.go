@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Page is a page to append. Resources may hold *Stream values anywhere
@@ -20,18 +21,30 @@ type Page struct {
 // an incremental update: the input stays a byte prefix of the output, so
 // signatures already in it stay intact (they just no longer cover the
 // whole file). Call it before Sign so that the signature covers the pages.
-func AppendPages(pdf []byte, pages []Page) (out []byte, err error) {
+//
+// pdf is opened as Sign opens it: a damaged structure is repaired (the
+// output then extends the repaired file) unless pdf carries a signature,
+// which gives ErrDamagedSigned. Every error caused by pdf wraps one of the
+// sentinel errors; errors in pages (none given, an empty or non-finite
+// MediaBox, a value that cannot be written) do not, being the caller's.
+// lim optionally bounds the work (the first value is used; none, or zero
+// fields, mean DefaultLimits).
+//
+// Each appended page sets /Rotate 0 and a /CropBox equal to its MediaBox,
+// so that it does not inherit a rotation or a crop from the page tree.
+func AppendPages(pdf []byte, pages []Page, lim ...Limits) (out []byte, err error) {
 	defer catchPanic(&err)
 	if len(pages) == 0 {
 		return nil, errors.New("pdfsign: no pages to append")
 	}
-	d, err := openForUpdate(pdf, Limits{})
+	l := limitsOf(lim)
+	d, err := openForUpdate(pdf, l)
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	_, cat, err := d.catalog()
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	rootRef, _ := cat["Pages"].(Ref) // readSound checked it is a reference
 	root, err := d.dict(rootRef)
@@ -51,7 +64,7 @@ func AppendPages(pdf []byte, pages []Page) (out []byte, err error) {
 	}
 	existing, err := d.pages()
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	newRoot["Count"] = Int(intOr(root["Count"], len(existing)) + len(pages))
 	u.replace(rootRef, newRoot)
@@ -59,14 +72,21 @@ func AppendPages(pdf []byte, pages []Page) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readSound(w.pdf, Limits{}); err != nil {
-		return nil, fmt.Errorf("pdfsign: self-check of the output with appended pages: %w", err)
+	if _, err := readSound(w.pdf, outputLimits(l, w.pdf)); err != nil {
+		return nil, inputError(fmt.Errorf("pdfsign: self-check of the output with appended pages: %w", err))
 	}
 	return w.pdf, nil
 }
 
-// addPage adds the page object and its content stream, compressed.
+// addPage adds the page object and its content stream, compressed. The
+// page states every inheritable attribute that matters for how it shows
+// (/Rotate, /CropBox) rather than taking the page tree's.
 func addPage(u *update, p Page, parent Ref) (Ref, error) {
+	for _, v := range p.MediaBox {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return Ref{}, fmt.Errorf("MediaBox %v holds a non-finite number", p.MediaBox)
+		}
+	}
 	if p.MediaBox[2] <= p.MediaBox[0] || p.MediaBox[3] <= p.MediaBox[1] {
 		return Ref{}, fmt.Errorf("empty MediaBox %v", p.MediaBox)
 	}
@@ -82,5 +102,6 @@ func addPage(u *update, p Page, parent Ref) (Ref, error) {
 	}
 	content := u.add(&Stream{Dict: Dict{"Filter": Name("FlateDecode")}, Data: z.Bytes()})
 	mb := Array{Real(p.MediaBox[0]), Real(p.MediaBox[1]), Real(p.MediaBox[2]), Real(p.MediaBox[3])}
-	return u.add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "Resources": res, "Contents": content}), nil
+	return u.add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "CropBox": mb, "Rotate": Int(0),
+		"Resources": res, "Contents": content}), nil
 }

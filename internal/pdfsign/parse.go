@@ -3,6 +3,7 @@ package pdfsign
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -121,8 +122,10 @@ func (p *parser) number() (Object, error) {
 		}
 		return Int(n), nil
 	}
+	// ParseFloat also takes "Inf" and "NaN", which are no PDF numbers and
+	// could not be written out again.
 	f, err := strconv.ParseFloat(kw, 64)
-	if err != nil {
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return nil, p.errorf("malformed number %.20q", kw)
 	}
 	return Real(f), nil

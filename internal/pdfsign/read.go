@@ -18,6 +18,16 @@ func DefaultLimits() Limits {
 	return Limits{MaxInputSize: 64 << 20, MaxObjects: 1_000_000, MaxDecodedSize: 64 << 20}
 }
 
+// limitsOf returns the Limits passed as the optional last argument of a
+// function such as PageLayout: the zero Limits (the defaults) when none
+// was given, the first one otherwise.
+func limitsOf(lim []Limits) Limits {
+	if len(lim) == 0 {
+		return Limits{}
+	}
+	return lim[0]
+}
+
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxInputSize > 0 {
@@ -156,7 +166,7 @@ func (d *document) parseAt(num, off int) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := streamBytes(d.data, start, length)
+	raw, err := d.xref.ends.streamBytes(d.data, start, length)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +344,10 @@ type sigField struct {
 	value Dict // the signature dictionary (/V)
 }
 
-// signatureFields returns the signed signature fields of the form.
+// signatureFields returns the signed signature fields of the form. A
+// signature dictionary (/V) that several fields share by reference is
+// listed once, for the first of them: it is one signature, and checking it
+// again would only hash the file again.
 func (d *document) signatureFields() ([]sigField, error) {
 	_, cat, err := d.catalog()
 	if err != nil {
@@ -348,24 +361,30 @@ func (d *document) signatureFields() ([]sigField, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: /AcroForm /Fields: %w", err)
 	}
-	var out []sigField
-	seen := map[int]bool{}
+	w := fieldWalk{seen: map[int]bool{}, values: map[int]bool{}}
 	for _, f := range fields {
-		if err := d.walkField(f, "", "", 0, seen, &out); err != nil {
+		if err := d.walkField(f, "", "", 0, &w); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return w.out, nil
 }
 
-func (d *document) walkField(o Object, parent string, ft Name, depth int, seen map[int]bool, out *[]sigField) error {
+// fieldWalk is the state of a walk of the form's field tree.
+type fieldWalk struct {
+	seen   map[int]bool // field objects visited
+	values map[int]bool // signature dictionaries (/V by reference) listed
+	out    []sigField
+}
+
+func (d *document) walkField(o Object, parent string, ft Name, depth int, w *fieldWalk) error {
 	if r, ok := o.(Ref); ok {
-		if seen[r.Num] {
+		if w.seen[r.Num] {
 			return nil
 		}
-		seen[r.Num] = true
+		w.seen[r.Num] = true
 	}
-	if depth > maxNesting || len(seen) > d.lim.MaxObjects {
+	if depth > maxNesting || len(w.seen) > d.lim.MaxObjects {
 		return errors.New("pdfsign: form field tree too deep or too large")
 	}
 	f, err := d.dict(o)
@@ -380,11 +399,17 @@ func (d *document) walkField(o Object, parent string, ft Name, depth int, seen m
 		ft = v
 	}
 	if v, err := d.dict(f["V"]); ft == "Sig" && err == nil {
-		*out = append(*out, sigField{name: name, value: v})
+		r, isRef := f["V"].(Ref)
+		if !isRef || !w.values[r.Num] {
+			if isRef {
+				w.values[r.Num] = true
+			}
+			w.out = append(w.out, sigField{name: name, value: v})
+		}
 	}
 	kids, _ := d.array(f["Kids"])
 	for _, k := range kids {
-		if err := d.walkField(k, name, ft, depth+1, seen, out); err != nil {
+		if err := d.walkField(k, name, ft, depth+1, w); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -36,7 +38,8 @@ const tokenReserve = 12 << 10
 // output, so earlier signatures stay valid, unless the input's structure
 // is damaged and it carries no signature: then it is rewritten cleanly
 // first. Errors caused by the input wrap the sentinel errors of this
-// package.
+// package. A document that already carries 100 signatures (the most that
+// Verify checks) is refused with ErrUnreadable.
 func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, err error) {
 	defer catchPanic(&err)
 	d, err := openForUpdate(pdf, opt.Limits)
@@ -46,6 +49,9 @@ func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byt
 	before, err := d.signatureFields()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if len(before) >= maxSignatures {
+		return nil, fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", ErrUnreadable, len(before))
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
@@ -62,7 +68,7 @@ func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byt
 	if err := fillSignature(ctx, w, id, opt.Timestamper, size); err != nil {
 		return nil, err
 	}
-	if err := selfCheck(w.pdf, len(before)+1); err != nil {
+	if err := selfCheck(w.pdf, len(before)+1, opt.Limits); err != nil {
 		return nil, err
 	}
 	return w.pdf, nil
@@ -235,9 +241,10 @@ func fillSignature(ctx context.Context, w written, id *Identity, tsa Timestamper
 
 // selfCheck re-reads the signed output: it must parse, hold want
 // signatures, and the new one must be intact and cover the whole file.
-// It guards against ever handing out a broken file.
-func selfCheck(pdf []byte, want int) error {
-	res, err := Verify(pdf, nil)
+// It guards against ever handing out a broken file. The output may be
+// larger than lim allows the input to be: its own size is accepted.
+func selfCheck(pdf []byte, want int, lim Limits) error {
+	res, err := verify(pdf, nil, outputLimits(lim, pdf))
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}
@@ -251,10 +258,57 @@ func selfCheck(pdf []byte, want int) error {
 	return nil
 }
 
+// outputLimits are lim with room for out, a file this package produced
+// from an input that lim admitted, so that re-reading it for a self-check
+// does not fail only because an update made it grow.
+func outputLimits(lim Limits, out []byte) Limits {
+	lim = lim.withDefaults()
+	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
+	return lim
+}
+
 // catchPanic turns a panic while handling a document into ErrUnreadable:
-// hostile input must never take the server down.
+// hostile input must never take the server down. The error names the
+// frames that led to the panic, so that the log shows where it happened.
 func catchPanic(err *error) {
 	if r := recover(); r != nil {
-		*err = errors.Join(ErrUnreadable, fmt.Errorf("pdfsign: internal error: %v", r))
+		*err = errors.Join(ErrUnreadable, fmt.Errorf("pdfsign: internal error: %v [at %s]", r, panicFrames(debug.Stack())))
 	}
+}
+
+// maxPanicFrames bounds the frames that catchPanic reports.
+const maxPanicFrames = 8
+
+// panicFrames condenses a stack trace taken while recovering from a panic
+// (the text of runtime/debug.Stack) to one line: "function (file:line)"
+// for the innermost frames, joined by " < ", without the frames of the
+// runtime and of the recovery itself, without arguments and directories.
+func panicFrames(stack []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
+	var frames []string
+	// After the "goroutine N [running]:" line, each frame is a function
+	// line followed by an indented "file:line +0xNN" line.
+	for i := 1; i+1 < len(lines) && len(frames) < maxPanicFrames; i += 2 {
+		fn, loc := strings.TrimSpace(lines[i]), strings.TrimSpace(lines[i+1])
+		if strings.HasPrefix(fn, "created by ") {
+			break
+		}
+		if j := strings.LastIndexByte(fn, '('); j > 0 {
+			fn = fn[:j]
+		}
+		fn = fn[strings.LastIndexByte(fn, '/')+1:]
+		if fn == "panic" || strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "debug.") ||
+			strings.HasSuffix(fn, ".catchPanic") {
+			continue
+		}
+		if j := strings.LastIndex(loc, " +0x"); j > 0 {
+			loc = loc[:j]
+		}
+		loc = loc[strings.LastIndexByte(loc, '/')+1:]
+		frames = append(frames, fn+" ("+loc+")")
+	}
+	if len(frames) == 0 {
+		return "unknown location"
+	}
+	return strings.Join(frames, " < ")
 }

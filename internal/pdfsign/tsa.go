@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/url"
 	"time"
 
 	"golang.org/x/crypto/cryptobyte"
@@ -34,15 +35,18 @@ type TSAClient struct {
 const maxTSAResponse = 1 << 20
 
 // Timestamp implements Timestamper. The token is checked to answer this
-// request (digest and nonce) before it is returned.
+// request (digest and nonce) before it is returned. Errors name the TSA by
+// its scheme and host only: the URL may carry credentials in its user
+// information, path or query, and errors end up in logs.
 func (c *TSAClient) Timestamp(ctx context.Context, digest []byte) ([]byte, error) {
 	nonce, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
 	if err != nil {
 		return nil, err
 	}
+	tsa := "TSA " + safeURL(c.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(timeStampRequest(digest, nonce)))
 	if err != nil {
-		return nil, fmt.Errorf("TSA %s: %w", c.URL, err)
+		return nil, fmt.Errorf("%s: %w", tsa, withoutURL(err))
 	}
 	req.Header.Set("Content-Type", "application/timestamp-query")
 	client := c.Client
@@ -51,28 +55,49 @@ func (c *TSAClient) Timestamp(ctx context.Context, digest []byte) ([]byte, error
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("TSA %s: %w", c.URL, err)
+		return nil, fmt.Errorf("%s: %w", tsa, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTSAResponse))
 	if err != nil {
-		return nil, fmt.Errorf("TSA %s: reading response: %w", c.URL, err)
+		return nil, fmt.Errorf("%s: reading response: %w", tsa, withoutURL(err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("TSA %s: HTTP status %s", c.URL, resp.Status)
+		return nil, fmt.Errorf("%s: HTTP status %s", tsa, resp.Status)
 	}
 	token, err := timeStampToken(body)
 	if err != nil {
-		return nil, fmt.Errorf("TSA %s: %w", c.URL, err)
+		return nil, fmt.Errorf("%s: %w", tsa, err)
 	}
 	info, err := parseTimeStampToken(token)
 	if err != nil {
-		return nil, fmt.Errorf("TSA %s: %w", c.URL, err)
+		return nil, fmt.Errorf("%s: %w", tsa, err)
 	}
 	if !bytes.Equal(info.digest, digest) || info.nonce == nil || info.nonce.Cmp(nonce) != 0 {
-		return nil, fmt.Errorf("TSA %s: token does not answer the request (digest or nonce differ)", c.URL)
+		return nil, fmt.Errorf("%s: token does not answer the request (digest or nonce differ)", tsa)
 	}
 	return token, nil
+}
+
+// safeURL shows a TSA URL as scheme://host[:port] only: no user
+// information, path or query, any of which may hold a credential.
+func safeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// withoutURL drops the *url.Error wrapper that net/http puts around its
+// errors: its text quotes the whole URL (the client strips a password from
+// it, but not a user name, a path or a query).
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // timeStampRequest encodes TimeStampReq (RFC 3161, 2.4.1) asking for the

@@ -101,3 +101,33 @@ func TestTSARefusesWrongAnswer(t *testing.T) {
 		t.Fatal("token accepted for a different signature")
 	}
 }
+
+func TestTSAErrorsHideURLCredentials(t *testing.T) {
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer failing.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // nothing listens there any more
+	for _, base := range []string{failing.URL, closedURL} {
+		u := strings.Replace(base, "http://", "http://alice:s3cret@", 1) + "/tsa/key-PATHSECRET?token=QUERYSECRET"
+		_, err := (&TSAClient{URL: u}).Timestamp(context.Background(), make([]byte, 32))
+		if err == nil {
+			t.Fatalf("%s: no error", base)
+		}
+		msg := err.Error()
+		for _, secret := range []string{"alice", "s3cret", "PATHSECRET", "QUERYSECRET"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("error shows %q: %s", secret, msg)
+			}
+		}
+		if !strings.Contains(msg, strings.TrimPrefix(base, "http://")) {
+			t.Errorf("error does not name the TSA host: %s", msg)
+		}
+	}
+	if _, err := (&TSAClient{URL: "http://a b/?token=QUERYSECRET"}).Timestamp(context.Background(), make([]byte, 32)); err == nil ||
+		strings.Contains(err.Error(), "QUERYSECRET") {
+		t.Errorf("unparsable URL: %v", err)
+	}
+}

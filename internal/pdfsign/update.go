@@ -5,7 +5,8 @@ import (
 	"compress/zlib"
 	"crypto/rand"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // update is one incremental update (ISO 32000-1, 7.5.6): new and changed
@@ -122,11 +123,7 @@ func (u *update) write() (written, error) {
 		out = append(out, '\n')
 	}
 	s := &serializer{base: len(out)}
-	nums := make([]int, 0, len(u.objects))
-	for n := range u.objects {
-		nums = append(nums, n)
-	}
-	sort.Ints(nums)
+	nums := sortedNums(u.objects)
 	offsets := make(map[int]int, len(nums)+1)
 	for _, n := range nums {
 		offsets[n] = s.base + s.buf.Len()
@@ -193,13 +190,9 @@ func runs(nums []int) [][2]int {
 	return out
 }
 
-func sortedNums(offsets map[int]int) []int {
-	nums := make([]int, 0, len(offsets))
-	for n := range offsets {
-		nums = append(nums, n)
-	}
-	sort.Ints(nums)
-	return nums
+// sortedNums returns the object numbers that key m, in ascending order.
+func sortedNums[V any](m map[int]V) []int {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // writeXRefTable writes a classic "xref" section, trailer and startxref.

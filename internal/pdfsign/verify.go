@@ -58,10 +58,26 @@ type SignerResult struct {
 // certificates must chain to (the service's CA); nil checks integrity and
 // signatures only and reports Trusted false. The document is valid when
 // it has signatures, all are intact, correctly signed and trusted, and the
-// newest one covers the whole file.
-func Verify(pdf []byte, trust *x509.CertPool) (res Result, err error) {
+// newest one covers the whole file. Signer certificates are checked at the
+// current time, whether or not a signature carries a time-stamp.
+//
+// Verify reads pdf within DefaultLimits (64 MiB of input at most, larger
+// files fail with ErrTooLarge). A signature dictionary that several fields
+// share is checked once. A document with more than 100 signatures is
+// refused with an error wrapping ErrUnreadable rather than checked in
+// part: each signature hashes up to the whole file, and a partial verdict
+// would leave signatures unchecked.
+func Verify(pdf []byte, trust *x509.CertPool) (Result, error) {
+	return verify(pdf, trust, Limits{})
+}
+
+// maxSignatures bounds the signatures that verify checks (see Verify); Sign
+// does not add one beyond it.
+const maxSignatures = 100
+
+func verify(pdf []byte, trust *x509.CertPool, lim Limits) (res Result, err error) {
 	defer catchPanic(&err)
-	d, err := readDocument(pdf, Limits{})
+	d, err := readDocument(pdf, lim)
 	if errors.Is(err, errStructure) {
 		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
@@ -71,6 +87,9 @@ func Verify(pdf []byte, trust *x509.CertPool) (res Result, err error) {
 	fields, err := d.signatureFields()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if len(fields) > maxSignatures {
+		return Result{}, fmt.Errorf("%w: %d signatures, more than the %d that are verified", ErrUnreadable, len(fields), maxSignatures)
 	}
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
@@ -157,19 +176,18 @@ func verifySignature(pdf []byte, f sigField, trust *x509.CertPool) SignerResult 
 	if !ess && r.SubFilter == "ETSI.CAdES.detached" {
 		return fail("PAdES signature without the ESS signing-certificate attribute")
 	}
-	verifyAt := time.Now()
 	if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
 		t, err := verifyTimestamp(tok, sd.signer.signature)
 		if err != nil {
 			return fail("time-stamp token: %v", err)
 		}
-		r.TimestampTime, verifyAt = &t, t
+		r.TimestampTime = &t
 	}
 	if trust == nil {
 		r.Valid = true
 		return r
 	}
-	if err := chains(cert, sd.certs, trust, verifyAt); err != nil {
+	if err := chains(cert, sd.certs, trust); err != nil {
 		return fail("signer certificate not trusted: %v", err)
 	}
 	r.Trusted, r.Valid = true, true
@@ -219,8 +237,11 @@ func contentsOf(v Dict) []byte {
 }
 
 // verifyTimestamp checks an RFC 3161 token over the signature value and
-// returns its time. The TSA's certificate is not checked against trust
-// roots: the time is reported, not relied upon for validity.
+// returns its time. The TSA's certificate is not checked against any trust
+// root, so the time is only reported (SignerResult.TimestampTime): it is
+// never the time at which the signer's certificate is checked, since anyone
+// holding the key of an expired certificate could make a token that
+// backdates it.
 func verifyTimestamp(token, signature []byte) (time.Time, error) {
 	sd, err := parseSignedData(token)
 	if err != nil {
@@ -251,13 +272,14 @@ func verifyTimestamp(token, signature []byte) (time.Time, error) {
 }
 
 // chains verifies cert up to one of roots, using the CMS certificates as
-// intermediates, at time at (the time-stamp when there is one).
-func chains(cert *x509.Certificate, certs []*x509.Certificate, roots *x509.CertPool, at time.Time) error {
+// intermediates, at the current time (see verifyTimestamp for why a
+// time-stamp's time is not used).
+func chains(cert *x509.Certificate, certs []*x509.Certificate, roots *x509.CertPool) error {
 	inter := x509.NewCertPool()
 	for _, c := range certs {
 		inter.AddCert(c)
 	}
-	_, err := cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: at,
+	_, err := cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: time.Now(),
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // errStructure marks a file whose cross-reference data cannot be trusted:
@@ -18,12 +19,18 @@ func structuref(format string, a ...any) error {
 // maxXRefSections bounds the /Prev chain of a file.
 const maxXRefSections = 4096
 
+// maxRowsPerObject bounds the cross-reference rows read over the whole
+// chain, as a multiple of the object limit: an object may be listed more
+// than once (by an update as well as by the original section, or by both
+// halves of a hybrid file), but rows beyond that only cost time, since a
+// row naming an object already known is skipped.
+const maxRowsPerObject = 2
+
 // xrefEntry says where object lives: kind 1 at a file offset, kind 2 as
 // the index-th object of object stream number stream; kind 0 is free.
 type xrefEntry struct {
 	kind   byte
 	offset int
-	gen    int
 	stream int
 	index  int
 }
@@ -31,10 +38,12 @@ type xrefEntry struct {
 // xrefInfo is everything the cross-reference sections of a file say.
 type xrefInfo struct {
 	entries      map[int]xrefEntry
-	decoded      int64 // bytes decompressed from xref streams so far
-	trailer      Dict  // the newest trailer (or xref stream dictionary)
-	startxref    int   // value of the last startxref: /Prev of an update
-	lastIsStream bool  // the newest section is an xref stream
+	decoded      int64       // bytes decompressed from xref streams so far
+	rows         int         // entries read from all sections so far
+	ends         *streamEnds // where streams with a wrong /Length end
+	trailer      Dict        // the newest trailer (or xref stream dictionary)
+	startxref    int         // value of the last startxref: /Prev of an update
+	lastIsStream bool        // the newest section is an xref stream
 }
 
 // readXRef walks the cross-reference chain from the last startxref through
@@ -48,7 +57,7 @@ func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &xrefInfo{entries: map[int]xrefEntry{}, startxref: sx}
+	x := &xrefInfo{entries: map[int]xrefEntry{}, startxref: sx, ends: &streamEnds{}}
 	seen := map[int]bool{}
 	for off, first := sx, true; ; first = false {
 		if seen[off] || len(seen) >= maxXRefSections {
@@ -111,6 +120,9 @@ func (x *xrefInfo) section(data []byte, off, maxObjects int) (Dict, bool, error)
 }
 
 func (x *xrefInfo) add(num int, e xrefEntry, maxObjects int) error {
+	if x.rows++; x.rows > maxRowsPerObject*maxObjects {
+		return structuref("cross-reference sections list more than %d entries", maxRowsPerObject*maxObjects)
+	}
 	if _, ok := x.entries[num]; ok {
 		return nil
 	}
@@ -139,12 +151,12 @@ func (x *xrefInfo) table(p *parser, maxObjects int) (Dict, error) {
 		}
 		for i := int64(0); i < count; i++ {
 			off, err1 := p.integer()
-			gen, err2 := p.integer()
+			_, err2 := p.integer() // the generation number is not needed
 			kind := p.keyword()
 			if err := errors.Join(err1, err2); err != nil || (kind != "n" && kind != "f") {
 				return nil, structuref("xref entry %d: malformed", start+i)
 			}
-			e := xrefEntry{offset: int(off), gen: int(gen)}
+			e := xrefEntry{offset: int(off)}
 			if kind == "n" {
 				e.kind = 1
 			}
@@ -178,7 +190,7 @@ func (x *xrefInfo) stream(p *parser, maxObjects int) (Dict, error) {
 	if !ok {
 		return nil, structuref("cross-reference stream without stream data")
 	}
-	raw, err := streamBytes(p.data, start, d["Length"])
+	raw, err := x.ends.streamBytes(p.data, start, d["Length"])
 	if err != nil {
 		return nil, structuref("cross-reference stream: %v", err)
 	}
@@ -209,16 +221,21 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 	if !ok {
 		index = Array{Int(0), d["Size"]}
 	}
+	// Rows of zero bytes would let /Index ask for any number of entries
+	// without any data behind them.
 	rowLen := widths[0] + widths[1] + widths[2]
+	if rowLen == 0 {
+		return structuref("xref stream /W gives rows of zero bytes")
+	}
 	for i := 0; i+1 < len(index); i += 2 {
 		start, count := intOr(index[i], -1), intOr(index[i+1], -1)
 		if start < 0 || count < 0 || start+count > maxObjects {
 			return structuref("xref stream /Index out of range")
 		}
+		if int64(count)*int64(rowLen) > int64(len(body)) {
+			return structuref("xref stream data shorter than /Index says")
+		}
 		for j := 0; j < count; j++ {
-			if len(body) < rowLen {
-				return structuref("xref stream data shorter than /Index says")
-			}
 			f := [3]int{1, 0, 0}
 			for k, wk := range widths {
 				if wk > 0 {
@@ -229,7 +246,7 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 			e := xrefEntry{kind: byte(f[0])}
 			switch f[0] {
 			case 1:
-				e.offset, e.gen = f[1], f[2]
+				e.offset = f[1] // f[2], the generation number, is not needed
 			case 2:
 				e.stream, e.index = f[1], f[2]
 			default:
@@ -275,9 +292,46 @@ func (x *xrefInfo) check(data []byte) error {
 	return nil
 }
 
-// streamBytes returns the raw data of a stream starting at start. A wrong
-// /Length is common; it is corrected by looking for "endstream".
-func streamBytes(data []byte, start int, length Object) ([]byte, error) {
+// streamEnds indexes the "endstream" keywords of one file. A stream whose
+// /Length is wrong ends at the first "endstream" after its start. Searching
+// the file forward for each such stream costs time quadratic in the file
+// size when that keyword is far away (many streams with a wrong /Length
+// and no "endstream" of their own, all running to one near the end), so
+// the file is scanned once, on the first wrong /Length, and each stream
+// then takes a binary search.
+type streamEnds struct {
+	offsets []int // of every "endstream", ascending
+	built   bool
+	scanned int // bytes searched for "endstream": at most the file size
+}
+
+var endstreamKeyword = []byte("endstream")
+
+// next returns the offset of the first "endstream" at or after start.
+func (e *streamEnds) next(data []byte, start int) (int, bool) {
+	if !e.built {
+		e.built = true
+		e.scanned += len(data)
+		for i := 0; ; {
+			j := bytes.Index(data[i:], endstreamKeyword)
+			if j < 0 {
+				break
+			}
+			e.offsets = append(e.offsets, i+j)
+			i += j + len(endstreamKeyword)
+		}
+	}
+	k := sort.SearchInts(e.offsets, start)
+	if k == len(e.offsets) {
+		return 0, false
+	}
+	return e.offsets[k], true
+}
+
+// streamBytes returns the raw data of a stream starting at start in data,
+// the file e indexes. A wrong /Length is common; it is corrected by
+// looking for "endstream".
+func (e *streamEnds) streamBytes(data []byte, start int, length Object) ([]byte, error) {
 	if n, ok := length.(Int); ok && n >= 0 && int64(start)+int64(n) <= int64(len(data)) {
 		end := start + int(n)
 		p := parser{data: data, pos: end}
@@ -285,11 +339,10 @@ func streamBytes(data []byte, start int, length Object) ([]byte, error) {
 			return data[start:end], nil
 		}
 	}
-	i := bytes.Index(data[start:], []byte("endstream"))
-	if i < 0 {
+	end, ok := e.next(data, start)
+	if !ok {
 		return nil, errors.New("stream has no endstream")
 	}
-	end := start + i
 	if end > start && data[end-1] == '\n' {
 		end--
 	}

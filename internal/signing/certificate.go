@@ -20,9 +20,9 @@ const verifyHint = "Open this PDF in Adobe Acrobat Reader or run pdfsig on it: t
 // page and rectangle for the visible signature.
 func (s *Service) appendCertificate(pdf []byte, req Request, inputSHA string, at time.Time) ([]byte, int, [4]float64, error) {
 	var rect [4]float64
-	layout, err := pdfsign.PageLayout(pdf)
+	layout, err := pdfsign.PageLayout(pdf, s.limits())
 	if err != nil {
-		return nil, 0, rect, documentError(err)
+		return nil, 0, rect, s.documentError(err)
 	}
 	cert, rect, err := certpage.Render(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: layout.LastWidth, Height: layout.LastHeight})
 	if err != nil {
@@ -34,9 +34,9 @@ func (s *Service) appendCertificate(pdf []byte, req Request, inputSHA string, at
 	if err != nil {
 		return nil, 0, rect, fmt.Errorf("certificate pages: %w", err)
 	}
-	out, err := pdfsign.AppendPages(pdf, pages)
+	out, err := pdfsign.AppendPages(pdf, pages, s.limits())
 	if err != nil {
-		return nil, 0, rect, documentError(err)
+		return nil, 0, rect, s.documentError(err)
 	}
 	return out, layout.Pages + 1, rect, nil
 }

@@ -89,6 +89,12 @@ func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// limits bound the PDF reader: twice the largest document, room for the
+// certificate pages and a converted DOCX.
+func (s *Service) limits() pdfsign.Limits {
+	return pdfsign.Limits{MaxInputSize: 2 * s.opt.MaxDocumentBytes}
+}
+
 // MaxDocumentBytes is the largest document accepted.
 func (s *Service) MaxDocumentBytes() int64 { return s.opt.MaxDocumentBytes }
 
@@ -115,7 +121,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	inputSHA := sha(in)
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason: "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Limits: pdfsign.Limits{MaxInputSize: 2 * s.opt.MaxDocumentBytes}, Timestamper: s.opt.Timestamper}
+		Limits: s.limits(), Timestamper: s.opt.Timestamper}
 	if req.Certificate {
 		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(pdf, req, inputSHA, now); err != nil {
 			return nil, err
@@ -124,7 +130,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	}
 	out, err := pdfsign.Sign(ctx, pdf, s.id, opt)
 	if err != nil {
-		return nil, documentError(err)
+		return nil, s.documentError(err)
 	}
 	digest, err := lastDigest(out)
 	if err != nil {
@@ -234,7 +240,7 @@ func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) 
 	}
 	res, err := pdfsign.Verify(pdf, roots)
 	if err != nil {
-		return VerifyResult{}, documentError(err)
+		return VerifyResult{}, s.documentError(err)
 	}
 	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers))}
 	for i, sr := range res.Signers {
@@ -256,15 +262,17 @@ func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) 
 }
 
 // documentError translates pdfsign's refusals of a document into the
-// contract's error codes.
-func documentError(err error) error {
+// contract's error codes. The cause of an unreadable document is logged,
+// not answered: it names the parser's internals.
+func (s *Service) documentError(err error) error {
 	switch {
 	case errors.Is(err, pdfsign.ErrEncrypted):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is encrypted; send it without a password.")
 	case errors.Is(err, pdfsign.ErrDamagedSigned):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is damaged and already signed: repairing it would break the earlier signature.")
 	case errors.Is(err, pdfsign.ErrUnreadable):
-		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read: %v", err)
+		s.opt.Logger.Info("unreadable PDF", "err", err)
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read, even after an attempt to repair its structure.")
 	case errors.Is(err, pdfsign.ErrTooLarge):
 		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
 	}
