@@ -23,8 +23,9 @@ import (
 // unprocessable.
 
 // coldConvert converts in (of format from) with soffice, using the
-// directory dir for its profile and files, within timeout.
-func coldConvert(o *Options, dir string, in []byte, from string, timeout time.Duration) ([]byte, time.Duration, error) {
+// directory dir for its profile and files, within timeout. soffice is
+// killed when ctx ends (the pool's abort).
+func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from string, timeout time.Duration) ([]byte, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
 		return nil, 0, err
@@ -37,11 +38,12 @@ func coldConvert(o *Options, dir string, in []byte, from string, timeout time.Du
 	if err := os.WriteFile(src, in, 0o600); err != nil {
 		return nil, 0, fmt.Errorf("convert: cold conversion: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
 		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
 		"--convert-to", "pdf", "--outdir", work, src)
+	cmd.Dir = work // not the server's working directory, which soffice's messages could show
 	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// soffice starts soffice.bin: a timeout must kill the whole group.
@@ -53,9 +55,14 @@ func coldConvert(o *Options, dir string, in []byte, from string, timeout time.Du
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
 	}
-	pdf, readErr := os.ReadFile(filepath.Join(work, "input.pdf"))
+	dst := filepath.Join(work, "input.pdf")
+	pdf, readErr := os.ReadFile(dst)
 	if err != nil || readErr != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
-		return nil, took, fmt.Errorf("soffice could not convert it either (%v): %s", err, bytes.TrimSpace(out))
+		// soffice's output names its files; the client sees this text.
+		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out)),
+			src, "the document", dst, "the PDF", work, "the job's directory", profile, "the profile",
+			dir, "the worker's directory", o.ProgramDir, "LibreOffice's program directory")
+		return nil, took, errors.New("soffice could not convert it either " + detail)
 	}
 	return pdf, took, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -41,22 +42,42 @@ func TestMain(m *testing.M) {
 //	crash-once PATH     die the first time (creating PATH), succeed after
 //	touch PATH          create PATH (proves the job reached a worker)
 //	refuse              fail like a document LibreOffice cannot export
+//	unloadable          fail like a document LibreOfficeKit cannot load,
+//	                    so that soffice in the program directory runs (cold.go)
 //
-// Otherwise it writes a tiny PDF.
+// Otherwise it writes a tiny PDF. The engine's start obeys the same
+// commands, read from the file script-start in the program directory if
+// there is one ("refuse" then fails the start).
 type scriptEngine struct{}
 
-func startScript(programDir, profileDir string) (engine, error) { return scriptEngine{}, nil }
+func startScript(programDir, profileDir string) (engine, error) {
+	start := filepath.Join(programDir, "script-start")
+	if src, err := os.ReadFile(start); err == nil {
+		if err := obeyScript(string(src), start); err != nil {
+			return nil, err
+		}
+	}
+	return scriptEngine{}, nil
+}
 
 func (scriptEngine) version() string { return "script" }
 
-var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse) ?([^\s<]*)`)
+var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable) ?([^\s<]*)`)
 
 func (scriptEngine) convert(in, out string) error {
 	src, err := os.ReadFile(in)
 	if err != nil {
 		return err
 	}
-	for _, c := range scriptCommand.FindAllStringSubmatch(string(src), -1) {
+	if err := obeyScript(string(src), in); err != nil {
+		return err
+	}
+	return os.WriteFile(out, []byte("%PDF-1.4\n% script engine\n"), 0o600)
+}
+
+// obeyScript runs the commands in src, a script read from the file in.
+func obeyScript(src, in string) error {
+	for _, c := range scriptCommand.FindAllStringSubmatch(src, -1) {
 		switch c[1] {
 		case "sleep":
 			d, _ := time.ParseDuration(c[2])
@@ -74,9 +95,11 @@ func (scriptEngine) convert(in, out string) error {
 			os.WriteFile(c[2], nil, 0o600)
 		case "refuse":
 			return &lok.Error{Op: "save", URL: in, Detail: "scripted refusal"}
+		case "unloadable":
+			return &lok.Error{Op: "load", URL: fileURL(in), Detail: "scripted load failure of " + fileURL(in)}
 		}
 	}
-	return os.WriteFile(out, []byte("%PDF-1.4\n% script engine\n"), 0o600)
+	return nil
 }
 
 // Debian packages the LibreOffice tests need.
@@ -107,6 +130,18 @@ func requireLibreOffice(t *testing.T) {
 // when the test ends.
 func testPool(t *testing.T, mode string, o Options) *Pool {
 	t.Helper()
+	p := startTestPool(t, mode, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startTestPool is testPool without the wait for the workers.
+func startTestPool(t *testing.T, mode string, o Options) *Pool {
+	t.Helper()
 	o.Executable = os.Args[0]
 	o.WorkerArgs = []string{"quire-test-worker", mode}
 	o.Dir = t.TempDir()
@@ -124,11 +159,6 @@ func testPool(t *testing.T, mode string, o Options) *Pool {
 			t.Errorf("close pool: %v", err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return p
 }
 

@@ -24,10 +24,13 @@ type Pool struct {
 	nextID atomic.Uint64
 
 	closed    chan struct{} // closed by Close: no new jobs
-	abort     chan struct{} // closed when Close gives up waiting: kill everything
 	closeOnce sync.Once
-	abortOnce sync.Once
-	wg        sync.WaitGroup
+	// abortCtx ends when Close gives up waiting: kill everything. A cold
+	// soffice (cold.go) runs under it; abort is its Done channel.
+	abortCtx context.Context
+	abortNow context.CancelFunc
+	abort    <-chan struct{}
+	wg       sync.WaitGroup
 
 	mu        sync.Mutex // guards the fields below and every slot's fields
 	counts    Counters
@@ -105,10 +108,12 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength),
-		closed: make(chan struct{}), abort: make(chan struct{})}
+	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength), closed: make(chan struct{})}
+	p.abortCtx, p.abortNow = context.WithCancel(context.Background())
+	p.abort = p.abortCtx.Done()
 	if p.dir == "" {
 		if p.dir, err = os.MkdirTemp("", "quire-convert-"); err != nil {
+			p.abortNow()
 			return nil, fmt.Errorf("convert: create work directory: %w", err)
 		}
 		p.ownDir = true
@@ -175,18 +180,32 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 // submit queues j, unless the pool is closed, cannot start any worker,
 // or its queue is full.
 func (p *Pool) submit(j *job) error {
-	select {
-	case <-p.closed:
-		return fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
-	default:
+	if p.isClosed() {
+		return errPoolClosed
 	}
 	if err := p.allFailed(); err != nil {
 		return err
 	}
-	if !p.queue.push(j) {
+	// The queue itself refuses jobs once Close has begun, so that no job
+	// slips in between the check above and Close's final drain.
+	switch p.queue.push(j) {
+	case pushClosed:
+		return errPoolClosed
+	case pushFull:
 		return fmt.Errorf("%w: %d jobs are waiting", ErrBusy, p.opts.QueueLength)
 	}
 	return nil
+}
+
+var errPoolClosed = fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
+
+func (p *Pool) isClosed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // allFailed returns ErrUnavailable when no worker runs and the last start
@@ -206,7 +225,7 @@ func (p *Pool) allFailed() error {
 // failed to start (its error), or ctx ends.
 func (p *Pool) WaitReady(ctx context.Context) error {
 	for {
-		st := p.Status()
+		st, _ := p.snapshot()
 		if st.FailedStart > 0 {
 			return fmt.Errorf("%w: %s", ErrUnavailable, st.LastError)
 		}
@@ -222,15 +241,38 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 }
 
 // Status returns a snapshot of the workers, the queue and the counters.
+// It reads each running worker's memory from /proc; Counters is cheaper
+// when only the counters are wanted.
 func (p *Pool) Status() Status {
+	st, procs := p.snapshot()
+	for i, proc := range procs { // outside p.mu: /proc is slow to read under load
+		if proc != nil {
+			st.Details[i].RSSBytes = proc.rss()
+		}
+	}
+	return st
+}
+
+// Counters returns the pool's counters, without the workers' details.
+func (p *Pool) Counters() Counters {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts
+}
+
+// snapshot is Status without the workers' memory, with the processes of
+// the ready and busy workers (nil for the others), in Details' order.
+func (p *Pool) snapshot() (Status, []*process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Workers: len(p.slots), Queued: p.queue.len(), QueueLength: p.opts.QueueLength,
-		Counters: p.counts, LastError: p.lastError}
-	for _, s := range p.slots {
+		Counters: p.counts, LastError: p.lastError, Details: make([]WorkerStatus, 0, len(p.slots))}
+	procs := make([]*process, len(p.slots))
+	for i, s := range p.slots {
 		ws := WorkerStatus{ID: s.id, State: s.state}
 		if s.proc != nil && (s.state == StateReady || s.state == StateBusy) {
-			ws.PID, ws.Jobs, ws.RSSBytes = s.proc.pid(), s.proc.jobs, s.proc.rss()
+			ws.PID, ws.Jobs = s.proc.pid(), s.proc.jobs
+			procs[i] = s.proc
 		}
 		st.Details = append(st.Details, ws)
 		switch s.state {
@@ -244,25 +286,36 @@ func (p *Pool) Status() Status {
 			st.FailedStart++
 		}
 	}
-	return st
+	return st, procs
 }
 
 // RetryAfter estimates when a job refused with ErrBusy would find room:
 // the time the queued and running jobs need, at least one second.
 func (p *Pool) RetryAfter() time.Duration {
-	st := p.Status()
+	queued := p.queue.len()
 	p.mu.Lock()
-	avg := p.avgJob
+	busy := 0
+	for _, s := range p.slots {
+		if s.state == StateBusy {
+			busy++
+		}
+	}
+	avg, workers := p.avgJob, len(p.slots)
 	p.mu.Unlock()
-	wait := time.Duration(st.Queued+st.Busy) * avg / time.Duration(max(1, st.Workers))
+	wait := time.Duration(queued+busy) * avg / time.Duration(max(1, workers))
 	return max(time.Second, wait.Round(time.Second))
 }
 
 // Close stops taking jobs, lets the queued and running ones finish, and
-// stops the workers. If ctx ends first, it kills the workers; the jobs
-// still queued or running then fail with ErrUnavailable.
+// stops the workers. If ctx ends first, it kills the workers (starting,
+// idle or busy) and any cold soffice; the jobs still queued or running
+// then fail with ErrUnavailable. Jobs that no worker took before the last
+// one stopped fail with ErrUnavailable too.
 func (p *Pool) Close(ctx context.Context) error {
-	p.closeOnce.Do(func() { close(p.closed) })
+	p.closeOnce.Do(func() {
+		p.queue.close() // first: a job queued after this point cannot exist
+		close(p.closed)
+	})
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -273,12 +326,14 @@ func (p *Pool) Close(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("convert: close: jobs still running were stopped: %w", ctx.Err())
-		p.abortOnce.Do(func() { close(p.abort) })
+		p.abortNow()
 		p.killAll()
 		<-done
-		for j := p.queue.pop(); j != nil; j = p.queue.pop() {
-			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
-		}
+	}
+	// Every worker has stopped; whatever is still queued (a retry whose
+	// replacement worker could not start, for one) would wait forever.
+	for j := p.queue.pop(); j != nil; j = p.queue.pop() {
+		j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
@@ -286,6 +341,8 @@ func (p *Pool) Close(ctx context.Context) error {
 	return err
 }
 
+// killAll kills every worker process, including those still starting;
+// p.abort is closed already, so adopt refuses any process started later.
 func (p *Pool) killAll() {
 	p.mu.Lock()
 	procs := make([]*process, 0, len(p.slots))
@@ -318,9 +375,9 @@ func (p *Pool) run(s *slot) {
 	backoff := time.Second
 	for replacing := false; ; {
 		p.setState(s, StateStarting, nil)
-		proc, err := startProcess(&p.opts, s.id, s.dir)
+		proc, err := startProcess(&p.opts, s.id, s.dir, func(proc *process) bool { return p.adopt(s, proc) })
 		if err != nil {
-			if !p.startFailed(s, err, backoff) {
+			if p.aborting() || !p.startFailed(s, err, backoff) {
 				return
 			}
 			backoff = min(2*backoff, 30*time.Second)
@@ -331,14 +388,27 @@ func (p *Pool) run(s *slot) {
 			p.count(func(c *Counters) { c.Restarts++ })
 		}
 		replacing = true
-		p.opts.Logger.Info("convert worker ready", "worker", s.id, "pid", proc.pid(), "warmup", proc.warm)
+		p.opts.Logger.Info("convert worker ready", "worker", s.id, "pid", proc.pid(), "warmup", proc.warm, "version", proc.version)
 		p.setState(s, StateReady, proc)
 		more := p.serve(s, proc)
 		proc.stop(5 * time.Second)
-		if !more {
+		if !more || (p.isClosed() && p.queue.len() == 0) { // no replacement for a closed pool with nothing left to do
 			return
 		}
 	}
+}
+
+// adopt records proc, just spawned and not yet ready, as slot s's process,
+// so that killAll reaches it during its start. It returns false, and
+// records nothing, when the pool is aborting: killAll may have run already.
+func (p *Pool) adopt(s *slot, proc *process) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aborting() {
+		return false
+	}
+	s.proc = proc
+	return true
 }
 
 // startFailed records a failed start, fails the queued jobs if no worker
@@ -448,8 +518,12 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 // convertCold answers j, which the worker could not load (m), with a
 // cold soffice conversion in the slot's directory.
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
-	pdf, took, err := coldConvert(&p.opts, proc.dir, j.input, j.from, p.opts.JobTimeout)
+	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, p.opts.JobTimeout)
 	if err != nil {
+		if p.aborting() { // Close killed soffice
+			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+			return
+		}
 		p.count(func(c *Counters) { c.Failed++ })
 		if !errors.Is(err, ErrTimeout) {
 			err = fmt.Errorf("%w: %s, and %v", ErrUnprocessable, m.Error, err)
@@ -578,26 +652,44 @@ func (j *job) finish(res Result, err error) {
 // when a worker takes it or when its client gives up; wake tells an idle
 // worker that there is something to take.
 type queue struct {
-	mu    sync.Mutex
-	jobs  list.List
-	limit int
-	wake  chan struct{}
+	mu     sync.Mutex
+	jobs   list.List
+	limit  int
+	closed bool // push refuses new jobs
+	wake   chan struct{}
 }
 
 func newQueue(limit int) *queue {
 	return &queue{limit: limit, wake: make(chan struct{}, 1)}
 }
 
-// push appends j, unless the queue is full.
-func (q *queue) push(j *job) bool {
+// Outcomes of queue.push.
+const (
+	pushed = iota
+	pushFull
+	pushClosed
+)
+
+// push appends j, unless the queue is full or closed.
+func (q *queue) push(j *job) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.jobs.Len() >= q.limit {
-		return false
+	switch {
+	case q.closed:
+		return pushClosed
+	case q.jobs.Len() >= q.limit:
+		return pushFull
 	}
 	j.elem = q.jobs.PushBack(j)
 	q.signal()
-	return true
+	return pushed
+}
+
+// close makes push refuse new jobs; retries (pushFront) are still taken.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
 }
 
 // pushFront puts a job that is being retried first in line, even if the

@@ -274,3 +274,163 @@ func TestWorkerRefusesToRunWithPreemption(t *testing.T) {
 		t.Errorf("worker without asyncpreemptoff=1: err %v, output %q", err, out)
 	}
 }
+
+// fakeProgramDir returns a program directory whose soffice is the shell
+// script body (cold.go runs it when a document is "unloadable").
+func fakeProgramDir(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "soffice"), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// waitForFile waits until path exists, or fails the test after 30 s.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// receive waits for a conversion's outcome, failing the test after 10 s.
+func receive(t *testing.T, done <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was never answered", what)
+		return nil
+	}
+}
+
+// closeWithin closes p with a deadline of limit, expects Close to give up
+// (DeadlineExceeded) and to return within a few seconds of it.
+func closeWithin(t *testing.T, p *Pool, limit time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	t0 := time.Now()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(t0); d > limit+3*time.Second {
+		t.Errorf("Close took %v, its deadline was %v", d, limit)
+	}
+}
+
+func TestCloseDuringWorkerStart(t *testing.T) {
+	programDir := t.TempDir()
+	started := filepath.Join(t.TempDir(), "started")
+	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("touch "+started+" sleep 60s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startTestPool(t, "script", Options{Workers: 1, ProgramDir: programDir, StartTimeout: 2 * time.Minute})
+	waitForFile(t, started) // the worker is in its handshake
+	queued := convertAsync(p, context.Background(), "queued")
+	waitFor(t, p, "the job waits", func(s Status) bool { return s.Queued == 1 })
+	closeWithin(t, p, 500*time.Millisecond)
+	if err := receive(t, queued, "the queued job"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("job queued at Close: %v, want ErrUnavailable", err)
+	}
+	if st := p.Status(); st.Details[0].State != StateStopped || st.Queued != 0 {
+		t.Errorf("after Close: worker %s, %d queued", st.Details[0].State, st.Queued)
+	}
+}
+
+func TestCloseFailsJobsLeftInQueue(t *testing.T) {
+	programDir := t.TempDir()
+	p := testPool(t, "script", Options{Workers: 2, ProgramDir: programDir})
+	marker := filepath.Join(t.TempDir(), "crashed")
+	job := convertAsync(p, context.Background(), "sleep 1s crash-once "+marker)
+	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	// The idle worker stops at Close, the queue being empty; the busy one
+	// crashes, its job is queued again for a retry, and its replacement
+	// cannot start: no worker is left to take the job.
+	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("refuse"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := receive(t, job, "the job left in the queue"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("job left in the queue at Close: %v, want ErrUnavailable", err)
+	}
+	if c := p.Counters(); c.Crashes != 1 || c.Retried != 1 {
+		t.Errorf("counters %+v, want 1 crash and 1 retry", c)
+	}
+}
+
+func TestNoReplacementAfterClose(t *testing.T) {
+	p := testPool(t, "script", Options{Workers: 1, MaxJobsPerWorker: 1})
+	running := convertAsync(p, context.Background(), "sleep 500ms")
+	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-running; err != nil {
+		t.Errorf("job running at Close: %v", err)
+	}
+	if c := p.Counters(); c.Recycled != 1 || c.Restarts != 0 {
+		t.Errorf("counters %+v: the retired worker of a closed pool was replaced", c)
+	}
+}
+
+func TestCloseKillsColdSoffice(t *testing.T) {
+	started := filepath.Join(t.TempDir(), "soffice-started")
+	programDir := fakeProgramDir(t, "touch '"+started+"'\nexec sleep 60")
+	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir})
+	job := convertAsync(p, context.Background(), "unloadable")
+	waitForFile(t, started)
+	closeWithin(t, p, 500*time.Millisecond)
+	if err := receive(t, job, "the cold job"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("cold job at Close: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestColdErrorHidesPaths(t *testing.T) {
+	programDir := fakeProgramDir(t, `echo "convert $* failed; HOME=$HOME, in $(pwd)" >&2; exit 1`)
+	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir})
+	_, err := p.Convert(context.Background(), []byte("unloadable"), "md")
+	if !errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("document neither engine converts: %v, want ErrUnprocessable", err)
+	}
+	msg := err.Error()
+	cwd, _ := os.Getwd()
+	for _, leak := range []string{p.dir, programDir, cwd, "file:", "cold-", "input.", "worker-"} {
+		if strings.Contains(msg, leak) {
+			t.Errorf("the error shows %q: %s", leak, msg)
+		}
+	}
+	for _, want := range []string{"could not load the document: scripted load failure of the document", "the profile", "the job's directory"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q: %s", want, msg)
+		}
+	}
+	if c := p.Counters(); c.Failed != 1 || c.Cold != 0 || c.Crashes != 0 {
+		t.Errorf("counters %+v, want 1 failure", c)
+	}
+}
+
+func TestHidePaths(t *testing.T) {
+	text := "open file:///srv/a%20b/in.docx, /srv/a b/in.docx and file:///srv/a b/out.pdf in /srv/a b/ (not /srv/ab)"
+	got := hidePaths(text, "/srv/a b", "the directory", "/srv/a b/in.docx", "the document",
+		"file:///srv/a%20b/out.pdf", "the PDF", "", "nothing", "/", "nothing")
+	want := "open the document, the document and the PDF in the directory/ (not /srv/ab)"
+	if got != want {
+		t.Errorf("hidePaths:\n got %s\nwant %s", got, want)
+	}
+}

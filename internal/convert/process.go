@@ -28,8 +28,11 @@ type process struct {
 }
 
 // startProcess starts worker id with its profile and temporary
-// directories under dir, and waits until it is warm and ready.
-func startProcess(o *Options, id int, dir string) (*process, error) {
+// directories under dir, and waits until it is warm and ready. adopt is
+// called with the process once it runs, before the wait, so that the
+// supervisor can kill it meanwhile; if adopt returns false, the process
+// is killed and the start abandoned.
+func startProcess(o *Options, id int, dir string, adopt func(*process) bool) (*process, error) {
 	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
 	if err := writeProfile(profile); err != nil {
 		return nil, err
@@ -42,6 +45,10 @@ func startProcess(o *Options, id int, dir string) (*process, error) {
 		return nil, err
 	}
 	p.dir = dir
+	if !adopt(p) {
+		p.kill()
+		return nil, fmt.Errorf("convert: worker %d: start abandoned, the pool is closing", id)
+	}
 	if err := p.handshake(o, profile, tmp); err != nil {
 		p.kill()
 		return nil, err

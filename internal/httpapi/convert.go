@@ -72,23 +72,62 @@ func convertStatus(pool *convert.Pool) string {
 
 // convertCollectors expose the engine's state and counters to /metrics.
 func convertCollectors(pool *convert.Pool) []prometheus.Collector {
-	gauge := func(name, help string, v func(convert.Status) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(pool.Status()) })
+	return []prometheus.Collector{newConvertCollector(pool)}
+}
+
+// convertCollector reads the pool's state once per scrape and reports
+// every conversion metric from that one snapshot.
+type convertCollector struct {
+	pool     *convert.Pool
+	gauges   []convertMetric[convert.Status]
+	counters []convertMetric[convert.Counters]
+}
+
+type convertMetric[T any] struct {
+	desc  *prometheus.Desc
+	value func(T) float64
+}
+
+func newConvertCollector(pool *convert.Pool) *convertCollector {
+	gauge := func(name, help string, v func(convert.Status) int) convertMetric[convert.Status] {
+		return convertMetric[convert.Status]{prometheus.NewDesc(name, help, nil, nil), func(s convert.Status) float64 { return float64(v(s)) }}
 	}
-	counter := func(name, help string, v func(convert.Counters) uint64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(v(pool.Status().Counters)) })
+	counter := func(name, help string, v func(convert.Counters) uint64) convertMetric[convert.Counters] {
+		return convertMetric[convert.Counters]{prometheus.NewDesc(name, help, nil, nil), func(c convert.Counters) float64 { return float64(v(c)) }}
 	}
-	return []prometheus.Collector{
-		gauge("quire_convert_workers_ready", "Conversion workers warm and idle.", func(s convert.Status) float64 { return float64(s.Ready) }),
-		gauge("quire_convert_workers_busy", "Conversion workers running a job.", func(s convert.Status) float64 { return float64(s.Busy) }),
-		gauge("quire_convert_queue_length", "Conversions waiting for a worker.", func(s convert.Status) float64 { return float64(s.Queued) }),
-		counter("quire_convert_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
-		counter("quire_convert_failed_total", "Conversions that failed after reaching a worker.", func(c convert.Counters) uint64 { return c.Failed }),
-		counter("quire_convert_worker_crashes_total", "Workers that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
-		counter("quire_convert_worker_timeouts_total", "Workers killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
-		counter("quire_convert_worker_restarts_total", "Workers started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
-		counter("quire_convert_worker_recycled_total", "Workers retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
-		counter("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.", func(c convert.Counters) uint64 { return c.Cold }),
+	return &convertCollector{pool: pool,
+		gauges: []convertMetric[convert.Status]{
+			gauge("quire_convert_workers_ready", "Conversion workers warm and idle.", func(s convert.Status) int { return s.Ready }),
+			gauge("quire_convert_workers_busy", "Conversion workers running a job.", func(s convert.Status) int { return s.Busy }),
+			gauge("quire_convert_queue_length", "Conversions waiting for a worker.", func(s convert.Status) int { return s.Queued }),
+		},
+		counters: []convertMetric[convert.Counters]{
+			counter("quire_convert_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
+			counter("quire_convert_failed_total", "Conversions that failed after reaching a worker.", func(c convert.Counters) uint64 { return c.Failed }),
+			counter("quire_convert_worker_crashes_total", "Workers that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
+			counter("quire_convert_worker_timeouts_total", "Workers killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
+			counter("quire_convert_worker_restarts_total", "Workers started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
+			counter("quire_convert_worker_recycled_total", "Workers retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
+			counter("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.", func(c convert.Counters) uint64 { return c.Cold }),
+		},
+	}
+}
+
+func (c *convertCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.gauges {
+		ch <- m.desc
+	}
+	for _, m := range c.counters {
+		ch <- m.desc
+	}
+}
+
+func (c *convertCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.pool.Status() // one snapshot, so that the metrics of a scrape agree
+	for _, m := range c.gauges {
+		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, m.value(st))
+	}
+	for _, m := range c.counters {
+		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, m.value(st.Counters))
 	}
 }
