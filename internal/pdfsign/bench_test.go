@@ -14,7 +14,7 @@ func benchmarkSign(b *testing.B, pad int) {
 	b.Run("Sign", func(b *testing.B) {
 		b.SetBytes(int64(len(in)))
 		for b.Loop() {
-			if _, err := Sign(context.Background(), in, id, Options{}); err != nil {
+			if _, _, err := Sign(context.Background(), in, id, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

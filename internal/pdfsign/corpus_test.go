@@ -27,7 +27,7 @@ func TestCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := Sign(context.Background(), in, id, Options{Name: "Corpus"})
+		out, _, err := Sign(context.Background(), in, id, Options{Name: "Corpus"})
 		if err != nil {
 			reason := sentinel(err)
 			if reason == "" {

@@ -18,7 +18,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(testPDF(f, 1, false, 0))
 	f.Add(testPDF(f, 2, true, 0))
 	id := testIdentity(f)
-	if signed, err := Sign(context.Background(), testPDF(f, 1, true, 0), id, Options{}); err == nil {
+	if signed, _, err := Sign(context.Background(), testPDF(f, 1, true, 0), id, Options{}); err == nil {
 		f.Add(signed)
 	}
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.pdf"))

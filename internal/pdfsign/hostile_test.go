@@ -197,7 +197,7 @@ func withExtraFields(t *testing.T, signed []byte, n int, shareV bool) []byte {
 
 func TestVerifySignatureCaps(t *testing.T) {
 	id := testIdentity(t)
-	signed, err := Sign(t.Context(), testPDF(t, 1, false, 0), id, Options{})
+	signed, _, err := Sign(t.Context(), testPDF(t, 1, false, 0), id, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestVerifySignatureCaps(t *testing.T) {
 	if res, err := Verify(hundred, nil); err != nil || len(res.Signers) != maxSignatures {
 		t.Fatalf("%d signatures: %v, %d signers", maxSignatures, err, len(res.Signers))
 	}
-	if _, err := Sign(t.Context(), hundred, id, Options{}); !errorsIs(err, ErrUnreadable) {
+	if _, _, err := Sign(t.Context(), hundred, id, Options{}); !errorsIs(err, ErrUnreadable) {
 		t.Fatalf("Sign on %d signatures: %v, want ErrUnreadable", maxSignatures, err)
 	}
 	// Beyond the cap, Verify refuses.
@@ -255,7 +255,7 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 			}
 			continue
 		}
-		signed, err := Sign(t.Context(), out, id, Options{Page: l.Pages + 1})
+		signed, _, err := Sign(t.Context(), out, id, Options{Page: l.Pages + 1})
 		if err != nil {
 			if sentinel(err) == "" {
 				t.Errorf("%s: Sign: %v matches no sentinel error", name, err)

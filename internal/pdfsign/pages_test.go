@@ -33,7 +33,7 @@ func TestAppendPagesThenSign(t *testing.T) {
 			t.Fatalf("%d pages after append, want 3", len(pages))
 		}
 		qpdfCheck(t, withPage)
-		out, err := Sign(context.Background(), withPage, id, Options{})
+		out, _, err := Sign(context.Background(), withPage, id, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestAppendPagesThenSign(t *testing.T) {
 
 func TestAppendPagesKeepsEarlierSignature(t *testing.T) {
 	id := testIdentity(t)
-	signed, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{})
+	signed, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,20 +64,20 @@ func TestAppendPagesKeepsEarlierSignature(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	id := testIdentity(t)
-	if _, err := Sign(context.Background(), []byte("not a pdf"), id, Options{}); !errorsIs(err, ErrUnreadable) {
+	if _, _, err := Sign(context.Background(), []byte("not a pdf"), id, Options{}); !errorsIs(err, ErrUnreadable) {
 		t.Fatalf("garbage: %v", err)
 	}
 	big := testPDF(t, 1, false, 0)
-	if _, err := Sign(context.Background(), big, id, Options{Limits: Limits{MaxInputSize: 100}}); !errorsIs(err, ErrTooLarge) {
+	if _, _, err := Sign(context.Background(), big, id, Options{Limits: Limits{MaxInputSize: 100}}); !errorsIs(err, ErrTooLarge) {
 		t.Fatalf("too large: %v", err)
 	}
-	if _, err := Sign(context.Background(), big, id, Options{ContentsSize: 100}); !errorsIs(err, ErrSignatureTooLarge) {
+	if _, _, err := Sign(context.Background(), big, id, Options{ContentsSize: 100}); !errorsIs(err, ErrSignatureTooLarge) {
 		t.Fatalf("small placeholder: %v", err)
 	}
 	// Damage the xref of a signed file: it must be refused, not rewritten.
-	signed, _ := Sign(context.Background(), big, id, Options{})
+	signed, _, _ := Sign(context.Background(), big, id, Options{})
 	broken := bytes.Replace(signed, []byte("startxref"), []byte("startxreF"), -1)
-	if _, err := Sign(context.Background(), broken, id, Options{}); !errorsIs(err, ErrDamagedSigned) {
+	if _, _, err := Sign(context.Background(), broken, id, Options{}); !errorsIs(err, ErrDamagedSigned) {
 		t.Fatalf("damaged signed: %v", err)
 	}
 }

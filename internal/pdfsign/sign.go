@@ -40,18 +40,22 @@ const tokenReserve = 12 << 10
 // first. Errors caused by the input wrap the sentinel errors of this
 // package. A document that already carries 100 signatures (the most that
 // Verify checks) is refused with ErrUnreadable.
-func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, err error) {
+//
+// It also returns the hex SHA-256 of the bytes the new signature covers
+// (the CMS message digest): it names this signature in any later copy of
+// the file, whatever is appended to it.
+func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, digest string, err error) {
 	defer catchPanic(&err)
 	d, err := openForUpdate(pdf, opt.Limits)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	before, err := d.signatureFields()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+		return nil, "", fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
 	if len(before) >= maxSignatures {
-		return nil, fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", ErrUnreadable, len(before))
+		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", ErrUnreadable, len(before))
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
@@ -59,19 +63,20 @@ func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byt
 	}
 	u := newUpdate(d)
 	if err := addSignatureField(u, opt, size); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	w, err := u.write()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if err := fillSignature(ctx, w, id, opt.Timestamper, size); err != nil {
-		return nil, err
+	sum, err := fillSignature(ctx, w, id, opt.Timestamper, size)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := selfCheck(w.pdf, len(before)+1, opt.Limits); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return w.pdf, nil
+	return w.pdf, hex.EncodeToString(sum), nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature
@@ -215,28 +220,29 @@ func extendForm(u *update, form Dict, field Ref) error {
 }
 
 // fillSignature writes the /ByteRange, hashes the two ranges and puts the
-// CMS into /Contents. Offsets come from the writer's marks, never from
-// searching the output.
-func fillSignature(ctx context.Context, w written, id *Identity, tsa Timestamper, size int) error {
+// CMS into /Contents, and returns the hash. Offsets come from the writer's
+// marks, never from searching the output.
+func fillSignature(ctx context.Context, w written, id *Identity, tsa Timestamper, size int) ([]byte, error) {
 	out, m := w.pdf, w.marks
 	br := fmt.Sprintf("[0 %d %d %d", m.contentsStart, m.contentsEnd, len(out)-m.contentsEnd)
 	if len(br) >= byteRangeWidth {
-		return fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
+		return nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[m.byteRangeAt:], br)
 	h := sha256.New()
 	h.Write(out[:m.contentsStart])
 	h.Write(out[m.contentsEnd:])
+	sum := h.Sum(nil)
 	cms, err := signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
-		cmsContent{contentType: oidData, digest: h.Sum(nil)}, tsa)
+		cmsContent{contentType: oidData, digest: sum}, tsa)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(cms) > size {
-		return fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
+		return nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
 	}
 	hex.Encode(out[m.contentsStart+1:], cms)
-	return nil
+	return sum, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want

@@ -11,7 +11,7 @@ func TestSignMinimal(t *testing.T) {
 	id := testIdentity(t)
 	for _, xs := range []bool{false, true} {
 		in := testPDF(t, 2, xs, 0)
-		out, err := Sign(context.Background(), in, id, Options{Name: "Jane Doe", Reason: "Approved", Location: "Berlin"})
+		out, _, err := Sign(context.Background(), in, id, Options{Name: "Jane Doe", Reason: "Approved", Location: "Berlin"})
 		if err != nil {
 			t.Fatalf("xrefStream=%v: %v", xs, err)
 		}

@@ -101,7 +101,7 @@ func TestValidatorsAcceptSignature(t *testing.T) {
 	for name, id := range ids {
 		nss := nssDB(t, id)
 		for _, xs := range []bool{false, true} {
-			out, err := Sign(context.Background(), testPDF(t, 1, xs, 0), id, Options{Name: "Jane Doe", Reason: "Approved"})
+			out, _, err := Sign(context.Background(), testPDF(t, 1, xs, 0), id, Options{Name: "Jane Doe", Reason: "Approved"})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -126,7 +126,7 @@ func TestValidatorsAcceptSignature(t *testing.T) {
 func TestTamperingDetected(t *testing.T) {
 	requireValidators(t)
 	id := testIdentity(t)
-	out, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{})
+	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func TestTamperingDetected(t *testing.T) {
 func TestSignTwiceKeepsBothValid(t *testing.T) {
 	requireValidators(t)
 	id := testIdentity(t)
-	once, err := Sign(context.Background(), testPDF(t, 1, true, 0), id, Options{Name: "First"})
+	once, _, err := Sign(context.Background(), testPDF(t, 1, true, 0), id, Options{Name: "First"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice, err := Sign(context.Background(), once, id, Options{Name: "Second"})
+	twice, _, err := Sign(context.Background(), once, id, Options{Name: "Second"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestTimestampedSignature(t *testing.T) {
 	srv := tsaServer(t)
 	defer srv.Close()
 	id := testIdentity(t)
-	out, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: srv.URL}})
+	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,13 +128,9 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		}
 		opt.Appearance = appearance(opt.Rect, now, req.EventID)
 	}
-	out, err := pdfsign.Sign(ctx, pdf, s.id, opt)
+	out, digest, err := pdfsign.Sign(ctx, pdf, s.id, opt)
 	if err != nil {
 		return nil, s.documentError(err)
-	}
-	digest, err := lastDigest(out)
-	if err != nil {
-		return nil, err
 	}
 	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: sha(out),
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
@@ -197,18 +193,6 @@ func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 // look for it (some producers write junk before it).
 func isPDF(b []byte) bool {
 	return bytes.Contains(b[:min(len(b), 1024)], []byte("%PDF-"))
-}
-
-// lastDigest is the digest of the newest signature of a PDF just signed.
-func lastDigest(pdf []byte) (string, error) {
-	res, err := pdfsign.Verify(pdf, nil)
-	if err != nil {
-		return "", fmt.Errorf("read back the signature: %w", err)
-	}
-	if len(res.Signers) == 0 {
-		return "", errors.New("read back the signature: none found")
-	}
-	return res.Signers[len(res.Signers)-1].Digest, nil
 }
 
 func sha(b []byte) string {
