@@ -62,6 +62,10 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			}
 
 			start(t, data, env...) // recovery happens on open
+			// A report counts what is pending (committed, not yet counted).
+			if out, err := runCLI(t, data, env, "usage", "--json"); err != nil {
+				t.Fatalf("usage after restart (%v):\n%s", err, out)
+			}
 			counted := map[string]bool{}
 			rows, err := storetest.SQL(t, dbURL).Query(`SELECT document_id FROM documents WHERE opens >= 1`)
 			if err != nil {

@@ -10,87 +10,71 @@ import (
 	"github.com/quire-dev/quire"
 )
 
-// RecordOpens stores events in one transaction: the raw events, and the
-// per-document and per-day counts that billing reads. Rows are written in
-// key order so that concurrent writers (several instances on PostgreSQL)
-// lock them in the same order and cannot deadlock.
+// RecordOpens commits events: the raw events, and the opens that
+// CountPending will count. Both are appends, so that a commit writes few
+// pages however scattered the documents are.
 func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
-	docs, days := aggregate(events)
+	raw := make([][]any, len(events))
+	pending := make([][]any, len(events))
+	for i, e := range events {
+		at := e.ReceivedAt.UnixMilli()
+		raw[i] = []any{e.LicenseKey, e.DocumentID, at, e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata}
+		pending[i] = []any{e.LicenseKey, e.DocumentID, at, quire.Day(e.ReceivedAt), quire.Month(e.ReceivedAt)}
+	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		raw := make([][]any, len(events))
-		for i, e := range events {
-			raw[i] = []any{e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt,
-				e.LibraryVersion, e.Hostname, e.Metadata}
-		}
 		if err := db.insertRows(ctx, tx, `INSERT INTO telemetry_events (license_key, document_id, received_at,
-			occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, raw, ""); err != nil {
+			occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, raw); err != nil {
 			return err
 		}
-		g, l := db.dialect.greatest, db.dialect.least
-		if err := db.insertRows(ctx, tx, `INSERT INTO documents (license_key, document_id, first_seen, last_seen,
-			opens, first_day, first_month) VALUES `, docs, ` ON CONFLICT (license_key, document_id) DO UPDATE SET
-			opens = documents.opens + excluded.opens,
-			last_seen = `+g+`(documents.last_seen, excluded.last_seen),
-			first_day = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_day ELSE documents.first_day END,
-			first_month = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_month ELSE documents.first_month END,
-			first_seen = `+l+`(documents.first_seen, excluded.first_seen)`); err != nil {
-			return err
-		}
-		return db.insertRows(ctx, tx, `INSERT INTO document_days (license_key, document_id, day, month, opens) VALUES `,
-			days, ` ON CONFLICT (license_key, document_id, day) DO UPDATE SET opens = document_days.opens + excluded.opens`)
+		return db.insertRows(ctx, tx, `INSERT INTO telemetry_pending (license_key, document_id, received_at, day, month) VALUES `, pending)
 	})
 }
 
-// aggregate folds events into one row per document and one per document
-// and day (a statement may not update the same row twice), sorted by key.
-func aggregate(events []quire.OpenEvent) (docs, days [][]any) {
-	type docKey struct{ license, doc string }
-	type dayKey struct {
-		docKey
-		day int64
-	}
-	byDoc := map[docKey][]any{}
-	byDay := map[dayKey][]any{}
-	for _, e := range events {
-		k, at := docKey{e.LicenseKey, e.DocumentID}, e.ReceivedAt.UnixMilli()
-		day := quire.Day(e.ReceivedAt)
-		if r, ok := byDoc[k]; ok {
-			if at < r[2].(int64) {
-				r[2], r[5], r[6] = at, day, quire.Month(e.ReceivedAt)
+// CountPending folds the pending opens into the per-document and per-day
+// counts and removes them, in one transaction. Rows are written in key
+// order, so that concurrent writers lock them in the same order.
+func (db *DB) CountPending(ctx context.Context) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, q := range countPendingSQL(db.dialect) {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
 			}
-			r[3] = max(r[3].(int64), at)
-			r[4] = r[4].(int64) + 1
-		} else {
-			byDoc[k] = []any{k.license, k.doc, at, at, int64(1), day, quire.Month(e.ReceivedAt)}
 		}
-		dk := dayKey{k, day}
-		if r, ok := byDay[dk]; ok {
-			r[4] = r[4].(int64) + 1
-		} else {
-			byDay[dk] = []any{k.license, k.doc, day, quire.Month(e.ReceivedAt), int64(1)}
-		}
+		return nil
+	})
+}
+
+// countPendingSQL returns the statements of CountPending. SQLite reads the
+// pending opens twice and then deletes them all, which is exact because a
+// transaction there holds the database's only write lock from its start.
+// On PostgreSQL, intake on other instances goes on meanwhile, so the
+// counts are built from the rows that one DELETE removes (a statement sees
+// one snapshot); the advisory lock keeps two instances from counting at
+// once.
+func countPendingSQL(d dialect) []string {
+	docs := func(from string) string {
+		return `INSERT INTO documents (license_key, document_id, first_seen, last_seen, opens, first_day, first_month)
+			SELECT license_key, document_id, MIN(received_at), MAX(received_at), COUNT(*), MIN(day), MIN(month)
+			FROM ` + from + ` WHERE true GROUP BY license_key, document_id ORDER BY license_key, document_id
+			ON CONFLICT (license_key, document_id) DO UPDATE SET
+			opens = documents.opens + excluded.opens,
+			last_seen = ` + d.greatest + `(documents.last_seen, excluded.last_seen),
+			first_day = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_day ELSE documents.first_day END,
+			first_month = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_month ELSE documents.first_month END,
+			first_seen = ` + d.least + `(documents.first_seen, excluded.first_seen)`
 	}
-	for _, r := range byDoc {
-		docs = append(docs, r)
+	days := func(from string) string {
+		return `INSERT INTO document_days (day, license_key, document_id, month, opens)
+			SELECT day, license_key, document_id, MIN(month), COUNT(*)
+			FROM ` + from + ` WHERE true GROUP BY day, license_key, document_id ORDER BY day, license_key, document_id
+			ON CONFLICT (day, license_key, document_id) DO UPDATE SET opens = document_days.opens + excluded.opens`
 	}
-	for _, r := range byDay {
-		days = append(days, r)
+	if d.name == "sqlite" {
+		return []string{docs("telemetry_pending"), days("telemetry_pending"), `DELETE FROM telemetry_pending`}
 	}
-	byKey := func(rows [][]any) {
-		sort.Slice(rows, func(i, j int) bool {
-			a, b := rows[i], rows[j]
-			if a[0] != b[0] {
-				return a[0].(string) < b[0].(string)
-			}
-			if a[1] != b[1] {
-				return a[1].(string) < b[1].(string)
-			}
-			return a[2].(int64) < b[2].(int64)
-		})
-	}
-	byKey(docs)
-	byKey(days)
-	return docs, days
+	return []string{`SELECT pg_advisory_xact_lock(7261746366)`, // any constant shared by all instances
+		`WITH moved AS (DELETE FROM telemetry_pending RETURNING license_key, document_id, received_at, day, month),
+		counted AS (` + docs("moved") + `) ` + days("moved")}
 }
 
 // rowsPerStatement keeps multi-row statements under the placeholder limit
@@ -102,12 +86,12 @@ const rowsPerStatement = 400
 // once and kept (see stmt), and few calls per batch.
 var sqliteChunks = []int{32, 8, 1}
 
-// insertRows runs head + "(?, ...), (?, ...)" + tail for rows. On
+// insertRows runs head + "(?, ...), (?, ...)" for rows. On
 // PostgreSQL a statement holds up to rowsPerStatement rows (one round trip
 // for many rows; the server parses fast). SQLite is in-process, where
 // parsing a statement costs more than running it: there rows go in
 // prepared statements of a few fixed sizes.
-func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any, tail string) error {
+func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), rowsPerStatement)
 		if !db.dialect.multiRow {
@@ -118,7 +102,7 @@ func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]
 				}
 			}
 		}
-		if err := db.insertChunk(ctx, tx, head, rows[:n], tail); err != nil {
+		if err := db.insertChunk(ctx, tx, head, rows[:n]); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -126,9 +110,9 @@ func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]
 	return nil
 }
 
-func (db *DB) insertChunk(ctx context.Context, tx *sql.Tx, head string, rows [][]any, tail string) error {
+func (db *DB) insertChunk(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ") + tail
+	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ")
 	args := make([]any, 0, len(rows)*len(rows[0]))
 	for _, r := range rows {
 		args = append(args, r...)
@@ -158,8 +142,12 @@ func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, 
 // Usage counts, per license key and period, the documents first seen and
 // the documents opened, and the opens, on the UTC days [fromDay, toDay).
 // byMonth groups by month instead of day. keys, when not nil, restricts the
-// license keys.
+// license keys. It counts the pending opens first, so that the report
+// includes every committed open.
 func (db *DB) Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, keys []string) ([]quire.UsageRow, error) {
+	if err := db.CountPending(ctx); err != nil {
+		return nil, err
+	}
 	newCol, dayCol := "first_day", "day"
 	if byMonth {
 		newCol, dayCol = "first_month", "month"

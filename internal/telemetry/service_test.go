@@ -38,7 +38,9 @@ func TestFailedBatchIsRetriedRequestByRequest(t *testing.T) {
 	defer s.Close()
 	good := &job{events: []quire.OpenEvent{{LicenseKey: "k", DocumentID: "GOOD", ReceivedAt: now}}, done: make(chan error, 1)}
 	bad := &job{events: []quire.OpenEvent{{LicenseKey: "k", DocumentID: "POISON", ReceivedAt: now}}, done: make(chan error, 1)}
-	s.commit([]*job{good, bad}, 2)
+	if n := s.commit([]*job{good, bad}); n != 1 {
+		t.Errorf("commit = %d events committed, want 1", n)
+	}
 	if err := <-good.done; err != nil {
 		t.Errorf("the good request failed with the poisoned one: %v", err)
 	}
@@ -51,8 +53,9 @@ func TestFailedBatchIsRetriedRequestByRequest(t *testing.T) {
 	}
 }
 
-func TestCloseCommitsWhatIsQueued(t *testing.T) {
-	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+func TestCloseCommitsAndCountsWhatIsQueued(t *testing.T) {
+	u := storetest.URL(t, "sqlite")
+	db := storetest.Open(t, u)
 	s := New(db, testOptions())
 	errs := make(chan error, 5)
 	for i := 0; i < 5; i++ {
@@ -66,6 +69,13 @@ func TestCloseCommitsWhatIsQueued(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Errorf("request %d: %v", i, err)
 		}
+	}
+	var counted, pending int
+	raw := storetest.SQL(t, u)
+	raw.QueryRow(`SELECT COUNT(*) FROM documents`).Scan(&counted)
+	raw.QueryRow(`SELECT COUNT(*) FROM telemetry_pending`).Scan(&pending)
+	if counted != 5 || pending != 0 {
+		t.Errorf("after Close: %d documents counted, %d opens pending; want 5 and 0", counted, pending)
 	}
 	if err := s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: "late", ReceivedAt: now}}); !errors.Is(err, Busy) {
 		t.Errorf("after Close: %v, want Busy", err)

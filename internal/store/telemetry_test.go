@@ -1,0 +1,82 @@
+package store_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// TestCountPendingIsExact records opens from two instances sharing one
+// database while both count the pending opens at the same time, as two
+// telemetry writers and a report do: every open must be counted once,
+// none twice, none lost.
+func TestCountPendingIsExact(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			dbs := []*store.DB{storetest.Open(t, u), storetest.Open(t, u)}
+			day := time.Date(2026, 11, 22, 23, 59, 59, 0, time.UTC)
+			const rounds, docs = 40, 5
+			var wg sync.WaitGroup
+			errs := make(chan error, 4*rounds)
+			for i, db := range dbs {
+				wg.Add(2)
+				go func() { // intake: each round opens every document once, the last rounds on the next day
+					defer wg.Done()
+					for r := range rounds {
+						at := day.Add(time.Duration(r) * 50 * time.Millisecond)
+						events := make([]quire.OpenEvent, docs)
+						for d := range events {
+							events[d] = quire.OpenEvent{LicenseKey: "k", DocumentID: fmt.Sprintf("DOC-%d", d), ReceivedAt: at,
+								OccurredAt: "2026-11-22T23:59:59Z", LibraryVersion: fmt.Sprint(i), Metadata: "{}"}
+						}
+						errs <- db.RecordOpens(ctx, events)
+					}
+				}()
+				go func() { // counting, concurrently with both instances' intake
+					defer wg.Done()
+					for range rounds {
+						errs <- db.CountPending(ctx)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := dbs[0].Usage(ctx, 0, 1<<40, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opens, active, news int64
+			for _, r := range rows {
+				opens, active, news = opens+r.Opens, active+r.ActiveDocuments, news+r.NewDocuments
+			}
+			// 40 rounds 50 ms apart from 23:59:59: rounds 0-19 on the first day, 20-39 on the next.
+			if want := int64(2 * rounds * docs); opens != want || active != 2*docs || news != docs || len(rows) != 2 {
+				t.Errorf("usage %+v: %d opens, %d active document-days, %d new documents; want %d, %d, %d over 2 days",
+					rows, opens, active, news, want, 2*docs, docs)
+			}
+			var first, last, n int64
+			raw := storetest.SQL(t, u)
+			if err := raw.QueryRow(`SELECT first_seen, last_seen, opens FROM documents WHERE document_id = 'DOC-0'`).Scan(&first, &last, &n); err != nil {
+				t.Fatal(err)
+			}
+			if first != day.UnixMilli() || last != day.Add((rounds-1)*50*time.Millisecond).UnixMilli() || n != 2*rounds {
+				t.Errorf("DOC-0: first %d last %d opens %d", first, last, n)
+			}
+			var left int
+			if err := raw.QueryRow(`SELECT COUNT(*) FROM telemetry_pending`).Scan(&left); err != nil || left != 0 {
+				t.Errorf("%d opens still pending after a report (%v)", left, err)
+			}
+		})
+	}
+}
