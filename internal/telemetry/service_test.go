@@ -3,8 +3,10 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,5 +81,46 @@ func TestCloseCommitsAndCountsWhatIsQueued(t *testing.T) {
 	}
 	if err := s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: "late", ReceivedAt: now}}); !errors.Is(err, Busy) {
 		t.Errorf("after Close: %v, want Busy", err)
+	}
+}
+
+// counting counts the commits that reach the store.
+type counting struct {
+	*store.DB
+	commits atomic.Int32
+}
+
+func (c *counting) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
+	c.commits.Add(1)
+	return c.DB.RecordOpens(ctx, events)
+}
+
+// TestLingerGathersRequestsThatKeepArriving sends requests 10 ms apart:
+// with a linger of 200 ms they share one commit, without one each has its own.
+func TestLingerGathersRequestsThatKeepArriving(t *testing.T) {
+	for _, tc := range []struct {
+		linger time.Duration
+		want   int32
+	}{{200 * time.Millisecond, 1}, {0, 3}} {
+		st := &counting{DB: storetest.Open(t, storetest.URL(t, "sqlite"))}
+		opt := testOptions()
+		opt.Linger = tc.linger
+		s := New(st, opt)
+		errs := make(chan error, 3)
+		for i := range 3 {
+			go func() {
+				errs <- s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: fmt.Sprint(i), ReceivedAt: now}})
+			}()
+			time.Sleep(10 * time.Millisecond)
+		}
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		if got := st.commits.Load(); got != tc.want {
+			t.Errorf("linger %v: %d commits for 3 requests 10 ms apart, want %d", tc.linger, got, tc.want)
+		}
 	}
 }
