@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,14 +130,35 @@ func (db *DB) insertChunk(ctx context.Context, tx *sql.Tx, head string, rows [][
 	return err
 }
 
+// expireChunk is how many raw events one statement of DeleteEventsBefore
+// deletes at most: each statement holds the write lock briefly, so intake
+// commits go on between them.
+const expireChunk = 5000
+
 // DeleteEventsBefore drops raw events received before cutoff (retention);
-// the per-document and per-day counts stay.
+// the per-document and per-day counts stay. SQLite deletes from the oldest
+// rowid on and stops at the first chunk that holds a newer event (rowids
+// follow receipt to within a commit's linger, so an expired event behind
+// it waits at most for the next sweep); PostgreSQL finds expired events
+// with its index on received_at.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := db.exec(ctx, `DELETE FROM telemetry_events WHERE received_at < ?`, cutoff.UnixMilli())
-	if err != nil {
-		return 0, err
+	query := `DELETE FROM telemetry_events WHERE ctid IN (
+		SELECT ctid FROM telemetry_events WHERE received_at < ? LIMIT ` + strconv.Itoa(expireChunk) + `)`
+	if db.dialect.name == "sqlite" {
+		query = `DELETE FROM telemetry_events WHERE rowid IN (
+			SELECT rowid FROM telemetry_events ORDER BY rowid LIMIT ` + strconv.Itoa(expireChunk) + `) AND received_at < ?`
 	}
-	return res.RowsAffected()
+	var total int64
+	for {
+		res, err := db.exec(ctx, query, cutoff.UnixMilli())
+		if err != nil {
+			return total, err
+		}
+		n, err := res.RowsAffected()
+		if total += n; err != nil || n < expireChunk {
+			return total, err
+		}
+	}
 }
 
 // Usage counts, per license key and period, the documents first seen and

@@ -80,3 +80,38 @@ func TestCountPendingIsExact(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteEventsBeforeKeepsNewerEventsAndCounts expires more raw events
+// than one chunk deletes, received before the newer ones as in real life.
+func TestDeleteEventsBeforeKeepsNewerEventsAndCounts(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.Now()
+		var events []quire.OpenEvent
+		for i := range 12001 {
+			at := now.Add(-100 * 24 * time.Hour)
+			if i >= 7001 {
+				at = now
+			}
+			events = append(events, quire.OpenEvent{LicenseKey: "k", DocumentID: fmt.Sprint(i % 10), ReceivedAt: at,
+				OccurredAt: "2026-11-22T09:34:00Z", Metadata: "{}"})
+		}
+		if err := db.RecordOpens(ctx, events); err != nil {
+			t.Fatal(err)
+		}
+		n, err := db.DeleteEventsBefore(ctx, now.Add(-90*24*time.Hour))
+		if err != nil || n != 7001 {
+			t.Fatalf("deleted %d (%v), want the 7001 expired", n, err)
+		}
+		if n, err := db.DeleteEventsBefore(ctx, now.Add(-90*24*time.Hour)); err != nil || n != 0 {
+			t.Fatalf("second sweep deleted %d (%v), want 0", n, err)
+		}
+		rows, err := db.Usage(ctx, 0, 1<<40, false, nil)
+		var opens int64
+		for _, r := range rows {
+			opens += r.Opens
+		}
+		if err != nil || opens != 12001 {
+			t.Errorf("%d opens counted (%v), want all 12001: retention keeps the counts", opens, err)
+		}
+	})
+}
