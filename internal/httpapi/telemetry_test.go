@@ -166,7 +166,7 @@ func TestCollectValidation(t *testing.T) {
 		{ev(`"documentId":"d"`), "events[0].timestamp"},
 		{ev(`"timestamp":"yesterday","documentId":"d"`), "events[0].timestamp"},
 		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":` + `"` + strings.Repeat("9", 65) + `"`), "events[0].documentCreatedAt"},
-		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":42`), "events.documentId"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":42`), "events[0].documentId"},
 		{`{"events":"all"}`, "events"},
 		{`{"metadata":[1],"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`, "metadata"},
 		{`not json`, "body"},

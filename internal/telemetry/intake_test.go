@@ -68,7 +68,7 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 func TestParseRefusesInvalidUTF8(t *testing.T) {
 	ok := `"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]`
 	for name, c := range map[string]struct{ body, key, field string }{
-		"metadata":    {`{"metadata":{"k":"` + "\xff" + `"},` + ok + `}`, "", "metadata"},
+		"metadata":    {`{"metadata":{"k":"` + "\xff" + `"},` + ok + `}`, "", "metadata.k"},
 		"license key": {`{` + ok + `}`, "ql_\xff", LicenseHeader},
 	} {
 		_, err := Parse([]byte(c.body), c.key, now, 1024)
@@ -86,5 +86,14 @@ func TestParseQueryLimitsLicenseKeys(t *testing.T) {
 	}
 	if q, err := ParseQuery("", "", "", keys[:maxQueryKeys], now); err != nil || len(q.Keys) != maxQueryKeys {
 		t.Errorf("%d license keys: %v", maxQueryKeys, err)
+	}
+}
+
+// TestParseDecodesAsBefore keeps what encoding/json accepted: member names
+// in any case, and the last of duplicate members.
+func TestParseDecodesAsBefore(t *testing.T) {
+	evs, err := Parse([]byte(`{"EVENTS":[{"Timestamp":"2026-11-22T09:34:00Z","documentID":"first","documentId":"last"}]}`), "", now, 1024)
+	if err != nil || len(evs) != 1 || evs[0].DocumentID != "last" {
+		t.Errorf("= %+v, %v; want one event of document last", evs, err)
 	}
 }
