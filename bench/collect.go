@@ -22,7 +22,7 @@ import (
 // default).
 func collectThroughput() result {
 	base := startBaseline()
-	b := load(conns, duration, 204, collectRequests(base.url+"/"))
+	b := base.load(conns, duration, 204, collectRequests(base.url+"/"))
 	base.stop()
 	table := tableHead + row("do-nothing Go handler", b, b.rate())
 	notes := ""
@@ -33,7 +33,7 @@ func collectThroughput() result {
 			continue
 		}
 		q := startQuire(env...)
-		s := load(conns, duration, 204, collectRequests(q.url+"/v1/collect"))
+		s := q.load(conns, duration, 204, collectRequests(q.url+"/v1/collect"))
 		q.stop()
 		cleanup()
 		table += row("quire /v1/collect, "+backend, s, b.rate())
@@ -41,6 +41,9 @@ func collectThroughput() result {
 	return result{title: "Telemetry intake (POST /v1/collect)", table: table, notes: notes + fmt.Sprintf(
 		"%d keep-alive connections for %s each; one event per request (as the deployed editor library sends), "+
 			"a distinct documentId each time; requests and events per second are the same number. "+
+			"The CPU columns are the CPU time per request of the server process (for PostgreSQL, without the database "+
+			"server's own) and of the load generator: the load generator and the server share the machine's cores, "+
+			"so the rate follows their sum. "+
 			"Goal of the issue: quire on SQLite at 0.6 or more of the do-nothing handler's rate.\n", conns, duration)}
 }
 

@@ -43,9 +43,9 @@ func httpOverhead() result {
 			return r, err
 		}
 	}
-	b := load(conns, duration, 204, get(base.url+"/"))
-	missing := load(conns, duration, 404, get(q.url+"/v1/none"))
-	authed := load(conns, duration, 404, get(q.url+"/v1/sign/none", "Authorization", "Bearer "+key))
+	b := base.load(conns, duration, 204, get(base.url+"/"))
+	missing := q.load(conns, duration, 404, get(q.url+"/v1/none"))
+	authed := q.load(conns, duration, 404, get(q.url+"/v1/sign/none", "Authorization", "Bearer "+key))
 	table := tableHead + row("do-nothing Go handler", b, b.rate()) +
 		row("quire, unknown path (middleware + error body)", missing, b.rate()) +
 		row("quire, authenticated path (+ key look-up in SQLite)", authed, b.rate())

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -18,6 +24,10 @@ type stats struct {
 	requests, failures int64
 	elapsed            time.Duration
 	p50, p95, p99      time.Duration
+	// CPU time per request of the server process and of this process (the
+	// load generator), when measured (see process.load): on a machine that
+	// the load saturates, rates follow these.
+	serverCPU, clientCPU time.Duration
 }
 
 func (s stats) rate() float64 { return float64(s.requests) / s.elapsed.Seconds() }
@@ -67,4 +77,39 @@ func load(conns int, d time.Duration, want int, next request) stats {
 		s.p50, s.p95, s.p99 = all[len(all)/2], all[len(all)*95/100], all[len(all)*99/100]
 	}
 	return s
+}
+
+// load runs load against the server p and measures the CPU time it and
+// the load generator spend per request.
+func (p *process) load(conns int, d time.Duration, want int, next request) stats {
+	server, client := cpuTime(p.cmd.Process.Pid), selfCPUTime()
+	s := load(conns, d, want, next)
+	if s.requests > 0 {
+		s.serverCPU = (cpuTime(p.cmd.Process.Pid) - server) / time.Duration(s.requests)
+		s.clientCPU = (selfCPUTime() - client) / time.Duration(s.requests)
+	}
+	return s
+}
+
+// cpuTime returns the user and system CPU time that process pid has used
+// (Linux: /proc/PID/stat, in clock ticks of 1/100 s).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(b, ')') // the command name, in parentheses, may hold spaces
+	if err != nil || i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state); utime and stime are fields 14 and 15
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100
+}
+
+func selfCPUTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

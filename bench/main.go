@@ -51,10 +51,12 @@ func cpuModel() string {
 }
 
 func row(name string, s stats, base float64) string {
-	return fmt.Sprintf("| %s | %d | %.0f | %.2f | %.2f | %.2f | %d |\n", name, s.requests, s.rate(),
-		ms(s.p50), ms(s.p99), s.rate()/base, s.failures)
+	return fmt.Sprintf("| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %.1f | %.1f |\n", name, s.requests, s.rate(),
+		ms(s.p50), ms(s.p99), s.rate()/base, s.failures, us(s.serverCPU), us(s.clientCPU))
 }
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-const tableHead = "| target | requests | req/s | p50 ms | p99 ms | ratio to baseline | failures |\n|---|---|---|---|---|---|---|\n"
+const tableHead = "| target | requests | req/s | p50 ms | p99 ms | ratio to baseline | failures | server CPU µs/request | load generator CPU µs/request |\n|---|---|---|---|---|---|---|---|---|\n"

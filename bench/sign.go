@@ -186,8 +186,6 @@ func largePDF(size int) []byte {
 func imageSide(size int) int  { return int(math.Sqrt(float64(size) / 3)) }
 func imageBytes(size int) int { s := imageSide(size); return s * s * 3 }
 
-func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-
 func onOff(b bool) string {
 	if b {
 		return "yes"
