@@ -126,14 +126,16 @@ func (s *Service) record(ctx context.Context, events []quire.OpenEvent) error {
 // store.CountPending) once countEvery of them are pending, or countInterval
 // after the last count. Reports count what is pending before they read,
 // so these only bound the size of the pending table and the work of one
-// count (about 20 ms for countEvery opens on SQLite here).
+// count, during which intake waits (on SQLite here, 15 to 100 ms for
+// countEvery opens, as their documents are clustered or scattered).
 const (
 	countEvery    = 4096
 	countInterval = time.Second
 )
 
-// write is the single writer: each round takes what is queued, up to
-// MaxBatch events, and commits it in one transaction.
+// write is the single writer: each round gathers queued requests, up to
+// MaxBatch events, and commits them in one transaction; between rounds it
+// counts the pending opens.
 func (s *Service) write() {
 	defer close(s.stopped)
 	tick := time.NewTicker(countInterval)
