@@ -144,8 +144,9 @@ func convertBenchmark() result {
 		"Corpus: the %d DOCX files of `%s`. Latency: one client, POST /v1/convert?from=docx (multipart field \"file\") "+
 		"of each file once after one unmeasured warm-up pass over the corpus; wall latency is measured by the client "+
 		"from sending the request to reading the last byte of the PDF; engine time is the worker's own time from the "+
-		"`Server-Timing` header; the overhead (wall - engine) is everything else: HTTP, authentication, multipart parsing, "+
-		"input sniffing, queueing and the transfers. Percentiles are nearest-rank.\n\n",
+		"`Server-Timing` header (loading and exporting the document); the overhead (wall - engine) is everything else: HTTP, "+
+		"authentication, multipart parsing, input sniffing, queueing, the transfers, and any wait for the worker to finish "+
+		"closing the previous document, which it does after answering. Percentiles are nearest-rank.\n\n",
 		convertWorkers, convertWorkers, convertWorkers, len(docs), convertCorpus)
 	which := "every document of the corpus; the quire figures it is compared with are the wall latencies of the latency pass"
 	if len(sample) < len(docs) {

@@ -64,15 +64,15 @@ func (scriptEngine) version() string { return "script" }
 
 var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable) ?([^\s<]*)`)
 
-func (scriptEngine) convert(in, out string) error {
+func (scriptEngine) convert(in, out string) (func(), error) {
 	src, err := os.ReadFile(in)
 	if err != nil {
-		return err
+		return func() {}, err
 	}
 	if err := obeyScript(string(src), in); err != nil {
-		return err
+		return func() {}, err
 	}
-	return os.WriteFile(out, []byte("%PDF-1.4\n% script engine\n"), 0o600)
+	return func() {}, os.WriteFile(out, []byte("%PDF-1.4\n% script engine\n"), 0o600)
 }
 
 // obeyScript runs the commands in src, a script read from the file in.

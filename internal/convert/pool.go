@@ -90,7 +90,10 @@ type WorkerStatus struct {
 	RSSBytes int64 // resident memory of the current process
 }
 
-// Result is a converted document with the times spent on it.
+// Result is a converted document with the times spent on it. A worker
+// closes each document after answering (worker.go): that time is in no
+// field, except as a wait in Total of a job that reaches the worker
+// before it is done.
 type Result struct {
 	PDF      []byte
 	Engine   time.Duration // LibreOffice's own time (load and export), measured inside the worker

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,22 +96,45 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 
 // workerEnv is the supervisor's environment for a worker, with
 // asynchronous preemption off (see worker.go), LibreOffice's headless
-// graphics backend, and TMPDIR in the worker's own directory.
+// graphics backend, TMPDIR in the worker's own directory, and jemalloc
+// preloaded when it is installed (see jemallocPath).
 func workerEnv(base []string, tmp string) []string {
-	env := make([]string, 0, len(base)+3)
-	godebug := "asyncpreemptoff=1"
+	env := make([]string, 0, len(base)+4)
+	godebug, preload := "asyncpreemptoff=1", jemallocPath()
 	for _, kv := range base {
 		switch {
 		case strings.HasPrefix(kv, "GODEBUG="):
 			if v := strings.TrimPrefix(kv, "GODEBUG="); v != "" {
 				godebug = v + "," + godebug
 			}
+		case strings.HasPrefix(kv, "LD_PRELOAD="):
+			preload = "" // the operator's choice stands
+			env = append(env, kv)
 		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
 		default:
 			env = append(env, kv)
 		}
 	}
-	return append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp)
+	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp)
+	if preload != "" {
+		env = append(env, "LD_PRELOAD="+preload)
+	}
+	return env
+}
+
+// jemallocPath returns the path of Debian's jemalloc (package
+// libjemalloc2) for this architecture, or "" if it is not installed.
+// LibreOffice allocates and frees small objects by the million for each
+// document; with jemalloc instead of glibc's malloc a warm conversion
+// takes about a fifth less CPU time (measured on the corpus), with the
+// same output. Without it the workers run as well, only slower.
+func jemallocPath() string {
+	triplet := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	p := "/usr/lib/" + triplet + "/libjemalloc.so.2"
+	if _, err := os.Stat(p); triplet == "" || err != nil {
+		return ""
+	}
+	return p
 }
 
 // handshake sends the init message and waits for the ready message.

@@ -21,6 +21,7 @@ import (
 //	worker:     ready{Version, Engine: warm-up time} or ready{Error}
 //	supervisor: job{ID, From} + input bytes
 //	worker:     result{ID, Engine: conversion time} + PDF bytes, or result{ID, Error, Class}
+//	            (then it closes the document and reads the next job)
 //	...
 //
 // A worker that reads end-of-file on stdin exits.
@@ -62,7 +63,7 @@ type message struct {
 
 	// ready, result
 	Version string        `json:"version,omitempty"`
-	Engine  time.Duration `json:"engineNs,omitempty"` // time LibreOffice took, measured in the worker
+	Engine  time.Duration `json:"engineNs,omitempty"` // time LibreOffice took to load and export (or to start and warm up), measured in the worker
 	Error   string        `json:"error,omitempty"`
 	Class   string        `json:"class,omitempty"`
 

@@ -103,28 +103,48 @@ func (o *Office) Version() string {
 	return C.GoString(s)
 }
 
-// Convert loads the document at inURL and saves it to outURL in format
-// (a file extension such as "pdf", from which LibreOffice picks the export
-// filter for the document's type). loadOptions is LibreOfficeKit's option
+// Document is a document loaded in an Office. It must be closed, on the
+// goroutine that uses the Office, once it is no longer needed.
+type Document struct {
+	office *Office
+	doc    *C.LibreOfficeKitDocument
+	url    string
+}
+
+// Load loads the document at inURL. options is LibreOfficeKit's option
 // string for documentLoadWithOptions, e.g. "EnableMacrosExecution=false".
-func (o *Office) Convert(inURL, outURL, format, loadOptions string) error {
+func (o *Office) Load(inURL, options string) (*Document, error) {
 	cin := C.CString(inURL)
 	defer C.free(unsafe.Pointer(cin))
-	copts := C.CString(loadOptions)
+	copts := C.CString(options)
 	defer C.free(unsafe.Pointer(copts))
 	doc := C.quire_load(o.kit, cin, copts)
 	if doc == nil {
-		return &Error{Op: "load", URL: inURL, Detail: o.lastError()}
+		return nil, &Error{Op: "load", URL: inURL, Detail: o.lastError()}
 	}
-	defer C.quire_close(doc)
+	return &Document{office: o, doc: doc, url: inURL}, nil
+}
+
+// SaveAs saves the document to outURL in format (a file extension such as
+// "pdf", from which LibreOffice picks the export filter for the document's
+// type), with LibreOfficeKit's comma-separated filter options.
+func (d *Document) SaveAs(outURL, format, options string) error {
 	cout := C.CString(outURL)
 	defer C.free(unsafe.Pointer(cout))
 	cformat := C.CString(format)
 	defer C.free(unsafe.Pointer(cformat))
-	if C.quire_save(doc, cout, cformat, nil) == 0 {
-		return &Error{Op: "save", URL: inURL, Detail: o.lastError()}
+	copts := C.CString(options)
+	defer C.free(unsafe.Pointer(copts))
+	if C.quire_save(d.doc, cout, cformat, copts) == 0 {
+		return &Error{Op: "save", URL: d.url, Detail: d.office.lastError()}
 	}
 	return nil
+}
+
+// Close releases the document: its view, its layout and its model.
+func (d *Document) Close() {
+	C.quire_close(d.doc)
+	d.doc = nil
 }
 
 func (o *Office) lastError() string {

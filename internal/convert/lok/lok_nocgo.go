@@ -22,7 +22,18 @@ func New(programDir, profileURL string) (*Office, error) {
 // Version returns "".
 func (o *Office) Version() string { return "" }
 
-// Convert always fails.
-func (o *Office) Convert(inURL, outURL, format, loadOptions string) error {
+// Document is never loaded.
+type Document struct{}
+
+// Load always fails.
+func (o *Office) Load(inURL, options string) (*Document, error) {
+	return nil, errors.New("conversion engine unavailable: built without cgo")
+}
+
+// SaveAs always fails.
+func (d *Document) SaveAs(outURL, format, options string) error {
 	return errors.New("conversion engine unavailable: built without cgo")
 }
+
+// Close does nothing.
+func (d *Document) Close() {}
