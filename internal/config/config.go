@@ -47,7 +47,6 @@ type Config struct {
 	CollectQueue         int
 	CollectBatch         int
 	CollectCommitTimeout time.Duration
-	CollectLinger        time.Duration
 	TelemetryRetention   time.Duration
 	TelemetryMetadata    Bytes
 
@@ -106,7 +105,6 @@ func (c *Config) Settings() []Setting {
 		{"collect-queue", "QUIRE_COLLECT_QUEUE", "telemetry requests waiting for a database commit; beyond it /v1/collect answers 503 with Retry-After", (*intValue)(&c.CollectQueue), false},
 		{"collect-batch", "QUIRE_COLLECT_BATCH", "most telemetry events committed in one transaction (group commit)", (*intValue)(&c.CollectBatch), false},
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
-		{"collect-linger", "QUIRE_COLLECT_LINGER", "how long the telemetry writer waits for more requests before a commit, again while they keep arriving (at most 5 times); 0 commits at once", (*durationValue)(&c.CollectLinger), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
@@ -151,7 +149,6 @@ func Default() Config {
 		CollectQueue:         4096,
 		CollectBatch:         2000,
 		CollectCommitTimeout: 10 * time.Second,
-		CollectLinger:        200 * time.Microsecond,
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
 
@@ -241,9 +238,6 @@ func (c *Config) Check() error {
 	}
 	if c.CollectQueue < 1 || c.CollectBatch < 1 {
 		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")
-	}
-	if c.CollectLinger < 0 || c.CollectLinger > time.Second {
-		return fmt.Errorf("QUIRE_COLLECT_LINGER must be between 0 and 1s")
 	}
 	if (c.SigningCert == "") != (c.SigningKey == "") {
 		return fmt.Errorf("QUIRE_SIGNING_CERT and QUIRE_SIGNING_KEY go together")

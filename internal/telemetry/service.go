@@ -4,8 +4,8 @@
 //
 // A 204 from intake means the events are committed. To keep that promise
 // fast, concurrent requests share transactions (group commit): one writer
-// takes everything queued while the previous commit was running, lingers
-// briefly while more arrives, and commits it at once. A commit only
+// takes everything queued while the previous commit was running, lets the
+// requests being read join, and commits it at once. A commit only
 // appends (the raw events and the opens still to count); the writer counts
 // the pending opens into the per-document figures in bulk, and reports
 // count first. The queue is bounded; when the database falls behind,
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -41,7 +42,6 @@ type Options struct {
 	QueueLength   int           // requests waiting for a commit before 503
 	MaxBatch      int           // events per transaction
 	CommitTimeout time.Duration // longest time one commit may take
-	Linger        time.Duration // wait for more requests before a commit (see gather); 0: none
 	Retention     time.Duration // how long raw events are kept
 	MetadataBytes int           // largest metadata object stored as sent
 	Logger        *slog.Logger
@@ -160,24 +160,25 @@ func (s *Service) write() {
 	}
 }
 
-// maxLingers bounds the waits of gather: a request waits at most
-// maxLingers * Linger for others.
-const maxLingers = 5
+// maxYields bounds the rounds of gather.
+const maxYields = 5
 
 // gather returns first and what else is queued, up to MaxBatch events.
-// Then, while requests keep arriving, it waits Linger for more, up to
-// maxLingers times: a larger batch shares one commit (and one fsync) among
-// more requests, which under load saves more CPU per request than the
-// wait costs (measured on SQLite with 64 clients: about 40 events per
-// commit instead of 20, and an eighth less CPU per request). A lone
-// request waits one Linger.
+// Then, while requests keep arriving, it yields the processor to the
+// requests being read and parsed, and takes what they queued, up to
+// maxYields times. A larger batch shares one commit (and its fsync) among
+// more requests; yielding, unlike sleeping, costs nothing when nothing
+// else is running. Measured here with 64 clients on SQLite: about 23
+// events per commit instead of 16, and 3% more requests per second; a
+// 200 µs sleep instead gave 50 events per commit but 20% fewer requests
+// per second, the writer being the bottleneck.
 func (s *Service) gather(first *job) []*job {
 	batch, n := s.take([]*job{first}, len(first.events))
-	for range maxLingers {
-		if s.opt.Linger <= 0 || n >= s.opt.MaxBatch {
+	for range maxYields {
+		if n >= s.opt.MaxBatch {
 			break
 		}
-		time.Sleep(s.opt.Linger)
+		runtime.Gosched()
 		had := len(batch)
 		if batch, n = s.take(batch, n); len(batch) == had {
 			break
