@@ -138,9 +138,9 @@ const expireChunk = 5000
 // DeleteEventsBefore drops raw events received before cutoff (retention);
 // the per-document and per-day counts stay. SQLite deletes from the oldest
 // rowid on and stops at the first chunk that holds a newer event (rowids
-// follow receipt to within a request's wait for its commit, so an expired event behind
-// it waits at most for the next sweep); PostgreSQL finds expired events
-// with its index on received_at.
+// follow receipt to within a request's wait for its commit, so an expired
+// event behind it waits at most for the next sweep); PostgreSQL finds
+// expired events with its index on received_at.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	query := `DELETE FROM telemetry_events WHERE ctid IN (
 		SELECT ctid FROM telemetry_events WHERE received_at < ? LIMIT ` + strconv.Itoa(expireChunk) + `)`

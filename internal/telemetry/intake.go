@@ -36,11 +36,11 @@ const (
 // that newer clients keep working; the deployed library sends its version
 // as superdocVersion.
 type payload struct {
-	LibraryVersion  *string         `json:"libraryVersion"`
-	SuperdocVersion *string         `json:"superdocVersion"`
-	BrowserInfo     *browserInfo    `json:"browserInfo"`
-	Metadata        jsontext.Value  `json:"metadata"`
-	Events          []event         `json:"events"`
+	LibraryVersion  *string        `json:"libraryVersion"`
+	SuperdocVersion *string        `json:"superdocVersion"`
+	BrowserInfo     *browserInfo   `json:"browserInfo"`
+	Metadata        jsontext.Value `json:"metadata"`
+	Events          []event        `json:"events"`
 }
 
 // browserInfo: only the hostname is kept, to tell a customer's sites
