@@ -42,7 +42,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
 		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
-		"--convert-to", "pdf", "--outdir", work, src)
+		"--convert-to", "pdf:"+pdfExportFilter(from)+":"+pdfExportOptions, "--outdir", work, src)
 	cmd.Dir = work // not the server's working directory, which soffice's messages could show
 	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -159,5 +159,10 @@ func checkCorpusFile(t *testing.T, p *Pool, file string, cold map[string]int) st
 	if got := pageCount(t, pdf); got != want {
 		return name + ": " + strconv.Itoa(got) + " pages, cold soffice made " + strconv.Itoa(want)
 	}
+	for _, u := range linkURIs(t, pdf) {
+		if strings.Contains(u, p.opts.Dir) {
+			return name + ": the PDF links to " + u + ", in the server's files"
+		}
+	}
 	return ""
 }

@@ -97,6 +97,25 @@ var profileFiles = []struct{ path, body string }{
 	{"config/soffice.cfg/modules/sweb/menubar/menubar.xml", emptyMenuBar}, // HTML (and so Markdown) opens in Writer/Web
 }
 
+// pdfExportOptions are options of LibreOffice's PDF export, in the JSON
+// form that LibreOffice 7.4 takes from LibreOfficeKit and the command
+// line alike: links to files are written relative to the PDF. LibreOffice
+// resolves a document's relative links (<a href="other.docx">) against the
+// document's location, which is the job's directory on the server; without
+// this option the PDF would carry file:// links naming that directory. The
+// profile's setting of the same name is not read by the export.
+const pdfExportOptions = `{"ExportLinksRelativeFsys":{"type":"boolean","value":"true"}}`
+
+// pdfExportFilter names the PDF export filter for documents of format
+// from (HTML opens in Writer/Web), which the command line needs in order
+// to take options.
+func pdfExportFilter(from string) string {
+	if from == FromHTML {
+		return "writer_web_pdf_Export"
+	}
+	return "writer_pdf_Export"
+}
+
 // writeProfile (re)writes the settings above into the LibreOffice profile
 // at dir, creating it if needed. It runs before every worker start, so
 // that nothing a previous instance saved into the profile can weaken them.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,4 +195,38 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	if n := l.accepted.Load(); n != 0 {
 		t.Errorf("the loopback listener received %d connections from the engine, want none: %v", n, l)
 	}
+}
+
+// TestLinksDoNotNameServerPaths converts a document with a relative link,
+// which LibreOffice resolves against the job's directory on the server:
+// the PDF must link to the relative name, not into that directory. (The
+// corpus test checks the same on real DOCX files. The cold soffice gets
+// the same export options, but writes no links for documents as small as
+// this one, so this test cannot see it.)
+func TestLinksDoNotNameServerPaths(t *testing.T) {
+	requireLibreOffice(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	pdf, err := p.Convert(context.Background(), []byte(`<html><body><p><a href="other.docx">a relative link</a></p></body></html>`), FromHTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uris := linkURIs(t, pdf); len(uris) != 1 || uris[0] != "other.docx" {
+		t.Errorf("the PDF links to %q, want [other.docx]", uris)
+	}
+}
+
+// linkURIs returns the URIs of the link annotations of pdf.
+func linkURIs(t *testing.T, pdf []byte) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "links.pdf")
+	os.WriteFile(path, pdf, 0o600)
+	out, err := exec.Command("qpdf", "--qdf", "--object-streams=disable", path, "-").Output()
+	if err != nil {
+		t.Fatalf("qpdf: %v", err)
+	}
+	var uris []string
+	for _, m := range regexp.MustCompile(`/URI \(([^)]*)\)`).FindAllSubmatch(out, -1) {
+		uris = append(uris, string(m[1]))
+	}
+	return uris
 }

@@ -277,8 +277,9 @@ const loadOptions = "EnableMacrosExecution=false"
 // saveOptions: NoFileSync, because the worker reads the PDF back at once
 // and deletes it; the fsync LibreOffice would do otherwise buys nothing
 // and waits for the disk (0.4 ms per document on the corpus on a quiet
-// disk, about 1 ms while another process writes synchronously).
-const saveOptions = "NoFileSync"
+// disk, about 1 ms while another process writes synchronously). Then the
+// PDF export's own options (profile.go).
+const saveOptions = "NoFileSync," + pdfExportOptions
 
 func (l libreOffice) convert(in, out string) (func(), error) {
 	doc, err := l.office.Load(fileURL(in), loadOptions)
