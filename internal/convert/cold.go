@@ -14,13 +14,13 @@ import (
 
 // LibreOfficeKit 7.4 refuses to load any Writer document that contains a
 // comment (DOCX, ODT or RTF alike: "loadComponentFromURL returned an empty
-// reference"), although soffice opens the same files. Comments are common
-// in real documents, so when a worker cannot load a document, the
-// supervisor converts it once more with a one-off headless soffice, as a
-// user would from the command line: slower (1-3 s, a cold start), same
-// fidelity, same safety settings (a profile of its own written by
-// writeProfile). A document soffice cannot convert either is
-// unprocessable.
+// reference"), although soffice opens the same files. A DOCX loses its
+// comments before it reaches a worker (comments.go); for the other
+// formats, when a worker cannot load a document, the supervisor converts
+// it once more with a one-off headless soffice, as a user would from the
+// command line: slower (1-3 s, a cold start), same fidelity, same safety
+// settings (a profile of its own written by writeProfile). A document
+// soffice cannot convert either is unprocessable.
 
 // coldConvert converts in (of format from) with soffice, using the
 // directory dir for its profile and files, within timeout. soffice is

@@ -161,7 +161,8 @@ func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result
 }
 
 // prepare checks the input against the limits and its declared format,
-// and renders Markdown to HTML.
+// renders Markdown to HTML, and takes the comments out of a DOCX
+// (comments.go).
 func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	from = strings.ToLower(from)
 	if int64(len(in)) > p.opts.MaxInputBytes {
@@ -176,6 +177,8 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 		return html, FromHTML, err
 	case FromHTML:
 		return sanitizeHTML(in), from, nil
+	case FromDOCX:
+		return withoutComments(in), from, nil
 	}
 	return in, from, nil
 }

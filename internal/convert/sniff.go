@@ -154,7 +154,8 @@ func zipFile(z *zip.Reader, name string) *zip.File {
 	return nil
 }
 
-// readZIPFile returns up to limit bytes of f, or nil if f is nil or unreadable.
+// readZIPFile returns up to limit bytes of f, or nil if f is nil or
+// unreadable.
 func readZIPFile(f *zip.File, limit int64) []byte {
 	if f == nil {
 		return nil
@@ -164,7 +165,10 @@ func readZIPFile(f *zip.File, limit int64) []byte {
 		return nil
 	}
 	defer r.Close()
-	b, _ := io.ReadAll(io.LimitReader(r, limit))
+	b, err := io.ReadAll(io.LimitReader(r, limit))
+	if err != nil { // a damaged entry: nothing rather than part of it
+		return nil
+	}
 	return b
 }
 
