@@ -97,4 +97,3 @@ func rewritePart(w *zip.Writer, f *zip.File, fix func([]byte) []byte) error {
 	_, err = dst.Write(fix(body))
 	return err
 }
-
