@@ -28,6 +28,7 @@ fuzz:
 	go test ./docid -run '^$$' -fuzz '^FuzzStamp$$' -fuzztime $(FUZZTIME)
 	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	go test ./internal/convert -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin
