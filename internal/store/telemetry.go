@@ -31,51 +31,86 @@ func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 	})
 }
 
+// countChunk is the most pending opens that one transaction of
+// CountPending counts, so that a backlog (say, after counting failed for a
+// while) is worked off in transactions of bounded length, each committed,
+// rather than in one that could outlast its time limit every time.
+var countChunk = 50000
+
 // CountPending folds the pending opens into the per-document and per-day
-// counts and removes them, in one transaction. Rows are written in key
-// order, so that concurrent writers lock them in the same order.
+// counts and removes them, oldest first, in transactions of at most
+// countChunk opens. Rows are written in key order, so that concurrent
+// writers lock them in the same order.
 func (db *DB) CountPending(ctx context.Context) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		for _, q := range countPendingSQL(db.dialect) {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
+	for {
+		var n int64
+		err := db.inTx(ctx, func(tx *sql.Tx) (err error) {
+			n, err = db.countSome(ctx, tx)
+			return err
+		})
+		if err != nil || n < int64(countChunk) {
+			return err
 		}
-		return nil
-	})
+	}
 }
 
-// countPendingSQL returns the statements of CountPending. SQLite reads the
-// pending opens twice and then deletes them all, which is exact because a
-// transaction there holds the database's only write lock from its start.
-// On PostgreSQL, intake on other instances goes on meanwhile, so the
-// counts are built from the rows that one DELETE removes (a statement sees
-// one snapshot); the advisory lock keeps two instances from counting at
-// once.
-func countPendingSQL(d dialect) []string {
-	docs := func(from string) string {
-		return `INSERT INTO documents (license_key, document_id, first_seen, last_seen, opens, first_day, first_month)
-			SELECT license_key, document_id, MIN(received_at), MAX(received_at), COUNT(*), MIN(day), MIN(month)
-			FROM ` + from + ` WHERE true GROUP BY license_key, document_id ORDER BY license_key, document_id
-			ON CONFLICT (license_key, document_id) DO UPDATE SET
-			opens = documents.opens + excluded.opens,
-			last_seen = ` + d.greatest + `(documents.last_seen, excluded.last_seen),
-			first_day = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_day ELSE documents.first_day END,
-			first_month = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_month ELSE documents.first_month END,
-			first_seen = ` + d.least + `(documents.first_seen, excluded.first_seen)`
+// countSome counts up to countChunk pending opens in tx and returns how
+// many it counted. On SQLite, the transaction holds the database's only
+// write lock from its start, so the oldest rows by rowid can be read
+// twice and then deleted. On PostgreSQL, intake on other instances goes on
+// meanwhile, so the counts are built from the rows that one DELETE removes
+// (a statement sees one snapshot); the advisory lock keeps two instances
+// from counting at once.
+func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	if db.dialect.name != "sqlite" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7261746366)`); err != nil { // any constant shared by all instances
+			return 0, err
+		}
+		err := tx.QueryRowContext(ctx, db.q(`WITH moved AS (DELETE FROM telemetry_pending WHERE ctid IN (
+			SELECT ctid FROM telemetry_pending LIMIT ?) RETURNING license_key, document_id, received_at, day, month),
+			docs AS (`+countDocuments(db.dialect, "moved")+`), days AS (`+countDays("moved")+`)
+			SELECT COUNT(*) FROM moved`), countChunk).Scan(&n)
+		return n, err
 	}
-	days := func(from string) string {
-		return `INSERT INTO document_days (day, license_key, document_id, month, opens)
-			SELECT day, license_key, document_id, MIN(month), COUNT(*)
-			FROM ` + from + ` WHERE true GROUP BY day, license_key, document_id ORDER BY day, license_key, document_id
-			ON CONFLICT (day, license_key, document_id) DO UPDATE SET opens = document_days.opens + excluded.opens`
+	var last sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT MAX(rowid) FROM (SELECT rowid FROM telemetry_pending ORDER BY rowid LIMIT ?)`, countChunk).Scan(&last)
+	if err != nil || !last.Valid {
+		return 0, err
 	}
-	if d.name == "sqlite" {
-		return []string{docs("telemetry_pending"), days("telemetry_pending"), `DELETE FROM telemetry_pending`}
+	oldest := `(SELECT * FROM telemetry_pending WHERE rowid <= ?) AS pending`
+	for _, q := range []string{countDocuments(db.dialect, oldest), countDays(oldest)} {
+		if _, err := tx.ExecContext(ctx, q, last.Int64); err != nil {
+			return 0, err
+		}
 	}
-	return []string{`SELECT pg_advisory_xact_lock(7261746366)`, // any constant shared by all instances
-		`WITH moved AS (DELETE FROM telemetry_pending RETURNING license_key, document_id, received_at, day, month),
-		counted AS (` + docs("moved") + `) ` + days("moved")}
+	res, err := tx.ExecContext(ctx, `DELETE FROM telemetry_pending WHERE rowid <= ?`, last.Int64)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// countDocuments adds the opens of the pending rows in from to the
+// per-document counts.
+func countDocuments(d dialect, from string) string {
+	return `INSERT INTO documents (license_key, document_id, first_seen, last_seen, opens, first_day, first_month)
+		SELECT license_key, document_id, MIN(received_at), MAX(received_at), COUNT(*), MIN(day), MIN(month)
+		FROM ` + from + ` WHERE true GROUP BY license_key, document_id ORDER BY license_key, document_id
+		ON CONFLICT (license_key, document_id) DO UPDATE SET
+		opens = documents.opens + excluded.opens,
+		last_seen = ` + d.greatest + `(documents.last_seen, excluded.last_seen),
+		first_day = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_day ELSE documents.first_day END,
+		first_month = CASE WHEN excluded.first_seen < documents.first_seen THEN excluded.first_month ELSE documents.first_month END,
+		first_seen = ` + d.least + `(documents.first_seen, excluded.first_seen)`
+}
+
+// countDays adds the opens of the pending rows in from to the per-day counts.
+func countDays(from string) string {
+	return `INSERT INTO document_days (day, license_key, document_id, month, opens)
+		SELECT day, license_key, document_id, MIN(month), COUNT(*)
+		FROM ` + from + ` WHERE true GROUP BY day, license_key, document_id ORDER BY day, license_key, document_id
+		ON CONFLICT (day, license_key, document_id) DO UPDATE SET opens = document_days.opens + excluded.opens`
 }
 
 // rowsPerStatement keeps multi-row statements under the placeholder limit

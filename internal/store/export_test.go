@@ -1,0 +1,9 @@
+package store
+
+// SetCountChunk sets how many pending opens one transaction of
+// CountPending counts, until the returned function restores it.
+func SetCountChunk(n int) (restore func()) {
+	old := countChunk
+	countChunk = n
+	return func() { countChunk = old }
+}
