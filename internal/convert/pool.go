@@ -205,9 +205,12 @@ func (p *Pool) submit(j *job) error {
 
 var errPoolClosed = fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
 
-func (p *Pool) isClosed() bool {
+func (p *Pool) isClosed() bool { return isDone(p.closed) }
+
+// isDone reports whether ch is closed, without waiting.
+func isDone(ch <-chan struct{}) bool {
 	select {
-	case <-p.closed:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -363,14 +366,7 @@ func (p *Pool) killAll() {
 	}
 }
 
-func (p *Pool) aborting() bool {
-	select {
-	case <-p.abort:
-		return true
-	default:
-		return false
-	}
-}
+func (p *Pool) aborting() bool { return isDone(p.abort) }
 
 // run keeps slot s supplied with a worker until the pool closes: it
 // starts one, serves jobs with it until it must be replaced, and starts

@@ -42,10 +42,15 @@ type dialect struct {
 	multiRow       bool   // batch inserts as multi-row statements (see insertRows)
 	greatest       string // the two-argument maximum and minimum functions
 	least          string
+	// rowidOrder: every table has a rowid that follows the order of the
+	// commits (SQLite: one writer at a time), so the oldest rows can be
+	// taken in bounded chunks without an index. PostgreSQL has no such
+	// order: other instances commit in between.
+	rowidOrder bool
 }
 
 var (
-	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min"}
+	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", rowidOrder: true}
 	postgres = dialect{name: "postgres", dollar: true, multiRow: true, greatest: "GREATEST", least: "LEAST",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
 )

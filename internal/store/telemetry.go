@@ -63,7 +63,7 @@ func (db *DB) CountPending(ctx context.Context) error {
 // from counting at once.
 func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 	var n int64
-	if db.dialect.name != "sqlite" {
+	if !db.dialect.rowidOrder {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7261746366)`); err != nil { // any constant shared by all instances
 			return 0, err
 		}
@@ -179,7 +179,7 @@ const expireChunk = 5000
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	query := `DELETE FROM telemetry_events WHERE ctid IN (
 		SELECT ctid FROM telemetry_events WHERE received_at < ? LIMIT ` + strconv.Itoa(expireChunk) + `)`
-	if db.dialect.name == "sqlite" {
+	if db.dialect.rowidOrder {
 		query = `DELETE FROM telemetry_events WHERE rowid IN (
 			SELECT rowid FROM telemetry_events ORDER BY rowid LIMIT ` + strconv.Itoa(expireChunk) + `) AND received_at < ?`
 	}

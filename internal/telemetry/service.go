@@ -224,7 +224,7 @@ func (s *Service) count() int {
 // the batch fails, each request is retried alone, so one request that
 // cannot be stored does not fail the others.
 func (s *Service) commit(batch []*job) int {
-	var events []quire.OpenEvent
+	events := make([]quire.OpenEvent, 0, len(batch)) // one event per request is the usual case
 	for _, j := range batch {
 		events = append(events, j.events...)
 	}
