@@ -31,10 +31,13 @@ func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {
 }
 
 func TestWithoutCommentsLeavesOtherInputAlone(t *testing.T) {
+	body, rels, extra := commented(`<w:p/>`, "")
+	extra["word/large.xml"] = strings.Repeat("a", maxCommentPartBytes+1)
 	for name, in := range map[string][]byte{
-		"no comments": docx(`<w:p><w:r><w:t>plain</w:t></w:r></w:p>`, ""),
-		"not a ZIP":   []byte("PK\x03\x04 but not really"),
-		"empty":       nil,
+		"a part over the limit": docxWith(body, rels, extra),
+		"no comments":           docx(`<w:p><w:r><w:t>plain</w:t></w:r></w:p>`, ""),
+		"not a ZIP":             []byte("PK\x03\x04 but not really"),
+		"empty":                 nil,
 	} {
 		if out := withoutComments(in); !bytes.Equal(out, in) {
 			t.Errorf("%s: rewritten", name)
