@@ -16,19 +16,51 @@ func BenchmarkRecordOpens(b *testing.B) {
 	for _, backend := range storetest.Backends {
 		b.Run(backend, func(b *testing.B) {
 			db := storetest.Open(b, storetest.URL(b, backend))
-			now := time.Now()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				events := make([]quire.OpenEvent, 64)
-				for j := range events {
-					events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", i*64+j),
-						ReceivedAt: now, OccurredAt: "2026-11-22T09:34:00.123Z", LibraryVersion: "1.46.3", Metadata: "{}"}
-				}
-				if err := db.RecordOpens(context.Background(), events); err != nil {
+				if err := db.RecordOpens(context.Background(), newDocuments(i, 64)); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*64), "µs/event")
 		})
 	}
+}
+
+// BenchmarkCountPending measures the counting of 4096 committed opens of
+// new documents (the telemetry writer's cadence) into the per-document
+// and per-day counts; the commits themselves are not timed.
+func BenchmarkCountPending(b *testing.B) {
+	const opens = 4096
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			db := storetest.Open(b, storetest.URL(b, backend))
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for j := range opens / 64 {
+					if err := db.RecordOpens(ctx, newDocuments(i*opens/64+j, 64)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				if err := db.CountPending(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*opens), "µs/event")
+		})
+	}
+}
+
+// newDocuments returns n opens of documents no other batch number opens.
+func newDocuments(batch, n int) []quire.OpenEvent {
+	now := time.Now()
+	events := make([]quire.OpenEvent, n)
+	for j := range events {
+		events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", batch*n+j),
+			ReceivedAt: now, OccurredAt: "2026-11-22T09:34:00.123Z", LibraryVersion: "1.46.3", Metadata: "{}"}
+	}
+	return events
 }

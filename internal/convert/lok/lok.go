@@ -17,6 +17,7 @@ package lok
 
 /*
 #cgo LDFLAGS: -ldl
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <LibreOfficeKit/LibreOfficeKitInit.h>
@@ -50,11 +51,29 @@ static int quire_save(LibreOfficeKitDocument *doc, const char *url, const char *
 }
 
 static void quire_close(LibreOfficeKitDocument *doc) { doc->pClass->destroy(doc); }
+
+// LibreOffice's global lock (the SolarMutex) is not part of
+// LibreOfficeKit; Application::AcquireSolarMutex and ReleaseSolarMutex are
+// C++ functions that the library LibreOfficeKit loaded exports.
+static void (*quire_acquire_fn)(unsigned int);
+static unsigned int (*quire_release_fn)(void);
+
+static bool quire_find_lock(const char *lib, int mode) {
+	void *h = dlopen(lib, mode);
+	if (h == NULL) return false;
+	quire_acquire_fn = (void (*)(unsigned int))dlsym(h, "_ZN11Application17AcquireSolarMutexEj");
+	quire_release_fn = (unsigned int (*)(void))dlsym(h, "_ZN11Application17ReleaseSolarMutexEv");
+	return quire_acquire_fn != NULL && quire_release_fn != NULL;
+}
+
+static void quire_lock(void) { quire_acquire_fn(1); }
+static void quire_unlock(void) { quire_release_fn(); }
 */
 import "C"
 
 import (
 	"fmt"
+	"path/filepath"
 	"unsafe"
 )
 
@@ -63,7 +82,8 @@ import (
 // simply exits (LibreOffice has nothing to save, and destroying it first
 // only slows down the recycling of workers).
 type Office struct {
-	kit *C.LibreOfficeKit
+	kit      *C.LibreOfficeKit
+	lockable bool // LibreOffice's global lock was found: see Lock
 }
 
 // Error is a failure of LibreOffice to load or save a document.
@@ -93,7 +113,32 @@ func New(programDir, profileURL string) (*Office, error) {
 	if kit == nil {
 		return nil, fmt.Errorf("LibreOfficeKit did not start from %s with profile %s (is libreoffice-writer-nogui installed? its own message is on stderr)", programDir, profileURL)
 	}
-	return &Office{kit: kit}, nil
+	return &Office{kit: kit, lockable: findLock(programDir, C.RTLD_NOLOAD)}, nil // lok_init_2 loaded the library
+}
+
+// findLock looks up LibreOffice's lock in the library of programDir that
+// LibreOfficeKit loads, opened with dlopen's mode.
+func findLock(programDir string, mode C.int) bool {
+	lib := C.CString(filepath.Join(programDir, "libmergedlo.so"))
+	defer C.free(unsafe.Pointer(lib))
+	return bool(C.quire_find_lock(lib, C.RTLD_LAZY|mode))
+}
+
+// Lock takes LibreOffice's global lock for the calling thread and returns
+// the function that releases it. LibreOfficeKit runs LibreOffice's main
+// loop in a thread of its own, which runs the idle tasks of open documents
+// (Writer's background layout, word count, word completion) whenever no
+// call holds the lock, for instance between loading and saving, or after
+// saving; while the caller holds it, they wait. The calls of this package
+// take the lock again on their own, which it allows. Where LibreOffice
+// does not export its lock (a build without libmergedlo.so), Lock does
+// nothing.
+func (o *Office) Lock() (unlock func()) {
+	if !o.lockable {
+		return func() {}
+	}
+	C.quire_lock()
+	return func() { C.quire_unlock() }
 }
 
 // Version returns LibreOffice's version information (JSON), or "".

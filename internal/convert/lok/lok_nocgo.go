@@ -19,6 +19,9 @@ func New(programDir, profileURL string) (*Office, error) {
 	return nil, errors.New("this quire binary was built without cgo (CGO_ENABLED=0); the conversion engine needs cgo and the headers of libreofficekit-dev")
 }
 
+// Lock does nothing.
+func (o *Office) Lock() (unlock func()) { return func() {} }
+
 // Version returns "".
 func (o *Office) Version() string { return "" }
 
