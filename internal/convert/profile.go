@@ -60,7 +60,10 @@ import (
 //     word completion, whose idle task otherwise collects the long words
 //     of every document for the suggestion list (3% of the workers' CPU
 //     time over the corpus, in LibreOffice's main loop between and after
-//     jobs, where it competes with the next conversion).
+//     jobs, where it competes with the next conversion). Since workers hold
+//     LibreOffice's lock through each job (worker.go), no idle task runs
+//     on a document where LibreOffice exports that lock; this setting
+//     still saves the work where it does not.
 //
 // The sidebar and the status bar are hidden for Writer/Web too (10336
 // under swriter/web, WriterWebWindowState), where HTML and Markdown open.

@@ -288,11 +288,10 @@ const saveOptions = "NoFileSync," + pdfExportOptions
 // the PDF, but Writer's background word count alone took 2.6% of a
 // worker's CPU time over the corpus, and closing the document waited for
 // them (4.1 ms per document on average, of which 1.6 ms was its own CPU
-// time). With
-// two clients on two cores, where the workers compete for the processors,
-// this gave 3.5% more documents per second (35.1 and 35.2 against 34.2 and
-// 33.7 in runs of the conversion benchmark taken in turn); one client
-// converts as fast as before.
+// time). With two clients on two cores, where the workers compete for the
+// processors, this gave 3.5% more documents per second (35.1 and 35.2
+// against 34.2 and 33.7 in runs of the conversion benchmark taken in
+// turn); one client converts as fast as before.
 func (l libreOffice) convert(in, out string) (func(), error) {
 	unlock := l.office.Lock()
 	doc, err := l.office.Load(fileURL(in), loadOptions)
