@@ -42,6 +42,7 @@ type Pool struct {
 type slot struct {
 	id    int
 	dir   string
+	cpu   *int   // the CPU its workers run on, nil for any (affinity.go)
 	state string // one of the State* constants
 	proc  *process
 }
@@ -121,8 +122,12 @@ func NewPool(opts Options) (*Pool, error) {
 		}
 		p.ownDir = true
 	}
+	cpus := workerCPUs(o.Workers, allowedCPUs())
 	for i := range o.Workers {
 		s := &slot{id: i + 1, dir: filepath.Join(p.dir, fmt.Sprintf("worker-%d", i+1)), state: StateStarting}
+		if cpus != nil {
+			s.cpu = &cpus[i]
+		}
 		p.slots = append(p.slots, s)
 		p.wg.Add(1)
 		go p.run(s)
@@ -377,7 +382,7 @@ func (p *Pool) run(s *slot) {
 	backoff := time.Second
 	for replacing := false; ; {
 		p.setState(s, StateStarting, nil)
-		proc, err := startProcess(&p.opts, s.id, s.dir, func(proc *process) bool { return p.adopt(s, proc) })
+		proc, err := startProcess(&p.opts, s.id, s.dir, s.cpu, func(proc *process) bool { return p.adopt(s, proc) })
 		if err != nil {
 			if p.aborting() || !p.startFailed(s, err, backoff) {
 				return

@@ -29,11 +29,12 @@ type process struct {
 }
 
 // startProcess starts worker id with its profile and temporary
-// directories under dir, and waits until it is warm and ready. adopt is
+// directories under dir, on cpu when it is not nil (affinity.go), and
+// waits until it is warm and ready. adopt is
 // called with the process once it runs, before the wait, so that the
 // supervisor can kill it meanwhile; if adopt returns false, the process
 // is killed and the start abandoned.
-func startProcess(o *Options, id int, dir string, adopt func(*process) bool) (*process, error) {
+func startProcess(o *Options, id int, dir string, cpu *int, adopt func(*process) bool) (*process, error) {
 	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
 	if err := writeProfile(profile); err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func startProcess(o *Options, id int, dir string, adopt func(*process) bool) (*p
 		p.kill()
 		return nil, fmt.Errorf("convert: worker %d: start abandoned, the pool is closing", id)
 	}
-	if err := p.handshake(o, profile, tmp); err != nil {
+	if err := p.handshake(o, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp, CPU: cpu}); err != nil {
 		p.kill()
 		return nil, err
 	}
@@ -138,11 +139,11 @@ func jemallocPath() string {
 }
 
 // handshake sends the init message and waits for the ready message.
-func (p *process) handshake(o *Options, profile, tmp string) error {
+func (p *process) handshake(o *Options, init *message) error {
 	deadline := time.Now().Add(o.StartTimeout)
 	p.stdin.SetWriteDeadline(deadline)
 	p.stdout.SetReadDeadline(deadline)
-	err := writeFrame(p.stdin, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp})
+	err := writeFrame(p.stdin, init)
 	var m *message
 	if err == nil {
 		m, err = readFrame(p.stdout)

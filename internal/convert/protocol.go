@@ -17,7 +17,7 @@ import (
 // (the input of a job, the PDF of a result) and is empty otherwise.
 // The conversation is strictly one request, one answer:
 //
-//	supervisor: init{ProgramDir, ProfileDir, TempDir}
+//	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU}
 //	worker:     ready{Version, Engine: warm-up time} or ready{Error}
 //	supervisor: job{ID, From} + input bytes
 //	worker:     result{ID, Engine: conversion time} + PDF bytes, or result{ID, Error, Class}
@@ -57,6 +57,7 @@ type message struct {
 	ProgramDir string `json:"programDir,omitempty"`
 	ProfileDir string `json:"profileDir,omitempty"`
 	TempDir    string `json:"tempDir,omitempty"`
+	CPU        *int   `json:"cpu,omitempty"` // the CPU the worker's LibreOffice runs on; nil: any (affinity.go)
 
 	// job
 	From string `json:"from,omitempty"`

@@ -93,6 +93,9 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine) int {
 	if err != nil || init.Kind != kindInit {
 		return fail("expected an init message on stdin: %v", err)
 	}
+	if init.CPU != nil {
+		pinThread(*init.CPU) // this thread starts LibreOffice (affinity.go)
+	}
 	eng, warm, err := startWarm(start, init)
 	if err != nil {
 		writeFrame(out, &message{Kind: kindReady, Error: err.Error()})
