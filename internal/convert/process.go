@@ -30,10 +30,9 @@ type process struct {
 
 // startProcess starts worker id with its profile and temporary
 // directories under dir, on cpu when it is not nil (affinity.go), and
-// waits until it is warm and ready. adopt is
-// called with the process once it runs, before the wait, so that the
-// supervisor can kill it meanwhile; if adopt returns false, the process
-// is killed and the start abandoned.
+// waits until it is warm and ready. adopt is called with the process once
+// it runs, before the wait, so that the supervisor can kill it meanwhile;
+// if adopt returns false, the process is killed and the start abandoned.
 func startProcess(o *Options, id int, dir string, cpu *int, adopt func(*process) bool) (*process, error) {
 	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
 	if err := writeProfile(profile); err != nil {
