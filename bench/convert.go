@@ -26,7 +26,7 @@ import (
 const (
 	convertCorpus  = "../shared/corpus/docx" // relative to the repository root, where go run ./bench runs
 	convertWorkers = 2
-	convertPasses  = 4               // passes over the corpus in each throughput phase: about 16 s with one client; with 2 (8 s) the ratio of the phases moved between 1.76x and 1.85x over runs
+	convertPasses  = 4               // passes over the corpus in each throughput phase (about 16 s with one client)
 	coldSample     = 0               // documents converted by a cold soffice; 0: every one
 	coldTimeout    = 2 * time.Minute // one cold conversion
 	workersTimeout = 3 * time.Minute // until every worker is warm
