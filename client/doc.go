@@ -31,8 +31,9 @@
 // usage and health follow quire's design notes and its OpenAPI document.
 // For signature verification the design notes give only the outline; the
 // field names used here mirror the server's contract: POST /v1/verify
-// answers {valid, reason?, signers: [{name, email, subject, signingTime, eventId, signerEmail,
+// answers {valid, reason?, signer, document, signers: [{name, email, subject, signingTime, eventId, signerEmail,
 // coversWholeDocument, trusted, valid, reason?}]} and GET /v1/verify/key
-// answers {pem, fingerprintSha256, notBefore, notAfter, issuer, subject}.
+// answers {version, algorithm, publicKey, fingerprint, validFrom, validTo, issuer,
+// pem, fingerprintSha256, notBefore, notAfter, issuerDn, subject}.
 // Fields the server adds beyond these are ignored.
 package client

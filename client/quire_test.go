@@ -149,6 +149,15 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 		sg.EventID != req.EventID || sg.SignerEmail != req.Signer.Email || sg.SigningTime.IsZero() || sg.RecordedAt.IsZero() {
 		t.Errorf("signer %+v", sg)
 	}
+	if sg := v.Signers[0]; sg.Email != req.Signer.Email {
+		t.Errorf("signer e-mail %q, want the one recorded for the event, %q", sg.Email, req.Signer.Email)
+	}
+	if v.Signer == nil || v.Signer.EventID != req.EventID || v.Signer.Email != req.Signer.Email {
+		t.Errorf("primary signer %+v", v.Signer)
+	}
+	if v.Document.SHA256 == "" || v.Document.Size != len(signed) || v.Document.Pages < 2 || v.Document.Signatures != 1 {
+		t.Errorf("document metadata %+v", v.Document)
+	}
 
 	// One changed byte inside the signed range breaks the signature.
 	tampered := bytes.Replace(signed, []byte("Contract C-7"), []byte("Contract C-8"), 1)
@@ -177,8 +186,9 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 		t.Fatalf("Certificate(): %v", err)
 	}
 	now := time.Now()
-	if sc.Subject == "" || sc.Issuer == "" || !sc.NotBefore.Before(now) || !now.Before(sc.NotAfter) ||
-		!cert.NotAfter.Equal(sc.NotAfter) || cert.Subject.String() != sc.Subject {
+	if sc.Subject == "" || sc.Issuer != "quire" || sc.IssuerDN == "" || !sc.NotBefore.Before(now) || !now.Before(sc.NotAfter) ||
+		!cert.NotAfter.Equal(sc.NotAfter) || cert.Subject.String() != sc.Subject ||
+		sc.ValidTo != cert.NotAfter.UTC().Format(time.DateOnly) || !strings.HasPrefix(sc.PublicKey, "-----BEGIN PUBLIC KEY-----") {
 		t.Errorf("signing certificate %+v", sc)
 	}
 	if sg := v.Signers[0]; sg.Subject != sc.Subject {

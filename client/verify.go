@@ -20,14 +20,31 @@ type VerifyResult struct {
 	Valid bool `json:"valid"`
 	// Reason says why the document is not valid; empty when it is.
 	Reason string `json:"reason,omitempty"`
+	// Signer is the primary signer: the newest signature's; nil when the
+	// document has none.
+	Signer *VerifiedSigner `json:"signer"`
 	// Signers has one entry per signature, in the order of the document.
 	Signers []VerifiedSigner `json:"signers"`
+	// Document describes the verified file.
+	Document VerifiedDocument `json:"document"`
+}
+
+// VerifiedDocument is the metadata of a verified PDF.
+type VerifiedDocument struct {
+	SHA256      string `json:"sha256"` // hex
+	Size        int    `json:"size"`   // bytes
+	Pages       int    `json:"pages"`  // 0 when the page tree could not be read
+	ContentType string `json:"contentType"`
+	Signatures  int    `json:"signatures"`
 }
 
 // VerifiedSigner is one signature of a verified PDF.
 type VerifiedSigner struct {
-	Name    string `json:"name"`    // the signer's name, as signed
-	Email   string `json:"email"`   // the e-mail address of the signing certificate, when it has one
+	Name string `json:"name"` // the signer's name, as signed
+	// Email is the signer's e-mail address: the one recorded for the
+	// signing event when the service made this signature, otherwise the
+	// signing certificate's, when it has one.
+	Email   string `json:"email"`
 	Subject string `json:"subject"` // distinguished name of the signing certificate
 	// SigningTime is when the signature was made, as the document claims it
 	// (/M); zero when the signature carries no time.
@@ -70,12 +87,22 @@ func (c *Client) VerifySignature(ctx context.Context, pdf []byte) (*VerifyResult
 // SigningCertificate is the answer of GET /v1/verify/key: the certificate
 // the service signs documents with, so that callers can pin or trust it.
 type SigningCertificate struct {
+	// The hosted API's fields.
+	Version     string `json:"version"`     // identifies the key; changes when it does
+	Algorithm   string `json:"algorithm"`   // e.g. "ECDSA-SHA256"
+	PublicKey   string `json:"publicKey"`   // the certificate's public key, PEM-encoded
+	Fingerprint string `json:"fingerprint"` // SHA-256 of the DER certificate, "AB:CD:..."
+	ValidFrom   string `json:"validFrom"`   // date, YYYY-MM-DD
+	ValidTo     string `json:"validTo"`     // date, YYYY-MM-DD
+	Issuer      string `json:"issuer"`      // the issuing organisation's name
+
+	// quire's.
 	PEM               string    `json:"pem"`               // the certificate, PEM-encoded
 	FingerprintSHA256 string    `json:"fingerprintSha256"` // SHA-256 of the DER certificate, hex
 	NotBefore         time.Time `json:"notBefore"`
 	NotAfter          time.Time `json:"notAfter"`
-	Issuer            string    `json:"issuer"`  // distinguished name
-	Subject           string    `json:"subject"` // distinguished name
+	IssuerDN          string    `json:"issuerDn"` // distinguished name
+	Subject           string    `json:"subject"`  // distinguished name
 }
 
 // SigningCertificate returns the service's signing certificate (GET

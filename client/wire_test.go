@@ -188,14 +188,14 @@ func TestSigningCertificate(t *testing.T) {
 	sum := sha256.Sum256(der)
 	answer := map[string]any{"pem": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
 		"fingerprintSha256": hex.EncodeToString(sum[:]), "notBefore": cert.NotBefore, "notAfter": cert.NotAfter,
-		"issuer": cert.Issuer.String(), "subject": cert.Subject.String()}
+		"issuerDn": cert.Issuer.String(), "subject": cert.Subject.String(), "issuer": "quire test", "algorithm": "ECDSA-SHA256"}
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, answer) })
 
 	sc, err := client.New(f.URL).SigningCertificate(ctxFor(t))
 	if err != nil {
 		t.Fatalf("SigningCertificate: %v", err)
 	}
-	if f.last.URL.Path != "/v1/verify/key" || sc.Subject != "CN=quire test signing" || sc.Issuer != sc.Subject ||
+	if f.last.URL.Path != "/v1/verify/key" || sc.Subject != "CN=quire test signing" || sc.IssuerDN != sc.Subject || sc.Issuer != "quire test" || sc.Algorithm != "ECDSA-SHA256" ||
 		!sc.NotBefore.Equal(cert.NotBefore) || !sc.NotAfter.Equal(cert.NotAfter) {
 		t.Errorf("certificate %+v", sc)
 	}

@@ -74,7 +74,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
 		Logger: log, Metrics: a.metrics, Version: version},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes)})
+			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), CORSOrigins: cfg.CORSOrigins})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -74,7 +74,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		res, err := a.signing.Verify(ctx, pdf)
+		res, err := a.signing.Verify(ctx, signing.Document{Bytes: pdf})
 		if err != nil {
 			return err
 		}

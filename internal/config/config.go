@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type Config struct {
 	ReadTimeout     time.Duration
 	MaxBodyBytes    Bytes
 	TrustedProxies  Prefixes
+	CORSOrigins     Origins
 
 	SMTPURL     string
 	SMTPCAFile  string
@@ -92,6 +94,7 @@ func (c *Config) Settings() []Setting {
 		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included", (*durationValue)(&c.ReadTimeout), false},
 		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
 		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
+		{"cors-origins", "QUIRE_CORS_ORIGINS", "web origins whose pages may call the API (comma-separated, e.g. https://app.example.com); * is any origin. Credentials are never allowed", &c.CORSOrigins, false},
 		{"smtp-url", "QUIRE_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS required; ?starttls=opportunistic|none), smtps://user:pass@host:465 (implicit TLS); empty: dev outbox in DATA_DIR/outbox", (*secretValue)(&c.SMTPURL), true},
 		{"smtp-ca-file", "QUIRE_SMTP_CA_FILE", "PEM file of an extra CA to trust for the mail relay's certificate", (*stringValue)(&c.SMTPCAFile), false},
 		{"mail-from", "QUIRE_MAIL_FROM", "From address of the mail quire sends", (*stringValue)(&c.MailFrom), false},
@@ -137,6 +140,7 @@ func Default() Config {
 		ShutdownTimeout:  30 * time.Second,
 		ReadTimeout:      60 * time.Second,
 		MaxBodyBytes:     1 << 20,
+		CORSOrigins:      Origins{"*"},
 		MailFrom:         "quire <no-reply@localhost>",
 		MailTimeout:      30 * time.Second,
 		KeyPrefix:        "sd",
@@ -368,4 +372,31 @@ func (p Prefixes) Contains(addr netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// Origins are web origins (scheme://host[:port]); "*" stands for any.
+type Origins []string
+
+func (o *Origins) String() string { return strings.Join(*o, ",") }
+
+func (o *Origins) Set(v string) error {
+	*o = nil
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if f != "*" {
+			u, err := url.Parse(f)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+				return fmt.Errorf("%q is not an origin such as https://app.example.com (or *)", f)
+			}
+			f = strings.ToLower(f)
+		}
+		*o = append(*o, f)
+	}
+	if len(*o) == 0 {
+		return fmt.Errorf("no origin given (* allows any)")
+	}
+	return nil
 }

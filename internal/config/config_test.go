@@ -10,7 +10,8 @@ import (
 
 func TestEnvironmentAndFlags(t *testing.T) {
 	env := map[string]string{"QUIRE_ADDR": "127.0.0.1:9", "QUIRE_CODE_TTL": "20m", "QUIRE_RATE_VERIFY_IP": "3/1m",
-		"QUIRE_MAX_BODY_BYTES": "2MiB", "QUIRE_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.1/32"}
+		"QUIRE_MAX_BODY_BYTES": "2MiB", "QUIRE_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.1/32",
+		"QUIRE_CORS_ORIGINS": "https://App.example, http://localhost:3000"}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	c, err := Bind(fs, func(k string) string { return env[k] })
 	if err != nil {
@@ -20,7 +21,7 @@ func TestEnvironmentAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != ":7000" || c.CodeTTL != 20*time.Minute || c.VerifyPerIP.N != 3 || c.MaxBodyBytes != 2<<20 ||
-		len(c.TrustedProxies) != 2 || c.KeyPrefix != "sd" {
+		len(c.TrustedProxies) != 2 || c.KeyPrefix != "sd" || c.CORSOrigins.String() != "https://app.example,http://localhost:3000" {
 		t.Fatalf("config = %+v", c)
 	}
 	if err := c.Check(); err != nil {
@@ -30,7 +31,7 @@ func TestEnvironmentAndFlags(t *testing.T) {
 
 func TestBadValuesNameTheVariable(t *testing.T) {
 	for k, v := range map[string]string{"QUIRE_CODE_TTL": "soon", "QUIRE_MAX_BODY_BYTES": "-1", "QUIRE_TRUSTED_PROXIES": "10.0.0.0",
-		"QUIRE_RATE_REGISTER_IP": "many", "QUIRE_CODE_MAX_ATTEMPTS": "x"} {
+		"QUIRE_RATE_REGISTER_IP": "many", "QUIRE_CODE_MAX_ATTEMPTS": "x", "QUIRE_CORS_ORIGINS": "https://app.example/page"} {
 		_, err := Bind(flag.NewFlagSet("t", flag.ContinueOnError), func(name string) string {
 			if name == k {
 				return v

@@ -22,10 +22,10 @@ import (
 // settings (a profile of its own written by writeProfile). A document
 // soffice cannot convert either is unprocessable.
 
-// coldConvert converts in (of format from) with soffice, using the
-// directory dir for its profile and files, within timeout. soffice is
-// killed when ctx ends (the pool's abort).
-func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from string, timeout time.Duration) ([]byte, time.Duration, error) {
+// coldConvert converts in (of format from) to format to with soffice,
+// using the directory dir for its profile and files, within timeout.
+// soffice is killed when ctx ends (the pool's abort).
+func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to string, timeout time.Duration) ([]byte, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
 		return nil, 0, err
@@ -42,7 +42,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
 		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
-		"--convert-to", "pdf:"+pdfExportFilter(from)+":"+pdfExportOptions, "--outdir", work, src)
+		"--convert-to", exportSpec(from, to), "--outdir", work, src)
 	cmd.Dir = work // not the server's working directory, which soffice's messages could show
 	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -55,12 +55,12 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
 	}
-	dst := filepath.Join(work, "input.pdf")
+	dst := filepath.Join(work, "input."+to)
 	pdf, readErr := os.ReadFile(dst)
-	if err != nil || readErr != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+	if err != nil || readErr != nil || !looksLike(pdf, to) {
 		// soffice's output names its files; the client sees this text.
 		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out)),
-			src, "the document", dst, "the PDF", work, "the job's directory", profile, "the profile",
+			src, "the document", dst, "the output", work, "the job's directory", profile, "the profile",
 			dir, "the worker's directory", o.ProgramDir, "LibreOffice's program directory")
 		return nil, took, errors.New("soffice could not convert it either " + detail)
 	}

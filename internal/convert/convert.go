@@ -25,11 +25,13 @@
 package convert
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -75,6 +77,36 @@ const (
 
 // Formats lists the accepted source formats.
 var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown}
+
+// Output formats of ConvertTo, as the `to` parameter spells them.
+const (
+	ToPDF  = "pdf"
+	ToDOCX = "docx" // Writer's "MS Word 2007 XML" export
+)
+
+// DOCXSources are the formats that convert to DOCX: those the hosted API
+// converts (a DOCX to DOCX would be a copy; the rest are not asked for).
+var DOCXSources = []string{FromHTML, FromMarkdown}
+
+// CanConvert reports whether documents of format from convert to format to.
+func CanConvert(from, to string) bool {
+	switch to {
+	case ToPDF:
+		return slices.Contains(Formats, from)
+	case ToDOCX:
+		return slices.Contains(DOCXSources, from)
+	}
+	return false
+}
+
+// looksLike reports whether out starts as a file of format does: what a
+// worker checks before it answers with LibreOffice's output.
+func looksLike(out []byte, format string) bool {
+	if format == ToDOCX {
+		return bytes.HasPrefix(out, []byte("PK\x03\x04"))
+	}
+	return bytes.HasPrefix(out, []byte("%PDF-"))
+}
 
 // Options configure a Pool. The zero value of a field selects its default.
 type Options struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,12 +145,21 @@ func (p *Pool) Convert(ctx context.Context, in []byte, from string) ([]byte, err
 
 // ConvertTimed is Convert, with the times spent on the job.
 func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result, error) {
+	return p.ConvertTo(ctx, in, from, ToPDF)
+}
+
+// ConvertTo converts in, of format from, to format to (ToPDF or ToDOCX;
+// see CanConvert); Result.PDF then holds the output, whatever its format.
+func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Result, error) {
 	t0 := time.Now()
+	if f := strings.ToLower(from); slices.Contains(Formats, f) && !CanConvert(f, to) {
+		return Result{}, fmt.Errorf("%w: %s documents do not convert to %s", ErrUnsupportedFormat, f, to)
+	}
 	in, from, err := p.prepare(in, from)
 	if err != nil {
 		return Result{}, err
 	}
-	j := &job{ctx: ctx, from: from, input: in, enqueued: t0, done: make(chan jobResult, 1)}
+	j := &job{ctx: ctx, from: from, to: to, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return Result{}, err
 	}
@@ -496,7 +506,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	deadline := time.Now().Add(p.opts.JobTimeout)
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
-	if err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, Body: j.input}); err != nil {
+	if err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to, Body: j.input}); err != nil {
 		return nil, err
 	}
 	m, err := readFrame(proc.stdout)
@@ -525,7 +535,7 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 // convertCold answers j, which the worker could not load (m), with a
 // cold soffice conversion in the slot's directory.
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
-	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, p.opts.JobTimeout)
+	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, p.opts.JobTimeout)
 	if err != nil {
 		if p.aborting() { // Close killed soffice
 			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
@@ -637,6 +647,7 @@ func (p *Pool) noteJobTime(d time.Duration) {
 type job struct {
 	ctx      context.Context
 	from     string
+	to       string // ToPDF or ToDOCX
 	input    []byte
 	enqueued time.Time
 	attempts int           // earlier attempts that ended in a crash

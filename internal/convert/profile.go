@@ -116,14 +116,18 @@ var profileFiles = []struct{ path, body string }{
 // profile's setting of the same name is not read by the export.
 const pdfExportOptions = `{"ExportLinksRelativeFsys":{"type":"boolean","value":"true"}}`
 
-// pdfExportFilter names the PDF export filter for documents of format
-// from (HTML opens in Writer/Web), which the command line needs in order
-// to take options.
-func pdfExportFilter(from string) string {
-	if from == FromHTML {
-		return "writer_web_pdf_Export"
+// exportSpec is soffice's --convert-to argument for documents of format
+// from to format to. PDF: the export filter for the document's module (HTML
+// opens in Writer/Web), which the command line needs in order to take
+// options. DOCX: Writer's Word 2007-365 export.
+func exportSpec(from, to string) string {
+	switch {
+	case to == ToDOCX:
+		return "docx:MS Word 2007 XML"
+	case from == FromHTML:
+		return "pdf:writer_web_pdf_Export:" + pdfExportOptions
 	}
-	return "writer_pdf_Export"
+	return "pdf:writer_pdf_Export:" + pdfExportOptions
 }
 
 // writeProfile (re)writes the settings above into the LibreOffice profile

@@ -14,13 +14,13 @@ import (
 //	uint32 big-endian length | JSON header | uint32 big-endian length | body
 //
 // The header is a message; the body carries the bytes of a document
-// (the input of a job, the PDF of a result) and is empty otherwise.
+// (the input of a job, the PDF or DOCX of a result) and is empty otherwise.
 // The conversation is strictly one request, one answer:
 //
 //	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU}
 //	worker:     ready{Version, Engine: warm-up time} or ready{Error}
-//	supervisor: job{ID, From} + input bytes
-//	worker:     result{ID, Engine: conversion time} + PDF bytes, or result{ID, Error, Class}
+//	supervisor: job{ID, From, To} + input bytes
+//	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class}
 //	            (then it closes the document and reads the next job)
 //	...
 //
@@ -61,6 +61,7 @@ type message struct {
 
 	// job
 	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"` // the output format; empty: ToPDF
 
 	// ready, result
 	Version string        `json:"version,omitempty"`

@@ -3,6 +3,7 @@ package convert
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +63,8 @@ func RunWorker(stdin io.Reader, stdout io.Writer) int {
 // engine is LibreOffice as the worker sees it. The tests substitute a
 // scripted engine to drive the supervisor through hangs and crashes.
 type engine interface {
-	// convert converts the file inPath to the PDF outPath. It returns a
+	// convert converts the file inPath to outPath, in the format named by
+	// outPath's extension (ToPDF or ToDOCX). It returns a
 	// function, never nil, that releases what the conversion still holds
 	// (the loaded document, LibreOffice's lock); the worker calls it after
 	// answering.
@@ -150,8 +152,9 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 		return res, func() {}
 	}
 	removeDir := func() { os.RemoveAll(jobDir) }
+	to := cmp.Or(job.To, ToPDF)
 	in := filepath.Join(jobDir, "input."+job.From)
-	out := filepath.Join(jobDir, "output.pdf")
+	out := filepath.Join(jobDir, "output."+to) // the engine exports to the format the extension names
 	if err := os.WriteFile(in, job.Body, 0o600); err != nil {
 		res.Class, res.Error = classEngine, fmt.Sprintf("write input: %v", err)
 		return res, removeDir
@@ -173,9 +176,9 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 		res.Class, res.Error = classEngine, err.Error()
 	default:
 		res.Body, err = os.ReadFile(out)
-		if err != nil || !bytes.HasPrefix(res.Body, []byte("%PDF-")) {
+		if err != nil || !looksLike(res.Body, to) {
 			res.Body = nil
-			res.Class, res.Error = classEngine, fmt.Sprintf("LibreOffice reported success but wrote no PDF (%v)", err)
+			res.Class, res.Error = classEngine, fmt.Sprintf("LibreOffice reported success but wrote no %s (%v)", strings.ToUpper(to), err)
 		}
 	}
 	return res, cleanup
@@ -278,12 +281,17 @@ type libreOffice struct{ office *lok.Office }
 // loadOptions: no macros, whatever the document or the profile says.
 const loadOptions = "EnableMacrosExecution=false"
 
-// saveOptions: NoFileSync, because the worker reads the PDF back at once
-// and deletes it; the fsync LibreOffice would do otherwise buys nothing
-// and waits for the disk (0.4 ms per document on the corpus on a quiet
-// disk, about 1 ms while another process writes synchronously). Then the
-// PDF export's own options (profile.go).
-const saveOptions = "NoFileSync," + pdfExportOptions
+// saveOptions: NoFileSync, because the worker reads the output back at
+// once and deletes it; the fsync LibreOffice would do otherwise buys
+// nothing and waits for the disk (0.4 ms per document on the corpus on a
+// quiet disk, about 1 ms while another process writes synchronously).
+// Then the PDF export's own options (profile.go).
+func saveOptions(format string) string {
+	if format == ToPDF {
+		return "NoFileSync," + pdfExportOptions
+	}
+	return "NoFileSync"
+}
 
 // convert holds LibreOffice's lock from before loading until the
 // document is closed, after the worker has answered, so that LibreOffice's
@@ -302,7 +310,8 @@ func (l libreOffice) convert(in, out string) (func(), error) {
 		unlock()
 		return func() {}, err
 	}
-	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), "pdf", saveOptions)
+	format := strings.TrimPrefix(filepath.Ext(out), ".")
+	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(format))
 }
 
 func (l libreOffice) version() string { return l.office.Version() }

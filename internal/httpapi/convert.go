@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,17 +20,28 @@ func (s *Server) convertRoutes() []Route {
 	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead}}
 }
 
-// convertDocument answers the PDF of the multipart field "file". The
-// Server-Timing header tells the engine's own time from the queue's.
+// contentTypes are the media types of the output formats.
+var contentTypes = map[string]string{
+	convert.ToPDF:  "application/pdf",
+	convert.ToDOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+// convertDocument answers the PDF (or DOCX, to=docx) of the multipart field
+// "file". The Server-Timing header tells the engine's own time from the
+// queue's.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from := strings.ToLower(q.Get("from"))
+	to := strings.ToLower(cmp.Or(q.Get("to"), convert.ToPDF))
 	var details []quire.Detail
 	if from == "" {
 		details = append(details, quire.Detail{Field: "from", Issue: "is required (" + strings.Join(convert.Formats, ", ") + ")"})
 	}
-	if to := strings.ToLower(q.Get("to")); to != "" && to != "pdf" {
-		details = append(details, quire.Detail{Field: "to", Issue: "must be pdf"})
+	switch {
+	case contentTypes[to] == "":
+		details = append(details, quire.Detail{Field: "to", Issue: "must be pdf or docx"})
+	case slices.Contains(convert.Formats, from) && !convert.CanConvert(from, to):
+		details = append(details, quire.Detail{Field: "to", Issue: "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from})
 	}
 	if len(details) > 0 {
 		s.fail(w, r, quire.Invalid("The conversion request is not valid.", details...))
@@ -44,12 +57,12 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, bodyError(err))
 		return
 	}
-	res, err := pool.ConvertTimed(r.Context(), in, from)
+	res, err := pool.ConvertTo(r.Context(), in, from, to)
 	if err != nil {
 		s.fail(w, r, convert.ToAPIError(err, pool.RetryAfter()))
 		return
 	}
-	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Type", contentTypes[to])
 	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",
 		ms(res.Engine.Seconds()), ms(res.Queued.Seconds()), ms(res.Total.Seconds())))
 	w.Write(res.PDF)

@@ -44,6 +44,7 @@ type Options struct {
 	TrustedProxies  config.Prefixes // whose X-Forwarded-For is believed
 	AdminToken      string          // bearer token of operator endpoints; empty: none
 	ConvertMaxBytes int64           // largest document to convert
+	CORSOrigins     []string        // origins whose pages may call the API; empty or "*": any
 }
 
 // Route is one operation of the API. Capabilities declare their routes
@@ -52,7 +53,6 @@ type Route struct {
 	Method, Path string
 	Handler      http.HandlerFunc
 	MaxBody      int64 // 0: Options.MaxBodyBytes
-	CORS         bool  // callable from any origin, without credentials
 	// Quiet routes are high-volume beacons: their successful answers are
 	// counted in the metrics but not logged one by one.
 	Quiet bool
@@ -95,9 +95,10 @@ func (s *Server) Routes() []Route { return s.routes }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // wrap applies the middleware that every request passes through, outermost
-// first: request id, then logging and metrics, then panic recovery.
+// first: request id, then logging and metrics, then CORS (its headers are
+// on every answer, a panic's included), then panic recovery.
 func (s *Server) wrap(h http.Handler) http.Handler {
-	return s.withRequestID(s.observe(s.recoverPanics(h)))
+	return s.withRequestID(s.observe(s.cors(s.recoverPanics(h))))
 }
 
 // dispatch authenticates protected areas, then routes, answering unknown
@@ -168,7 +169,7 @@ func APIKey(ctx context.Context) (quire.APIKey, bool) {
 	return k, ok
 }
 
-// routeHandler applies the route's own settings: CORS, and the body limit
+// routeHandler applies the route's own settings: the body limit
 // (a declared length over it is refused at once; reading past it fails with
 // *http.MaxBytesError, which bodyError turns into 413).
 func (s *Server) routeHandler(rt Route) http.Handler {
@@ -178,9 +179,6 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		infoOf(r.Context()).quiet = rt.Quiet
-		if rt.CORS {
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-		}
 		if r.ContentLength > limit {
 			s.fail(w, r, tooLarge(limit))
 			return

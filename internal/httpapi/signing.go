@@ -65,7 +65,7 @@ func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, bodyError(err))
 		return
 	}
-	res, err := s.deps.Signing.Verify(r.Context(), pdf)
+	res, err := s.deps.Signing.Verify(r.Context(), signing.Document{Bytes: pdf})
 	if err != nil {
 		s.fail(w, r, err)
 		return

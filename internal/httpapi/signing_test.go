@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/signing"
@@ -135,7 +136,8 @@ func TestVerifyJSONAndKey(t *testing.T) {
 	}
 
 	var k struct {
-		PEM, FingerprintSHA256, Issuer string
+		PEM, FingerprintSHA256, IssuerDN                              string
+		Version, Algorithm, PublicKey, Fingerprint, ValidFrom, Issuer string
 	}
 	e.get("/v1/verify/key").json(t, &k)
 	block, _ := pem.Decode([]byte(k.PEM))
@@ -144,9 +146,21 @@ func TestVerifyJSONAndKey(t *testing.T) {
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	sum := sha256.Sum256(block.Bytes)
-	if err != nil || k.FingerprintSHA256 == "" || !strings.EqualFold(strings.ReplaceAll(k.FingerprintSHA256, ":", ""), hex.EncodeToString(sum[:])) ||
-		!strings.Contains(k.Issuer, "quire signing CA") || res.Signers[0].SerialNumber == "" || cert.SerialNumber.String() == "" {
+	if err != nil || k.FingerprintSHA256 != hex.EncodeToString(sum[:]) ||
+		!strings.Contains(k.IssuerDN, "quire signing CA") || res.Signers[0].SerialNumber == "" || cert.SerialNumber.String() == "" {
 		t.Errorf("key = %+v (%v)", k, err)
+	}
+	// The hosted API's fields.
+	pub, _ := pem.Decode([]byte(k.PublicKey))
+	wantPub, _ := x509.MarshalPKIXPublicKey(cert.PublicKey)
+	if pub == nil || pub.Type != "PUBLIC KEY" || !bytes.Equal(pub.Bytes, wantPub) {
+		t.Errorf("publicKey %q is not the certificate's", k.PublicKey)
+	}
+	if want := strings.ToUpper(hex.EncodeToString(sum[:1])) + ":" + strings.ToUpper(hex.EncodeToString(sum[1:2])) + ":"; !strings.HasPrefix(k.Fingerprint, want) || len(k.Fingerprint) != 32*3-1 {
+		t.Errorf("fingerprint %q, want upper-case hex pairs starting %s", k.Fingerprint, want)
+	}
+	if k.Algorithm != "ECDSA-SHA256" || k.Issuer != "quire" || k.ValidFrom != cert.NotBefore.UTC().Format(time.DateOnly) || k.Version == "" {
+		t.Errorf("key = %+v", k)
 	}
 }
 

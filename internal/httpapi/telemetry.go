@@ -18,8 +18,7 @@ const collectMaxBody = 64 << 10
 
 func (s *Server) telemetryRoutes() []Route {
 	return []Route{
-		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, CORS: true, Quiet: true},
-		{Method: "OPTIONS", Path: "/v1/collect", Handler: preflight, CORS: true},
+		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, Quiet: true},
 		{Method: "GET", Path: "/v1/usage", Handler: s.usage},
 	}
 }
@@ -36,16 +35,6 @@ func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// preflight answers the CORS preflight of browsers posting from any
-// origin; credentials are never used, so the wildcard origin is safe.
-func preflight(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, "+telemetry.LicenseHeader)
-	h.Set("Access-Control-Max-Age", "86400")
 	w.WriteHeader(http.StatusNoContent)
 }
 

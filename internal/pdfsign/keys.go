@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -17,6 +18,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"software.sslmate.com/src/go-pkcs12"
@@ -320,13 +322,22 @@ func (id *Identity) Roots() *x509.CertPool {
 	return pool
 }
 
-// KeyInfo describes the signing certificate, as GET /v1/verify/key shows it.
+// KeyInfo describes the signing certificate, as GET /v1/verify/key shows it:
+// the hosted API's fields first, then quire's own.
 type KeyInfo struct {
+	Version     string `json:"version"`     // "v" and the certificate's start date: changes when the key does
+	Algorithm   string `json:"algorithm"`   // what signatures are made with, e.g. "ECDSA-SHA256"
+	PublicKey   string `json:"publicKey"`   // PEM, PKIX
+	Fingerprint string `json:"fingerprint"` // SHA-256 of the certificate, upper-case hex pairs joined by ':'
+	ValidFrom   string `json:"validFrom"`   // date (YYYY-MM-DD, UTC)
+	ValidTo     string `json:"validTo"`
+	Issuer      string `json:"issuer"` // the issuing organisation's name
+
 	PEM               string    `json:"pem"`
 	ChainPEM          string    `json:"chainPem,omitempty"`
-	FingerprintSHA256 string    `json:"fingerprintSha256"`
+	FingerprintSHA256 string    `json:"fingerprintSha256"` // lower-case hex
 	Subject           string    `json:"subject"`
-	Issuer            string    `json:"issuer"`
+	IssuerDN          string    `json:"issuerDn"`
 	SerialNumber      string    `json:"serialNumber"`
 	NotBefore         time.Time `json:"notBefore"`
 	NotAfter          time.Time `json:"notAfter"`
@@ -340,14 +351,57 @@ func (id *Identity) Info() KeyInfo {
 	for _, ca := range id.Chain {
 		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})...)
 	}
+	pub, _ := x509.MarshalPKIXPublicKey(c.PublicKey) // parsed from a certificate, so it marshals
 	return KeyInfo{
+		Version:           "v" + c.NotBefore.UTC().Format("20060102"),
+		Algorithm:         algorithmName(c.PublicKey),
+		PublicKey:         string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
+		Fingerprint:       colonHex(fp[:]),
+		ValidFrom:         c.NotBefore.UTC().Format(time.DateOnly),
+		ValidTo:           c.NotAfter.UTC().Format(time.DateOnly),
+		Issuer:            organisation(c.Issuer),
 		PEM:               string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})),
 		ChainPEM:          string(chain),
 		FingerprintSHA256: hex.EncodeToString(fp[:]),
 		Subject:           c.Subject.String(),
-		Issuer:            c.Issuer.String(),
+		IssuerDN:          c.Issuer.String(),
 		SerialNumber:      serialString(c.SerialNumber),
 		NotBefore:         c.NotBefore.UTC(),
 		NotAfter:          c.NotAfter.UTC(),
 	}
+}
+
+// algorithmName names the signature algorithm of a key in the hosted API's
+// words; the digest is always SHA-256 (see signCMS).
+func algorithmName(pub crypto.PublicKey) string {
+	switch pub.(type) {
+	case *ecdsa.PublicKey:
+		return "ECDSA-SHA256"
+	case *rsa.PublicKey:
+		return "RSA-SHA256"
+	}
+	return fmt.Sprintf("%T", pub)
+}
+
+// colonHex writes b as upper-case hex pairs joined by colons, the way
+// certificate viewers show fingerprints.
+func colonHex(b []byte) string {
+	s := strings.ToUpper(hex.EncodeToString(b))
+	var out strings.Builder
+	for i := 0; i < len(s); i += 2 {
+		if i > 0 {
+			out.WriteByte(':')
+		}
+		out.WriteString(s[i : i+2])
+	}
+	return out.String()
+}
+
+// organisation is the organisation of a name, or its common name when it
+// has none.
+func organisation(n pkix.Name) string {
+	if len(n.Organization) > 0 {
+		return n.Organization[0]
+	}
+	return n.CommonName
 }

@@ -18,6 +18,7 @@ type Result struct {
 	Valid   bool           `json:"valid"`
 	Reason  string         `json:"reason,omitempty"`
 	Signers []SignerResult `json:"signers"`
+	Pages   int            `json:"pages,omitempty"` // 0 when the page tree cannot be read
 }
 
 // SignerResult describes one signature, in file order (oldest first).
@@ -97,6 +98,9 @@ func verify(pdf []byte, trust *x509.CertPool, lim Limits) (res Result, err error
 		res.Signers = append(res.Signers, verifySignature(pdf, f, trust))
 	}
 	res.Valid, res.Reason = overall(res.Signers, trust != nil)
+	if pages, err := d.pages(); err == nil { // signatures can be checked without a page tree
+		res.Pages = len(pages)
+	}
 	return res, nil
 }
 

@@ -45,7 +45,7 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 	info := s.id.Info()
 	d := certpage.Data{DocumentSHA256: inputSHA, EventID: req.EventID, SignedAt: at, Metadata: req.Metadata,
 		Signer:      certpage.Signer{Name: req.Signer.Name, Email: req.Signer.Email, IP: req.Signer.IP, UserAgent: req.Signer.UserAgent},
-		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.Issuer, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
+		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.IssuerDN, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
 		VerifyHint:  verifyHint}
 	for _, e := range req.AuditTrail {
 		d.Events = append(d.Events, certpage.Event{Type: e.Type, Timestamp: e.Timestamp, Data: e.Data})

@@ -205,10 +205,16 @@ func sha(b []byte) string {
 type VerifyResult struct {
 	Valid   bool           `json:"valid"`
 	Reason  string         `json:"reason,omitempty"`
+	Signer  *SignerResult  `json:"signer"` // the primary signer: the newest signature's; null when none
 	Signers []SignerResult `json:"signers"`
+	// Document describes the verified file.
+	Document DocumentInfo `json:"document"`
 }
 
 // SignerResult is one signature, with quire's record of it when it has one.
+// Then Email is the signer's e-mail recorded for the event (quire's
+// certificate is the service's, not the signer's); otherwise it is the
+// signing certificate's.
 type SignerResult struct {
 	pdfsign.SignerResult
 	EventID     string     `json:"eventId,omitempty"`
@@ -216,8 +222,22 @@ type SignerResult struct {
 	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
 }
 
-// Verify checks every signature of pdf against the service's roots.
-func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) {
+// DocumentInfo is the metadata of a verified document.
+type DocumentInfo struct {
+	SHA256      string `json:"sha256"`
+	Size        int    `json:"size"`            // bytes
+	Pages       int    `json:"pages,omitempty"` // absent when the page tree cannot be read
+	ContentType string `json:"contentType"`
+	Signatures  int    `json:"signatures"`
+}
+
+// Verify checks every signature of the document, inline or downloaded,
+// against the service's roots.
+func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) {
+	pdf, err := s.document(ctx, d)
+	if err != nil {
+		return VerifyResult{}, err
+	}
 	roots, err := s.roots(ctx)
 	if err != nil {
 		return VerifyResult{}, err
@@ -226,7 +246,8 @@ func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) 
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
-	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers))}
+	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers)),
+		Document: DocumentInfo{SHA256: sha(pdf), Size: len(pdf), Pages: res.Pages, ContentType: "application/pdf", Signatures: len(res.Signers)}}
 	for i, sr := range res.Signers {
 		out.Signers[i].SignerResult = sr
 		if !sr.DigestValid || !sr.SignatureValid { // only an intact signature is named by its record
@@ -241,6 +262,10 @@ func (s *Service) Verify(ctx context.Context, pdf []byte) (VerifyResult, error) 
 		}
 		at := rec.SignedAt
 		out.Signers[i].EventID, out.Signers[i].SignerEmail, out.Signers[i].RecordedAt = rec.EventID, rec.SignerEmail, &at
+		out.Signers[i].Email = rec.SignerEmail
+	}
+	if n := len(out.Signers); n > 0 {
+		out.Signer = &out.Signers[n-1]
 	}
 	return out, nil
 }

@@ -2,24 +2,34 @@ package signing
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-func newService(t *testing.T, db *store.DB) *Service {
+func newService(t *testing.T, db *store.DB, fetchOpt ...fetch.Options) *Service {
 	t.Helper()
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}) // each its own CA
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(id, db, nil, Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if len(fetchOpt) > 0 {
+		opt.Fetch = fetchOpt[0]
+	}
+	return New(id, db, nil, opt)
 }
 
 // TestInstancesTrustEachOther signs on one instance and verifies on
@@ -35,15 +45,62 @@ func TestInstancesTrustEachOther(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := b.Verify(ctx, pdf); err != nil || res.Valid {
+		if res, err := b.Verify(ctx, Document{Bytes: pdf}); err != nil || res.Valid {
 			t.Fatalf("before a published its root, b trusts its signature: %+v %v", res, err)
 		}
 		if err := a.Publish(ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Verify(ctx, pdf)
+		res, err := b.Verify(ctx, Document{Bytes: pdf})
 		if err != nil || !res.Valid || !res.Signers[0].Trusted || res.Signers[0].EventID != "evt-a" {
 			t.Errorf("b verifies a's signature: %+v %v", res, err)
 		}
 	})
+}
+
+// TestVerifyNamesThePrimarySigner verifies a document signed twice,
+// downloaded by URL: the primary signer is the newest signature's, with the
+// e-mail recorded for its event, and the document's metadata is its own.
+func TestVerifyNamesThePrimarySigner(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")), fetch.Options{AllowPrivate: true})
+	pdf := pdftest.OnePage("twice")
+	for _, who := range []Signer{{Name: "Ann", Email: "ann@example.com"}, {Name: "Bob", Email: "bob@example.com"}} {
+		req := Request{Document: Document{Bytes: pdf}, EventID: "evt-" + who.Name, Signer: who,
+			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
+		var err error
+		if pdf, err = svc.Sign(ctx, req, "key"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdf) }))
+	defer srv.Close()
+
+	res, err := svc.Verify(ctx, Document{URL: srv.URL + "/signed.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid || len(res.Signers) != 2 || res.Signer == nil {
+		t.Fatalf("verify = %+v", res)
+	}
+	if s := res.Signer; s.Name != "Bob" || s.Email != "bob@example.com" || s.EventID != "evt-Bob" {
+		t.Errorf("primary signer = %+v, want Bob's signature", s)
+	}
+	if s := res.Signers[0]; s.Email != "ann@example.com" {
+		t.Errorf("first signer's e-mail = %q", s.Email)
+	}
+	sum := sha256.Sum256(pdf)
+	want := DocumentInfo{SHA256: hex.EncodeToString(sum[:]), Size: len(pdf), Pages: 1, ContentType: "application/pdf", Signatures: 2}
+	if res.Document != want {
+		t.Errorf("document = %+v, want %+v", res.Document, want)
+	}
+
+	unsigned, err := svc.Verify(ctx, Document{Bytes: pdftest.OnePage("none")})
+	if err != nil || unsigned.Valid || unsigned.Signer != nil || unsigned.Document.Signatures != 0 {
+		t.Errorf("an unsigned document: %+v %v", unsigned, err)
+	}
+	_, err = newService(t, storetest.Open(t, storetest.URL(t, "sqlite"))).Verify(ctx, Document{URL: srv.URL})
+	if qe, ok := err.(*quire.Error); !ok || qe.Code != quire.CodeUnprocessable || qe.Details[0].Field != "document.url" {
+		t.Errorf("a loopback URL without the opt-in: %v", err)
+	}
 }

@@ -38,6 +38,7 @@ type Config struct {
 	Telemetry         func(*telemetry.Options) // changes the intake limits
 	AllowPrivateFetch bool                     // document URLs may reach loopback
 	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
+	CORSOrigins       []string                 // nil: any origin
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
@@ -116,7 +117,8 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
 		Logger: log, Metrics: reg, Version: "test"},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20})
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20,
+			CORSOrigins: cfg.CORSOrigins})
 	srv := httptest.NewServer(s.API)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
