@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/base64"
-	"io"
 	"net/http"
 
 	"github.com/quire-dev/quire/internal/signing"
@@ -11,8 +10,8 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max},
-		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true},
+		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 	}
 }
@@ -26,9 +25,9 @@ type SignResponse struct {
 }
 
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
 	req, err := signing.DecodeRequest(body, s.deps.Signing.MaxDocumentBytes())
@@ -57,12 +56,12 @@ func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
 		pdf, err = filePart(r, "file")
 	} else {
 		var body []byte
-		if body, err = io.ReadAll(r.Body); err == nil {
+		if body, err = readBody(r); err == nil {
 			pdf, err = signing.DecodeVerifyRequest(body, s.deps.Signing.MaxDocumentBytes())
 		}
 	}
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
 	res, err := s.deps.Signing.Verify(r.Context(), pdf)

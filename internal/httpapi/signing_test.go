@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,12 +50,8 @@ func signedPDF(t *testing.T, r response) []byte {
 
 func (e *env) verifyPDF(pdf []byte) signing.VerifyResult {
 	e.t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", "signed.pdf")
-	fw.Write(pdf)
-	mw.Close()
-	r := e.do("POST", "/v1/verify", &body, map[string]string{"Content-Type": mw.FormDataContentType()})
+	body, ctype := multipartFile("file", "signed.pdf", pdf)
+	r := e.do("POST", "/v1/verify", bytes.NewReader(body), map[string]string{"Content-Type": ctype})
 	if r.status != 200 {
 		e.t.Fatalf("verify: %d %s", r.status, r.body)
 	}

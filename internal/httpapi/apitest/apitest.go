@@ -38,6 +38,9 @@ type Config struct {
 	Telemetry         func(*telemetry.Options) // changes the intake limits
 	AllowPrivateFetch bool                     // document URLs may reach loopback
 	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
+	ReadTimeout       time.Duration            // zero: none
+	WriteTimeout      time.Duration            // zero: none
+	SignMemoryBudget  int64                    // zero: unbounded
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
@@ -116,8 +119,11 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
 		Logger: log, Metrics: reg, Version: "test"},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20})
-	srv := httptest.NewServer(s.API)
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20,
+			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout})
+	srv := httptest.NewUnstartedServer(s.API)
+	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	srv.Start()
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
