@@ -116,7 +116,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			return
 		}
 		level := slog.LevelInfo
-		if rec.status >= 500 {
+		switch {
+		case rec.status == http.StatusServiceUnavailable: // shedding load, or the client went away
+			level = slog.LevelWarn
+		case rec.status >= 500:
 			level = slog.LevelError
 		}
 		s.logger(r.Context()).Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,

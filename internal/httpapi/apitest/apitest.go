@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -41,6 +42,7 @@ type Config struct {
 	ReadTimeout       time.Duration            // zero: none
 	WriteTimeout      time.Duration            // zero: none
 	SignMemoryBudget  int64                    // zero: unbounded
+	SendBuffer        int                      // > 0: the socket send buffer of the server's connections, to test slow readers
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
@@ -123,6 +125,12 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout})
 	srv := httptest.NewUnstartedServer(s.API)
 	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	if cfg.SendBuffer > 0 {
+		srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+			c.(*net.TCPConn).SetWriteBuffer(cfg.SendBuffer)
+			return ctx
+		}
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
