@@ -168,17 +168,19 @@ func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
 }
 
 // asPDF returns a PDF as is and converts a DOCX; anything else is refused.
+// A DOCX that is damaged or password protected gets the answer that
+// /v1/convert gives it (422), a file that is neither PDF nor DOCX 400.
 func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 	if isPDF(in) {
 		return in, nil
 	}
 	err := convert.Check(in, convert.FromDOCX)
 	switch {
-	case errors.Is(err, convert.ErrEncrypted):
-		return nil, quire.Errorf(quire.CodeUnprocessable, "The DOCX document is password protected.")
-	case err != nil:
+	case errors.Is(err, convert.ErrInvalidFormat):
 		return nil, &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
 			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
+	case err != nil:
+		return nil, convert.ToAPIError(err, 0)
 	case s.conv == nil:
 		return nil, quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
 	}
