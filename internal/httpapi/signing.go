@@ -3,8 +3,6 @@ package httpapi
 import (
 	"encoding/base64"
 	"net/http"
-
-	"github.com/quire-dev/quire/internal/signing"
 )
 
 func (s *Server) signingRoutes() []Route {
@@ -30,7 +28,10 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	req, err := signing.DecodeRequest(body, s.deps.Signing.MaxDocumentBytes())
+	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
+	if err == nil && req.Document.URL != "" {
+		err = chargeDocument(r.Context(), s.deps.Signing.MaxDocumentBytes())
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -48,18 +49,9 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 }
 
 // verifySignatures checks the signatures of a PDF sent as the multipart
-// field "file" or as JSON {"document":{"base64":...}}.
+// field "file" or as JSON {"document":{"base64" or "url":...}}.
 func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
-	var pdf []byte
-	var err error
-	if isMultipart(r) {
-		pdf, err = filePart(r, "file")
-	} else {
-		var body []byte
-		if body, err = readBody(r); err == nil {
-			pdf, err = signing.DecodeVerifyRequest(body, s.deps.Signing.MaxDocumentBytes())
-		}
-	}
+	pdf, err := s.verifyInput(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -70,6 +62,27 @@ func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// verifyInput is the PDF of a verify request: the multipart file, or the
+// JSON request's document, downloaded when it is a URL.
+func (s *Server) verifyInput(r *http.Request) ([]byte, error) {
+	if isMultipart(r) {
+		return filePart(r, "file")
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	max := s.deps.Signing.MaxDocumentBytes()
+	doc, err := decodeVerifyRequest(body, max)
+	if err == nil && doc.URL != "" {
+		err = chargeDocument(r.Context(), max)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.deps.Signing.Load(r.Context(), doc)
 }
 
 func (s *Server) signingKey(w http.ResponseWriter, r *http.Request) {

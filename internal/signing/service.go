@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -106,10 +108,17 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
-// Sign returns the signed PDF for a validated request made with the API
-// key keyID, and records the signing (hashes and event, never content).
+// Sign returns the signed PDF for a request made with the API key keyID,
+// and records the signing (hashes and event, never content). The request
+// is validated here, so that every entry point applies the same rules.
 func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, error) {
-	in, err := s.document(ctx, req.Document)
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if req.EventID == "" {
+		req.EventID = uuid.NewString()
+	}
+	in, err := s.Load(ctx, req.Document)
 	if err != nil {
 		return nil, err
 	}
@@ -140,9 +149,16 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	return out, nil
 }
 
-// document returns the input bytes: inline, or downloaded.
-func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
+// Load returns the bytes of a document: inline, or downloaded; either way
+// at most the limit.
+func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
 	if d.URL == "" {
+		if int64(len(d.Bytes)) > s.opt.MaxDocumentBytes {
+			return nil, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.opt.MaxDocumentBytes)
+		}
 		return d.Bytes, nil
 	}
 	b, err := s.fetcher.Get(ctx, d.URL)

@@ -2,11 +2,14 @@ package signing
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/store"
@@ -20,6 +23,19 @@ func newService(t *testing.T, db *store.DB) *Service {
 		t.Fatal(err)
 	}
 	return New(id, db, nil, Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+// TestSignValidates: whoever calls Sign, an invalid request is refused
+// before anything is signed or recorded.
+func TestSignValidates(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	req := Request{Document: Document{Bytes: pdftest.OnePage("x")}, Signer: Signer{Name: strings.Repeat("A", 500), Email: "not-an-email"},
+		AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now()}}, EventID: strings.Repeat("x", 400)}
+	_, err := newService(t, db).Sign(context.Background(), req, "key")
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code != quire.CodeValidation || len(qe.Details) != 3 {
+		t.Errorf("Sign(invalid) = %v, want a VALIDATION_ERROR naming 3 fields", err)
+	}
 }
 
 // TestInstancesTrustEachOther signs on one instance and verifies on
