@@ -190,12 +190,14 @@ func (d *decoder) base64Document(s string, maxBytes int64) []byte {
 		}
 		s = payload
 	}
-	s = strings.Map(func(r rune) rune { // line breaks are common in base64 from mail tools
-		if unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, s)
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 { // line breaks are common in base64 from mail tools
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
 	tooLarge := fmt.Sprintf("the document is larger than the limit of %d bytes", maxBytes)
 	if int64(base64.StdEncoding.DecodedLen(len(s))) > maxBytes+2 {
 		d.bad("document.base64", tooLarge)

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"io"
 	"net/http"
+	"strconv"
 )
 
 func (s *Server) signingRoutes() []Route {
@@ -12,14 +14,6 @@ func (s *Server) signingRoutes() []Route {
 		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 	}
-}
-
-// SignResponse is the answer of POST /v1/sign (DESIGN.md).
-type SignResponse struct {
-	Document struct {
-		Base64      string `json:"base64"`
-		ContentType string `json:"contentType"`
-	} `json:"document"`
 }
 
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
@@ -42,10 +36,23 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var res SignResponse
-	res.Document.Base64 = base64.StdEncoding.EncodeToString(pdf)
-	res.Document.ContentType = "application/pdf"
-	writeJSON(w, http.StatusOK, res)
+	writeSignResponse(w, pdf)
+}
+
+// writeSignResponse writes the answer of POST /v1/sign (DESIGN.md),
+// {"document":{"base64":"...","contentType":"application/pdf"}}, encoding
+// the base64 on the way out rather than holding it (and a JSON copy of
+// it) in memory.
+func writeSignResponse(w http.ResponseWriter, pdf []byte) {
+	const head, tail = `{"document":{"base64":"`, `","contentType":"application/pdf"}}` + "\n"
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(pdf))+len(tail)))
+	io.WriteString(w, head)
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	enc.Write(pdf)
+	enc.Close()
+	io.WriteString(w, tail)
 }
 
 // verifySignatures checks the signatures of a PDF sent as the multipart
