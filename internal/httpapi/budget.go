@@ -81,13 +81,13 @@ type reservationCtx struct{}
 
 // withBudget charges the request to the budget before the handler reads
 // its body, and releases the charge once the handler has answered.
-func (s *Server) withBudget(b *memoryBudget, limit int64, next http.HandlerFunc) http.HandlerFunc {
+func (s *Server) withBudget(limit int64, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		size := r.ContentLength
 		if size < 0 { // chunked: it may be as large as the limit allows
 			size = limit
 		}
-		res, err := b.reserve(size * BytesPerBodyByte)
+		res, err := s.budget.reserve(size * BytesPerBodyByte)
 		if err != nil {
 			s.fail(w, r, err)
 			return

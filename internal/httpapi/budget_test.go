@@ -28,6 +28,9 @@ func paddedPDF(size int) []byte {
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
 }
 
+// chunked is s as a body of unknown length, which net/http sends chunked.
+func chunked(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }
+
 // conn is a raw HTTP/1.1 client connection, for clients that misbehave.
 type conn struct {
 	t *testing.T
@@ -69,8 +72,9 @@ func (c *conn) response() *http.Response {
 
 // TestSigningMemoryBudget holds a share of the budget with a request whose
 // body has not arrived yet: a request that does not fit beside it gets 503
-// ENGINE_UNAVAILABLE with Retry-After at once, a smaller one passes, and
-// the share comes back once the holder's request ends, however it ends.
+// ENGINE_UNAVAILABLE with Retry-After at once, a smaller one passes, a
+// chunked one (of unknown size) is charged the most it could be, and the
+// share comes back once the holder's request ends, however it ends.
 func TestSigningMemoryBudget(t *testing.T) {
 	body := signBody(inline(paddedPDF(20 << 10)))
 	small := `{"document":` + inline(pdftest.OnePage("small")) + `}`
@@ -83,6 +87,9 @@ func TestSigningMemoryBudget(t *testing.T) {
 
 	signedPDF(t, e.signPDF(key, body))
 	signedPDF(t, e.signPDF(key, body)) // the first one's share came back on completion
+	// A chunked body may be as large as the route allows, more than the
+	// whole budget: it is charged the whole budget, and runs alone.
+	signedPDF(t, e.do("POST", "/v1/sign", chunked(body), signHeader))
 
 	holder := e.dial(t)
 	holder.head("/v1/sign", map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json",
@@ -101,6 +108,7 @@ func TestSigningMemoryBudget(t *testing.T) {
 	if v := e.do("POST", "/v1/verify", strings.NewReader(small), nil); v.status != 200 {
 		t.Errorf("a small verification beside the holder: %d %s", v.status, v.body)
 	}
+	e.do("POST", "/v1/verify", chunked(small), nil).errorBody(t, 503, "ENGINE_UNAVAILABLE")
 
 	// The holder sends half its body and gives up: its request ends (400),
 	// and its share comes back.

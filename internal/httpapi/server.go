@@ -215,7 +215,7 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		r.Body = &body{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
 		h := rt.Handler
 		if rt.Budgeted && s.budget != nil {
-			h = s.withBudget(s.budget, limit, h)
+			h = s.withBudget(limit, h)
 		}
 		h(w, r)
 	})
