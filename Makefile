@@ -12,10 +12,10 @@ build:
 run: build
 	bin/quire serve
 
-# Every test, on SQLite and PostgreSQL (see storetest for the server used).
+# Every test, under the race detector, on SQLite and PostgreSQL (see storetest for the server used).
 test:
 	go vet ./...
-	go test -count=1 -timeout 20m ./...
+	go test -race -count=1 -timeout 30m ./...
 
 # Benchmarks; results are written to bench/RESULTS.md.
 bench: build

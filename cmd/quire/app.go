@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -115,8 +117,23 @@ func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(c
 		fmt.Fprintln(stderr, usage)
 		return 2
 	case err != nil:
-		fmt.Fprintln(stderr, name+":", err)
+		fmt.Fprintln(stderr, name+":", describe(err))
 		return 1
 	}
 	return 0
+}
+
+// describe is err for an operator: an error of the API's contract with
+// its message and every bad field, one to a line.
+func describe(err error) string {
+	var qe *quire.Error
+	if !errors.As(err, &qe) {
+		return err.Error()
+	}
+	var b strings.Builder
+	b.WriteString(qe.Message)
+	for _, d := range qe.Details {
+		fmt.Fprintf(&b, "\n  %s %s", d.Field, d.Issue)
+	}
+	return b.String()
 }

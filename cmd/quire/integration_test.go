@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -51,26 +51,7 @@ type instance struct {
 	base string
 	data string
 	done chan error
-	logs *logBuffer
-}
-
-// logBuffer collects a server's log lines; the test reads it while the
-// reading goroutine still writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) WriteString(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.WriteString(s)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *apitest.Buffer // written by the goroutine that reads the server's stderr
 }
 
 // start runs `quire serve` on a free port with env added to the
@@ -85,13 +66,13 @@ func start(t *testing.T, data string, env ...string) *instance {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{t: t, cmd: cmd, data: data, done: make(chan error, 1), logs: &logBuffer{}}
+	in := &instance{t: t, cmd: cmd, data: data, done: make(chan error, 1), logs: &apitest.Buffer{}}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
-			in.logs.WriteString(line + "\n")
+			io.WriteString(in.logs, line+"\n")
 			var l struct{ Msg, Addr string }
 			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "quire listening" {
 				addr <- l.Addr

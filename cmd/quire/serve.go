@@ -74,14 +74,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
 		Logger: log, Metrics: a.metrics, Version: version},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), CORSOrigins: cfg.CORSOrigins})
-	srv := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       cfg.ReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), SignMemoryBudget: int64(cfg.SignMemoryBudget),
+			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
+	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

@@ -36,3 +36,26 @@ func TestSignAndVerifyCLI(t *testing.T) {
 		t.Error("sign without -o and signer succeeded")
 	}
 }
+
+// TestSignCLIAppliesTheAPIRules: quire sign refuses what POST /v1/sign
+// refuses, naming every bad field, and writes nothing.
+func TestSignCLIAppliesTheAPIRules(t *testing.T) {
+	data := t.TempDir()
+	in := filepath.Join(data, "in.pdf")
+	os.WriteFile(in, pdftest.OnePage("CLI agreement"), 0o644)
+	out := filepath.Join(data, "out.pdf")
+	o, err := runCLI(t, data, nil, "sign", in, "-o", out, "--name", strings.Repeat("A", 500), "--email", "not-an-email",
+		"--event-id", strings.Repeat("x", 400))
+	if err == nil {
+		t.Fatalf("signed with a bad name, e-mail and event id:\n%s", o)
+	}
+	for _, want := range []string{"The sign request is not valid.", "signer.name must be 2 to 255 characters",
+		"signer.email is not a valid e-mail address", "eventId must be at most 128 characters"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("the refusal lacks %q:\n%s", want, o)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused signing wrote its output")
+	}
+}

@@ -30,6 +30,7 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
 	MaxBodyBytes    Bytes
 	TrustedProxies  Prefixes
 	CORSOrigins     Origins
@@ -53,6 +54,7 @@ type Config struct {
 	TelemetryMetadata    Bytes
 
 	SignMaxBytes       Bytes
+	SignMemoryBudget   Bytes
 	SigningP12         string
 	SigningP12Password string
 	SigningCert        string
@@ -91,7 +93,8 @@ func (c *Config) Settings() []Setting {
 		{"admin-token", "QUIRE_ADMIN_TOKEN", "bearer token for operator endpoints (usage reports); empty disables them", (*secretValue)(&c.AdminToken), true},
 		{"log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error", (*stringValue)(&c.LogLevel), false},
 		{"shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "on SIGTERM, how long in-flight requests may take to finish", (*durationValue)(&c.ShutdownTimeout), false},
-		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included", (*durationValue)(&c.ReadTimeout), false},
+		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included; a body that stops arriving gets 400", (*durationValue)(&c.ReadTimeout), false},
+		{"write-timeout", "QUIRE_WRITE_TIMEOUT", "longest time to write an answer, from its first byte (the work before it does not count); a client that does not read it is cut off", (*durationValue)(&c.WriteTimeout), false},
 		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
 		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
 		{"cors-origins", "QUIRE_CORS_ORIGINS", "web origins whose pages may call the API (comma-separated, e.g. https://app.example.com); * is any origin. Credentials are never allowed", &c.CORSOrigins, false},
@@ -110,6 +113,7 @@ func (c *Config) Settings() []Setting {
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
+		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
 		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
 		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*secretValue)(&c.SigningP12Password), true},
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
@@ -139,6 +143,7 @@ func Default() Config {
 		LogLevel:         "info",
 		ShutdownTimeout:  30 * time.Second,
 		ReadTimeout:      60 * time.Second,
+		WriteTimeout:     2 * time.Minute,
 		MaxBodyBytes:     1 << 20,
 		CORSOrigins:      Origins{"*"},
 		MailFrom:         "quire <no-reply@localhost>",
@@ -157,6 +162,7 @@ func Default() Config {
 		TelemetryMetadata:    2 << 10,
 
 		SignMaxBytes:      25 << 20,
+		SignMemoryBudget:  1 << 30,
 		FetchTimeout:      30 * time.Second,
 		FetchMaxRedirects: 5,
 
@@ -230,7 +236,7 @@ func (c *Config) Check() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
+	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
 		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention},
 		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
 		if d.v <= 0 {

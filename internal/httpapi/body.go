@@ -14,13 +14,63 @@ func tooLarge(limit int64) error {
 	return quire.Errorf(quire.CodePayloadTooLarge, "The request body is larger than the limit of %d bytes.", limit)
 }
 
-// bodyError translates an error from reading a request body.
-func bodyError(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return tooLarge(mb.Limit)
+// body is a request body as the handlers read it: limited to the route's
+// size, and remembering the first error of the transport, which a parser
+// (JSON, multipart) may wrap or replace with its own.
+type body struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// bodyError translates an error met while reading or parsing the body of
+// r. A failure to receive the body is always the client's: one larger
+// than the limit (413), cut short before its declared length, stalled past
+// the read timeout or dropped (400, without the network's details; logged
+// as any 4xx). Any other error, a parser's own, is returned as it is.
+func bodyError(r *http.Request, err error) error {
+	if f := bodyFailure(r); f != nil {
+		return f
 	}
 	return err
+}
+
+// bodyFailure is the error of the contract for a body that could not be
+// received, or nil.
+func bodyFailure(r *http.Request) error {
+	b, ok := r.Body.(*body)
+	if !ok || b.err == nil {
+		return nil
+	}
+	var mb *http.MaxBytesError
+	var timeout interface{ Timeout() bool }
+	switch {
+	case errors.As(b.err, &mb):
+		return tooLarge(mb.Limit)
+	case errors.Is(b.err, io.ErrUnexpectedEOF):
+		return quire.Invalid("The request body ended before its declared length.",
+			quire.Detail{Field: "body", Issue: "was cut short"})
+	case errors.As(b.err, &timeout) && timeout.Timeout():
+		return quire.Invalid("The request body did not arrive within the server's read timeout.",
+			quire.Detail{Field: "body", Issue: "stopped arriving"})
+	}
+	return quire.Invalid("The request body could not be read.", quire.Detail{Field: "body", Issue: "could not be received"})
+}
+
+// readBody reads the whole body of r.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, bodyError(r, err)
+	}
+	return b, nil
 }
 
 func isMultipart(r *http.Request) bool {
@@ -42,14 +92,14 @@ func filePart(r *http.Request, field string) ([]byte, error) {
 			return nil, missing
 		}
 		if err != nil {
-			return nil, badMultipart(err)
+			return nil, badMultipart(r, err)
 		}
 		if p.FormName() != field {
 			continue
 		}
 		b, err := io.ReadAll(p)
 		if err != nil {
-			return nil, badMultipart(err)
+			return nil, badMultipart(r, err)
 		}
 		if len(b) == 0 {
 			return nil, quire.Invalid("The file is empty.", quire.Detail{Field: field, Issue: "must not be empty"})
@@ -58,12 +108,11 @@ func filePart(r *http.Request, field string) ([]byte, error) {
 	}
 }
 
-// badMultipart keeps body-limit errors as they are (413) and reports the
-// rest as a malformed request.
-func badMultipart(err error) error {
-	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
-		return err
+// badMultipart reports a failure to receive the body as bodyError does,
+// and the rest as a malformed request.
+func badMultipart(r *http.Request, err error) error {
+	if f := bodyFailure(r); f != nil {
+		return f
 	}
 	return quire.Invalid("The multipart body is malformed.", quire.Detail{Field: "body", Issue: strings.TrimPrefix(err.Error(), "multipart: ")})
 }

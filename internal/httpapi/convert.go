@@ -54,7 +54,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	in, err := filePart(r, "file")
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
 	res, err := pool.ConvertTo(r.Context(), in, from, to)

@@ -33,7 +33,11 @@ func withMail(mo mail.Options) envOption { return func(c *apitest.Config) { c.Ma
 func withTelemetry(f func(*telemetry.Options)) envOption {
 	return func(c *apitest.Config) { c.Telemetry = f }
 }
-func withPrivateFetch() envOption { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
+func withPrivateFetch() envOption                  { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
+func withConfig(f func(*apitest.Config)) envOption { return f }
+
+// The conversion pool of tests that start one runs this binary as its workers.
+func init() { apitest.RunWorkerIfAsked() }
 
 func newEnv(t *testing.T, db *store.DB, opt auth.Options, options ...envOption) *env {
 	t.Helper()

@@ -116,7 +116,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			return
 		}
 		level := slog.LevelInfo
-		if rec.status >= 500 {
+		switch {
+		case rec.status == http.StatusServiceUnavailable: // shedding load, or the client went away
+			level = slog.LevelWarn
+		case rec.status >= 500:
 			level = slog.LevelError
 		}
 		s.logger(r.Context()).Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
@@ -133,6 +136,45 @@ func methodLabel(m string) string {
 	}
 	return "OTHER"
 }
+
+// writeDeadline gives each answer Options.WriteTimeout to be written from
+// its first byte: a client that does not read its answer is cut off then,
+// and the memory of the answer freed, however long the work before took.
+func (s *Server) writeDeadline(next http.Handler) http.Handler {
+	if s.opt.WriteTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, timeout: s.opt.WriteTimeout}, r)
+	})
+}
+
+// deadlineWriter sets the connection's write deadline when the answer
+// starts; net/http clears it once the answer is complete.
+type deadlineWriter struct {
+	http.ResponseWriter
+	timeout time.Duration
+	started bool
+}
+
+func (d *deadlineWriter) start() {
+	if !d.started {
+		d.started = true
+		http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now().Add(d.timeout))
+	}
+}
+
+func (d *deadlineWriter) WriteHeader(status int) {
+	d.start()
+	d.ResponseWriter.WriteHeader(status)
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.start()
+	return d.ResponseWriter.Write(b)
+}
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // recoverPanics answers a panicking handler with INTERNAL_ERROR and logs
 // the stack, so one bad request never takes the process down.

@@ -6,10 +6,12 @@ package httpapi
 
 import (
 	"context"
+	"log"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,11 +42,14 @@ type Deps struct {
 
 // Options are the HTTP-level limits and trust settings.
 type Options struct {
-	MaxBodyBytes    int64           // default body limit of routes without one
-	TrustedProxies  config.Prefixes // whose X-Forwarded-For is believed
-	AdminToken      string          // bearer token of operator endpoints; empty: none
-	ConvertMaxBytes int64           // largest document to convert
-	CORSOrigins     []string        // origins whose pages may call the API; empty or "*": any
+	MaxBodyBytes     int64           // default body limit of routes without one
+	TrustedProxies   config.Prefixes // whose X-Forwarded-For is believed
+	AdminToken       string          // bearer token of operator endpoints; empty: none
+	ConvertMaxBytes  int64           // largest document to convert
+	SignMemoryBudget int64           // memory the signing routes may hold at once (budget.go); 0: unbounded
+	ReadTimeout      time.Duration   // longest time to read a request, body included
+	WriteTimeout     time.Duration   // longest time to write an answer, from its first byte
+	CORSOrigins      []string        // origins whose pages may call the API; empty or "*": any
 }
 
 // Route is one operation of the API. Capabilities declare their routes
@@ -53,6 +58,7 @@ type Route struct {
 	Method, Path string
 	Handler      http.HandlerFunc
 	MaxBody      int64 // 0: Options.MaxBodyBytes
+	Budgeted     bool  // charged to the signing memory budget (budget.go)
 	// Quiet routes are high-volume beacons: their successful answers are
 	// counted in the metrics but not logged one by one.
 	Quiet bool
@@ -66,6 +72,7 @@ type Server struct {
 	mux     *http.ServeMux
 	routes  []Route
 	metrics *metrics
+	budget  *memoryBudget // nil: unbounded
 	handler http.Handler
 }
 
@@ -78,6 +85,9 @@ var authenticated = []string{"/v1/sign", "/v1/convert"}
 func New(d Deps, o Options) *Server {
 	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
+	if o.SignMemoryBudget > 0 {
+		s.budget = newMemoryBudget(o.SignMemoryBudget)
+	}
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
 	}
@@ -96,9 +106,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // wrap applies the middleware that every request passes through, outermost
 // first: request id, then logging and metrics, then CORS (its headers are
-// on every answer, a panic's included), then panic recovery.
+// on every answer, a panic's included), then the write deadline, then
+// panic recovery.
 func (s *Server) wrap(h http.Handler) http.Handler {
-	return s.withRequestID(s.observe(s.cors(s.recoverPanics(h))))
+	return s.withRequestID(s.observe(s.cors(s.writeDeadline(s.recoverPanics(h)))))
+}
+
+// HTTPServer is the http.Server of the API, with its timeouts. Reading a
+// request, body included, is bounded by ReadTimeout; writing the answer by
+// WriteTimeout from its first byte (writeDeadline), so that the time the
+// work takes (a conversion, a signing) does not eat the client's time to
+// receive it. errorLog takes net/http's own messages.
+func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: min(10*time.Second, s.opt.ReadTimeout),
+		ReadTimeout:       s.opt.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          errorLog,
+	}
 }
 
 // dispatch authenticates protected areas, then routes, answering unknown
@@ -171,7 +197,8 @@ func APIKey(ctx context.Context) (quire.APIKey, bool) {
 
 // routeHandler applies the route's own settings: the body limit
 // (a declared length over it is refused at once; reading past it fails with
-// *http.MaxBytesError, which bodyError turns into 413).
+// *http.MaxBytesError, which bodyError turns into 413, as it does every
+// failure to receive the body).
 func (s *Server) routeHandler(rt Route) http.Handler {
 	limit := rt.MaxBody
 	if limit == 0 {
@@ -183,7 +210,11 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 			s.fail(w, r, tooLarge(limit))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-		rt.Handler(w, r)
+		r.Body = &body{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
+		h := rt.Handler
+		if rt.Budgeted && s.budget != nil {
+			h = s.withBudget(limit, h)
+		}
+		h(w, r)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/quire-dev/quire/internal/signing"
 )
@@ -11,27 +12,22 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max},
-		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true},
+		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 	}
 }
 
-// SignResponse is the answer of POST /v1/sign (DESIGN.md).
-type SignResponse struct {
-	Document struct {
-		Base64      string `json:"base64"`
-		ContentType string `json:"contentType"`
-	} `json:"document"`
-}
-
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
-	req, err := signing.DecodeRequest(body, s.deps.Signing.MaxDocumentBytes())
+	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
+	if err == nil && req.Document.URL != "" {
+		err = chargeDocument(r.Context(), s.deps.Signing.MaxDocumentBytes())
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -42,35 +38,58 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var res SignResponse
-	res.Document.Base64 = base64.StdEncoding.EncodeToString(pdf)
-	res.Document.ContentType = "application/pdf"
-	writeJSON(w, http.StatusOK, res)
+	writeSignResponse(w, pdf)
+}
+
+// writeSignResponse writes the answer of POST /v1/sign (DESIGN.md),
+// {"document":{"base64":"...","contentType":"application/pdf"}}, encoding
+// the base64 on the way out rather than holding it (and a JSON copy of
+// it) in memory.
+func writeSignResponse(w http.ResponseWriter, pdf []byte) {
+	const head, tail = `{"document":{"base64":"`, `","contentType":"application/pdf"}}` + "\n"
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(pdf))+len(tail)))
+	io.WriteString(w, head)
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	enc.Write(pdf)
+	enc.Close()
+	io.WriteString(w, tail)
 }
 
 // verifySignatures checks the signatures of a PDF sent as the multipart
-// field "file" or as JSON {"document":{"base64":...}}.
+// field "file" or as JSON {"document":{"base64" or "url":...}}.
 func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
-	var pdf []byte
-	var err error
-	if isMultipart(r) {
-		pdf, err = filePart(r, "file")
-	} else {
-		var body []byte
-		if body, err = io.ReadAll(r.Body); err == nil {
-			pdf, err = signing.DecodeVerifyRequest(body, s.deps.Signing.MaxDocumentBytes())
-		}
-	}
+	doc, err := s.verifyInput(r)
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
-	res, err := s.deps.Signing.Verify(r.Context(), signing.Document{Bytes: pdf})
+	res, err := s.deps.Signing.Verify(r.Context(), doc)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// verifyInput is the document of a verify request: the multipart file, or
+// the JSON request's document (inline or a URL, which the service loads).
+func (s *Server) verifyInput(r *http.Request) (signing.Document, error) {
+	if isMultipart(r) {
+		pdf, err := filePart(r, "file")
+		return signing.Document{Bytes: pdf}, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return signing.Document{}, err
+	}
+	max := s.deps.Signing.MaxDocumentBytes()
+	doc, err := decodeVerifyRequest(body, max)
+	if err == nil && doc.URL != "" {
+		err = chargeDocument(r.Context(), max)
+	}
+	return doc, err
 }
 
 func (s *Server) signingKey(w http.ResponseWriter, r *http.Request) {

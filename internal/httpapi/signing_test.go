@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -52,12 +51,8 @@ func signedPDF(t *testing.T, r response) []byte {
 
 func (e *env) verifyPDF(pdf []byte) signing.VerifyResult {
 	e.t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", "signed.pdf")
-	fw.Write(pdf)
-	mw.Close()
-	r := e.do("POST", "/v1/verify", &body, map[string]string{"Content-Type": mw.FormDataContentType()})
+	body, ctype := multipartFile("file", "signed.pdf", pdf)
+	r := e.do("POST", "/v1/verify", bytes.NewReader(body), map[string]string{"Content-Type": ctype})
 	if r.status != 200 {
 		e.t.Fatalf("verify: %d %s", r.status, r.body)
 	}
@@ -167,8 +162,8 @@ func TestVerifyJSONAndKey(t *testing.T) {
 func TestSignRefusals(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("r@example.com")
-	b := e.signPDF(key, strings.Replace(signBody(inline(pdftest.OnePage("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enable":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
-	if len(b.Details) != 1 || b.Details[0].Field != "certificate.enable" || !strings.Contains(b.Details[0].Issue, "did you mean enabled?") {
+	b := e.signPDF(key, strings.Replace(signBody(inline(pdftest.OnePage("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enabel":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
+	if len(b.Details) != 1 || b.Details[0].Field != "certificate.enabel" || !strings.Contains(b.Details[0].Issue, "did you mean enabled?") {
 		t.Errorf("near miss: %+v", b.Details)
 	}
 	e.signPDF(key, signBody(inline([]byte("just some text, neither PDF nor DOCX")))).errorBody(t, 400, "INVALID_FILE_FORMAT")
@@ -194,6 +189,27 @@ func TestSignRefusals(t *testing.T) {
 	e.signPDF(key, signBody(`{"url":"file:///etc/passwd"}`)).errorBody(t, 400, "VALIDATION_ERROR")
 }
 
+// TestSignAsTheHostedAPIsClientsDo: certificate.enable (the e-sign
+// demo's spelling), a 255-character name and audit timestamps with an
+// offset are accepted; the timestamps are recorded in UTC.
+func TestSignAsTheHostedAPIsClientsDo(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("hosted@example.com")
+	name := strings.Repeat("N", 255)
+	body := `{"document":` + inline(pdftest.OnePage("Hosted")) + `,"signer":{"email":"h@example.com","name":"` + name + `"},
+		"auditTrail":[{"type":"submit","timestamp":"2026-11-22T11:00:00+01:00"}],"eventId":"evt-hosted","certificate":{"enable":true}}`
+	out := signedPDF(t, e.signPDF(key, body))
+	text := strings.Join(strings.Fields(tool(t, "poppler-utils", "pdftotext", pdftest.WriteTemp(t, out), "-")), " ")
+	if !strings.Contains(text, "2026-11-22T10:00:00Z") {
+		t.Errorf("no certificate page with the submit time in UTC:\n%s", text)
+	}
+	off := signedPDF(t, e.signPDF(key, strings.Replace(strings.Replace(body, `"enable":true`, `"enable":false`, 1), "evt-hosted", "evt-hosted-2", 1)))
+	if pages := tool(t, "poppler-utils", "pdfinfo", pdftest.WriteTemp(t, off)); !strings.Contains(strings.Join(strings.Fields(pages), " "), "Pages: 1 ") {
+		t.Errorf("certificate.enable false still appends the certificate page:\n%s", pages)
+	}
+	e.signPDF(key, strings.Replace(body, name, name+"N", 1)).errorBody(t, 400, "VALIDATION_ERROR")
+}
+
 func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdftest.OnePage("remote")) }))
@@ -201,6 +217,17 @@ func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
 	out := signedPDF(t, e.signPDF(e.key("u@example.com"), signBody(`{"url":"`+srv.URL+`/doc.pdf"}`)))
 	if res := e.verifyPDF(out); !res.Valid {
 		t.Errorf("signed from URL: %+v", res)
+	}
+	signed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(out) }))
+	defer signed.Close()
+	r := e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"url":"`+signed.URL+`/signed.pdf"}}`), map[string]string{"Content-Type": "application/json"})
+	var res signing.VerifyResult
+	if r.json(t, &res); r.status != 200 || !res.Valid {
+		t.Errorf("verify by URL: %d %s", r.status, r.body)
+	}
+	b := e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"url":"file:///etc/passwd"}}`), nil).errorBody(t, 400, "VALIDATION_ERROR")
+	if b.Details[0].Field != "document.url" {
+		t.Errorf("verify of a file: URL: %+v", b)
 	}
 }
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"crypto/subtle"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,9 +25,9 @@ func (s *Server) telemetryRoutes() []Route {
 // collect answers 204 once the events are committed. Editor libraries
 // ignore the answer; errors are for the operator's logs and metrics.
 func (s *Server) collect(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, bodyError(err))
+		s.fail(w, r, err)
 		return
 	}
 	if err := s.deps.Telemetry.Collect(r.Context(), body, r.Header.Get(telemetry.LicenseHeader)); err != nil {

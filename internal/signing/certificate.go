@@ -48,7 +48,7 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.IssuerDN, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
 		VerifyHint:  verifyHint}
 	for _, e := range req.AuditTrail {
-		d.Events = append(d.Events, certpage.Event{Type: e.Type, Timestamp: e.Timestamp, Data: e.Data})
+		d.Events = append(d.Events, certpage.Event{Type: e.Type, Timestamp: e.Timestamp.UTC(), Data: e.Data})
 	}
 	return d
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -106,10 +108,17 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
-// Sign returns the signed PDF for a validated request made with the API
-// key keyID, and records the signing (hashes and event, never content).
+// Sign returns the signed PDF for a request made with the API key keyID,
+// and records the signing (hashes and event, never content). The request
+// is validated here, so that every entry point applies the same rules.
 func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, error) {
-	in, err := s.document(ctx, req.Document)
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if req.EventID == "" {
+		req.EventID = uuid.NewString()
+	}
+	in, err := s.Load(ctx, req.Document)
 	if err != nil {
 		return nil, err
 	}
@@ -140,9 +149,16 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	return out, nil
 }
 
-// document returns the input bytes: inline, or downloaded.
-func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
+// Load returns the bytes of a document: inline, or downloaded; either way
+// at most the limit.
+func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
 	if d.URL == "" {
+		if int64(len(d.Bytes)) > s.opt.MaxDocumentBytes {
+			return nil, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.opt.MaxDocumentBytes)
+		}
 		return d.Bytes, nil
 	}
 	b, err := s.fetcher.Get(ctx, d.URL)
@@ -168,17 +184,19 @@ func (s *Service) document(ctx context.Context, d Document) ([]byte, error) {
 }
 
 // asPDF returns a PDF as is and converts a DOCX; anything else is refused.
+// A DOCX that is damaged or password protected gets the answer that
+// /v1/convert gives it (422), a file that is neither PDF nor DOCX 400.
 func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 	if isPDF(in) {
 		return in, nil
 	}
 	err := convert.Check(in, convert.FromDOCX)
 	switch {
-	case errors.Is(err, convert.ErrEncrypted):
-		return nil, quire.Errorf(quire.CodeUnprocessable, "The DOCX document is password protected.")
-	case err != nil:
+	case errors.Is(err, convert.ErrInvalidFormat):
 		return nil, &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
 			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
+	case err != nil:
+		return nil, convert.ToAPIError(err, 0)
 	case s.conv == nil:
 		return nil, quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
 	}
@@ -234,7 +252,7 @@ type DocumentInfo struct {
 // Verify checks every signature of the document, inline or downloaded,
 // against the service's roots.
 func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) {
-	pdf, err := s.document(ctx, d)
+	pdf, err := s.Load(ctx, d)
 	if err != nil {
 		return VerifyResult{}, err
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +32,19 @@ func newService(t *testing.T, db *store.DB, fetchOpt ...fetch.Options) *Service 
 		opt.Fetch = fetchOpt[0]
 	}
 	return New(id, db, nil, opt)
+}
+
+// TestSignValidates: whoever calls Sign, an invalid request is refused
+// before anything is signed or recorded.
+func TestSignValidates(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	req := Request{Document: Document{Bytes: pdftest.OnePage("x")}, Signer: Signer{Name: strings.Repeat("A", 500), Email: "not-an-email"},
+		AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now()}}, EventID: strings.Repeat("x", 400)}
+	_, err := newService(t, db).Sign(context.Background(), req, "key")
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code != quire.CodeValidation || len(qe.Details) != 3 {
+		t.Errorf("Sign(invalid) = %v, want a VALIDATION_ERROR naming 3 fields", err)
+	}
 }
 
 // TestInstancesTrustEachOther signs on one instance and verifies on

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -39,6 +40,10 @@ type Config struct {
 	AllowPrivateFetch bool                     // document URLs may reach loopback
 	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
 	CORSOrigins       []string                 // nil: any origin
+	ReadTimeout       time.Duration            // zero: none
+	WriteTimeout      time.Duration            // zero: none
+	SignMemoryBudget  int64                    // zero: unbounded
+	SendBuffer        int                      // > 0: the socket send buffer of the server's connections, to test slow readers
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
@@ -118,8 +123,17 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
 		Logger: log, Metrics: reg, Version: "test"},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20,
+			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 			CORSOrigins: cfg.CORSOrigins})
-	srv := httptest.NewServer(s.API)
+	srv := httptest.NewUnstartedServer(s.API)
+	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	if cfg.SendBuffer > 0 {
+		srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+			c.(*net.TCPConn).SetWriteBuffer(cfg.SendBuffer)
+			return ctx
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s

@@ -1,0 +1,334 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/signing"
+)
+
+// The JSON request bodies of the signing routes are decoded here: their
+// shape (known fields, with a hint at the nearest name for a near miss;
+// the type of each value; base64 and dates) is the adapter's business, the
+// rules of the values the request type's own (signing.Request.Validate).
+
+// The fields each object of a sign request may hold; anything else is
+// refused with a hint at the nearest known name. certificate.enable is a
+// synonym of enabled that the hosted API's e-sign demo sends.
+var (
+	signFields        = []string{"document", "signer", "auditTrail", "eventId", "metadata", "certificate"}
+	verifyFields      = []string{"document"}
+	documentFields    = []string{"base64", "url"}
+	signerFields      = []string{"email", "name", "ip", "userAgent"}
+	eventFields       = []string{"type", "timestamp", "data"}
+	certificateFields = []string{"enabled", "enable"}
+)
+
+const (
+	signInvalid   = "The sign request is not valid."
+	verifyInvalid = "The verify request is not valid."
+)
+
+// decodeSignRequest decodes a sign request. The error lists every bad
+// field at once: those of the shape, and those that break the request's
+// rules.
+func decodeSignRequest(body []byte, maxDocument int64) (signing.Request, error) {
+	d := &decoder{}
+	req := signing.Request{Certificate: true}
+	top := d.object("", json.RawMessage(body), signFields)
+	if top == nil {
+		return req, d.err(signInvalid, nil)
+	}
+	req.Document = d.document(top["document"], maxDocument)
+	if s := d.requiredObject("signer", top["signer"], signerFields); s != nil {
+		req.Signer = signing.Signer{Email: d.string("signer.email", s["email"]), Name: d.string("signer.name", s["name"]),
+			IP: d.string("signer.ip", s["ip"]), UserAgent: d.string("signer.userAgent", s["userAgent"])}
+	}
+	req.AuditTrail = d.auditTrail(top["auditTrail"])
+	req.EventID = d.string("eventId", top["eventId"])
+	req.Metadata = d.freeObject("metadata", top["metadata"], signing.MaxMetadataBytes)
+	if c := d.object("certificate", top["certificate"], certificateFields); c != nil {
+		req.Certificate = d.certificate(c)
+	}
+	return req, d.err(signInvalid, req.Validate())
+}
+
+// decodeVerifyRequest decodes the JSON form of a verify request,
+// {"document":{"base64":"..."}} or {"document":{"url":"..."}}.
+func decodeVerifyRequest(body []byte, maxDocument int64) (signing.Document, error) {
+	d := &decoder{}
+	var doc signing.Document
+	if top := d.object("", json.RawMessage(body), verifyFields); top != nil {
+		doc = d.document(top["document"], maxDocument)
+	}
+	return doc, d.err(verifyInvalid, doc.Validate())
+}
+
+// decoder collects the details of everything wrong with a request's shape.
+type decoder struct{ details []quire.Detail }
+
+func (d *decoder) bad(field, issue string) {
+	d.details = append(d.details, quire.Detail{Field: field, Issue: issue})
+}
+
+// err is a VALIDATION_ERROR with the decoding details and those of invalid
+// (the request type's Validate) that concern fields that did decode (a
+// field, its members and its parents are one), or nil when there are none.
+func (d *decoder) err(message string, invalid error) error {
+	details := d.details
+	var qe *quire.Error
+	if errors.As(invalid, &qe) {
+		for _, v := range qe.Details {
+			if !slices.ContainsFunc(d.details, func(x quire.Detail) bool { return within(v.Field, x.Field) || within(x.Field, v.Field) }) {
+				details = append(details, v)
+			}
+		}
+	}
+	if len(details) == 0 {
+		return nil
+	}
+	sort.SliceStable(details, func(i, j int) bool { return details[i].Field < details[j].Field })
+	return quire.Invalid(message, details...)
+}
+
+// within reports whether field is parent or one of its members.
+func within(field, parent string) bool {
+	return field == parent || strings.HasPrefix(field, parent+".") || strings.HasPrefix(field, parent+"[")
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// object decodes an optional JSON object whose keys must be in allowed.
+// It returns nil when raw is absent, null or not an object (reported).
+func (d *decoder) object(field string, raw json.RawMessage, allowed []string) map[string]json.RawMessage {
+	if isAbsent(raw) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		if field == "" {
+			d.bad("body", "must be a JSON object")
+		} else {
+			d.bad(field, "must be an object")
+		}
+		return nil
+	}
+	for name := range m {
+		if !slices.Contains(allowed, name) {
+			d.bad(join(field, name), unknownField(name, allowed))
+		}
+	}
+	return m
+}
+
+// requiredObject is object for a field that must be present.
+func (d *decoder) requiredObject(field string, raw json.RawMessage, allowed []string) map[string]json.RawMessage {
+	if isAbsent(raw) {
+		d.bad(field, "is required")
+		return nil
+	}
+	return d.object(field, raw, allowed)
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+func (d *decoder) decode(field string, raw json.RawMessage, dst any, what string) bool {
+	if err := json.Unmarshal(raw, dst); err != nil {
+		d.bad(field, "must be "+what)
+		return false
+	}
+	return true
+}
+
+// string decodes an optional string, without surrounding white space.
+func (d *decoder) string(field string, raw json.RawMessage) string {
+	var s string
+	if isAbsent(raw) || !d.decode(field, raw, &s, "a string") {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+func (d *decoder) document(raw json.RawMessage, maxBytes int64) signing.Document {
+	var doc signing.Document
+	m := d.requiredObject("document", raw, documentFields)
+	if m == nil {
+		return doc
+	}
+	doc.URL = d.string("document.url", m["url"])
+	if b64 := d.string("document.base64", m["base64"]); b64 != "" {
+		doc.Bytes = d.base64Document(b64, maxBytes)
+	}
+	return doc
+}
+
+// base64Document decodes plain base64 or a data: URI, refusing more than
+// maxBytes before decoding it all.
+func (d *decoder) base64Document(s string, maxBytes int64) []byte {
+	if rest, ok := strings.CutPrefix(s, "data:"); ok {
+		meta, payload, found := strings.Cut(rest, ",")
+		if !found || !strings.HasSuffix(meta, ";base64") {
+			d.bad("document.base64", "a data: URI must be base64-encoded (data:application/pdf;base64,...)")
+			return nil
+		}
+		s = payload
+	}
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 { // line breaks are common in base64 from mail tools
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	tooLarge := fmt.Sprintf("the document is larger than the limit of %d bytes", maxBytes)
+	if int64(base64.StdEncoding.DecodedLen(len(s))) > maxBytes+2 {
+		d.bad("document.base64", tooLarge)
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(s)
+	}
+	if err != nil || len(b) == 0 {
+		d.bad("document.base64", "is not valid base64")
+		return nil
+	}
+	if int64(len(b)) > maxBytes {
+		d.bad("document.base64", tooLarge)
+		return nil
+	}
+	return b
+}
+
+func (d *decoder) auditTrail(raw json.RawMessage) []signing.AuditEvent {
+	if isAbsent(raw) {
+		d.bad("auditTrail", "is required")
+		return nil
+	}
+	var items []json.RawMessage
+	if !d.decode("auditTrail", raw, &items, "an array") {
+		return nil
+	}
+	events := make([]signing.AuditEvent, 0, len(items))
+	for i, item := range items {
+		field := fmt.Sprintf("auditTrail[%d]", i)
+		var e signing.AuditEvent
+		if m := d.requiredObject(field, item, eventFields); m != nil {
+			e.Type = d.string(field+".type", m["type"])
+			if ts := d.string(field+".timestamp", m["timestamp"]); ts != "" {
+				e.Timestamp = d.time(field+".timestamp", ts)
+			}
+			e.Data = d.freeObject(field+".data", m["data"], signing.MaxEventDataBytes)
+		}
+		events = append(events, e)
+	}
+	return events
+}
+
+// time parses an RFC 3339 date-time, with any offset, into UTC.
+func (d *decoder) time(field, s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		d.bad(field, "must be an RFC 3339 date-time such as 2026-11-22T10:00:00Z or 2026-11-22T11:00:00+01:00")
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// freeObject decodes an optional object of the caller's choice, refusing
+// more than max bytes before decoding it.
+func (d *decoder) freeObject(field string, raw json.RawMessage, max int) map[string]any {
+	if isAbsent(raw) {
+		return nil
+	}
+	if len(raw) > max {
+		d.bad(field, fmt.Sprintf("must be at most %d bytes of JSON", max))
+		return nil
+	}
+	var m map[string]any
+	if !d.decode(field, raw, &m, "an object") {
+		return nil
+	}
+	return m
+}
+
+// certificate reads certificate.enabled, or its synonym enable; the two
+// must agree when both are sent. Absent, the pages are appended.
+func (d *decoder) certificate(c map[string]json.RawMessage) bool {
+	on := map[string]bool{}
+	for _, name := range certificateFields {
+		var v bool
+		if raw, ok := c[name]; ok && !isAbsent(raw) && d.decode("certificate."+name, raw, &v, "a boolean") {
+			on[name] = v
+		}
+	}
+	enabled, hasEnabled := on["enabled"]
+	enable, hasEnable := on["enable"]
+	switch {
+	case hasEnabled && hasEnable && enabled != enable:
+		d.bad("certificate.enable", "contradicts certificate.enabled")
+	case hasEnabled:
+		return enabled
+	case hasEnable:
+		return enable
+	}
+	return true
+}
+
+// unknownField explains a field that is not accepted, suggesting the
+// nearest known name when there is a plausible one.
+func unknownField(name string, allowed []string) string {
+	best, dist := "", 3
+	for _, a := range allowed {
+		d := distance(strings.ToLower(name), strings.ToLower(a))
+		if strings.HasPrefix(strings.ToLower(a), strings.ToLower(name)) || strings.HasPrefix(strings.ToLower(name), strings.ToLower(a)) {
+			d = min(d, 1)
+		}
+		if d < dist {
+			best, dist = a, d
+		}
+	}
+	if best != "" {
+		return "is not a known field; did you mean " + best + "?"
+	}
+	return "is not a known field (known: " + strings.Join(allowed, ", ") + ")"
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
