@@ -25,8 +25,8 @@ type Span struct{ Start, End int64 }
 type Element struct {
 	Name     xml.Name // resolved namespace and local name
 	Attr     []xml.Attr
-	Outer    Span // start tag to end tag
-	Inner    Span // the content; empty at Outer.End for a self-closing element
+	Outer    Span   // start tag to end tag
+	Inner    Span   // the content; empty at Outer.End for a self-closing element
 	Text     string // character data directly inside the element
 	Children []*Element
 	Parent   *Element
