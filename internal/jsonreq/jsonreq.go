@@ -121,7 +121,7 @@ func (v *Validator) Base64(field, s string, maxBytes int64) []byte {
 	if rest, ok := strings.CutPrefix(s, "data:"); ok {
 		meta, payload, found := strings.Cut(rest, ",")
 		if !found || !strings.HasSuffix(meta, ";base64") {
-			v.Bad(field, "a data: URI must be base64-encoded (data:<type>;base64,...)")
+			v.Bad(field, "a data: URI must be base64-encoded (data:<media type>;base64,...)")
 			return nil
 		}
 		s = payload

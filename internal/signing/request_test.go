@@ -64,7 +64,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{strings.Replace(minimal, `"base64":"JVBERi0xLjcK"`, `"base64":"JVBERi0xLjcK","url":"https://example.com/a.pdf"`, 1), "document", "must hold exactly one of base64 and url"},
 		{strings.Replace(minimal, `"base64":"JVBERi0xLjcK"`, `"base64":""`, 1), "document", "must hold exactly one of base64 and url"},
 		{strings.Replace(minimal, `"JVBERi0xLjcK"`, `"not base64!"`, 1), "document.base64", "is not valid base64"},
-		{strings.Replace(minimal, `"JVBERi0xLjcK"`, `"data:text/plain,hello"`, 1), "document.base64", "a data: URI must be base64-encoded (data:application/pdf;base64,...)"},
+		{strings.Replace(minimal, `"JVBERi0xLjcK"`, `"data:text/plain,hello"`, 1), "document.base64", "a data: URI must be base64-encoded (data:<media type>;base64,...)"},
 		{strings.Replace(minimal, `"email":"ann@example.com",`, ``, 1), "signer.email", "is required"},
 		{strings.Replace(minimal, `"ann@example.com"`, `"ann"`, 1), "signer.email", "is not a valid e-mail address"},
 		{strings.Replace(minimal, `"Ann Example"`, `"  "`, 1), "signer.name", "must not be empty"},
