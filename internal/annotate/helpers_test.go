@@ -52,7 +52,9 @@ func fixtures(t testing.TB) []string {
 const referenceOutput = "synthetic-sc-filled-by-superdoc-1.46.3.docx"
 
 // noFetch is the fetcher of engines whose tests use no URL.
-func noFetch(context.Context, string) ([]byte, error) { return nil, errors.New("no downloads in this test") }
+func noFetch(context.Context, string) ([]byte, error) {
+	return nil, errors.New("no downloads in this test")
+}
 
 func newTestEngine(t testing.TB, fetch Fetcher) *Engine {
 	t.Helper()

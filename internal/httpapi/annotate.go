@@ -192,4 +192,3 @@ func pixels(v *jsonreq.Validator, at string, raw json.RawMessage) float64 {
 	}
 	return n
 }
-
