@@ -114,7 +114,7 @@ func (p *Package) Read(name string) ([]byte, error) {
 
 // remaining is the most the next read may inflate.
 func (p *Package) remaining() int64 {
-	limit := int64(1<<63 - 1)
+	limit := int64(1 << 62) // no limit, with room for the +1 that detects overflow
 	if p.limits.MaxPartSize > 0 {
 		limit = p.limits.MaxPartSize
 	}
