@@ -259,3 +259,82 @@ func children(e *ooxml.Element, local string) []*ooxml.Element {
 	}
 	return out
 }
+
+// TestImageNaturalSize: without dimensions an image takes its size at 96
+// dpi, scaled down to the text width (12240 - 2 x 1440 twips here).
+func TestImageNaturalSize(t *testing.T) {
+	e := newTestEngine(t, nil)
+	docx := fixture(t, "synthetic-sc-template.docx")
+	for _, c := range []struct {
+		w, h   int
+		cx, cy int64
+	}{{100, 50, 952500, 476250}, {2000, 100, 5943600, 297180}} {
+		out, _, err := e.Fill(context.Background(), docx, []Field{{ID: "777", Type: TypeImage, Value: pngDataURI(t, c.w, c.h)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkExtent(t, out, "777", c.cx, c.cy)
+	}
+}
+
+// TestHeadersAndFooters: controls in headers are fields too, after those
+// of the body, and their images get relationships of their own part.
+func TestHeadersAndFooters(t *testing.T) {
+	docx := fixture(t, "sdts-basic.docx")
+	p := mustOpen(t, docx)
+	rels, _ := p.Read("word/_rels/document.xml.rels")
+	var ed ooxml.Edits
+	ed.Set(p, "word/_rels/document.xml.rels", []byte(strings.Replace(string(rels), "</Relationships>",
+		`<Relationship Id="rId99" Type="`+relHeader+`" Target="header1.xml"/></Relationships>`, 1)))
+	ed.Set(p, "word/header1.xml", []byte(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>`+
+		`<w:hdr xmlns:w="`+nsW+`"><w:p><w:r><w:t>Head: </w:t></w:r><w:sdt><w:sdtPr><w:id w:val="-436595273"/><w:tag w:val="{&quot;group&quot;:&quot;h&quot;}"/><w:showingPlcHdr/></w:sdtPr>`+
+		`<w:sdtContent><w:r><w:t>here</w:t></w:r></w:sdtContent></w:sdt></w:p></w:hdr>`))
+	docx, err := p.Rewrite(&ed, documentPart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, nil)
+	// By id, the body's control comes first; by group, the header's is found.
+	out, rep, err := e.Fill(context.Background(), docx, []Field{
+		{ID: "-436595273", Type: TypeText, Value: "Body"},
+		{Group: "h", Type: TypeImage, Value: pngDataURI(t, 10, 10)},
+	})
+	if err != nil || len(rep.Unmatched) > 0 {
+		t.Fatal(err, rep)
+	}
+	all := entries(t, out)
+	head := string(all["word/header1.xml"])
+	if !strings.Contains(string(all[documentPart]), ">Body<") || !strings.Contains(head, "<wp:extent") || strings.Contains(head, "showingPlcHdr") {
+		t.Errorf("header %s", head)
+	}
+	if r := string(all["word/_rels/header1.xml.rels"]); !strings.Contains(r, `Target="media/quire-image1.png"`) {
+		t.Errorf("header relationships %q", r)
+	}
+}
+
+// TestNotFields: tables of contents (docPartObj) and the editor library's
+// document sections are not fields; tags that are not JSON or have no
+// group match no group.
+func TestNotFields(t *testing.T) {
+	sdt := func(id, pr string) string {
+		return `<w:sdt><w:sdtPr><w:id w:val="` + id + `"/>` + pr + `</w:sdtPr><w:sdtContent><w:p><w:r><w:t>old</w:t></w:r></w:p></w:sdtContent></w:sdt>`
+	}
+	doc := `<w:document xmlns:w="` + nsW + `"><w:body>` +
+		sdt("1", `<w:docPartObj><w:docPartGallery w:val="Table of Contents"/></w:docPartObj>`) +
+		sdt("2", `<w:tag w:val="{&quot;type&quot;:&quot;documentSection&quot;,&quot;group&quot;:&quot;g&quot;}"/>`) +
+		sdt("3", `<w:tag w:val="group"/>`) +
+		sdt("4", `<w:tag w:val="{&quot;fieldId&quot;:&quot;g&quot;}"/>`) +
+		`</w:body></w:document>`
+	docx := withPart(t, fixture(t, "sdts-basic.docx"), documentPart, []byte(doc))
+	_, rep, err := newTestEngine(t, nil).Fill(context.Background(), docx, []Field{
+		{ID: "1", Type: TypeText, Value: "x"}, {ID: "2", Type: TypeText, Value: "x"},
+		{Group: "g", Type: TypeText, Value: "x"}, {Group: "group", Type: TypeText, Value: "x"},
+		{ID: "4", Type: TypeText, Value: "x"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rep.Unmatched, " "); got != "1 2 group:g group:group" {
+		t.Errorf("unmatched %q", got)
+	}
+}
