@@ -27,8 +27,8 @@ func TestStampComposition(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := img.Bounds()
-	if b.Dx() != 416 || b.Dy() != 208 {
-		t.Errorf("stamp of %v, want 416x208 (4 pixels per display pixel)", b)
+	if b.Dx() != 208 || b.Dy() != 104 {
+		t.Errorf("stamp of %v, want 208x104 (2 pixels per display pixel)", b)
 	}
 	band := b.Dy() / 5
 	// count counts the pixels close to want (resampling blurs the signature).

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 )
 
 var (
@@ -176,7 +178,7 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 	}
 	date, tm := p.modified(stampFrom)
 	for _, name := range e.added {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate, ModifiedDate: date, ModifiedTime: tm}
+		h := &zip.FileHeader{Name: name, Method: methodFor(name), ModifiedDate: date, ModifiedTime: tm}
 		if err := writeEntry(w, h, e.parts[name]); err != nil {
 			return nil, fmt.Errorf("ooxml: writing %s: %w", name, err)
 		}
@@ -188,6 +190,16 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 		return nil, fmt.Errorf("ooxml: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// methodFor is how a new part is written: images that are compressed
+// already are stored, the rest deflated.
+func methodFor(name string) uint16 {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png", ".jpeg", ".jpg", ".gif":
+		return zip.Store
+	}
+	return zip.Deflate
 }
 
 // editedHeader keeps what describes an entry (name, times, attributes) and
