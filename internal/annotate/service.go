@@ -61,6 +61,9 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 			s.log.Info("document download failed", "err", err)
 			return Result{}, fetch.ToAPIError(err, "document.url")
 		}
+		if int64(len(docx)) > s.maxBytes {
+			return Result{}, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.maxBytes)
+		}
 	}
 	out, rep, err := s.engine.Fill(ctx, docx, req.Fields)
 	if err != nil {
