@@ -26,7 +26,7 @@ var DefaultLimits = Limits{
 	MaxImagePixels: 40_000_000,
 }
 
-// Fetcher downloads the image a URL names; *fetch.Fetcher's Get is one.
+// Fetcher downloads what a URL names, templates and images; (*fetch.Fetcher).Get is one.
 type Fetcher func(ctx context.Context, url string) ([]byte, error)
 
 // Engine fills templates. It is safe for concurrent use.
