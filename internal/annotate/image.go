@@ -100,7 +100,7 @@ func (f *filling) imageRun(c *sdt, field *Field, at string) (string, error) {
 		if field.Options.Width > 0 || field.Options.Height > 0 {
 			cx, cy = boxEMU(field.Options, pic)
 		}
-		if pic, err = f.engine.stamp(pic, field.Options, cx, cy); err != nil {
+		if pic, err = f.engine.stamp(pic, field.Options, cx, cy, f.edits.Uncompressed); err != nil {
 			return "", err
 		}
 	} else if field.Options.Width > 0 || field.Options.Height > 0 {

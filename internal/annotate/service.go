@@ -65,12 +65,13 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 			return Result{}, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.maxBytes)
 		}
 	}
-	out, rep, err := s.engine.Fill(ctx, docx, req.Fields)
+	if !req.PDF {
+		out, rep, err := s.engine.Fill(ctx, docx, req.Fields)
+		return Result{Document: out, ContentType: ContentTypeDOCX, Report: rep}, err
+	}
+	out, rep, err := s.engine.FillForConversion(ctx, docx, req.Fields)
 	if err != nil {
 		return Result{}, err
-	}
-	if !req.PDF {
-		return Result{Document: out, ContentType: ContentTypeDOCX, Report: rep}, nil
 	}
 	pdf, err := s.conv.Convert(ctx, out, convert.FromDOCX)
 	if err != nil {

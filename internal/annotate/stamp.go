@@ -30,8 +30,9 @@ const (
 )
 
 // stamp composes the signature stamp of a cx x cy EMU box as one PNG: the
-// top label, the drawn signature over an arc, the bottom label.
-func (e *Engine) stamp(sig picture, o Options, cx, cy int64) (picture, error) {
+// top label, the drawn signature over an arc, the bottom label; its PNG
+// is not compressed when uncompressed is set.
+func (e *Engine) stamp(sig picture, o Options, cx, cy int64, uncompressed bool) (picture, error) {
 	src, _, err := image.Decode(bytes.NewReader(sig.data))
 	if err != nil {
 		return picture{}, fmt.Errorf("annotate: decoding the signature image: %w", err)
@@ -49,9 +50,7 @@ func (e *Engine) stamp(sig picture, o Options, cx, cy int64) (picture, error) {
 	}
 	area := image.Rect(0, top, w, bottom).Inset(max(1, h/40))
 	drawArc(canvas, area, parseColor(o.ArcColor, defaultArcColor), max(1, float64(h)/60))
-	rgba := image.NewRGBA(src.Bounds())
-	xdraw.Draw(rgba, rgba.Bounds(), src, src.Bounds().Min, xdraw.Src)
-	xdraw.ApproxBiLinear.Scale(canvas, fit(src.Bounds(), area), rgba, rgba.Bounds(), xdraw.Over, nil)
+	xdraw.ApproxBiLinear.Scale(canvas, fit(src.Bounds(), area), src, src.Bounds(), xdraw.Over, nil)
 	if err := e.label(canvas, o.TopLabel, image.Rect(0, 0, w, top)); err != nil {
 		return picture{}, err
 	}
@@ -60,6 +59,9 @@ func (e *Engine) stamp(sig picture, o Options, cx, cy int64) (picture, error) {
 	}
 	var out bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if uncompressed {
+		enc.CompressionLevel = png.NoCompression
+	}
 	if err := enc.Encode(&out, canvas); err != nil {
 		return picture{}, fmt.Errorf("annotate: encoding the signature stamp: %w", err)
 	}
@@ -83,7 +85,7 @@ func fit(src, area image.Rectangle) image.Rectangle {
 func drawArc(img *image.RGBA, area image.Rectangle, c color.NRGBA, width float64) {
 	cx, cy := float64(area.Min.X+area.Max.X)/2, float64(area.Min.Y)+float64(area.Dy())*0.45
 	rx, ry := float64(area.Dx())/2-width, float64(area.Dy())*0.5
-	steps := int(4 * (rx + ry))
+	steps := int(2 * (rx + ry)) // about two discs per pixel of arc
 	for i := 0; i <= steps; i++ {
 		t := math.Pi * (0.15 + 0.7*float64(i)/float64(steps))
 		disc(img, cx+rx*math.Cos(t), cy+ry*math.Sin(t), width/2, c)

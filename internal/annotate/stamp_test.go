@@ -18,7 +18,7 @@ func TestStampComposition(t *testing.T) {
 	uri := pngDataURI(t, 300, 100) // a black line across the middle
 	data, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(uri, "data:image/png;base64,"))
 	o := Options{ArcColor: "#00f", TopLabel: Label{Text: "Signed", Color: "#f00"}, BottomLabel: Label{Text: "ip: 127.0.0.1", Color: "#0f0"}}
-	pic, err := e.stamp(picture{data: data, ext: "png"}, o, signatureWidthEMU, signatureHeightEMU)
+	pic, err := e.stamp(picture{data: data, ext: "png"}, o, signatureWidthEMU, signatureHeightEMU, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,6 +136,9 @@ func (p *Package) tooLarge(name, what string) error {
 type Edits struct {
 	parts map[string][]byte
 	added []string
+	// Uncompressed writes the edited and new parts stored, not deflated:
+	// for a package read once, right away, by a converter.
+	Uncompressed bool
 }
 
 // Set replaces the part name, or adds it when the package has no such part.
@@ -168,7 +171,7 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 	for _, f := range p.zr.File {
 		var err error
 		if data, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
-			err = writeEntry(w, editedHeader(f), data)
+			err = writeEntry(w, editedHeader(f, e.Uncompressed), data)
 		} else {
 			err = w.Copy(f)
 		}
@@ -178,7 +181,7 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 	}
 	date, tm := p.modified(stampFrom)
 	for _, name := range e.added {
-		h := &zip.FileHeader{Name: name, Method: methodFor(name), ModifiedDate: date, ModifiedTime: tm}
+		h := &zip.FileHeader{Name: name, Method: methodFor(name, e.Uncompressed), ModifiedDate: date, ModifiedTime: tm}
 		if err := writeEntry(w, h, e.parts[name]); err != nil {
 			return nil, fmt.Errorf("ooxml: writing %s: %w", name, err)
 		}
@@ -193,8 +196,11 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 }
 
 // methodFor is how a new part is written: images that are compressed
-// already are stored, the rest deflated.
-func methodFor(name string) uint16 {
+// already are stored, the rest deflated unless uncompressed.
+func methodFor(name string, uncompressed bool) uint16 {
+	if uncompressed {
+		return zip.Store
+	}
 	switch strings.ToLower(path.Ext(name)) {
 	case ".png", ".jpeg", ".jpg", ".gif":
 		return zip.Store
@@ -204,9 +210,9 @@ func methodFor(name string) uint16 {
 
 // editedHeader keeps what describes an entry (name, times, attributes) and
 // drops what describes its old data (sizes, CRC, extra fields).
-func editedHeader(f *zip.File) *zip.FileHeader {
+func editedHeader(f *zip.File, uncompressed bool) *zip.FileHeader {
 	method := zip.Deflate
-	if f.Method == zip.Store {
+	if f.Method == zip.Store || uncompressed {
 		method = zip.Store
 	}
 	return &zip.FileHeader{
