@@ -29,6 +29,7 @@ fuzz:
 	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 	go test ./internal/convert -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
+	go test ./internal/annotate -run '^$$' -fuzz '^FuzzFill$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

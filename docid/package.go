@@ -1,12 +1,11 @@
 package docid
 
 import (
-	"archive/zip"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // Part names, as the editor library looks them up.
@@ -20,54 +19,37 @@ const (
 )
 
 // pkg is an opened DOCX package.
-type pkg struct {
-	zr    *zip.Reader
-	files map[string]*zip.File // first entry of each name
-}
+type pkg struct{ *ooxml.Package }
+
+// limits are the package limits of every read.
+var limits = ooxml.Limits{MaxEntries: MaxEntries, MaxPartSize: MaxPartSize}
+
+// xmlLimits bound the trees of the metadata parts, which are shallow and
+// small in any real document: a hostile one fails as malformed.
+var xmlLimits = ooxml.XMLLimits{MaxElements: 200_000, MaxDepth: 64}
 
 func openPackage(b []byte) (*pkg, error) {
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	// Insecure entry names do not matter: nothing is extracted to disk.
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+	p, err := ooxml.Open(b, limits)
+	switch {
+	case errors.Is(err, ooxml.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
+	case err != nil:
 		return nil, fmt.Errorf("%w: reading ZIP: %v", ErrNotDOCX, err)
-	}
-	if len(zr.File) > MaxEntries {
-		return nil, fmt.Errorf("%w: %d entries, at most %d allowed", ErrTooLarge, len(zr.File), MaxEntries)
-	}
-	p := &pkg{zr: zr, files: make(map[string]*zip.File, len(zr.File))}
-	for _, f := range zr.File {
-		if _, dup := p.files[f.Name]; !dup {
-			p.files[f.Name] = f
-		}
-	}
-	if p.files[documentPart] == nil {
+	case !p.Has(documentPart):
 		return nil, fmt.Errorf("%w: no %s in the ZIP", ErrNotDOCX, documentPart)
 	}
-	return p, nil
+	return &pkg{p}, nil
 }
 
 // read returns the decompressed part, or nil when the package has no such
 // part. Errors wrap ErrTooLarge when the part exceeds MaxPartSize.
 func (p *pkg) read(name string) ([]byte, error) {
-	f := p.files[name]
-	if f == nil {
-		return nil, nil
+	data, err := p.Read(name)
+	if errors.Is(err, ooxml.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
 	}
-	if f.UncompressedSize64 > MaxPartSize {
-		return nil, fmt.Errorf("%w: %s declares %d bytes, at most %d allowed", ErrTooLarge, name, f.UncompressedSize64, MaxPartSize)
-	}
-	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("docid: opening %s: %w", name, err)
-	}
-	defer rc.Close()
-	// The declared size may lie: cap what is actually inflated too.
-	data, err := io.ReadAll(io.LimitReader(rc, MaxPartSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("docid: reading %s: %w", name, err)
-	}
-	if len(data) > MaxPartSize {
-		return nil, fmt.Errorf("%w: %s inflates past %d bytes", ErrTooLarge, name, MaxPartSize)
+		return nil, fmt.Errorf("docid: %w", err)
 	}
 	return data, nil
 }
@@ -127,6 +109,6 @@ func settingsGUID(data []byte) string {
 	if err != nil || len(x.children) == 0 {
 		return ""
 	}
-	val, _ := attr(x.children[0].elem, nsW15, "val")
+	val, _ := x.children[0].elem.AttrValue(nsW15, "val")
 	return strings.NewReplacer("{", "", "}", "").Replace(val)
 }

@@ -1,13 +1,14 @@
 package docid
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // Package registrations of the parts Stamp may create.
@@ -41,7 +42,7 @@ func Stamp(docx []byte, id Identity) ([]byte, error) {
 	if id.GUID == "" || id.Created == "" {
 		return nil, errors.New("docid: stamp: the identity needs both GUID and Created")
 	}
-	if !validText(id.GUID) || !validText(id.Created) {
+	if !ooxml.ValidText(id.GUID) || !ooxml.ValidText(id.Created) {
 		return nil, errors.New("docid: stamp: GUID or Created holds characters XML cannot carry")
 	}
 	p, err := openPackage(docx)
@@ -52,27 +53,17 @@ func Stamp(docx []byte, id Identity) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(e.parts) == 0 {
+	if e.Empty() {
 		return bytes.Clone(docx), nil
 	}
-	return p.rewrite(e)
+	out, err := p.Rewrite(e, documentPart)
+	if err != nil {
+		return nil, fmt.Errorf("docid: stamp: %w", err)
+	}
+	return out, nil
 }
 
-// edits are the part contents Stamp writes: replacements of existing
-// entries, and new parts to append in order.
-type edits struct {
-	parts map[string][]byte
-	added []string
-}
-
-func (e *edits) replace(name string, data []byte) { e.parts[name] = data }
-
-func (e *edits) add(name string, data []byte) {
-	e.parts[name] = data
-	e.added = append(e.added, name)
-}
-
-func (p *pkg) planStamp(id Identity) (*edits, error) {
+func (p *pkg) planStamp(id Identity) (*ooxml.Edits, error) {
 	meta, err := p.metadata()
 	if err != nil {
 		return nil, err
@@ -81,7 +72,7 @@ func (p *pkg) planStamp(id Identity) (*edits, error) {
 		return nil, fmt.Errorf("docid: stamp: %s holds GUID %q, which takes precedence over %q",
 			settingsPart, meta.settingsGUID, id.GUID)
 	}
-	e := &edits{parts: map[string][]byte{}}
+	e := &ooxml.Edits{}
 	if meta.guid() != id.GUID {
 		if err := p.stampGUID(e, id.GUID); err != nil {
 			return nil, err
@@ -96,9 +87,9 @@ func (p *pkg) planStamp(id Identity) (*edits, error) {
 }
 
 // stampGUID sets the DocumentGuid custom property, keeping its pid when it exists.
-func (p *pkg) stampGUID(e *edits, guid string) error {
-	if p.files[customPart] == nil {
-		e.add(customPart, []byte(xmlDecl+`<Properties xmlns="`+nsCustomProps+`" xmlns:vt="`+nsVTypes+`">`+
+func (p *pkg) stampGUID(e *ooxml.Edits, guid string) error {
+	if !p.Has(customPart) {
+		e.Set(p.Package, customPart, []byte(xmlDecl+`<Properties xmlns="`+nsCustomProps+`" xmlns:vt="`+nsVTypes+`">`+
 			customProperty("", 2, guid)+`</Properties>`))
 		return p.register(e, customPart, ctCustom, relCustom)
 	}
@@ -110,23 +101,23 @@ func (p *pkg) stampGUID(e *edits, guid string) error {
 	if err != nil {
 		return errMalformed(customPart, err)
 	}
-	decls := c.xmlns("", nsCustomProps) + c.xmlns("vt", nsVTypes)
+	decls := c.Xmlns("", nsCustomProps) + c.Xmlns("vt", nsVTypes)
 	if c.prop < 0 {
-		out, err := c.appendChild(customProperty(decls, c.maxPID+1, guid))
+		out, err := c.AppendChild(customProperty(decls, c.maxPID+1, guid))
 		if err != nil {
 			return errMalformed(customPart, err)
 		}
-		e.replace(customPart, out)
+		e.Set(p.Package, customPart, out)
 		return nil
 	}
 	old := c.children[c.prop]
 	pid := c.maxPID + 1
-	if v, _ := attr(old.elem, "", "pid"); v != "" {
+	if v, _ := old.elem.AttrValue("", "pid"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n >= 2 && n <= c.maxPID {
 			pid = n
 		}
 	}
-	e.replace(customPart, splice(data, old.span, customProperty(decls, pid, guid)))
+	e.Set(p.Package, customPart, ooxml.Splice(data, ooxml.Edit{Span: old.elem.Outer, With: customProperty(decls, pid, guid)}))
 	return nil
 }
 
@@ -134,13 +125,13 @@ func (p *pkg) stampGUID(e *edits, guid string) error {
 // namespace declarations it needs where it is placed.
 func customProperty(decls string, pid int, guid string) string {
 	return `<property` + decls + ` fmtid="` + fmtidUserDefined + `" pid="` + strconv.Itoa(pid) +
-		`" name="DocumentGuid"><vt:lpwstr>` + escape(guid) + `</vt:lpwstr></property>`
+		`" name="DocumentGuid"><vt:lpwstr>` + ooxml.Escape(guid) + `</vt:lpwstr></property>`
 }
 
 // stampCreated sets dcterms:created, replacing an existing element.
-func (p *pkg) stampCreated(e *edits, created string) error {
-	if p.files[corePart] == nil {
-		e.add(corePart, []byte(xmlDecl+`<cp:coreProperties xmlns:cp="`+nsCoreProps+`" xmlns:dcterms="`+nsDCTerms+
+func (p *pkg) stampCreated(e *ooxml.Edits, created string) error {
+	if !p.Has(corePart) {
+		e.Set(p.Package, corePart, []byte(xmlDecl+`<cp:coreProperties xmlns:cp="`+nsCoreProps+`" xmlns:dcterms="`+nsDCTerms+
 			`" xmlns:xsi="`+nsXSI+`">`+createdElement("", created)+`</cp:coreProperties>`))
 		return p.register(e, corePart, ctCore, relCore)
 	}
@@ -152,16 +143,16 @@ func (p *pkg) stampCreated(e *edits, created string) error {
 	if err != nil {
 		return errMalformed(corePart, err)
 	}
-	elem := createdElement(c.xmlns("dcterms", nsDCTerms)+c.xmlns("xsi", nsXSI), created)
+	elem := createdElement(c.Xmlns("dcterms", nsDCTerms)+c.Xmlns("xsi", nsXSI), created)
 	if c.elem >= 0 {
-		e.replace(corePart, splice(data, c.children[c.elem].span, elem))
+		e.Set(p.Package, corePart, ooxml.Splice(data, ooxml.Edit{Span: c.children[c.elem].elem.Outer, With: elem}))
 		return nil
 	}
-	out, err := c.appendChild(elem)
+	out, err := c.AppendChild(elem)
 	if err != nil {
 		return errMalformed(corePart, err)
 	}
-	e.replace(corePart, out)
+	e.Set(p.Package, corePart, out)
 	return nil
 }
 
@@ -171,68 +162,68 @@ func errMalformed(part string, err error) error {
 }
 
 func createdElement(decls, created string) string {
-	return `<dcterms:created` + decls + ` xsi:type="dcterms:W3CDTF">` + escape(created) + `</dcterms:created>`
+	return `<dcterms:created` + decls + ` xsi:type="dcterms:W3CDTF">` + ooxml.Escape(created) + `</dcterms:created>`
 }
 
 // register adds the content-type override and the package relationship of a
 // new part, unless the package already has them.
-func (p *pkg) register(e *edits, part, contentType, relType string) error {
+func (p *pkg) register(e *ooxml.Edits, part, contentType, relType string) error {
 	if err := p.addOverride(e, part, contentType); err != nil {
 		return err
 	}
 	return p.addRelationship(e, part, relType)
 }
 
-func (p *pkg) addOverride(e *edits, part, contentType string) error {
+func (p *pkg) addOverride(e *ooxml.Edits, part, contentType string) error {
 	x, err := p.scanEdited(e, contentTypesPart, isName(nsContentTypes, "Override"))
 	if err != nil {
 		return err
 	}
 	for _, c := range x.children {
-		if name, _ := attr(c.elem, "", "PartName"); strings.EqualFold(name, "/"+part) {
+		if name, _ := c.elem.AttrValue("", "PartName"); strings.EqualFold(name, "/"+part) {
 			return nil
 		}
 	}
-	out, err := x.appendChild(`<Override` + x.xmlns("", nsContentTypes) +
+	out, err := x.AppendChild(`<Override` + x.Xmlns("", nsContentTypes) +
 		` PartName="/` + part + `" ContentType="` + contentType + `"/>`)
 	if err != nil {
 		return errMalformed(contentTypesPart, err)
 	}
-	e.replace(contentTypesPart, out)
+	e.Set(p.Package, contentTypesPart, out)
 	return nil
 }
 
-func (p *pkg) addRelationship(e *edits, part, relType string) error {
+func (p *pkg) addRelationship(e *ooxml.Edits, part, relType string) error {
 	x, err := p.scanEdited(e, packageRelsPart, isName(nsRels, "Relationship"))
 	if err != nil {
 		return err
 	}
 	ids := make(map[string]bool, len(x.children))
 	for _, c := range x.children {
-		if t, _ := attr(c.elem, "", "Type"); t == relType {
+		if t, _ := c.elem.AttrValue("", "Type"); t == relType {
 			return nil
 		}
-		id, _ := attr(c.elem, "", "Id")
+		id, _ := c.elem.AttrValue("", "Id")
 		ids[id] = true
 	}
 	n := 1
 	for ids["rId"+strconv.Itoa(n)] {
 		n++
 	}
-	out, err := x.appendChild(`<Relationship` + x.xmlns("", nsRels) + ` Id="rId` + strconv.Itoa(n) +
+	out, err := x.AppendChild(`<Relationship` + x.Xmlns("", nsRels) + ` Id="rId` + strconv.Itoa(n) +
 		`" Type="` + relType + `" Target="` + part + `"/>`)
 	if err != nil {
 		return errMalformed(packageRelsPart, err)
 	}
-	e.replace(packageRelsPart, out)
+	e.Set(p.Package, packageRelsPart, out)
 	return nil
 }
 
 // scanEdited scans a part that must exist, as edited so far.
-func (p *pkg) scanEdited(e *edits, name string, want func(xml.Name) bool) (*partXML, error) {
-	data, ok := e.parts[name]
+func (p *pkg) scanEdited(e *ooxml.Edits, name string, want func(xml.Name) bool) (*partXML, error) {
+	data, ok := e.Get(name)
 	if !ok {
-		if p.files[name] == nil {
+		if !p.Has(name) {
 			return nil, fmt.Errorf("docid: stamp: no %s in the package", name)
 		}
 		var err error
@@ -245,65 +236,4 @@ func (p *pkg) scanEdited(e *edits, name string, want func(xml.Name) bool) (*part
 		return nil, errMalformed(name, err)
 	}
 	return x, nil
-}
-
-// rewrite writes the package with the edits applied. Untouched entries are
-// copied raw, so their bytes (compressed data, CRC, times) stay identical.
-func (p *pkg) rewrite(e *edits) ([]byte, error) {
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, f := range p.zr.File {
-		var err error
-		if data, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
-			err = writeEntry(w, editedHeader(f), data)
-		} else {
-			err = w.Copy(f)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("docid: stamp: writing %s: %w", f.Name, err)
-		}
-	}
-	// New parts take the time stamp of the main document part.
-	doc := p.files[documentPart]
-	for _, name := range e.added {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate, ModifiedDate: doc.ModifiedDate, ModifiedTime: doc.ModifiedTime}
-		if err := writeEntry(w, h, e.parts[name]); err != nil {
-			return nil, fmt.Errorf("docid: stamp: writing %s: %w", name, err)
-		}
-	}
-	if err := w.SetComment(p.zr.Comment); err != nil {
-		return nil, fmt.Errorf("docid: stamp: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("docid: stamp: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// editedHeader keeps what describes an entry (name, times, attributes) and
-// drops what describes its old data (sizes, CRC, extra fields).
-func editedHeader(f *zip.File) *zip.FileHeader {
-	method := zip.Deflate
-	if f.Method == zip.Store {
-		method = zip.Store
-	}
-	return &zip.FileHeader{
-		Name:           f.Name,
-		Comment:        f.Comment,
-		NonUTF8:        f.NonUTF8,
-		Method:         method,
-		ModifiedDate:   f.ModifiedDate,
-		ModifiedTime:   f.ModifiedTime,
-		CreatorVersion: f.CreatorVersion,
-		ExternalAttrs:  f.ExternalAttrs,
-	}
-}
-
-func writeEntry(w *zip.Writer, h *zip.FileHeader, data []byte) error {
-	fw, err := w.CreateHeader(h)
-	if err != nil {
-		return err
-	}
-	_, err = fw.Write(data)
-	return err
 }

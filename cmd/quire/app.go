@@ -12,7 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/mail"
@@ -31,6 +33,7 @@ type app struct {
 	auth      *auth.Service
 	telemetry *telemetry.Service
 	signing   *signing.Service
+	annotate  *annotate.Service
 }
 
 // openApp opens the database (applying migrations), loads the server
@@ -69,8 +72,12 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err
 	}
+	fill, err := newAnnotate(cfg, log, conv)
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign,
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, annotate: fill,
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,
@@ -80,6 +87,19 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), Logger: log, Registerer: reg,
 		}),
 	}, nil
+}
+
+// newAnnotate builds the template filler. Its downloads (templates and
+// images) go through the same SSRF-safe fetcher settings as signing's.
+func newAnnotate(cfg *config.Config, log *slog.Logger, conv signing.Converter) (*annotate.Service, error) {
+	limits := cfg.AnnotateLimits()
+	fetcher := fetch.New(fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate,
+		MaxBytes: max(int64(cfg.AnnotateMaxBytes), limits.MaxImageBytes)})
+	engine, err := annotate.NewEngine(limits, fetcher.Get, certpage.DefaultFonts("")[0].Path)
+	if err != nil {
+		return nil, err
+	}
+	return annotate.NewService(engine, conv, int64(cfg.AnnotateMaxBytes), log), nil
 }
 
 // timestamper is the RFC 3161 client of QUIRE_TSA_URL, or nil.

@@ -71,7 +71,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		stopConversion(stopCtx, pool, log)
 		a.Close()
 	}()
-	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
+	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Annotate: a.annotate, DB: a.db,
 		Logger: log, Metrics: a.metrics, Version: version},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), SignMemoryBudget: int64(cfg.SignMemoryBudget),

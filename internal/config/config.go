@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/ratelimit"
@@ -73,6 +74,14 @@ type Config struct {
 	ConvertMaxInputBytes Bytes
 	ConvertDir           string
 	LibreOfficeDir       string
+
+	AnnotateMaxBytes         Bytes
+	AnnotateMaxExpandedBytes Bytes
+	AnnotateMaxPartBytes     Bytes
+	AnnotateMaxXMLElements   int
+	AnnotateMaxXMLDepth      int
+	AnnotateMaxImageBytes    Bytes
+	AnnotateMaxImagePixels   int
 }
 
 // Setting describes one configuration value.
@@ -131,6 +140,13 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-input-bytes", "QUIRE_CONVERT_MAX_INPUT_BYTES", "largest document to convert (larger: 413)", &c.ConvertMaxInputBytes, false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
+		{"annotate-max-bytes", "QUIRE_ANNOTATE_MAX_BYTES", "largest DOCX template to fill, inline (before base64) or downloaded", &c.AnnotateMaxBytes, false},
+		{"annotate-max-expanded-bytes", "QUIRE_ANNOTATE_MAX_EXPANDED_BYTES", "most bytes a template's ZIP entries may inflate to, together (larger: 413)", &c.AnnotateMaxExpandedBytes, false},
+		{"annotate-max-part-bytes", "QUIRE_ANNOTATE_MAX_PART_BYTES", "most bytes one part of a template read by annotate may inflate to (larger: 413)", &c.AnnotateMaxPartBytes, false},
+		{"annotate-max-xml-elements", "QUIRE_ANNOTATE_MAX_XML_ELEMENTS", "most XML elements in one part of a template (more: 413)", (*intValue)(&c.AnnotateMaxXMLElements), false},
+		{"annotate-max-xml-depth", "QUIRE_ANNOTATE_MAX_XML_DEPTH", "deepest nesting of XML elements in a part of a template (deeper: 413)", (*intValue)(&c.AnnotateMaxXMLDepth), false},
+		{"annotate-max-image-bytes", "QUIRE_ANNOTATE_MAX_IMAGE_BYTES", "largest image or signature of an annotate field, inline or downloaded", &c.AnnotateMaxImageBytes, false},
+		{"annotate-max-image-pixels", "QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", "most pixels (width x height) of an image or signature of an annotate field", (*intValue)(&c.AnnotateMaxImagePixels), false},
 		{"telemetry-metadata-bytes", "QUIRE_TELEMETRY_METADATA_BYTES", "largest telemetry metadata object stored as sent; larger ones are stored as {\"truncated\":true}", &c.TelemetryMetadata, false},
 	}
 }
@@ -172,6 +188,14 @@ func Default() Config {
 		ConvertMaxWorkerRSS:  1 << 30,
 		ConvertMaxInputBytes: 25 << 20,
 		LibreOfficeDir:       convert.DefaultProgramDir,
+
+		AnnotateMaxBytes:         25 << 20,
+		AnnotateMaxExpandedBytes: Bytes(annotate.DefaultLimits.Package.MaxTotalSize),
+		AnnotateMaxPartBytes:     Bytes(annotate.DefaultLimits.Package.MaxPartSize),
+		AnnotateMaxXMLElements:   annotate.DefaultLimits.XML.MaxElements,
+		AnnotateMaxXMLDepth:      annotate.DefaultLimits.XML.MaxDepth,
+		AnnotateMaxImageBytes:    Bytes(annotate.DefaultLimits.MaxImageBytes),
+		AnnotateMaxImagePixels:   int(annotate.DefaultLimits.MaxImagePixels),
 	}
 }
 
@@ -220,6 +244,15 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 		MaxInputBytes: int64(c.ConvertMaxInputBytes), Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
+// AnnotateLimits are the limits of filling a template.
+func (c *Config) AnnotateLimits() annotate.Limits {
+	l := annotate.DefaultLimits
+	l.Package.MaxTotalSize, l.Package.MaxPartSize = int64(c.AnnotateMaxExpandedBytes), int64(c.AnnotateMaxPartBytes)
+	l.XML.MaxElements, l.XML.MaxDepth = c.AnnotateMaxXMLElements, c.AnnotateMaxXMLDepth
+	l.MaxImageBytes, l.MaxImagePixels = int64(c.AnnotateMaxImageBytes), int64(c.AnnotateMaxImagePixels)
+	return l
+}
+
 // Check reports settings that cannot work together or at all.
 func (c *Config) Check() error {
 	switch c.LogLevel {
@@ -257,6 +290,17 @@ func (c *Config) Check() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("QUIRE_ADMIN_TOKEN must be at least 16 characters")
+	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"QUIRE_ANNOTATE_MAX_BYTES", int64(c.AnnotateMaxBytes)}, {"QUIRE_ANNOTATE_MAX_EXPANDED_BYTES", int64(c.AnnotateMaxExpandedBytes)},
+		{"QUIRE_ANNOTATE_MAX_PART_BYTES", int64(c.AnnotateMaxPartBytes)}, {"QUIRE_ANNOTATE_MAX_XML_ELEMENTS", int64(c.AnnotateMaxXMLElements)},
+		{"QUIRE_ANNOTATE_MAX_XML_DEPTH", int64(c.AnnotateMaxXMLDepth)}, {"QUIRE_ANNOTATE_MAX_IMAGE_BYTES", int64(c.AnnotateMaxImageBytes)},
+		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)}} {
+		if l.v < 1 {
+			return fmt.Errorf("%s must be at least 1", l.name)
+		}
 	}
 	return nil
 }

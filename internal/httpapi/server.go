@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
@@ -34,6 +35,7 @@ type Deps struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Convert   *convert.Pool // nil: conversion disabled
+	Annotate  *annotate.Service
 	DB        Pinger
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
@@ -79,7 +81,7 @@ type Server struct {
 // authenticated are the areas of the API that need an API key. The key is
 // checked before routing, so a caller without one learns nothing about
 // which operations exist there.
-var authenticated = []string{"/v1/sign", "/v1/convert"}
+var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
@@ -91,7 +93,7 @@ func New(d Deps, o Options) *Server {
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes())
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes())
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}

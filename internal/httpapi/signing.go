@@ -38,21 +38,22 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeSignResponse(w, pdf)
+	writeDocument(w, pdf, "application/pdf")
 }
 
-// writeSignResponse writes the answer of POST /v1/sign (DESIGN.md),
-// {"document":{"base64":"...","contentType":"application/pdf"}}, encoding
+// writeDocument writes the answer of POST /v1/sign and /v1/annotate
+// (DESIGN.md), {"document":{"base64":"...","contentType":"..."}}, encoding
 // the base64 on the way out rather than holding it (and a JSON copy of
-// it) in memory.
-func writeSignResponse(w http.ResponseWriter, pdf []byte) {
-	const head, tail = `{"document":{"base64":"`, `","contentType":"application/pdf"}}` + "\n"
+// it) in memory. contentType is one of quire's own media types, which
+// need no JSON escaping.
+func writeDocument(w http.ResponseWriter, doc []byte, contentType string) {
+	head, tail := `{"document":{"base64":"`, `","contentType":"`+contentType+`"}}`+"\n"
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(pdf))+len(tail)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(doc))+len(tail)))
 	io.WriteString(w, head)
 	enc := base64.NewEncoder(base64.StdEncoding, w)
-	enc.Write(pdf)
+	enc.Write(doc)
 	enc.Close()
 	io.WriteString(w, tail)
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -162,25 +161,11 @@ func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
 		return d.Bytes, nil
 	}
 	b, err := s.fetcher.Get(ctx, d.URL)
-	switch {
-	case err == nil:
-		return b, nil
-	case errors.Is(err, fetch.ErrInvalidURL):
-		return nil, quire.Invalid("The document URL is not valid.", quire.Detail{Field: "document.url", Issue: err.Error()})
-	case errors.Is(err, context.Canceled):
-		return nil, err
+	if err != nil {
+		s.opt.Logger.Info("document download failed", "err", err)
+		return nil, fetch.ToAPIError(err, "document.url")
 	}
-	// One answer for addresses refused and hosts not found, so that callers
-	// cannot map the internal network; the log has the cause.
-	s.opt.Logger.Info("document download failed", "err", err)
-	msg := "The document could not be downloaded from a public address."
-	for _, e := range []error{fetch.ErrTooLarge, fetch.ErrTimeout, fetch.ErrStatus, fetch.ErrTooManyRedirects} {
-		if errors.Is(err, e) {
-			msg = "The document could not be downloaded: " + strings.TrimPrefix(e.Error(), "fetch: ") + "."
-		}
-	}
-	return nil, &quire.Error{Code: quire.CodeUnprocessable, Message: msg,
-		Details: []quire.Detail{{Field: "document.url", Issue: "could not be downloaded"}}}
+	return b, nil
 }
 
 // asPDF returns a PDF as is and converts a DOCX; anything else is refused.

@@ -17,7 +17,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
@@ -72,6 +74,7 @@ type Server struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
+	Annotate  *annotate.Service
 	Convert   *convert.Pool // nil unless Config.ConvertWorkers > 0
 	Logs      *Buffer
 	Clock     *Clock
@@ -117,10 +120,16 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if err := s.Signing.Publish(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second, MaxBytes: 10 << 20})
+	engine, err := annotate.NewEngine(annotate.DefaultLimits, fetcher.Get, certpage.DefaultFonts("")[0].Path)
+	if err != nil {
+		t.Fatalf("%v (apt-get install fonts-dejavu-core)", err)
+	}
+	s.Annotate = annotate.NewService(engine, conv, 10<<20, log)
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
-	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
+	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Annotate: s.Annotate, DB: db,
 		Logger: log, Metrics: reg, Version: "test"},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20,
 			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,

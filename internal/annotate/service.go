@@ -1,0 +1,81 @@
+package annotate
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
+)
+
+// Converter turns a DOCX into a PDF; *convert.Pool is one. nil refuses PDF output.
+type Converter interface {
+	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
+}
+
+// Content types of the answers.
+const (
+	ContentTypeDOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	ContentTypePDF  = "application/pdf"
+)
+
+// Service answers fill requests: it obtains the template, fills it and
+// converts it when asked.
+type Service struct {
+	engine   *Engine
+	conv     Converter
+	maxBytes int64
+	log      *slog.Logger
+}
+
+// NewService returns the service. The engine's fetcher downloads document
+// URLs too; maxBytes bounds the template.
+func NewService(e *Engine, conv Converter, maxBytes int64, log *slog.Logger) *Service {
+	return &Service{engine: e, conv: conv, maxBytes: maxBytes, log: log}
+}
+
+// MaxDocumentBytes is the largest template accepted.
+func (s *Service) MaxDocumentBytes() int64 { return s.maxBytes }
+
+// Result is a filled document.
+type Result struct {
+	Document    []byte
+	ContentType string
+	Report
+}
+
+// Annotate validates req, fills its template and converts it when asked.
+func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
+	if err := req.Validate(); err != nil {
+		return Result{}, err
+	}
+	if req.PDF && s.conv == nil {
+		return Result{}, quire.Errorf(quire.CodeUnavailable, "PDF output is not available: conversion is disabled on this server.")
+	}
+	docx := req.Document.Bytes
+	if req.Document.URL != "" {
+		var err error
+		if docx, err = s.engine.fetch(ctx, req.Document.URL); err != nil {
+			s.log.Info("document download failed", "err", err)
+			return Result{}, fetch.ToAPIError(err, "document.url")
+		}
+		if int64(len(docx)) > s.maxBytes {
+			return Result{}, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.maxBytes)
+		}
+	}
+	if !req.PDF {
+		out, rep, err := s.engine.Fill(ctx, docx, req.Fields)
+		return Result{Document: out, ContentType: ContentTypeDOCX, Report: rep}, err
+	}
+	out, rep, err := s.engine.FillForConversion(ctx, docx, req.Fields)
+	if err != nil {
+		return Result{}, err
+	}
+	pdf, err := s.conv.Convert(ctx, out, convert.FromDOCX)
+	if err != nil {
+		return Result{}, convert.ToAPIError(err, 5*time.Second)
+	}
+	return Result{Document: pdf, ContentType: ContentTypePDF, Report: rep}, nil
+}

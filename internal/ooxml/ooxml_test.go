@@ -1,0 +1,173 @@
+package ooxml
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"errors"
+	"hash/crc32"
+	"io"
+	"strings"
+	"testing"
+)
+
+type entry struct{ name, body string }
+
+func build(t *testing.T, entries ...entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, e := range entries {
+		if err := writeEntry(w, &zip.FileHeader{Name: e.name, Method: zip.Deflate}, []byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// lying builds a package whose entry declares declared bytes but inflates to body.
+func lying(t *testing.T, body []byte, declared uint64) []byte {
+	t.Helper()
+	var deflated bytes.Buffer
+	fw, _ := flate.NewWriter(&deflated, flate.BestCompression)
+	fw.Write(body)
+	fw.Close()
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	raw, err := w.CreateRaw(&zip.FileHeader{Name: "bomb.xml", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(body),
+		CompressedSize64: uint64(deflated.Len()), UncompressedSize64: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Write(deflated.Bytes())
+	w.Close()
+	return buf.Bytes()
+}
+
+func TestOpenLimits(t *testing.T) {
+	if _, err := Open([]byte("not a zip"), Limits{}); !errors.Is(err, ErrNotPackage) {
+		t.Errorf("not a zip: %v", err)
+	}
+	three := build(t, entry{"a", "1"}, entry{"b", "2"}, entry{"c", "3"})
+	if _, err := Open(three, Limits{MaxEntries: 2}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("entries: %v", err)
+	}
+	big := build(t, entry{"a", strings.Repeat("x", 600)}, entry{"b", strings.Repeat("x", 600)})
+	if _, err := Open(big, Limits{MaxTotalSize: 1000}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("declared total: %v", err)
+	}
+	p, err := Open(big, Limits{MaxPartSize: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Read("a"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("part: %v", err)
+	}
+	if data, err := p.Read("missing"); data != nil || err != nil {
+		t.Errorf("missing part: %q, %v", data, err)
+	}
+}
+
+// TestReadDoesNotTrustHeaders inflates entries whose headers understate
+// their size: reading stops at the limits, never holding more.
+func TestReadDoesNotTrustHeaders(t *testing.T) {
+	body := bytes.Repeat([]byte("<a/>"), 4<<20) // 16 MiB from about 16 KiB
+	p, err := Open(lying(t, body, 100), Limits{MaxPartSize: 1 << 20, MaxTotalSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := p.Read("bomb.xml"); err == nil || len(data) > 0 {
+		t.Errorf("read %d bytes, %v", len(data), err)
+	}
+	if p.read > 1<<20+1 {
+		t.Errorf("inflated %d bytes", p.read)
+	}
+}
+
+func TestReadTotalBudget(t *testing.T) {
+	docx := build(t, entry{"a", strings.Repeat("x", 600)}, entry{"b", strings.Repeat("x", 600)})
+	p, err := Open(docx, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.limits.MaxTotalSize = 1000 // as if the headers had understated the sizes
+	if _, err := p.Read("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Read("b"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("second part: %v", err)
+	}
+}
+
+func TestRewriteCopiesUntouchedEntries(t *testing.T) {
+	in := build(t, entry{"a.xml", "<a/>"}, entry{"b.xml", "<b/>"})
+	p, _ := Open(in, Limits{})
+	var e Edits
+	e.Set(p, "b.xml", []byte("<b>new</b>"))
+	e.Set(p, "c.bin", []byte("added"))
+	out, err := p.Rewrite(&e, "a.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zin, _ := zip.NewReader(bytes.NewReader(in), int64(len(in)))
+	zout, _ := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+	if len(zout.File) != 3 || zout.File[2].Name != "c.bin" {
+		t.Fatalf("entries %v", zout.File)
+	}
+	raw := func(f *zip.File) string { r, _ := f.OpenRaw(); b, _ := io.ReadAll(r); return string(b) }
+	if raw(zin.File[0]) != raw(zout.File[0]) || zin.File[0].CRC32 != zout.File[0].CRC32 {
+		t.Error("a.xml was not copied raw")
+	}
+	p2, _ := Open(out, Limits{})
+	if b, _ := p2.Read("b.xml"); string(b) != "<b>new</b>" {
+		t.Errorf("b.xml = %q", b)
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	deep := strings.Repeat("<a>", 100) + strings.Repeat("</a>", 100)
+	if _, err := Parse([]byte(deep), XMLLimits{MaxDepth: 50}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("depth: %v", err)
+	}
+	if _, err := Parse([]byte(deep), XMLLimits{MaxDepth: 100}); err != nil {
+		t.Errorf("depth at the limit: %v", err)
+	}
+	many := "<r>" + strings.Repeat("<a/>", 100) + "</r>"
+	if _, err := Parse([]byte(many), XMLLimits{MaxElements: 100}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("elements: %v", err)
+	}
+	for _, bad := range []string{"", "<a></b>", "<a/><b/>", "<a>", "text"} {
+		if _, err := Parse([]byte(bad), XMLLimits{}); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestParseSpans(t *testing.T) {
+	src := `<?xml version="1.0"?><w:doc xmlns:w="urn:w"><w:p a="1">x<!-- c -->y</w:p><w:e/></w:doc>`
+	d, err := Parse([]byte(src), XMLLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, e := d.Root.Children[0], d.Root.Children[1]
+	if got := string(d.Bytes(p.Outer)); got != `<w:p a="1">x<!-- c -->y</w:p>` {
+		t.Errorf("outer %q", got)
+	}
+	if got := string(d.Bytes(p.Inner)); got != `x<!-- c -->y` || p.Text != "xy" {
+		t.Errorf("inner %q, text %q", got, p.Text)
+	}
+	if e.Inner.Start != e.Outer.End || d.Prefix(e) != "w" || !e.Is("urn:w", "e") {
+		t.Errorf("self-closing element %+v, prefix %q", e, d.Prefix(e))
+	}
+	out := Splice(d.Data, Edit{p.Inner, "z"}, Edit{e.Outer, ""})
+	if string(out) != `<?xml version="1.0"?><w:doc xmlns:w="urn:w"><w:p a="1">z</w:p></w:doc>` {
+		t.Errorf("spliced %s", out)
+	}
+	root, _ := Parse([]byte(`<r x="1"/>`), XMLLimits{})
+	if out, err := root.AppendChild("<c/>"); err != nil || string(out) != `<r x="1"><c/></r>` {
+		t.Errorf("append to self-closing root: %s, %v", out, err)
+	}
+}
