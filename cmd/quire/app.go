@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -29,6 +31,7 @@ type app struct {
 	auth      *auth.Service
 	telemetry *telemetry.Service
 	signing   *signing.Service
+	limiter   *ratelimit.Limiter // rate limits of the pages (admin login)
 }
 
 // openApp opens the database (applying migrations), loads the server
@@ -62,13 +65,13 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
-		Timestamper: timestamper(cfg.TSAURL),
-		Fetch:       fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
+		Timestamper: timestamper(cfg.TSAURL), PublicURL: cfg.PublicURL,
+		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign,
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, limiter: ratelimit.New(db, secret, time.Now),
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,

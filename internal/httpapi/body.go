@@ -67,3 +67,11 @@ func badMultipart(err error) error {
 	}
 	return quire.Invalid("The multipart body is malformed.", quire.Detail{Field: "body", Issue: strings.TrimPrefix(err.Error(), "multipart: ")})
 }
+
+// FilePart reads the multipart part named field of r into memory, for
+// handlers outside this package (the verification page's form); errors
+// are the contract's (400, 413).
+func FilePart(r *http.Request, field string) ([]byte, error) {
+	b, err := filePart(r, field)
+	return b, bodyError(err)
+}

@@ -19,9 +19,11 @@ import (
 // requestInfo travels in the request context: set by the outer middleware,
 // filled in by the inner ones (the route is known only after routing).
 type requestInfo struct {
-	id    string
-	route string
-	quiet bool // a successful answer is not logged (Route.Quiet)
+	id       string
+	route    string
+	quiet    bool   // a successful answer is not logged (Route.Quiet)
+	clientIP string // see Server.clientIP
+	https    bool   // the client's connection is TLS (here or at a trusted proxy)
 }
 
 type infoCtx struct{}
@@ -47,7 +49,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id})
+		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id, clientIP: s.clientIP(r), https: s.https(r)})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -151,6 +153,23 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ClientIP is the address of the caller of the request of ctx.
+func ClientIP(ctx context.Context) string { return infoOf(ctx).clientIP }
+
+// HTTPS reports whether the caller of the request of ctx reached the
+// service over TLS: here, or at a trusted proxy that says so in
+// X-Forwarded-Proto.
+func HTTPS(ctx context.Context) bool { return infoOf(ctx).https }
+
+func (s *Server) https(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	peer, err := netip.ParseAddr(host)
+	return err == nil && s.opt.TrustedProxies.Contains(peer) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // clientIP is the address of the caller: the peer, or, when the peer is a
