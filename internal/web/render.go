@@ -15,7 +15,8 @@ import (
 	"github.com/quire-dev/quire/internal/httpapi"
 )
 
-// parseTemplates parses each page with the layout it fills in.
+// parseTemplates parses each page with the layout it fills in, or alone
+// when it is a whole document.
 func parseTemplates() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"stamp": func(t time.Time) string {
@@ -35,7 +36,12 @@ func parseTemplates() map[string]*template.Template {
 		if name == "layout" {
 			continue
 		}
-		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, p))
+		src, _ := fs.ReadFile(files, p)
+		if bytes.HasPrefix(src, []byte("<!doctype")) {
+			out[name] = template.Must(template.New(name).Funcs(funcs).Parse(string(src)))
+		} else {
+			out[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, p))
+		}
 	}
 	return out
 }
@@ -44,8 +50,8 @@ func parseTemplates() map[string]*template.Template {
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
 	t := p.tmpl[page]
 	name := "layout"
-	if t.Lookup("main") == nil {
-		name = page + ".html"
+	if t.Lookup(name) == nil {
+		name = page
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, name, data); err != nil {

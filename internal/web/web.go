@@ -6,9 +6,7 @@
 package web
 
 import (
-	"crypto/rand"
 	"embed"
-	"encoding/base64"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -107,13 +105,6 @@ func secured(h http.HandlerFunc) http.HandlerFunc {
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h(w, r)
 	}
-}
-
-// nonce is a fresh random value for one response's policy.
-func nonce() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // baseURL is the absolute URL of this server: QUIRE_PUBLIC_URL, or the

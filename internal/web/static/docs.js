@@ -1,18 +1,13 @@
 // Renders the API reference from this server's /openapi.json with the
 // vendored Scalar bundle, configured so that nothing is fetched from
-// another origin: no web fonts, no telemetry, no request proxy.
+// another origin: no web fonts, no telemetry, no AI agent or MCP links.
 (function () {
   var app = document.getElementById('app');
   Scalar.createApiReference(app, {
-    url: app.dataset.specUrl,
+    url: app.dataset.openapi,
     withDefaultFonts: false,
     telemetry: false,
-    proxyUrl: '',
-    hideClientButton: false,
-    showDeveloperTools: 'never',
     agent: { disabled: true },
-    mcp: { disabled: true },
-    documentDownloadType: 'json',
-    metaData: { title: 'quire API reference' }
+    mcp: { disabled: true }
   });
 })();
