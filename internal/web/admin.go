@@ -177,14 +177,15 @@ func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session
 }
 
 func (p *Pages) revokeKey(w http.ResponseWriter, r *http.Request, _ session) {
-	err := p.deps.Auth.Revoke(r.Context(), r.PathValue("id"))
+	id := r.PostFormValue("id")
+	err := p.deps.Auth.Revoke(r.Context(), id)
 	if errors.Is(err, quire.ErrNotFound) {
-		err = quire.Errorf(quire.CodeNotFound, "There is no API key %q.", r.PathValue("id"))
+		err = quire.Errorf(quire.CodeNotFound, "There is no API key %q.", id)
 	}
 	if err != nil {
 		p.fail(w, r, "message", func(msg string) any { return message{Title: "Cannot revoke the key", Text: msg} }, err)
 		return
 	}
-	p.deps.Logger.Info("API key revoked from the dashboard", "key_id", r.PathValue("id"), "client", httpapi.ClientIP(r.Context()))
+	p.deps.Logger.Info("API key revoked from the dashboard", "key_id", id, "client", httpapi.ClientIP(r.Context()))
 	http.Redirect(w, r, "/admin#keys", http.StatusSeeOther)
 }

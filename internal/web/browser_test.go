@@ -29,7 +29,7 @@ type browser struct {
 	origin string // the server's scheme://host:port
 
 	mu       sync.Mutex
-	allowed  []string // problems expected on a page, by prefix
+	allowed  []string // problems expected on a page
 	problems []string
 	requests []string // URLs the pages requested
 }
@@ -107,11 +107,11 @@ func (b *browser) observe(ev any) {
 	}
 }
 
-// allow accepts problems that start with prefix.
-func (b *browser) allow(prefix string) {
+// allow accepts problems that contain text.
+func (b *browser) allow(text string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.allowed = append(b.allowed, prefix)
+	b.allowed = append(b.allowed, text)
 }
 
 // check fails the test for every problem the pages had.
@@ -121,7 +121,7 @@ func (b *browser) check() {
 next:
 	for _, p := range b.problems {
 		for _, a := range b.allowed {
-			if strings.HasPrefix(p, "console.error: "+a) {
+			if strings.Contains(p, a) {
 				continue next
 			}
 		}
@@ -205,13 +205,14 @@ func (b *browser) screenshot(name string) {
 // waitFor polls cond (JavaScript returning a boolean) until it holds.
 func (b *browser) waitFor(what, cond string) {
 	b.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if eval[bool](b, cond) {
+		// Errors are retried: the page may be between two documents.
+		if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waited 60s for %s", what)
+			b.t.Fatalf("waited 30s for %s", what)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

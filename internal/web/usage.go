@@ -119,6 +119,7 @@ func (p *Pages) usageCSV(w http.ResponseWriter, r *http.Request, _ session) {
 type chart struct {
 	Width, Height int
 	Top, Base     int // y of the largest count and of zero
+	Bar           int // width of one bar
 	Max           int64
 	Days          []chartDay
 	TotalDocs     int64
@@ -127,7 +128,8 @@ type chart struct {
 
 type chartDay struct {
 	Date        string
-	X           int // left edge of the day's pair of bars
+	Short       string // MM-DD, under the axis
+	X           int    // left edge of the day's pair of bars
 	Docs, Opens int64
 	DocsH       int // bar heights
 	OpensH      int
@@ -136,20 +138,26 @@ type chartDay struct {
 	Label       bool // the date is written under this day
 }
 
+// The plot is about plotW wide whatever the range: each day gets an
+// equal slot, at least minSlot, holding two bars.
 const (
-	barWidth = 8
-	dayWidth = 2*barWidth + 6
-	plotTop  = 10
-	plotH    = 180
+	plotW   = 720
+	minSlot = 6
+	plotTop = 10
+	plotH   = 180
+	plotX   = 45
 )
 
 func newChart(from time.Time, days int, rep telemetry.Report) chart {
-	c := chart{Width: 50 + days*dayWidth, Height: plotTop + plotH + 30, Top: plotTop, Base: plotTop + plotH}
+	slot := max(minSlot, plotW/days)
+	c := chart{Width: plotX + 10 + days*slot, Height: plotTop + plotH + 30, Top: plotTop, Base: plotTop + plotH, Bar: max(2, slot*2/5)}
+	labelEvery := (days + 7) / 8 // at most about eight dates under the axis
 	index := map[string]int{}
 	for i := range days {
-		date := from.AddDate(0, 0, i).Format(dateLayout)
+		day := from.AddDate(0, 0, i)
+		date := day.Format(dateLayout)
 		index[date] = i
-		c.Days = append(c.Days, chartDay{Date: date, X: 45 + i*dayWidth, Label: i%max(1, days/6) == 0})
+		c.Days = append(c.Days, chartDay{Date: date, Short: day.Format("01-02"), X: plotX + 5 + i*slot, Label: i%labelEvery == 0})
 	}
 	for _, l := range rep.Licenses {
 		for _, pu := range l.Periods {

@@ -83,7 +83,7 @@ func (p *Pages) Routes() []httpapi.Route {
 		page("POST", "/admin/login", p.login),
 		page("POST", "/admin/logout", p.admin(p.checked(p.logout))),
 		page("POST", "/admin/licenses", p.admin(p.checked(p.createLicense))),
-		page("POST", "/admin/keys/{id}/revoke", p.admin(p.checked(p.revokeKey))),
+		page("POST", "/admin/keys/revoke", p.admin(p.checked(p.revokeKey))),
 		page("GET", "/admin/usage", p.admin(p.usage)),
 		page("GET", "/admin/usage.csv", p.admin(p.usageCSV)),
 	}
@@ -100,7 +100,7 @@ func secured(h http.HandlerFunc) http.HandlerFunc {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", policy)
 		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Referrer-Policy", "same-origin") // no-referrer would make forms send Origin: null
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h(w, r)
