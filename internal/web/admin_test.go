@@ -23,8 +23,10 @@ func (b *browser) login(base, token string) {
 		chromedp.Submit(chromedp.CSS("#token")))
 }
 
+func init() { apitest.RunWorkerIfAsked() }
+
 func TestAdmin(t *testing.T) {
-	s := server(t, apitest.Config{})
+	s := server(t, apitest.Config{ConvertWorkers: 1})
 	ctx := context.Background()
 	apiKey, rec, err := s.Auth.CreateKey(ctx, "bob@example.com")
 	if err != nil {
@@ -69,8 +71,10 @@ func TestAdmin(t *testing.T) {
 			}
 		}
 	}
+	now := s.Clock.Now()
 	open(today.AddDate(0, 0, -2), "HASH-A", "HASH-B", "HASH-A")
 	open(today, "HASH-C")
+	s.Clock.Set(now)
 
 	from, to := today.AddDate(0, 0, -6).Format("2006-01-02"), today.Format("2006-01-02")
 	query := "?license=" + url.QueryEscape(key) + "&from=" + from + "&to=" + to
@@ -111,6 +115,9 @@ func TestAdmin(t *testing.T) {
 	b.waitFor("the revocation", `(document.querySelector(`+js("#key-"+rec.ID+" .status")+`)?.textContent || '').startsWith('revoked')`)
 	if _, err := s.Auth.Authenticate(ctx, apiKey); err == nil {
 		t.Error("the revoked key still authenticates")
+	}
+	if got := b.text("#engine"); !strings.Contains(got, "1 configured: 1 ready") || !strings.Contains(got, "MiB") {
+		t.Errorf("engine state:\n%s", got)
 	}
 	b.screenshot("admin")
 
