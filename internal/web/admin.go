@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/quire-dev/quire"
@@ -69,14 +70,23 @@ func (p *Pages) checked(h adminHandler) adminHandler {
 }
 
 // sameOrigin reports whether the request's Origin, when the browser sent
-// one, is this server.
+// one, is this server: QUIRE_PUBLIC_URL's origin when set, else the host
+// the request came to (the scheme is not compared then: a TLS proxy that
+// is not among QUIRE_TRUSTED_PROXIES hides it, and a cross-site request
+// differs in the host).
 func (p *Pages) sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return true // not sent by every browser for same-origin forms; the CSRF token still holds
 	}
-	u, err := url.Parse(p.baseURL(r))
-	return err == nil && o == u.Scheme+"://"+u.Host
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	if p.opt.PublicURL != "" {
+		return o == p.opt.PublicURL || strings.HasPrefix(p.opt.PublicURL, o+"/")
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host
 }
 
 type loginData struct {

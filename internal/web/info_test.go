@@ -112,3 +112,32 @@ func TestPhone(t *testing.T) {
 	}
 	b.screenshot("phone-dashboard")
 }
+
+// TestStatic: files are served compressed, revalidated by ETag, and only
+// the embedded ones.
+func TestStatic(t *testing.T) {
+	s := server(t, apitest.Config{})
+	tr := &http.Transport{DisableCompression: true}
+	req, _ := http.NewRequest("GET", s.URL+"/static/vendor/scalar/standalone.js", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	res, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	etag := res.Header.Get("ETag")
+	if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "gzip" || etag == "" || n > 2<<20 ||
+		!strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") {
+		t.Fatalf("standalone.js: %d, %d bytes, %v", res.StatusCode, n, res.Header)
+	}
+	req.Header.Set("If-None-Match", etag)
+	if res, err = tr.RoundTrip(req); err != nil || res.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidation: %v %v", res.StatusCode, err)
+	}
+	for _, path := range []string{"/static/", "/static/vendor/", "/static/../web.go", "/static/nope.css"} {
+		if res, _ := get(t, s.URL+path, nil); res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, res.StatusCode)
+		}
+	}
+}

@@ -31,7 +31,7 @@ type Deps struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Convert   *convert.Pool      // nil: conversion disabled
-	Limiter   *ratelimit.Limiter // counts admin login attempts
+	Limiter   *ratelimit.Limiter // counts admin login attempts; required with an admin token
 	Logger    *slog.Logger
 	Version   string
 }
@@ -50,7 +50,7 @@ type Pages struct {
 	deps     Deps
 	opt      Options
 	tmpl     map[string]*template.Template
-	static   http.Handler
+	assets   map[string]asset
 	sessions *sessions
 }
 
@@ -61,7 +61,7 @@ func New(d Deps, o Options) *Pages {
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	static, _ := fs.Sub(files, "static")
-	return &Pages{deps: d, opt: o, tmpl: parseTemplates(), static: http.StripPrefix("/static/", http.FileServerFS(static)),
+	return &Pages{deps: d, opt: o, tmpl: parseTemplates(), assets: loadAssets(static),
 		sessions: newSessions(o.SessionTTL, o.Now)}
 }
 
@@ -76,7 +76,7 @@ func (p *Pages) Routes() []httpapi.Route {
 		{Method: "GET", Path: "/{$}", Handler: p.info},
 		{Method: "GET", Path: "/docs", Handler: secured(p.docs)},
 		{Method: "GET", Path: "/documentation", Handler: secured(p.docs)},
-		page("GET", "/static/", p.static.ServeHTTP),
+		page("GET", "/static/", p.serveStatic),
 		page("GET", "/verify", p.verifyPage),
 		{Method: "POST", Path: "/verify", Handler: secured(p.verifyForm), MaxBody: p.deps.Signing.MaxRequestBytes(), Page: true},
 		page("GET", "/admin", p.admin(p.dashboard)),

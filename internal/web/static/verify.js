@@ -43,9 +43,6 @@
       if (s.eventId) row(dl, 'Signing event', s.eventId, 'event');
       if (s.signerEmail) row(dl, 'Recorded signer', s.signerEmail);
       if (s.recordedAt) row(dl, 'Recorded at', stamp(s.recordedAt));
-      (s.auditTrail || s.events || []).forEach(function (e) {
-        row(dl, 'Audit event', [e.type, stamp(e.timestamp)].filter(Boolean).join(' at '));
-      });
       a.appendChild(dl);
       out.appendChild(a);
     });
