@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -170,8 +171,29 @@ func TestAdminSession(t *testing.T) {
 		t.Errorf("fourth attempt in the hour: %d, want 429", res.StatusCode)
 	}
 	s.Clock.Advance(time.Hour)
-	if res := login(apitest.AdminToken, ""); res.StatusCode != http.StatusSeeOther {
-		t.Errorf("after the window: %d, want 303", res.StatusCode)
+	res = login(apitest.AdminToken, "")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("after the window: %d, want 303", res.StatusCode)
+	}
+
+	// The session lasts the test servers' TTL, one hour.
+	dashboard := func() string {
+		req, _ := http.NewRequest("GET", s.URL+"/admin", nil)
+		req.AddCookie(res.Cookies()[0])
+		r, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		page, _ := io.ReadAll(r.Body)
+		return string(page)
+	}
+	if !strings.Contains(dashboard(), "Log out") {
+		t.Error("the session does not open the dashboard")
+	}
+	s.Clock.Advance(time.Hour)
+	if page := dashboard(); strings.Contains(page, "Log out") || !strings.Contains(page, `id="token"`) {
+		t.Error("an expired session still opens the dashboard")
 	}
 }
 

@@ -180,7 +180,7 @@ var (
 	shotsDir  string
 )
 
-// screenshot writes the whole page as name.png for a reviewer: into
+// screenshot writes the page (the first screen of a very long one) as name.png for a reviewer: into
 // $QUIRE_SCREENSHOTS, or a temporary folder named in the test log.
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
@@ -191,7 +191,11 @@ func (b *browser) screenshot(name string) {
 		}
 		os.MkdirAll(shotsDir, 0o755)
 	})
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	shot := chromedp.FullScreenshot(100)
+	if eval[int](b, "document.documentElement.scrollHeight") > 4000 { // the reference: its first screen is enough
+		shot = chromedp.CaptureScreenshot()
+	}
+	png, err := chromedp.Run(b.ctx, shot)
 	if err != nil {
 		b.t.Fatal(err)
 	}

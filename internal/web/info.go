@@ -52,6 +52,7 @@ func (p *Pages) info(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // "<API key>" as written: JSON for programs, not HTML
 		enc.Encode(in)
 		return
 	}

@@ -41,6 +41,9 @@ func TestInfo(t *testing.T) {
 			t.Errorf("GET / lacks %s: %s", f, body)
 		}
 	}
+	if !strings.Contains(body, "Bearer <API key>") {
+		t.Errorf("authentication is escaped: %s", body)
+	}
 	endpoints, _ := info["endpoints"].(map[string]any)
 	links, _ := info["links"].(map[string]any)
 	for _, f := range []string{"convert", "health", "docs"} {
