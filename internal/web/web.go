@@ -72,13 +72,15 @@ func (p *Pages) Routes() []httpapi.Route {
 	page := func(method, path string, h http.HandlerFunc) httpapi.Route {
 		return httpapi.Route{Method: method, Path: path, Handler: secured(h), Page: true}
 	}
+	verifyForm := page("POST", "/verify", p.verifyForm)
+	verifyForm.MaxBody = p.deps.Signing.MaxRequestBytes()
 	return []httpapi.Route{
 		{Method: "GET", Path: "/{$}", Handler: p.info},
 		{Method: "GET", Path: "/docs", Handler: secured(p.docs)},
 		{Method: "GET", Path: "/documentation", Handler: secured(p.docs)},
 		page("GET", "/static/", p.serveStatic),
 		page("GET", "/verify", p.verifyPage),
-		{Method: "POST", Path: "/verify", Handler: secured(p.verifyForm), MaxBody: p.deps.Signing.MaxRequestBytes(), Page: true},
+		verifyForm,
 		page("GET", "/admin", p.admin(p.dashboard)),
 		page("POST", "/admin/login", p.login),
 		page("POST", "/admin/logout", p.admin(p.checked(p.logout))),
