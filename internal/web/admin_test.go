@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/web"
@@ -194,6 +195,30 @@ func TestAdminSession(t *testing.T) {
 	s.Clock.Advance(time.Hour)
 	if page := dashboard(); strings.Contains(page, "Log out") || !strings.Contains(page, `id="token"`) {
 		t.Error("an expired session still opens the dashboard")
+	}
+}
+
+// TestSecureCookie: the session cookie is Secure when the client reached
+// the service over TLS, as a trusted proxy says, and only then.
+func TestSecureCookie(t *testing.T) {
+	var loopback config.Prefixes
+	loopback.Set("127.0.0.0/8,::1/128")
+	for _, c := range []struct {
+		proxies config.Prefixes
+		secure  bool
+	}{{loopback, true}, {nil, false}} {
+		s := server(t, apitest.Config{TrustedProxies: c.proxies})
+		req, _ := http.NewRequest("POST", s.URL+"/admin/login", strings.NewReader(url.Values{"token": {apitest.AdminToken}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if cookie := res.Header.Get("Set-Cookie"); res.StatusCode != http.StatusSeeOther || strings.Contains(cookie, "; Secure") != c.secure {
+			t.Errorf("trusted proxies %v: %d, cookie %q, want Secure %v", c.proxies, res.StatusCode, cookie, c.secure)
+		}
 	}
 }
 

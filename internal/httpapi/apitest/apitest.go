@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
@@ -44,7 +45,8 @@ type Config struct {
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
 	ConvertWorkers int
-	AdminLoginRate ratelimit.Rate // admin login attempts per address; zero: unlimited
+	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
+	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -122,7 +124,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, DB: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20})
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, TrustedProxies: cfg.TrustedProxies})
 	srv := httptest.NewServer(s.API)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
