@@ -39,7 +39,8 @@
       row(dl, 'Signer', (s.name || s.commonName || 'unknown') + (s.email ? ' <' + s.email + '>' : ''), 'signer');
       row(dl, 'Signed at', stamp(s.signingTime) + (s.timestampTime ? ' (time-stamped ' + stamp(s.timestampTime) + ')' : ''));
       row(dl, 'Covers the whole document', s.coversWholeDocument ? 'yes' : 'no: content was added after this signature');
-      row(dl, "This server's certificate", (s.trusted ? 'yes' : 'no') + (s.commonName ? ' (' + s.commonName + ')' : ''));
+      var ours = s.trusted ? 'yes' : !(s.digestValid && s.signatureValid) ? 'not checked: the signature itself does not hold' : 'no';
+      row(dl, "This server's certificate", ours + (s.commonName ? ' (' + s.commonName + ')' : ''));
       if (s.eventId) row(dl, 'Signing event', s.eventId, 'event');
       if (s.signerEmail) row(dl, 'Recorded signer', s.signerEmail);
       if (s.recordedAt) row(dl, 'Recorded at', stamp(s.recordedAt));
