@@ -19,11 +19,10 @@ import (
 // requestInfo travels in the request context: set by the outer middleware,
 // filled in by the inner ones (the route is known only after routing).
 type requestInfo struct {
-	id       string
-	route    string
-	quiet    bool   // a successful answer is not logged (Route.Quiet)
-	clientIP string // see Server.clientIP
-	https    bool   // the client's connection is TLS (here or at a trusted proxy)
+	id    string
+	route string
+	quiet bool    // a successful answer is not logged (Route.Quiet)
+	srv   *Server // whose trusted proxies ClientIP and HTTPS believe
 }
 
 type infoCtx struct{}
@@ -49,7 +48,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id, clientIP: s.clientIP(r), https: s.https(r)})
+		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id, srv: s})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -155,13 +154,23 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// ClientIP is the address of the caller of the request of ctx.
-func ClientIP(ctx context.Context) string { return infoOf(ctx).clientIP }
+// ClientIP is the address of the caller of r, a request the Server
+// handles (see Server.clientIP).
+func ClientIP(r *http.Request) string { return serverOf(r).clientIP(r) }
 
-// HTTPS reports whether the caller of the request of ctx reached the
-// service over TLS: here, or at a trusted proxy that says so in
-// X-Forwarded-Proto.
-func HTTPS(ctx context.Context) bool { return infoOf(ctx).https }
+// HTTPS reports whether the caller of r, a request the Server handles,
+// reached the service over TLS: here, or at a trusted proxy that says so
+// in X-Forwarded-Proto.
+func HTTPS(r *http.Request) bool { return serverOf(r).https(r) }
+
+// serverOf is the Server handling r; outside one, a Server that trusts
+// no proxy.
+func serverOf(r *http.Request) *Server {
+	if s := infoOf(r.Context()).srv; s != nil {
+		return s
+	}
+	return &Server{}
+}
 
 func (s *Server) https(r *http.Request) bool {
 	if r.TLS != nil {

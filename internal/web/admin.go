@@ -104,20 +104,20 @@ func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusForbidden, "message", refused)
 		return
 	}
-	if err := p.deps.Limiter.Allow(r.Context(), "admin login", httpapi.ClientIP(r.Context()), p.opt.LoginRate); err != nil {
+	if err := p.deps.Limiter.Allow(r.Context(), "admin login", httpapi.ClientIP(r), p.opt.LoginRate); err != nil {
 		status, msg := p.explain(r, err)
 		p.render(w, r, status, "login", loginData{Error: msg})
 		return
 	}
 	got, want := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256([]byte(p.opt.AdminToken))
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		p.deps.Logger.Warn("admin login refused", "client", httpapi.ClientIP(r.Context()))
+		p.deps.Logger.Warn("admin login refused", "client", httpapi.ClientIP(r))
 		p.render(w, r, http.StatusUnauthorized, "login", loginData{Error: "That is not the admin token."})
 		return
 	}
 	id, _ := p.sessions.start()
 	p.setCookie(w, r, id, p.opt.SessionTTL)
-	p.deps.Logger.Info("admin logged in", "client", httpapi.ClientIP(r.Context()))
+	p.deps.Logger.Info("admin logged in", "client", httpapi.ClientIP(r))
 	http.Redirect(w, r, "/admin", http.StatusSeeOther)
 }
 
@@ -131,7 +131,7 @@ func (p *Pages) logout(w http.ResponseWriter, r *http.Request, _ session) {
 
 func (p *Pages) setCookie(w http.ResponseWriter, r *http.Request, value string, ttl time.Duration) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/admin", MaxAge: int(ttl.Seconds()),
-		HttpOnly: true, Secure: httpapi.HTTPS(r.Context()), SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: httpapi.HTTPS(r), SameSite: http.SameSiteStrictMode})
 }
 
 // dashboardData is the dashboard: licences, API keys, the engine.
@@ -196,6 +196,6 @@ func (p *Pages) revokeKey(w http.ResponseWriter, r *http.Request, _ session) {
 		p.fail(w, r, "message", func(msg string) any { return message{Title: "Cannot revoke the key", Text: msg} }, err)
 		return
 	}
-	p.deps.Logger.Info("API key revoked from the dashboard", "key_id", id, "client", httpapi.ClientIP(r.Context()))
+	p.deps.Logger.Info("API key revoked from the dashboard", "key_id", id, "client", httpapi.ClientIP(r))
 	http.Redirect(w, r, "/admin#keys", http.StatusSeeOther)
 }

@@ -80,7 +80,7 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, page string, data f
 func (p *Pages) explain(r *http.Request, err error) (int, string) {
 	qe, ok := asQuire(err)
 	if !ok {
-		p.deps.Logger.Error("page failed", "path", r.URL.Path, "err", err, "client", httpapi.ClientIP(r.Context()))
+		p.deps.Logger.Error("page failed", "path", r.URL.Path, "err", err, "client", httpapi.ClientIP(r))
 		return http.StatusInternalServerError, "Something went wrong on our side; try again later."
 	}
 	return httpapi.Status(qe.Code), qe.Message

@@ -116,7 +116,7 @@ func (p *Pages) baseURL(r *http.Request) string {
 		return p.opt.PublicURL
 	}
 	scheme := "http"
-	if httpapi.HTTPS(r.Context()) {
+	if httpapi.HTTPS(r) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
