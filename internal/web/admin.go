@@ -34,7 +34,7 @@ type adminHandler func(w http.ResponseWriter, r *http.Request, se session)
 func (p *Pages) admin(h adminHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if p.opt.AdminToken == "" {
-			p.render(w, r, http.StatusNotFound, "message", disabled)
+			p.render(w, http.StatusNotFound, "message", disabled)
 			return
 		}
 		c, err := r.Cookie(cookieName)
@@ -46,10 +46,10 @@ func (p *Pages) admin(h adminHandler) http.HandlerFunc {
 		}
 		switch {
 		case r.Method != http.MethodGet:
-			p.render(w, r, http.StatusForbidden, "message", message{Title: "Not logged in",
+			p.render(w, http.StatusForbidden, "message", message{Title: "Not logged in",
 				Text: "Your session has ended. Log in again at /admin."})
 		case r.URL.Path == "/admin":
-			p.render(w, r, http.StatusOK, "login", loginData{})
+			p.render(w, http.StatusOK, "login", loginData{})
 		default:
 			http.Redirect(w, r, "/admin", http.StatusSeeOther)
 		}
@@ -62,7 +62,7 @@ func (p *Pages) checked(h adminHandler) adminHandler {
 	return func(w http.ResponseWriter, r *http.Request, se session) {
 		token := r.PostFormValue("csrf")
 		if !p.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(token), []byte(se.csrf)) != 1 {
-			p.render(w, r, http.StatusForbidden, "message", refused)
+			p.render(w, http.StatusForbidden, "message", refused)
 			return
 		}
 		h(w, r, se)
@@ -97,22 +97,22 @@ type loginData struct {
 // client address, right or wrong, so guessing is slow.
 func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
 	if p.opt.AdminToken == "" {
-		p.render(w, r, http.StatusNotFound, "message", disabled)
+		p.render(w, http.StatusNotFound, "message", disabled)
 		return
 	}
 	if !p.sameOrigin(r) {
-		p.render(w, r, http.StatusForbidden, "message", refused)
+		p.render(w, http.StatusForbidden, "message", refused)
 		return
 	}
 	if err := p.deps.Limiter.Allow(r.Context(), "admin login", httpapi.ClientIP(r), p.opt.LoginRate); err != nil {
-		status, msg := p.explain(r, err)
-		p.render(w, r, status, "login", loginData{Error: msg})
+		status, msg := p.explain(w, r, err)
+		p.render(w, status, "login", loginData{Error: msg})
 		return
 	}
 	got, want := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256([]byte(p.opt.AdminToken))
 	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 		p.deps.Logger.Warn("admin login refused", "client", httpapi.ClientIP(r))
-		p.render(w, r, http.StatusUnauthorized, "login", loginData{Error: "That is not the admin token."})
+		p.render(w, http.StatusUnauthorized, "login", loginData{Error: "That is not the admin token."})
 		return
 	}
 	id, _ := p.sessions.start()
@@ -152,7 +152,7 @@ func (p *Pages) dashboard(w http.ResponseWriter, r *http.Request, se session) {
 		return
 	}
 	d.Created = r.URL.Query().Get("created")
-	p.render(w, r, http.StatusOK, "admin", d)
+	p.render(w, http.StatusOK, "admin", d)
 }
 
 func (p *Pages) dashboardData(ctx context.Context, se session) (dashboardData, error) {
@@ -177,13 +177,13 @@ func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session
 		http.Redirect(w, r, "/admin?created="+url.QueryEscape(l.ID)+"#licenses", http.StatusSeeOther)
 		return
 	}
-	status, msg := p.explain(r, err)
+	status, msg := p.explain(w, r, err)
 	d, derr := p.dashboardData(r.Context(), se)
 	if derr != nil {
-		status, msg = p.explain(r, derr)
+		status, msg = p.explain(w, r, derr)
 	}
 	d.Error, d.Form = msg, r.PostForm
-	p.render(w, r, status, "admin", d)
+	p.render(w, status, "admin", d)
 }
 
 func (p *Pages) revokeKey(w http.ResponseWriter, r *http.Request, _ session) {

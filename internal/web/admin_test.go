@@ -168,7 +168,7 @@ func TestAdminSession(t *testing.T) {
 			t.Errorf("wrong token: %d, want 401", res.StatusCode)
 		}
 	}
-	if res := login(apitest.AdminToken, ""); res.StatusCode != http.StatusTooManyRequests {
+	if res := login(apitest.AdminToken, ""); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 		t.Errorf("fourth attempt in the hour: %d, want 429", res.StatusCode)
 	}
 	s.Clock.Advance(time.Hour)

@@ -13,5 +13,5 @@ const docsPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'uns
 // docs serves the interactive API reference of /openapi.json.
 func (p *Pages) docs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", docsPolicy)
-	p.render(w, r, http.StatusOK, "docs", nil)
+	p.render(w, http.StatusOK, "docs", nil)
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func parseTemplates() map[string]*template.Template {
 }
 
 // render writes page with data, in the layout unless the page is whole.
-func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
+func (p *Pages) render(w http.ResponseWriter, status int, page string, data any) {
 	t := p.tmpl[page]
 	name := "layout"
 	if t.Lookup(name) == nil {
@@ -73,20 +74,20 @@ type message struct {
 // fail renders err as a page: the contract's status and message for a
 // *quire.Error, a generic text for the rest (logged with the request id).
 func (p *Pages) fail(w http.ResponseWriter, r *http.Request, page string, data func(msg string) any, err error) {
-	status, msg := p.explain(r, err)
-	p.render(w, r, status, page, data(msg))
+	status, msg := p.explain(w, r, err)
+	p.render(w, status, page, data(msg))
 }
 
-func (p *Pages) explain(r *http.Request, err error) (int, string) {
-	qe, ok := asQuire(err)
-	if !ok {
-		p.deps.Logger.Error("page failed", "path", r.URL.Path, "err", err, "client", httpapi.ClientIP(r))
-		return http.StatusInternalServerError, "Something went wrong on our side; try again later."
+// explain is the status and the sentence that answer err (with
+// Retry-After set when the error has one).
+func (p *Pages) explain(w http.ResponseWriter, r *http.Request, err error) (int, string) {
+	var qe *quire.Error
+	if !errors.As(err, &qe) {
+		p.deps.Logger.Error("page failed", "path", r.URL.Path, "err", err, "request_id", w.Header().Get("X-Request-Id"))
+		return http.StatusInternalServerError, "Something went wrong on our side; quote request id " + w.Header().Get("X-Request-Id") + " when reporting it."
+	}
+	if qe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(qe.RetryAfter.Seconds()+0.999)))
 	}
 	return httpapi.Status(qe.Code), qe.Message
-}
-
-func asQuire(err error) (*quire.Error, bool) {
-	var qe *quire.Error
-	return qe, errors.As(err, &qe)
 }

@@ -93,7 +93,7 @@ func (p *Pages) usage(w http.ResponseWriter, r *http.Request, _ session) {
 		return
 	}
 	d.Chart = newChart(q.From, q.days(), rep)
-	p.render(w, r, http.StatusOK, "usage", d)
+	p.render(w, http.StatusOK, "usage", d)
 }
 
 func (p *Pages) usageCSV(w http.ResponseWriter, r *http.Request, _ session) {

@@ -17,7 +17,7 @@ type verifyData struct {
 // verifyPage serves the form. Its script posts the file to /v1/verify and
 // shows the answer; without JavaScript the form posts to verifyForm.
 func (p *Pages) verifyPage(w http.ResponseWriter, r *http.Request) {
-	p.render(w, r, http.StatusOK, "verify", verifyData{MaxBytes: p.deps.Signing.MaxDocumentBytes()})
+	p.render(w, http.StatusOK, "verify", verifyData{MaxBytes: p.deps.Signing.MaxDocumentBytes()})
 }
 
 // verifyForm verifies the uploaded PDF and renders the result. The file
@@ -29,7 +29,7 @@ func (p *Pages) verifyForm(w http.ResponseWriter, r *http.Request) {
 		var res signing.VerifyResult
 		if res, err = p.deps.Signing.Verify(r.Context(), pdf); err == nil {
 			data.Result = &res
-			p.render(w, r, http.StatusOK, "verify", data)
+			p.render(w, http.StatusOK, "verify", data)
 			return
 		}
 	}
