@@ -37,6 +37,7 @@ func TestAdmin(t *testing.T) {
 	b := newBrowser(t, s.URL)
 	b.allow("status of 401 (Unauthorized) " + s.URL + "/admin/login") // the wrong token's answer
 	b.allow("status of 403 (Forbidden) " + s.URL + "/admin/licenses") // the forged form's
+	b.allow("status of 400 (Bad Request) " + s.URL + "/admin/")       // the bad address's and the bad ranges' answers
 
 	b.login(s.URL, "not-the-token-at-all")
 	b.waitFor("the refusal", `!!document.querySelector('.error')`)
@@ -99,6 +100,11 @@ func TestAdmin(t *testing.T) {
 		t.Errorf("a day without opens has a bar of height %s", h)
 	}
 	b.screenshot("admin-usage")
+	for _, q := range []string{"?from=2026-13-01", "?from=2024-01-01&to=2026-01-01", "?from=2026-02-02&to=2026-02-01"} {
+		if st := eval[int](b, "fetch('/admin/usage"+q+"').then(r => r.status)"); st != http.StatusBadRequest {
+			t.Errorf("usage%s: %d, want 400", q, st)
+		}
+	}
 
 	csv := eval[string](b, "fetch('/admin/usage.csv"+query+"').then(r => r.text())")
 	for _, want := range []string{
@@ -130,6 +136,13 @@ func TestAdmin(t *testing.T) {
 	}
 	if lics, _ := s.Telemetry.Licenses(ctx); len(lics) != 1 {
 		t.Errorf("the forged form created a licence: %+v", lics)
+	}
+	// With the token, a bad address is a 400 that shows the form again.
+	page := eval[string](b, `fetch('/admin/licenses', {method: 'POST', body: new URLSearchParams({
+		csrf: document.querySelector('input[name=csrf]').value, organization: 'Typo Ltd', email: 'not an address'})}).
+		then(r => r.status + ' ' + r.headers.get('Content-Type')).then(x => x)`)
+	if page != "400 text/html; charset=utf-8" {
+		t.Errorf("licence with a bad address: %s", page)
 	}
 
 	b.do(chromedp.Click(chromedp.CSS(`form[action="/admin/logout"] button`)))
