@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 )
@@ -142,5 +143,22 @@ func TestStatic(t *testing.T) {
 		if res, _ := get(t, s.URL+path, nil); res.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, res.StatusCode)
 		}
+	}
+}
+
+// TestKeyboard: the verification form is reached with Tab alone, after
+// the skip link and the navigation.
+func TestKeyboard(t *testing.T) {
+	s := server(t, apitest.Config{})
+	b := newBrowser(t, s.URL)
+	b.do(chromedp.Navigate(s.URL + "/verify"))
+	var order []string
+	for range 8 {
+		b.do(chromedp.KeyEvent(kb.Tab))
+		order = append(order, eval[string](b, `(e => e.id || e.getAttribute('href') || e.tagName)(document.activeElement)`))
+	}
+	got := strings.Join(order, " ")
+	if !strings.HasPrefix(got, "#main ") || !strings.Contains(got, "/admin file BUTTON") {
+		t.Errorf("Tab order: %s", got)
 	}
 }
