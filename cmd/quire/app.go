@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -34,6 +36,7 @@ type app struct {
 	telemetry *telemetry.Service
 	signing   *signing.Service
 	annotate  *annotate.Service
+	limiter   *ratelimit.Limiter // rate limits of the pages (admin login)
 }
 
 // openApp opens the database (applying migrations), loads the server
@@ -67,8 +70,8 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
-		Timestamper: timestamper(cfg.TSAURL),
-		Fetch:       fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
+		Timestamper: timestamper(cfg.TSAURL), PublicURL: cfg.PublicURL,
+		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err
 	}
@@ -77,7 +80,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, annotate: fill,
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, annotate: fill, limiter: ratelimit.New(db, secret, time.Now),
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,

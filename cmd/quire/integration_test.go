@@ -176,6 +176,11 @@ func TestServeOnDefaultsWithOutboxAndKeysCLI(t *testing.T) {
 	if !authorized(in, key) {
 		t.Fatal("the issued key is refused")
 	}
+	for path, want := range map[string]int{"/verify": 200, "/docs": 200, "/admin": 404} { // the pages; no admin token here
+		if st, _ := in.do("GET", path, nil); st != want {
+			t.Errorf("GET %s: %d, want %d", path, st, want)
+		}
+	}
 	if !strings.Contains(in.logs.String(), "mail written to dev outbox") {
 		t.Error("no log line says where the mail went")
 	}
@@ -295,7 +300,7 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 }
 
 func TestBadConfigurationIsRefused(t *testing.T) {
-	for _, env := range []string{"QUIRE_RATE_VERIFY_IP=lots", "QUIRE_KEY_PREFIX=SD", "QUIRE_SMTP_URL=ftp://x", "QUIRE_DATABASE_URL=mysql://u:pw@h/d"} {
+	for _, env := range []string{"QUIRE_RATE_VERIFY_IP=lots", "QUIRE_KEY_PREFIX=SD", "QUIRE_SMTP_URL=ftp://x", "QUIRE_DATABASE_URL=mysql://u:pw@h/d", "QUIRE_PUBLIC_URL=docs.example.com"} {
 		out, err := runCLI(t, t.TempDir(), []string{env, "QUIRE_ADDR=127.0.0.1:0"}, "serve")
 		name := strings.SplitN(env, "=", 2)[0]
 		if err == nil || !strings.Contains(out, name) {

@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/signing"
+	"github.com/quire-dev/quire/internal/web"
 )
 
 // cleanupEvery is how often expired codes and rate-limit windows are swept.
@@ -71,8 +72,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		stopConversion(stopCtx, pool, log)
 		a.Close()
 	}()
+	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
+		Logger: log, Version: version},
+		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Annotate: a.annotate, DB: a.db,
-		Logger: log, Metrics: a.metrics, Version: version},
+		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), SignMemoryBudget: int64(cfg.SignMemoryBudget),
 			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})

@@ -28,6 +28,9 @@ type Config struct {
 	DatabaseURL     string
 	Secret          string
 	AdminToken      string
+	AdminSessionTTL time.Duration
+	AdminLoginPerIP ratelimit.Rate
+	PublicURL       string
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	ReadTimeout     time.Duration
@@ -100,6 +103,9 @@ func (c *Config) Settings() []Setting {
 		{"database-url", "QUIRE_DATABASE_URL", "empty: SQLite file quire.db in the data dir; postgres://user:pass@host/db: PostgreSQL; sqlite:PATH: another SQLite file", (*secretValue)(&c.DatabaseURL), true},
 		{"secret", "QUIRE_SECRET", "server secret for keyed hashes of codes (64 hex digits); empty: generated on first start into DATA_DIR/secret. Instances sharing a database must share it", (*secretValue)(&c.Secret), true},
 		{"admin-token", "QUIRE_ADMIN_TOKEN", "bearer token for operator endpoints (usage reports); empty disables them", (*secretValue)(&c.AdminToken), true},
+		{"admin-session-ttl", "QUIRE_ADMIN_SESSION_TTL", "how long a login to the /admin dashboard lasts", (*durationValue)(&c.AdminSessionTTL), false},
+		{"rate-admin-login-ip", "QUIRE_RATE_ADMIN_LOGIN_IP", "/admin login attempts per client IP address, right or wrong", &c.AdminLoginPerIP, false},
+		{"public-url", "QUIRE_PUBLIC_URL", "absolute base URL of the service as clients reach it (https://docs.example.com); printed on certificate pages and in links; empty: taken from each request", (*stringValue)(&c.PublicURL), false},
 		{"log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error", (*stringValue)(&c.LogLevel), false},
 		{"shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "on SIGTERM, how long in-flight requests may take to finish", (*durationValue)(&c.ShutdownTimeout), false},
 		{"read-timeout", "QUIRE_READ_TIMEOUT", "longest time to read a request, body included; a body that stops arriving gets 400", (*durationValue)(&c.ReadTimeout), false},
@@ -169,6 +175,8 @@ func Default() Config {
 		CodeMaxAttempts:  5,
 		RegisterPerEmail: ratelimit.Rate{N: 5, Per: time.Hour},
 		RegisterPerIP:    ratelimit.Rate{N: 20, Per: time.Hour},
+		AdminSessionTTL:  12 * time.Hour,
+		AdminLoginPerIP:  ratelimit.Rate{N: 10, Per: 15 * time.Minute},
 		VerifyPerIP:      ratelimit.Rate{N: 30, Per: 15 * time.Minute},
 
 		CollectQueue:         4096,
@@ -271,7 +279,7 @@ func (c *Config) Check() error {
 		v    time.Duration
 	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
 		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention},
-		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
+		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be longer than 0", d.name)
 		}
@@ -287,6 +295,9 @@ func (c *Config) Check() error {
 	}
 	if c.SigningP12 != "" && c.SigningCert != "" {
 		return fmt.Errorf("QUIRE_SIGNING_P12 and QUIRE_SIGNING_CERT exclude each other")
+	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "") {
+		return fmt.Errorf("QUIRE_PUBLIC_URL must be an absolute http(s) URL such as https://docs.example.com, not %q", c.PublicURL)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("QUIRE_ADMIN_TOKEN must be at least 16 characters")

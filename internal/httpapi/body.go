@@ -78,9 +78,10 @@ func isMultipart(r *http.Request) bool {
 	return mt == "multipart/form-data"
 }
 
-// filePart reads the multipart part named field, streaming past the
-// others; the route's body limit bounds what is read.
-func filePart(r *http.Request, field string) ([]byte, error) {
+// FilePart reads the multipart part named field, streaming past the
+// others; the route's body limit bounds what is read. Errors are the
+// contract's (400, 413); the pages' forms use it too.
+func FilePart(r *http.Request, field string) ([]byte, error) {
 	missing := quire.Invalid("The file is missing.", quire.Detail{Field: field, Issue: "is required as a multipart/form-data part"})
 	mr, err := r.MultipartReader()
 	if err != nil {

@@ -52,7 +52,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server."))
 		return
 	}
-	in, err := filePart(r, "file")
+	in, err := FilePart(r, "file")
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -27,6 +27,14 @@ var statusOf = map[string]int{
 	quire.CodeEngineBusy:       http.StatusServiceUnavailable,
 }
 
+// Status is the HTTP status of an error code of the contract.
+func Status(code string) int {
+	if st := statusOf[code]; st != 0 {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
 // ErrorBody is the body of every non-2xx answer.
 type ErrorBody struct {
 	Code      string         `json:"code"`
@@ -50,10 +58,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if qe.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((qe.RetryAfter+999_999_999)/1e9)))
 	}
-	status := statusOf[qe.Code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
+	status := Status(qe.Code)
 	writeJSON(w, status, s.errorBody(r, status, qe))
 }
 

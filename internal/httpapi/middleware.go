@@ -21,7 +21,8 @@ import (
 type requestInfo struct {
 	id    string
 	route string
-	quiet bool // a successful answer is not logged (Route.Quiet)
+	quiet bool    // a successful answer is not logged (Route.Quiet)
+	srv   *Server // whose trusted proxies ClientIP and HTTPS believe
 }
 
 type infoCtx struct{}
@@ -47,7 +48,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id})
+		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id, srv: s})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -193,6 +194,33 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ClientIP is the address of the caller of r, a request the Server
+// handles (see Server.clientIP).
+func ClientIP(r *http.Request) string { return serverOf(r).clientIP(r) }
+
+// HTTPS reports whether the caller of r, a request the Server handles,
+// reached the service over TLS: here, or at a trusted proxy that says so
+// in X-Forwarded-Proto.
+func HTTPS(r *http.Request) bool { return serverOf(r).https(r) }
+
+// serverOf is the Server handling r; outside one, a Server that trusts
+// no proxy.
+func serverOf(r *http.Request) *Server {
+	if s := infoOf(r.Context()).srv; s != nil {
+		return s
+	}
+	return &Server{}
+}
+
+func (s *Server) https(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	peer, err := netip.ParseAddr(host)
+	return err == nil && s.opt.TrustedProxies.Contains(peer) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // clientIP is the address of the caller: the peer, or, when the peer is a

@@ -101,7 +101,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	for _, rt := range e.API.Routes() {
-		routed = append(routed, rt.Method+" "+rt.Path)
+		if !rt.Page {
+			routed = append(routed, rt.Method+" "+strings.TrimSuffix(rt.Path, "{$}"))
+		}
 	}
 	sort.Strings(documented)
 	sort.Strings(routed)

@@ -40,6 +40,7 @@ type Deps struct {
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
 	Version   string
+	Pages     []Route // the pages for people (internal/web)
 }
 
 // Options are the HTTP-level limits and trust settings.
@@ -64,6 +65,8 @@ type Route struct {
 	// Quiet routes are high-volume beacons: their successful answers are
 	// counted in the metrics but not logged one by one.
 	Quiet bool
+	// Page routes are for people, not programs: not in openapi.json.
+	Page bool
 }
 
 // Server is the http.Handler of the whole API.
@@ -93,7 +96,7 @@ func New(d Deps, o Options) *Server {
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes())
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}

@@ -78,7 +78,7 @@ func (s *Server) verifySignatures(w http.ResponseWriter, r *http.Request) {
 // the JSON request's document (inline or a URL, which the service loads).
 func (s *Server) verifyInput(r *http.Request) (signing.Document, error) {
 	if isMultipart(r) {
-		pdf, err := filePart(r, "file")
+		pdf, err := FilePart(r, "file")
 		return signing.Document{Bytes: pdf}, err
 	}
 	body, err := readBody(r)

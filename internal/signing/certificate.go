@@ -11,9 +11,17 @@ import (
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
-// verifyHint tells the reader of a certificate page how to check it.
-const verifyHint = "Open this PDF in Adobe Acrobat Reader or run pdfsig on it: the signature must be valid and cover the " +
-	"whole document. The service also checks it: POST /v1/verify with the file; its certificate is at GET /v1/verify/key."
+// verifyHint tells the reader of a certificate page how to check it: in
+// Acrobat or pdfsig, or on the service's verification page, named by its
+// absolute URL when the service knows it.
+func (s *Service) verifyHint() string {
+	page := "open /verify on the server that signed it"
+	if s.opt.PublicURL != "" {
+		page = "open " + strings.TrimRight(s.opt.PublicURL, "/") + "/verify"
+	}
+	return "Open this PDF in Adobe Acrobat Reader or run pdfsig on it: the signature must be valid and cover the " +
+		"whole document. To check it in a browser, " + page + " and drop the file there; its certificate is at GET /v1/verify/key."
+}
 
 // appendCertificate appends the certificate pages (signer and audit trail)
 // to pdf, in the size of its last page, and returns the result with the
@@ -46,7 +54,7 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 	d := certpage.Data{DocumentSHA256: inputSHA, EventID: req.EventID, SignedAt: at, Metadata: req.Metadata,
 		Signer:      certpage.Signer{Name: req.Signer.Name, Email: req.Signer.Email, IP: req.Signer.IP, UserAgent: req.Signer.UserAgent},
 		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.IssuerDN, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
-		VerifyHint:  verifyHint}
+		VerifyHint:  s.verifyHint()}
 	for _, e := range req.AuditTrail {
 		d.Events = append(d.Events, certpage.Event{Type: e.Type, Timestamp: e.Timestamp.UTC(), Data: e.Data})
 	}

@@ -41,6 +41,7 @@ type Options struct {
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
 	Logger           *slog.Logger
 	Now              func() time.Time
+	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
 }
 
 // Service signs documents and verifies signatures.

@@ -119,3 +119,16 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 		t.Errorf("a loopback URL without the opt-in: %v", err)
 	}
 }
+
+// TestVerifyHint: the certificate page names the verification page by its
+// absolute URL when the service knows it, and says how to find it when not.
+func TestVerifyHint(t *testing.T) {
+	s := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
+	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open /verify on the server that signed it") {
+		t.Errorf("hint without a public URL: %q", h)
+	}
+	s.opt.PublicURL = "https://docs.example.com/"
+	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open https://docs.example.com/verify and drop the file") {
+		t.Errorf("hint with a public URL: %q", h)
+	}
+}

@@ -20,15 +20,18 @@ import (
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/certpage"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
+	"github.com/quire-dev/quire/internal/web"
 )
 
 // AdminToken is the operator token of every test server.
@@ -50,6 +53,8 @@ type Config struct {
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
 	ConvertWorkers int
+	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
+	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -129,9 +134,12 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
+	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
+		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Logger: log, Version: "test"},
+		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Annotate: s.Annotate, DB: db,
-		Logger: log, Metrics: reg, Version: "test"},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20,
+		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, TrustedProxies: cfg.TrustedProxies,
 			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 			CORSOrigins: cfg.CORSOrigins})
 	srv := httptest.NewUnstartedServer(s.API)

@@ -1,0 +1,201 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/httpapi"
+)
+
+// cookieName is the admin session's cookie, sent only to /admin.
+const cookieName = "quire_admin"
+
+var (
+	disabled = message{Title: "The dashboard is disabled",
+		Text: "Set QUIRE_ADMIN_TOKEN (16 characters or more) and restart quire to enable /admin."}
+	refused = message{Title: "Form refused",
+		Text: "The form was not sent from this dashboard (its security token is missing or wrong, or it came from another site). Reload /admin and try again."}
+)
+
+// adminHandler is a page of a logged-in operator.
+type adminHandler func(w http.ResponseWriter, r *http.Request, se session)
+
+// admin lets h run in a live session. Without QUIRE_ADMIN_TOKEN the
+// dashboard does not exist; without a session, GET /admin is the login
+// form, other pages send there and forms are refused.
+func (p *Pages) admin(h adminHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p.opt.AdminToken == "" {
+			p.render(w, http.StatusNotFound, "message", disabled)
+			return
+		}
+		c, err := r.Cookie(cookieName)
+		if err == nil {
+			if se, ok := p.sessions.get(c.Value); ok {
+				h(w, r, se)
+				return
+			}
+		}
+		switch {
+		case r.Method != http.MethodGet:
+			p.render(w, http.StatusForbidden, "message", message{Title: "Not logged in",
+				Text: "Your session has ended. Log in again at /admin."})
+		case r.URL.Path == "/admin":
+			p.render(w, http.StatusOK, "login", loginData{})
+		default:
+			http.Redirect(w, r, "/admin", http.StatusSeeOther)
+		}
+	}
+}
+
+// checked refuses a form that lacks the session's CSRF token or comes
+// from another origin.
+func (p *Pages) checked(h adminHandler) adminHandler {
+	return func(w http.ResponseWriter, r *http.Request, se session) {
+		token := r.PostFormValue("csrf")
+		if !p.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(token), []byte(se.csrf)) != 1 {
+			p.render(w, http.StatusForbidden, "message", refused)
+			return
+		}
+		h(w, r, se)
+	}
+}
+
+// sameOrigin reports whether the request's Origin, when the browser sent
+// one, is this server: QUIRE_PUBLIC_URL's origin when set, else the host
+// the request came to (the scheme is not compared then: a TLS proxy that
+// is not among QUIRE_TRUSTED_PROXIES hides it, and a cross-site request
+// differs in the host).
+func (p *Pages) sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true // not sent by every browser for same-origin forms; the CSRF token still holds
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	if p.opt.PublicURL != "" {
+		return o == p.opt.PublicURL || strings.HasPrefix(p.opt.PublicURL, o+"/")
+	}
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host
+}
+
+type loginData struct {
+	Error string
+}
+
+// login opens a session for the right token. Attempts are counted per
+// client address, right or wrong, so guessing is slow.
+func (p *Pages) login(w http.ResponseWriter, r *http.Request) {
+	if p.opt.AdminToken == "" {
+		p.render(w, http.StatusNotFound, "message", disabled)
+		return
+	}
+	if !p.sameOrigin(r) {
+		p.render(w, http.StatusForbidden, "message", refused)
+		return
+	}
+	if err := p.deps.Limiter.Allow(r.Context(), "admin login", httpapi.ClientIP(r), p.opt.LoginRate); err != nil {
+		status, msg := p.explain(w, r, err)
+		p.render(w, status, "login", loginData{Error: msg})
+		return
+	}
+	got, want := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256([]byte(p.opt.AdminToken))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		p.deps.Logger.Warn("admin login refused", "client", httpapi.ClientIP(r))
+		p.render(w, http.StatusUnauthorized, "login", loginData{Error: "That is not the admin token."})
+		return
+	}
+	id, _ := p.sessions.start()
+	p.setCookie(w, r, id, p.opt.SessionTTL)
+	p.deps.Logger.Info("admin logged in", "client", httpapi.ClientIP(r))
+	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+}
+
+func (p *Pages) logout(w http.ResponseWriter, r *http.Request, _ session) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		p.sessions.end(c.Value)
+	}
+	p.setCookie(w, r, "", -1)
+	http.Redirect(w, r, "/admin", http.StatusSeeOther)
+}
+
+func (p *Pages) setCookie(w http.ResponseWriter, r *http.Request, value string, ttl time.Duration) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/admin", MaxAge: int(ttl.Seconds()),
+		HttpOnly: true, Secure: httpapi.HTTPS(r), SameSite: http.SameSiteStrictMode})
+}
+
+// dashboardData is the dashboard: licences, API keys, the engine.
+type dashboardData struct {
+	CSRF     string
+	Licenses []quire.License
+	Keys     []quire.APIKey
+	Engine   *convert.Status // nil: conversion disabled
+	Created  string          // id of the licence just created
+	Error    string
+	Form     url.Values // the licence form, when it was refused
+}
+
+func (p *Pages) dashboard(w http.ResponseWriter, r *http.Request, se session) {
+	d, err := p.dashboardData(r.Context(), se)
+	if err != nil {
+		p.fail(w, r, "message", func(msg string) any { return message{Title: "Cannot show the dashboard", Text: msg} }, err)
+		return
+	}
+	d.Created = r.URL.Query().Get("created")
+	p.render(w, http.StatusOK, "admin", d)
+}
+
+func (p *Pages) dashboardData(ctx context.Context, se session) (dashboardData, error) {
+	d := dashboardData{CSRF: se.csrf}
+	var err error
+	if d.Licenses, err = p.deps.Telemetry.Licenses(ctx); err != nil {
+		return d, err
+	}
+	if d.Keys, err = p.deps.Auth.Keys(ctx); err != nil {
+		return d, err
+	}
+	if p.deps.Convert != nil {
+		st := p.deps.Convert.Status()
+		d.Engine = &st
+	}
+	return d, nil
+}
+
+func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session) {
+	l, err := p.deps.Telemetry.CreateLicense(r.Context(), r.PostFormValue("organization"), r.PostFormValue("email"))
+	if err == nil {
+		http.Redirect(w, r, "/admin?created="+url.QueryEscape(l.ID)+"#licenses", http.StatusSeeOther)
+		return
+	}
+	status, msg := p.explain(w, r, err)
+	d, derr := p.dashboardData(r.Context(), se)
+	if derr != nil {
+		status, msg = p.explain(w, r, derr)
+	}
+	d.Error, d.Form = msg, r.PostForm
+	p.render(w, status, "admin", d)
+}
+
+func (p *Pages) revokeKey(w http.ResponseWriter, r *http.Request, _ session) {
+	id := r.PostFormValue("id")
+	err := p.deps.Auth.Revoke(r.Context(), id)
+	if errors.Is(err, quire.ErrNotFound) {
+		err = quire.Errorf(quire.CodeNotFound, "There is no API key %q.", id)
+	}
+	if err != nil {
+		p.fail(w, r, "message", func(msg string) any { return message{Title: "Cannot revoke the key", Text: msg} }, err)
+		return
+	}
+	p.deps.Logger.Info("API key revoked from the dashboard", "key_id", id, "client", httpapi.ClientIP(r))
+	http.Redirect(w, r, "/admin#keys", http.StatusSeeOther)
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/httpapi"
+)
+
+// parseTemplates parses each page with the layout it fills in, or alone
+// when it is a whole document.
+func parseTemplates() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"stamp": func(t time.Time) string {
+			if t.IsZero() {
+				return "never"
+			}
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		},
+		"add": func(a, b int) int { return a + b },
+		"mib": func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+	}
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	pages, _ := fs.Glob(files, "templates/*.html")
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		name := strings.TrimSuffix(path.Base(p), ".html")
+		if name == "layout" {
+			continue
+		}
+		src, _ := fs.ReadFile(files, p)
+		if bytes.HasPrefix(src, []byte("<!doctype")) {
+			out[name] = template.Must(template.New(name).Funcs(funcs).Parse(string(src)))
+		} else {
+			out[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, p))
+		}
+	}
+	return out
+}
+
+// render writes page with data, in the layout unless the page is whole.
+func (p *Pages) render(w http.ResponseWriter, status int, page string, data any) {
+	t := p.tmpl[page]
+	name := "layout"
+	if t.Lookup(name) == nil {
+		name = page
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+		p.deps.Logger.Error("render page", "page", page, "err", err, "request_id", w.Header().Get("X-Request-Id"))
+		http.Error(w, "The page cannot be shown; quote request id "+w.Header().Get("X-Request-Id")+" when reporting it.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// message is a page that only says something, such as an error.
+type message struct {
+	Title, Text string
+}
+
+// fail renders err as a page: the contract's status and message for a
+// *quire.Error, a generic text for the rest (logged with the request id).
+func (p *Pages) fail(w http.ResponseWriter, r *http.Request, page string, data func(msg string) any, err error) {
+	status, msg := p.explain(w, r, err)
+	p.render(w, status, page, data(msg))
+}
+
+// explain is the status and the sentence that answer err (with
+// Retry-After set when the error has one).
+func (p *Pages) explain(w http.ResponseWriter, r *http.Request, err error) (int, string) {
+	var qe *quire.Error
+	if !errors.As(err, &qe) {
+		p.deps.Logger.Error("page failed", "path", r.URL.Path, "err", err, "request_id", w.Header().Get("X-Request-Id"))
+		return http.StatusInternalServerError, "Something went wrong on our side; quote request id " + w.Header().Get("X-Request-Id") + " when reporting it."
+	}
+	if qe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(qe.RetryAfter.Seconds()+0.999)))
+	}
+	return httpapi.Status(qe.Code), qe.Message
+}
