@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -90,6 +91,9 @@ func open(rawURL, dataDir string) (*DB, error) {
 			}
 			path = filepath.Join(dataDir, "quire.db")
 		}
+		if err := private(path); err != nil {
+			return nil, err
+		}
 		conn, err := sql.Open("sqlite", sqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
@@ -99,6 +103,31 @@ func open(rawURL, dataDir string) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("store: QUIRE_DATABASE_URL: unsupported form (scheme %q): want postgres://... or sqlite:PATH", scheme(rawURL))
 	}
+}
+
+// private creates the SQLite file at path readable by its owner only, or
+// takes group and other permissions off an existing one and its journals:
+// it holds license keys and usage. SQLite gives the -wal and -shm files it
+// creates the permissions of the database file.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && fi.Mode().Perm()&0o077 != 0 {
+			err = os.Chmod(p, fi.Mode().Perm()&0o700)
+		}
+		if err != nil {
+			return fmt.Errorf("store: restrict %s to its owner: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // sqliteDSN asks for WAL (readers never block the writer), full fsync on
