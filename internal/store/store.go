@@ -23,7 +23,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/quire-dev/quire"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
 // DB is an open database with quire's schema applied.
@@ -94,7 +94,7 @@ func open(rawURL, dataDir string) (*DB, error) {
 		if err := private(path); err != nil {
 			return nil, err
 		}
-		conn, err := sql.Open("sqlite", sqliteDSN(path))
+		conn, err := sql.Open("sqlite3", sqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -137,9 +137,10 @@ func private(path string) error {
 // upgrade.
 func sqliteDSN(path string) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }
