@@ -22,8 +22,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "github.com/mattn/go-sqlite3"    // registers the "sqlite3" driver
 	"github.com/quire-dev/quire"
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
 // DB is an open database with quire's schema applied.
