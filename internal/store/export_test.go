@@ -7,3 +7,11 @@ func SetCountChunk(n int) (restore func()) {
 	countChunk = n
 	return func() { countChunk = old }
 }
+
+// SetLastMigration makes Open apply migrations up to version only, until
+// the returned function restores it.
+func SetLastMigration(version int) (restore func()) {
+	old := lastMigration
+	lastMigration = version
+	return func() { lastMigration = old }
+}

@@ -43,15 +43,16 @@ type dialect struct {
 	multiRow       bool   // batch inserts as multi-row statements (see insertRows)
 	greatest       string // the two-argument maximum and minimum functions
 	least          string
-	// rowidOrder: every table has a rowid that follows the order of the
-	// commits (SQLite: one writer at a time), so the oldest rows can be
-	// taken in bounded chunks without an index. PostgreSQL has no such
-	// order: other instances commit in between.
-	rowidOrder bool
+	// watermark: the events table has ids that follow the order of the
+	// commits (SQLite: one writer at a time), so the oldest events can be
+	// taken in bounded chunks without an index, and those not yet counted
+	// are those after a watermark. PostgreSQL has no such order: other
+	// instances commit in between, in any order of their ids.
+	watermark bool
 }
 
 var (
-	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", rowidOrder: true}
+	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", watermark: true}
 	postgres = dialect{name: "postgres", dollar: true, multiRow: true, greatest: "GREATEST", least: "LEAST",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
 )

@@ -6,8 +6,8 @@
 // fast, concurrent requests share transactions (group commit): one writer
 // takes everything queued while the previous commit was running, lets the
 // requests being read join, and commits it at once. A commit only
-// appends (the raw events and the opens still to count); the writer counts
-// the pending opens into the per-document figures in bulk, and reports
+// appends (on SQLite one row per event, the raw event); the writer counts
+// the committed opens into the per-document figures in bulk, and reports
 // count first. The queue is bounded; when the database falls behind,
 // intake answers 503 with Retry-After instead of holding unbounded memory.
 package telemetry
