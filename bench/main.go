@@ -4,6 +4,7 @@
 // ratios mean something on a shared, noisy machine.
 //
 //	go run ./bench            (make bench builds bin/quire first)
+//	go run ./bench collect    (some sections only, printed: http, collect, convert, sign)
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,12 +28,25 @@ func main() {
 		baselineServer(os.Args[2]) // re-executed as the do-nothing server
 		return
 	}
-	results := []result{httpOverhead(), collectThroughput(), convertBenchmark(), signBenchmark()}
+	sections := []struct {
+		name string
+		run  func() result
+	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"convert", convertBenchmark}, {"sign", signBenchmark}}
+	var results []result
+	for _, sec := range sections {
+		if len(os.Args) == 1 || slices.Contains(os.Args[1:], sec.name) {
+			results = append(results, sec.run())
+		}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Benchmark results\n\nWritten by `make bench` on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s/%s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, r := range results {
 		fmt.Fprintf(&b, "## %s\n\n%s\n%s\n", r.title, r.table, r.notes)
+	}
+	if len(os.Args) > 1 { // some sections only: printed, not written
+		os.Stdout.Write(b.Bytes())
+		return
 	}
 	if err := os.WriteFile("bench/RESULTS.md", b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
