@@ -14,31 +14,29 @@ import (
 // RecordOpens commits events. On SQLite it appends the raw events only,
 // one row each, which CountPending folds later from its watermark; on
 // PostgreSQL it appends the opens to count to telemetry_pending as well
-// (see migration 0006 for why). Appends write few pages however scattered
-// the documents are.
+// (see migration 0006 for why), in the same statement: a batch of up to
+// rowsPerStatement events is one statement, one round trip, atomic
+// without a transaction of its own. Appends write few pages however
+// scattered the documents are.
 func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
-	raw := make([][]any, len(events))
-	var pending [][]any
-	if !db.dialect.watermark {
-		pending = make([][]any, len(events))
-	}
+	rows := make([][]any, len(events))
 	for i, e := range events {
-		at := e.ReceivedAt.UnixMilli()
-		raw[i] = []any{e.LicenseKey, e.DocumentID, at, e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata}
-		if pending != nil {
-			pending[i] = []any{e.LicenseKey, e.DocumentID, at, quire.Day(e.ReceivedAt), quire.Month(e.ReceivedAt)}
+		rows[i] = []any{e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata}
+	}
+	head, tail := `INSERT INTO telemetry_events (license_key, document_id, received_at,
+		occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, ""
+	if !db.dialect.watermark {
+		// The day and month of receipt, as quire.Day and quire.Month.
+		head, tail = `WITH e AS (`+head, ` RETURNING license_key, document_id, received_at)
+			INSERT INTO telemetry_pending (license_key, document_id, received_at, day, month)
+			SELECT license_key, document_id, received_at, received_at / 86400000,
+			EXTRACT(YEAR FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint * 12 +
+			EXTRACT(MONTH FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint - 1 FROM e`
+		if len(rows) <= rowsPerStatement {
+			return db.insertChunk(ctx, db.sql, head, tail, rows)
 		}
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if err := db.insertRows(ctx, tx, `INSERT INTO telemetry_events (license_key, document_id, received_at,
-			occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, raw); err != nil {
-			return err
-		}
-		if pending == nil {
-			return nil
-		}
-		return db.insertRows(ctx, tx, `INSERT INTO telemetry_pending (license_key, document_id, received_at, day, month) VALUES `, pending)
-	})
+	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertRows(ctx, tx, head, tail, rows) })
 }
 
 // countChunk is the most opens that one transaction of CountPending
@@ -137,12 +135,12 @@ const rowsPerStatement = 400
 // once and kept (see stmt), and few calls per batch.
 var sqliteChunks = []int{32, 8, 1}
 
-// insertRows runs head + "(?, ...), (?, ...)" for rows. On
+// insertRows runs head + "(?, ...), (?, ...)" + tail for rows. On
 // PostgreSQL a statement holds up to rowsPerStatement rows (one round trip
 // for many rows; the server parses fast). SQLite is in-process, where
 // parsing a statement costs more than running it: there rows go in
 // prepared statements of a few fixed sizes.
-func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any) error {
 	for len(rows) > 0 {
 		n := min(len(rows), rowsPerStatement)
 		if !db.dialect.multiRow {
@@ -153,7 +151,7 @@ func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]
 				}
 			}
 		}
-		if err := db.insertChunk(ctx, tx, head, rows[:n]); err != nil {
+		if err := db.insertChunk(ctx, tx, head, tail, rows[:n]); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -161,23 +159,29 @@ func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]
 	return nil
 }
 
-func (db *DB) insertChunk(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+// insertChunk runs one statement of insertRows, in tx or, on PostgreSQL,
+// on its own (on is a *sql.Tx or the *sql.DB).
+func (db *DB) insertChunk(ctx context.Context, on execer, head, tail string, rows [][]any) error {
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ")
+	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ") + tail
 	args := make([]any, 0, len(rows)*len(rows[0]))
 	for _, r := range rows {
 		args = append(args, r...)
 	}
 	if db.dialect.multiRow {
-		_, err := tx.ExecContext(ctx, db.q(query), args...)
+		_, err := on.ExecContext(ctx, db.q(query), args...)
 		return err
 	}
-	stmt, err := db.prepared(ctx, tx, query)
+	stmt, err := db.prepared(ctx, on.(*sql.Tx), query)
 	if err != nil {
 		return err
 	}
 	_, err = stmt.ExecContext(ctx, args...)
 	return err
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // expireChunk is how many raw events one statement of DeleteEventsBefore

@@ -217,3 +217,32 @@ func TestCountingGoesOnAfterRetentionEmptiedTheEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestOpensCountOnTheirUTCDayAndMonth: the fold (SQLite) and intake
+// (PostgreSQL) compute the day and month of receipt in SQL; they must be
+// those of quire.Day and quire.Month, across a year's end.
+func TestOpensCountOnTheirUTCDayAndMonth(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		last := time.Date(2026, 12, 31, 23, 59, 59, 999e6, time.UTC)
+		var events []quire.OpenEvent
+		for _, at := range []time.Time{last, last.Add(time.Millisecond)} {
+			events = append(events, quire.OpenEvent{LicenseKey: "k", DocumentID: at.String(), ReceivedAt: at, OccurredAt: "x", Metadata: "{}"})
+		}
+		if err := db.RecordOpens(ctx, events); err != nil {
+			t.Fatal(err)
+		}
+		for _, byMonth := range []bool{false, true} {
+			rows, err := db.Usage(ctx, 0, 1<<40, byMonth, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []int64{quire.Day(last), quire.Day(last) + 1}
+			if byMonth {
+				want = []int64{quire.Month(last), quire.Month(last) + 1}
+			}
+			if len(rows) != 2 || rows[0].Period != want[0] || rows[1].Period != want[1] || rows[0].NewDocuments != 1 || rows[1].Opens != 1 {
+				t.Errorf("by month %v: %+v, want one new document in each of periods %v", byMonth, rows, want)
+			}
+		}
+	})
+}
