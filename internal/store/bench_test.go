@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"syscall"
 	"testing"
 	"time"
@@ -66,12 +67,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// newDocuments returns n opens of documents no other batch number opens.
+// newDocuments returns n opens of documents no other batch number opens,
+// named as the editor library names them: CRC-32 hashes, scattered over
+// the key space as real ones are.
 func newDocuments(batch, n int) []quire.OpenEvent {
 	now := time.Now()
 	events := make([]quire.OpenEvent, n)
 	for j := range events {
-		events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", batch*n+j),
+		events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", crc32.ChecksumIEEE(fmt.Append(nil, batch*n+j))),
 			ReceivedAt: now, OccurredAt: "2026-11-22T09:34:00.123Z", LibraryVersion: "1.46.3", Metadata: "{}"}
 	}
 	return events
