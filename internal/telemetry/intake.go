@@ -79,7 +79,7 @@ func (r *Request) Validate() error {
 		details = append(details, quire.Detail{Field: "metadata", Issue: "must be an object"})
 	}
 	for i, e := range r.Events {
-		details = e.validate(details, "events["+strconv.Itoa(i)+"].")
+		details = e.validate(details, i)
 	}
 	if len(details) > 0 {
 		return quire.Invalid("The telemetry payload is not valid.", details...)
@@ -87,25 +87,27 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-func (e Event) validate(details []quire.Detail, prefix string) []quire.Detail {
+// validate appends the problems of the i-th event to details.
+func (e Event) validate(details []quire.Detail, i int) []quire.Detail {
+	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]." + name } // only for a problem
 	switch id := e.DocumentID; {
 	case id == nil || *id == "":
-		details = append(details, quire.Detail{Field: prefix + "documentId", Issue: "is required"})
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: "is required"})
 	case len(*id) > maxDocumentID:
-		details = append(details, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
 	case hasControl(*id):
-		details = append(details, quire.Detail{Field: prefix + "documentId", Issue: "must not contain control characters"})
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: "must not contain control characters"})
 	}
 	switch ts := e.Timestamp; {
 	case ts == nil || *ts == "":
-		details = append(details, quire.Detail{Field: prefix + "timestamp", Issue: "is required"})
+		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "is required"})
 	case !isTimestamp(*ts):
-		details = append(details, quire.Detail{Field: prefix + "timestamp", Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
+		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
 	}
 	// Any text the document holds (it may wrap the date in white space, or
 	// not be a date at all) is kept as sent; only NUL cannot be stored.
 	if c := e.DocumentCreatedAt; c != nil && (len(*c) > MaxCreatedAt || strings.IndexByte(*c, 0) >= 0) {
-		details = append(details, quire.Detail{Field: prefix + "documentCreatedAt", Issue: fmt.Sprintf("must be at most %d characters, without NUL", MaxCreatedAt)})
+		details = append(details, quire.Detail{Field: field("documentCreatedAt"), Issue: fmt.Sprintf("must be at most %d characters, without NUL", MaxCreatedAt)})
 	}
 	return details
 }
