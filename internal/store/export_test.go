@@ -15,3 +15,10 @@ func SetLastMigration(version int) (restore func()) {
 	lastMigration = version
 	return func() { lastMigration = old }
 }
+
+// Pragma returns the value of a SQLite pragma on one of db's connections.
+func (db *DB) Pragma(name string) (string, error) {
+	var v string
+	err := db.sql.QueryRow("PRAGMA " + name).Scan(&v)
+	return v, err
+}

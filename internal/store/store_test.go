@@ -80,6 +80,17 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 	check("database left readable to all")
 }
 
+// TestSQLiteCommitsDurably: a 204 means on disk, so every connection
+// runs in WAL mode with a full fsync at each commit.
+func TestSQLiteCommitsDurably(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000"} {
+		if v, err := db.Pragma(name); err != nil || v != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", name, v, err, want)
+		}
+	}
+}
+
 func TestOpenRejectsUnknownURL(t *testing.T) {
 	for _, u := range []string{"mysql://u:secretpw@h/db", "host=db user=q password=secretpw", "x:/y?password=secretpw"} {
 		_, err := store.Open(ctx, u, t.TempDir())
