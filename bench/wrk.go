@@ -36,7 +36,11 @@ func wrkLoad(servers []*process, path string, conns int, d time.Duration) stats 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns/len(servers)),
+			c := conns / len(servers)
+			if i < conns%len(servers) {
+				c++
+			}
+			cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c),
 				"-d", fmt.Sprintf("%ds", int(d.Seconds())), "--latency", "-s", "bench/collect.lua", p.url+path, "--", fmt.Sprintf("%s-%d", run, i))
 			out, err := cmd.Output()
 			if err != nil {
