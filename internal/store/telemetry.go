@@ -19,9 +19,10 @@ import (
 // without a transaction of its own. Appends write few pages however
 // scattered the documents are.
 func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
-	rows := make([][]any, len(events))
-	for i, e := range events {
-		rows[i] = []any{e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata}
+	const columns = 8
+	args := make([]any, 0, len(events)*columns)
+	for _, e := range events {
+		args = append(args, e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata)
 	}
 	head, tail := `INSERT INTO telemetry_events (license_key, document_id, received_at,
 		occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, ""
@@ -32,11 +33,11 @@ func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 			SELECT license_key, document_id, received_at, received_at / 86400000,
 			EXTRACT(YEAR FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint * 12 +
 			EXTRACT(MONTH FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint - 1 FROM e`
-		if len(rows) <= rowsPerStatement {
-			return db.insertChunk(ctx, db.sql, head, tail, rows)
+		if len(events) <= rowsPerStatement {
+			return db.insertChunk(ctx, db.sql, head, tail, columns, args)
 		}
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertRows(ctx, tx, head, tail, rows) })
+	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertRows(ctx, tx, head, tail, columns, args) })
 }
 
 // countChunk is the most opens that one transaction of CountPending
@@ -137,39 +138,36 @@ const rowsPerStatement = 400
 // CPU µs/event in two of three runs of BenchmarkRecordOpens).
 var sqliteChunks = []int{32, 16, 8, 4, 2, 1}
 
-// insertRows runs head + "(?, ...), (?, ...)" + tail for rows. On
+// insertRows runs head + "(?, ...), (?, ...)" + tail for the rows of
+// columns values each that args holds one after the other. On
 // PostgreSQL a statement holds up to rowsPerStatement rows (one round trip
 // for many rows; the server parses fast). SQLite is in-process, where
 // parsing a statement costs more than running it: there rows go in
 // prepared statements of a few fixed sizes.
-func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head, tail string, rows [][]any) error {
-	for len(rows) > 0 {
-		n := min(len(rows), rowsPerStatement)
+func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head, tail string, columns int, args []any) error {
+	for rows := len(args) / columns; rows > 0; {
+		n := min(rows, rowsPerStatement)
 		if !db.dialect.multiRow {
 			for _, c := range sqliteChunks {
-				if len(rows) >= c {
+				if rows >= c {
 					n = c
 					break
 				}
 			}
 		}
-		if err := db.insertChunk(ctx, tx, head, tail, rows[:n]); err != nil {
+		if err := db.insertChunk(ctx, tx, head, tail, columns, args[:n*columns]); err != nil {
 			return err
 		}
-		rows = rows[n:]
+		rows, args = rows-n, args[n*columns:]
 	}
 	return nil
 }
 
 // insertChunk runs one statement of insertRows, in tx or, on PostgreSQL,
 // on its own (on is a *sql.Tx or the *sql.DB).
-func (db *DB) insertChunk(ctx context.Context, on execer, head, tail string, rows [][]any) error {
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ") + tail
-	args := make([]any, 0, len(rows)*len(rows[0]))
-	for _, r := range rows {
-		args = append(args, r...)
-	}
+func (db *DB) insertChunk(ctx context.Context, on execer, head, tail string, columns int, args []any) error {
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", columns), ", ") + ")"
+	query := head + strings.TrimSuffix(strings.Repeat(tuple+", ", len(args)/columns), ", ") + tail
 	if db.dialect.multiRow {
 		_, err := on.ExecContext(ctx, db.q(query), args...)
 		return err

@@ -35,9 +35,9 @@ const (
 // keep working; the deployed library sends its version as superdocVersion.
 type Request struct {
 	LicenseKey      string         `json:"-"`
-	LibraryVersion  *string        `json:"libraryVersion"`
-	SuperdocVersion *string        `json:"superdocVersion"`
-	BrowserInfo     *BrowserInfo   `json:"browserInfo"`
+	LibraryVersion  string         `json:"libraryVersion"`
+	SuperdocVersion string         `json:"superdocVersion"`
+	BrowserInfo     BrowserInfo    `json:"browserInfo"`
 	Metadata        jsontext.Value `json:"metadata"`
 	Events          []Event        `json:"events"`
 }
@@ -49,16 +49,19 @@ type BrowserInfo struct {
 	UserAgent  string `json:"userAgent"`
 	CurrentURL string `json:"currentUrl"`
 	Hostname   string `json:"hostname"`
-	ScreenSize *struct {
+	ScreenSize struct {
 		Width  int `json:"width"`
 		Height int `json:"height"`
 	} `json:"screenSize"`
 }
 
-// Event is one document open.
+// Event is one document open. Only documentCreatedAt tells null (stored
+// as NULL) from a string; the other members are decoded into plain
+// values, which the decoder does not allocate (absent, null and "" are
+// the same to validation).
 type Event struct {
-	Timestamp         *string `json:"timestamp"`
-	DocumentID        *string `json:"documentId"`
+	Timestamp         string  `json:"timestamp"`
+	DocumentID        string  `json:"documentId"`
 	DocumentCreatedAt *string `json:"documentCreatedAt"`
 }
 
@@ -91,17 +94,17 @@ func (r *Request) Validate() error {
 func (e Event) validate(details []quire.Detail, i int) []quire.Detail {
 	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]." + name } // only for a problem
 	switch id := e.DocumentID; {
-	case id == nil || *id == "":
+	case id == "":
 		details = append(details, quire.Detail{Field: field("documentId"), Issue: "is required"})
-	case len(*id) > maxDocumentID:
+	case len(id) > maxDocumentID:
 		details = append(details, quire.Detail{Field: field("documentId"), Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
-	case hasControl(*id):
+	case hasControl(id):
 		details = append(details, quire.Detail{Field: field("documentId"), Issue: "must not contain control characters"})
 	}
 	switch ts := e.Timestamp; {
-	case ts == nil || *ts == "":
+	case ts == "":
 		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "is required"})
-	case !isTimestamp(*ts):
+	case !isTimestamp(ts):
 		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
 	}
 	// Any text the document holds (it may wrap the date in white space, or
@@ -120,7 +123,7 @@ func (r *Request) events(now time.Time, metaLimit int) []quire.OpenEvent {
 	key, meta, version, host := r.licenseKey(), metadata(r.Metadata, metaLimit), r.version(), r.hostname()
 	out := make([]quire.OpenEvent, len(r.Events))
 	for i, e := range r.Events {
-		out[i] = quire.OpenEvent{LicenseKey: key, DocumentID: *e.DocumentID, ReceivedAt: now, OccurredAt: *e.Timestamp,
+		out[i] = quire.OpenEvent{LicenseKey: key, DocumentID: e.DocumentID, ReceivedAt: now, OccurredAt: e.Timestamp,
 			DocumentCreatedAt: e.DocumentCreatedAt, LibraryVersion: version, Hostname: host, Metadata: meta}
 	}
 	return out
@@ -141,21 +144,13 @@ func isTimestamp(s string) bool {
 
 func (r *Request) version() string {
 	v := r.LibraryVersion
-	if v == nil {
+	if v == "" {
 		v = r.SuperdocVersion
 	}
-	if v == nil {
-		return ""
-	}
-	return clean(*v, maxLibraryVersion)
+	return clean(v, maxLibraryVersion)
 }
 
-func (r *Request) hostname() string {
-	if r.BrowserInfo == nil {
-		return ""
-	}
-	return clean(r.BrowserInfo.Hostname, maxHostname)
-}
+func (r *Request) hostname() string { return clean(r.BrowserInfo.Hostname, maxHostname) }
 
 // hasControl reports control characters, which have no place in an
 // identifier (and NUL cannot be stored in PostgreSQL text).
