@@ -51,7 +51,7 @@ func collectThroughput() result {
 			s.rate()/float64(runtime.NumCPU()), ms(s.p50), ms(s.p99), s.rate()/base, s.failures, us(s.serverCPU), us(s.clientCPU))
 	}
 	return result{title: "Telemetry intake (POST /v1/collect)", table: table, notes: notes + scale + fmt.Sprintf(
-		"\nwrk (bench/collect.lua), %d keep-alive connections for %s each, 2 threads (one per server when there are several, "+
+		"\nwrk (bench/collect.lua), %d keep-alive connections for %s each (a request unanswered after 10 s is a failure), 2 threads (one per server when there are several, "+
 			"the connections shared evenly); one event per request (as the deployed editor library sends), a distinct "+
 			"documentId each time; requests and events per second are the same number. Each round starts a fresh server "+
 			"(and a fresh database); the do-nothing handler and quire alternate, so that both meet the same load of the "+

@@ -41,7 +41,7 @@ func wrkLoad(servers []*process, path string, conns int, d time.Duration) stats 
 				c++
 			}
 			cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c),
-				"-d", fmt.Sprintf("%ds", int(d.Seconds())), "--latency", "-s", "bench/collect.lua", p.url+path, "--", fmt.Sprintf("%s-%d", run, i))
+				"-d", fmt.Sprintf("%ds", int(d.Seconds())), "--timeout", "10s", "--latency", "-s", "bench/collect.lua", p.url+path, "--", fmt.Sprintf("%s-%d", run, i))
 			out, err := cmd.Output()
 			if err != nil {
 				panic(fmt.Sprintf("bench: wrk: %v\n%s", err, out))
