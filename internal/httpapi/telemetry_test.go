@@ -165,11 +165,12 @@ func TestCollectValidation(t *testing.T) {
 		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"` + strings.Repeat("d", 257) + `"`), "events[0].documentId"},
 		{ev(`"documentId":"d"`), "events[0].timestamp"},
 		{ev(`"timestamp":"yesterday","documentId":"d"`), "events[0].timestamp"},
-		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":` + `"` + strings.Repeat("9", 65) + `"`), "events[0].documentCreatedAt"},
+		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":` + `"` + strings.Repeat("9", telemetry.MaxCreatedAt+1) + `"`), "events[0].documentCreatedAt"},
 		{ev(`"timestamp":"2026-11-22T09:34:00Z","documentId":42`), "events[0].documentId"},
 		{`{"events":"all"}`, "events"},
 		{`{"metadata":[1],"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`, "metadata"},
 		{`not json`, "body"},
+		{`{"metadata":{"k":"` + "\xff" + `"},"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`, "metadata.k"},
 		{`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]} {}`, "body"},
 	} {
 		r := e.collect(c.body, "")
@@ -187,10 +188,24 @@ func TestCollectValidation(t *testing.T) {
 	r := e.collect(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}],"pad":"`+strings.Repeat("x", 64<<10)+`"}`, "")
 	r.errorBody(t, 413, "PAYLOAD_TOO_LARGE")
 	e.collect(deployedPayload("d"), strings.Repeat("k", 257)).errorBody(t, 400, "VALIDATION_ERROR")
+	e.collect(deployedPayload("d"), "ql_\xff").errorBody(t, 400, "VALIDATION_ERROR")
 
 	metrics := string(e.get("/metrics").body)
-	if !strings.Contains(metrics, `quire_telemetry_payloads_total{result="invalid"} 15`) {
+	if !strings.Contains(metrics, `quire_telemetry_payloads_total{result="invalid"} 17`) {
 		t.Errorf("invalid payloads are not counted in the metrics:\n%s", grep(metrics, "quire_telemetry"))
+	}
+}
+
+// TestCollectDecodesAsBefore keeps what encoding/json accepted: member
+// names in any case, and the last of duplicate members.
+func TestCollectDecodesAsBefore(t *testing.T) {
+	u := storetest.URL(t, "sqlite")
+	e := newEnv(t, storetest.Open(t, u), unlimited())
+	if r := e.collect(`{"EVENTS":[{"Timestamp":"2026-11-22T09:34:00Z","documentID":"first","documentId":"last"}]}`, ""); r.status != 204 {
+		t.Fatalf("collect = %d %s", r.status, r.body)
+	}
+	if row := dumpEvents(t, u); !strings.Contains(row, "last") || strings.Contains(row, "first") {
+		t.Errorf("stored %s, want one event of document last", row)
 	}
 }
 

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,19 +12,22 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-// BenchmarkRecordOpens measures one group commit of 64 new documents, the
-// batch size that 64 concurrent clients produce.
+// BenchmarkRecordOpens measures one group commit of 30 new documents, the
+// average batch that 64 concurrent clients produced in the wrk rounds of
+// make bench (quire_telemetry_batch_events).
 func BenchmarkRecordOpens(b *testing.B) {
 	for _, backend := range storetest.Backends {
 		b.Run(backend, func(b *testing.B) {
 			db := storetest.Open(b, storetest.URL(b, backend))
 			b.ResetTimer()
+			cpu := cpuTime()
 			for i := 0; i < b.N; i++ {
-				if err := db.RecordOpens(context.Background(), newDocuments(i, 64)); err != nil {
+				if err := db.RecordOpens(context.Background(), newDocuments(i, 30)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*64), "µs/event")
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N*30), "cpu-µs/event")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*30), "µs/event")
 		})
 	}
 }
@@ -54,12 +59,23 @@ func BenchmarkCountPending(b *testing.B) {
 	}
 }
 
-// newDocuments returns n opens of documents no other batch number opens.
+// cpuTime is the CPU time this process has used so far: the machine may
+// be shared, so the wall time of a benchmark says less than its CPU time.
+// (For PostgreSQL it leaves out the server's own.)
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// newDocuments returns n opens of documents no other batch number opens,
+// named as the editor library names them: CRC-32 hashes, scattered over
+// the key space as real ones are.
 func newDocuments(batch, n int) []quire.OpenEvent {
 	now := time.Now()
 	events := make([]quire.OpenEvent, n)
 	for j := range events {
-		events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", batch*n+j),
+		events[j] = quire.OpenEvent{LicenseKey: quire.CommunityLicenseKey, DocumentID: fmt.Sprintf("HASH-%08X", crc32.ChecksumIEEE(fmt.Append(nil, batch*n+j))),
 			ReceivedAt: now, OccurredAt: "2026-11-22T09:34:00.123Z", LibraryVersion: "1.46.3", Metadata: "{}"}
 	}
 	return events

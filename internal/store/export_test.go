@@ -7,3 +7,18 @@ func SetCountChunk(n int) (restore func()) {
 	countChunk = n
 	return func() { countChunk = old }
 }
+
+// SetLastMigration makes Open apply migrations up to version only, until
+// the returned function restores it.
+func SetLastMigration(version int) (restore func()) {
+	old := lastMigration
+	lastMigration = version
+	return func() { lastMigration = old }
+}
+
+// Pragma returns the value of a SQLite pragma on one of db's connections.
+func (db *DB) Pragma(name string) (string, error) {
+	var v string
+	err := db.sql.QueryRow("PRAGMA " + name).Scan(&v)
+	return v, err
+}

@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,8 +22,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "github.com/mattn/go-sqlite3"    // registers the "sqlite3" driver
 	"github.com/quire-dev/quire"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // DB is an open database with quire's schema applied.
@@ -42,15 +43,16 @@ type dialect struct {
 	multiRow       bool   // batch inserts as multi-row statements (see insertRows)
 	greatest       string // the two-argument maximum and minimum functions
 	least          string
-	// rowidOrder: every table has a rowid that follows the order of the
-	// commits (SQLite: one writer at a time), so the oldest rows can be
-	// taken in bounded chunks without an index. PostgreSQL has no such
-	// order: other instances commit in between.
-	rowidOrder bool
+	// watermark: the events table has ids that follow the order of the
+	// commits (SQLite: one writer at a time), so the oldest events can be
+	// taken in bounded chunks without an index, and those not yet counted
+	// are those after a watermark. PostgreSQL has no such order: other
+	// instances commit in between, in any order of their ids.
+	watermark bool
 }
 
 var (
-	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", rowidOrder: true}
+	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", watermark: true}
 	postgres = dialect{name: "postgres", dollar: true, multiRow: true, greatest: "GREATEST", least: "LEAST",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
 )
@@ -90,7 +92,10 @@ func open(rawURL, dataDir string) (*DB, error) {
 			}
 			path = filepath.Join(dataDir, "quire.db")
 		}
-		conn, err := sql.Open("sqlite", sqliteDSN(path))
+		if err := private(path); err != nil {
+			return nil, err
+		}
+		conn, err := sql.Open("sqlite3", sqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
@@ -101,6 +106,31 @@ func open(rawURL, dataDir string) (*DB, error) {
 	}
 }
 
+// private creates the SQLite file at path readable by its owner only, or
+// takes group and other permissions off an existing one and its journals:
+// it holds license keys and usage. SQLite gives the -wal and -shm files it
+// creates the permissions of the database file.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && fi.Mode().Perm()&0o077 != 0 {
+			err = os.Chmod(p, fi.Mode().Perm()&0o700)
+		}
+		if err != nil {
+			return fmt.Errorf("store: restrict %s to its owner: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // sqliteDSN asks for WAL (readers never block the writer), full fsync on
 // commit (an acknowledged write survives power loss), a generous busy
 // timeout (several processes may share the file: serve and the CLI), and
@@ -108,9 +138,10 @@ func open(rawURL, dataDir string) (*DB, error) {
 // upgrade.
 func sqliteDSN(path string) string {
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
-		q.Add("_pragma", p)
-	}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

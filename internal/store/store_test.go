@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +46,48 @@ func TestMigrationsConcurrentStart(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestSQLiteFilesAreTheOwners: quire.db and its journals hold license
+// keys and usage, so only quire's user may read them, also when an older
+// quire left them readable to all.
+func TestSQLiteFilesAreTheOwners(t *testing.T) {
+	defer syscall.Umask(syscall.Umask(0o022))
+	dir := t.TempDir()
+	check := func(when string) {
+		db, err := store.Open(ctx, "", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.EnsureSetting(ctx, "k", "v"); err != nil { // a write, so that -wal and -shm exist
+			t.Fatal(err)
+		}
+		for _, name := range []string{"quire.db", "quire.db-wal", "quire.db-shm"} {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s is %v (%v), want -rw-------", when, name, fi.Mode().Perm(), err)
+			}
+		}
+	}
+	check("new database")
+	for _, name := range []string{"quire.db", "quire.db-wal", "quire.db-shm"} {
+		if err := os.Chmod(filepath.Join(dir, name), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	check("database left readable to all")
+}
+
+// TestSQLiteCommitsDurably: a 204 means on disk, so every connection
+// runs in WAL mode with a full fsync at each commit.
+func TestSQLiteCommitsDurably(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000"} {
+		if v, err := db.Pragma(name); err != nil || v != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", name, v, err, want)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/quire-dev/quire"
@@ -25,118 +23,118 @@ const (
 	maxEvents         = 100
 	maxDocumentID     = 256
 	maxLicenseKey     = 256
-	maxCreatedAt      = 64
+	MaxCreatedAt      = 256 // the raw dcterms:created text of the document, stored as sent
 	maxLibraryVersion = 64
 	maxHostname       = 253
 	truncatedMetadata = `{"truncated":true}`
 	emptyMetadata     = `{}`
 )
 
-// payload is what editor libraries send. Unknown fields are ignored, so
-// that newer clients keep working; the deployed library sends its version
-// as superdocVersion.
-type payload struct {
-	LibraryVersion  *string        `json:"libraryVersion"`
-	SuperdocVersion *string        `json:"superdocVersion"`
-	BrowserInfo     *browserInfo   `json:"browserInfo"`
+// Request is one telemetry payload (spec 2.8) and the license key of its
+// X-License-Key header. Unknown members are ignored, so that newer clients
+// keep working; the deployed library sends its version as superdocVersion.
+type Request struct {
+	LicenseKey      string         `json:"-"`
+	LibraryVersion  string         `json:"libraryVersion"`
+	SuperdocVersion string         `json:"superdocVersion"`
+	BrowserInfo     BrowserInfo    `json:"browserInfo"`
 	Metadata        jsontext.Value `json:"metadata"`
-	Events          []event        `json:"events"`
+	Events          []Event        `json:"events"`
 }
 
-// browserInfo: only the hostname is kept, to tell a customer's sites
+// BrowserInfo: only the hostname is kept, to tell a customer's sites
 // apart. User agent, URL and screen size are read (to check their types)
 // and dropped.
-type browserInfo struct {
+type BrowserInfo struct {
 	UserAgent  string `json:"userAgent"`
 	CurrentURL string `json:"currentUrl"`
 	Hostname   string `json:"hostname"`
-	ScreenSize *struct {
+	ScreenSize struct {
 		Width  int `json:"width"`
 		Height int `json:"height"`
 	} `json:"screenSize"`
 }
 
-type event struct {
-	Timestamp         *string `json:"timestamp"`
-	DocumentID        *string `json:"documentId"`
+// Event is one document open. Only documentCreatedAt tells null (stored
+// as NULL) from a string; the other members are decoded into plain
+// values, which the decoder does not allocate (absent, null and "" are
+// the same to validation).
+type Event struct {
+	Timestamp         string  `json:"timestamp"`
+	DocumentID        string  `json:"documentId"`
 	DocumentCreatedAt *string `json:"documentCreatedAt"`
 }
 
-// decodeOptions decode payloads as encoding/json did before: member names
-// match in any case, and the last of duplicate members wins. (The decoder
-// is the one of encoding/json/v2, which allocates less and takes about a
-// tenth of intake's CPU time less per request; it refuses invalid UTF-8
-// anywhere in the body, which PostgreSQL would refuse to store.)
-var decodeOptions = json.JoinOptions(json.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true))
-
-// Parse validates a telemetry payload and returns its events, received at
-// now under the license key of the X-License-Key header (the community key
-// when it is empty). metaLimit caps the stored metadata: larger metadata
-// is replaced by {"truncated":true}, since dropping the open would lose a
-// billable event for a cosmetic reason.
-func Parse(body []byte, licenseKey string, now time.Time, metaLimit int) ([]quire.OpenEvent, error) {
-	var p payload
-	if err := json.Unmarshal(body, &p, decodeOptions); err != nil {
-		return nil, decodeError(err)
-	}
-	licenseKey = strings.TrimSpace(licenseKey)
-	if licenseKey == "" {
-		licenseKey = quire.CommunityLicenseKey
-	}
+// Validate reports every field of r that cannot be stored, in one error
+// with a detail per field.
+func (r *Request) Validate() error {
 	var details []quire.Detail
-	if len(licenseKey) > maxLicenseKey || !utf8.ValidString(licenseKey) {
+	if key := r.licenseKey(); len(key) > maxLicenseKey || !utf8.ValidString(key) {
 		details = append(details, quire.Detail{Field: LicenseHeader, Issue: fmt.Sprintf("must be at most %d characters of UTF-8", maxLicenseKey)})
 	}
 	switch {
-	case p.Events == nil:
+	case r.Events == nil:
 		details = append(details, quire.Detail{Field: "events", Issue: "is required"})
-	case len(p.Events) == 0 || len(p.Events) > maxEvents:
+	case len(r.Events) == 0 || len(r.Events) > maxEvents:
 		details = append(details, quire.Detail{Field: "events", Issue: fmt.Sprintf("must hold 1 to %d events", maxEvents)})
 	}
-	meta, issue := metadata(p.Metadata, metaLimit)
-	if issue != "" {
-		details = append(details, quire.Detail{Field: "metadata", Issue: issue})
+	if m := bytes.TrimSpace(r.Metadata); len(m) > 0 && string(m) != "null" && m[0] != '{' {
+		details = append(details, quire.Detail{Field: "metadata", Issue: "must be an object"})
 	}
-	out := make([]quire.OpenEvent, 0, len(p.Events))
-	for i, e := range p.Events {
-		ev, bad := e.check(fmt.Sprintf("events[%d].", i))
-		details = append(details, bad...)
-		ev.LicenseKey, ev.ReceivedAt, ev.Metadata = licenseKey, now, meta
-		ev.LibraryVersion, ev.Hostname = p.version(), p.hostname()
-		out = append(out, ev)
+	for i, e := range r.Events {
+		details = e.validate(details, i)
 	}
 	if len(details) > 0 {
-		return nil, quire.Invalid("The telemetry payload is not valid.", details...)
+		return quire.Invalid("The telemetry payload is not valid.", details...)
 	}
-	return out, nil
+	return nil
 }
 
-func (e event) check(prefix string) (quire.OpenEvent, []quire.Detail) {
-	var ev quire.OpenEvent
-	var bad []quire.Detail
-	switch {
-	case e.DocumentID == nil || *e.DocumentID == "":
-		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "is required"})
-	case len(*e.DocumentID) > maxDocumentID:
-		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
-	case hasControl(*e.DocumentID):
-		bad = append(bad, quire.Detail{Field: prefix + "documentId", Issue: "must not contain control characters"})
-	default:
-		ev.DocumentID = *e.DocumentID
+// validate appends the problems of the i-th event to details.
+func (e Event) validate(details []quire.Detail, i int) []quire.Detail {
+	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]." + name } // only for a problem
+	switch id := e.DocumentID; {
+	case id == "":
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: "is required"})
+	case len(id) > maxDocumentID:
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
+	case hasControl(id):
+		details = append(details, quire.Detail{Field: field("documentId"), Issue: "must not contain control characters"})
 	}
-	switch {
-	case e.Timestamp == nil || *e.Timestamp == "":
-		bad = append(bad, quire.Detail{Field: prefix + "timestamp", Issue: "is required"})
-	case !isTimestamp(*e.Timestamp):
-		bad = append(bad, quire.Detail{Field: prefix + "timestamp", Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
-	default:
-		ev.OccurredAt = *e.Timestamp
+	switch ts := e.Timestamp; {
+	case ts == "":
+		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "is required"})
+	case !isTimestamp(ts):
+		details = append(details, quire.Detail{Field: field("timestamp"), Issue: "must be an ISO 8601 date-time such as 2026-11-22T09:34:00.123Z"})
 	}
-	if c := e.DocumentCreatedAt; c != nil && (len(*c) > maxCreatedAt || hasControl(*c)) {
-		bad = append(bad, quire.Detail{Field: prefix + "documentCreatedAt", Issue: fmt.Sprintf("must be at most %d printable characters", maxCreatedAt)})
+	// Any text the document holds (it may wrap the date in white space, or
+	// not be a date at all) is kept as sent; only NUL cannot be stored.
+	if c := e.DocumentCreatedAt; c != nil && (len(*c) > MaxCreatedAt || strings.IndexByte(*c, 0) >= 0) {
+		details = append(details, quire.Detail{Field: field("documentCreatedAt"), Issue: fmt.Sprintf("must be at most %d characters, without NUL", MaxCreatedAt)})
 	}
-	ev.DocumentCreatedAt = e.DocumentCreatedAt
-	return ev, bad
+	return details
+}
+
+// events returns the opens of a valid r, received at now. metaLimit caps
+// the stored metadata: larger metadata is replaced by {"truncated":true},
+// since dropping the open would lose a billable event for a cosmetic
+// reason.
+func (r *Request) events(now time.Time, metaLimit int) []quire.OpenEvent {
+	key, meta, version, host := r.licenseKey(), metadata(r.Metadata, metaLimit), r.version(), r.hostname()
+	out := make([]quire.OpenEvent, len(r.Events))
+	for i, e := range r.Events {
+		out[i] = quire.OpenEvent{LicenseKey: key, DocumentID: e.DocumentID, ReceivedAt: now, OccurredAt: e.Timestamp,
+			DocumentCreatedAt: e.DocumentCreatedAt, LibraryVersion: version, Hostname: host, Metadata: meta}
+	}
+	return out
+}
+
+// licenseKey is the key of the header, the community key when it is empty.
+func (r *Request) licenseKey() string {
+	if key := strings.TrimSpace(r.LicenseKey); key != "" {
+		return key
+	}
+	return quire.CommunityLicenseKey
 }
 
 func isTimestamp(s string) bool {
@@ -144,23 +142,15 @@ func isTimestamp(s string) bool {
 	return err == nil
 }
 
-func (p payload) version() string {
-	v := p.LibraryVersion
-	if v == nil {
-		v = p.SuperdocVersion
+func (r *Request) version() string {
+	v := r.LibraryVersion
+	if v == "" {
+		v = r.SuperdocVersion
 	}
-	if v == nil {
-		return ""
-	}
-	return clean(*v, maxLibraryVersion)
+	return clean(v, maxLibraryVersion)
 }
 
-func (p payload) hostname() string {
-	if p.BrowserInfo == nil {
-		return ""
-	}
-	return clean(p.BrowserInfo.Hostname, maxHostname)
-}
+func (r *Request) hostname() string { return clean(r.BrowserInfo.Hostname, maxHostname) }
 
 // hasControl reports control characters, which have no place in an
 // identifier (and NUL cannot be stored in PostgreSQL text).
@@ -192,69 +182,15 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// metadata returns the stored form of the metadata object.
-func metadata(raw jsontext.Value, limit int) (string, string) {
+// metadata returns the stored form of a valid metadata member.
+func metadata(raw jsontext.Value, limit int) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return emptyMetadata, ""
-	}
-	if raw[0] != '{' {
-		return "", "must be an object"
+		return emptyMetadata
 	}
 	compact := slices.Clone(raw)
-	if err := compact.Compact(); err != nil {
-		return "", "must be an object"
+	if compact.Compact() != nil || len(compact) > limit { // the decoder has checked it: only the limit applies
+		return truncatedMetadata
 	}
-	if len(compact) > limit {
-		return truncatedMetadata, ""
-	}
-	return string(compact), ""
-}
-
-// decodeError names the member whose JSON type is wrong, or where the
-// JSON is broken.
-func decodeError(err error) error {
-	var se *json.SemanticError
-	if errors.As(err, &se) && se.GoType != nil {
-		return quire.Invalid("The telemetry payload is not valid.", quire.Detail{Field: fieldOf(se.JSONPointer), Issue: "must be " + jsonType(se.GoType.Kind().String())})
-	}
-	field := "body"
-	var syn *jsontext.SyntacticError
-	if errors.As(err, &syn) {
-		field = fieldOf(syn.JSONPointer)
-	}
-	return quire.Invalid("The body is not valid JSON.", quire.Detail{Field: field, Issue: err.Error()})
-}
-
-// fieldOf names the member at p as the other details do: events[0].documentId.
-func fieldOf(p jsontext.Pointer) string {
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	if b.Len() == 0 {
-		return "body"
-	}
-	return b.String()
-}
-
-func jsonType(kind string) string {
-	switch kind {
-	case "string", "ptr":
-		return "a string"
-	case "slice":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	case "int", "int64", "float64":
-		return "a number"
-	}
-	return "of another type"
+	return string(compact)
 }

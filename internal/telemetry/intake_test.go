@@ -6,16 +6,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/quire-dev/quire"
 )
 
 var now = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 
+// parse decodes body as the HTTP adapter does, validates it, and returns
+// its events as Collect stores them.
+func parse(body, licenseKey string, metaLimit int) ([]quire.OpenEvent, error) {
+	req := Request{LicenseKey: licenseKey}
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return req.events(now, metaLimit), nil
+}
+
 func TestParseKeepsWhatBillingNeeds(t *testing.T) {
 	body := `{"libraryVersion":"2.1.0","superdocVersion":"1.0.0","browserInfo":{"hostname":"docs.example.com\u0000"},
 		"metadata":{"plan":"pro","n":1},"events":[{"timestamp":"2026-11-22T09:34:00.123Z","documentId":"HASH-1","documentCreatedAt":"2024-01-15T10:30:00Z"},
 		{"timestamp":"2026-11-22T09:35:00+01:00","documentId":"HASH-2"}]}`
-	evs, err := Parse([]byte(body), " ql_acme ", now, 1024)
+	evs, err := parse(body, " ql_acme ", 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +46,7 @@ func TestParseKeepsWhatBillingNeeds(t *testing.T) {
 }
 
 func TestParseDeployedLibrary(t *testing.T) {
-	evs, err := Parse([]byte(`{"superdocVersion":"1.46.3","browserInfo":{},"events":[{"timestamp":"2026-11-22T09:34:00.123Z","documentId":"HASH-0000ABCD","documentCreatedAt":null}]}`), "", now, 1024)
+	evs, err := parse(`{"superdocVersion":"1.46.3","browserInfo":{},"events":[{"timestamp":"2026-11-22T09:34:00.123Z","documentId":"HASH-0000ABCD","documentCreatedAt":null}]}`, "", 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +56,33 @@ func TestParseDeployedLibrary(t *testing.T) {
 }
 
 func TestParseRefusesControlCharacters(t *testing.T) {
-	_, err := Parse([]byte(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"HASH\u0000X"}]}`), "", now, 1024)
+	_, err := parse(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"HASH\u0000X"}]}`, "", 1024)
 	var qe *quire.Error
 	if !errors.As(err, &qe) || qe.Details[0].Field != "events[0].documentId" {
 		t.Errorf("NUL in documentId: %v", err)
+	}
+}
+
+// TestParseKeepsDocumentCreatedAtAsSent: it is the raw dcterms:created
+// text of the document, which may be long, padded or not a date at all;
+// refusing it would lose the open.
+func TestParseKeepsDocumentCreatedAtAsSent(t *testing.T) {
+	for _, created := range []string{
+		"2024-01-15T10:30:00.1234567890123456789012345678901234567890123456789012345678901234Z", // 86 characters
+		`\n    2024-01-15T10:30:00Z\n  `, "15 janvier 2024", strings.Repeat("x", MaxCreatedAt),
+	} {
+		evs, err := parse(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":"`+created+`"}]}`, "", 1024)
+		want := strings.ReplaceAll(created, "\\n", "\n")
+		if err != nil || *evs[0].DocumentCreatedAt != want {
+			t.Errorf("documentCreatedAt %q: %+v, %v; want it kept as sent", created, evs, err)
+		}
+	}
+	for _, created := range []string{strings.Repeat("x", MaxCreatedAt+1), `2024\u0000`} {
+		_, err := parse(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d","documentCreatedAt":"`+created+`"}]}`, "", 1024)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Details[0].Field != "events[0].documentCreatedAt" {
+			t.Errorf("documentCreatedAt of %d bytes: %v, want a detail on it", len(created), err)
+		}
 	}
 }
 
@@ -59,23 +97,9 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("v", 100)
-	evs, _ := Parse([]byte(`{"libraryVersion":"`+long+`","events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`), "", now, 1024)
+	evs, _ := parse(`{"libraryVersion":"`+long+`","events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]}`, "", 1024)
 	if len(evs[0].LibraryVersion) != maxLibraryVersion {
 		t.Errorf("library version kept at %d characters", len(evs[0].LibraryVersion))
-	}
-}
-
-func TestParseRefusesInvalidUTF8(t *testing.T) {
-	ok := `"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"}]`
-	for name, c := range map[string]struct{ body, key, field string }{
-		"metadata":    {`{"metadata":{"k":"` + "\xff" + `"},` + ok + `}`, "", "metadata.k"},
-		"license key": {`{` + ok + `}`, "ql_\xff", LicenseHeader},
-	} {
-		_, err := Parse([]byte(c.body), c.key, now, 1024)
-		var qe *quire.Error
-		if !errors.As(err, &qe) || qe.Details[0].Field != c.field {
-			t.Errorf("%s: %v, want a detail on %s", name, err, c.field)
-		}
 	}
 }
 
@@ -86,14 +110,5 @@ func TestParseQueryLimitsLicenseKeys(t *testing.T) {
 	}
 	if q, err := ParseQuery("", "", "", keys[:maxQueryKeys], now); err != nil || len(q.Keys) != maxQueryKeys {
 		t.Errorf("%d license keys: %v", maxQueryKeys, err)
-	}
-}
-
-// TestParseDecodesAsBefore keeps what encoding/json accepted: member names
-// in any case, and the last of duplicate members.
-func TestParseDecodesAsBefore(t *testing.T) {
-	evs, err := Parse([]byte(`{"EVENTS":[{"Timestamp":"2026-11-22T09:34:00Z","documentID":"first","documentId":"last"}]}`), "", now, 1024)
-	if err != nil || len(evs) != 1 || evs[0].DocumentID != "last" {
-		t.Errorf("= %+v, %v; want one event of document last", evs, err)
 	}
 }

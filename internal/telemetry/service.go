@@ -6,8 +6,8 @@
 // fast, concurrent requests share transactions (group commit): one writer
 // takes everything queued while the previous commit was running, lets the
 // requests being read join, and commits it at once. A commit only
-// appends (the raw events and the opens still to count); the writer counts
-// the pending opens into the per-document figures in bulk, and reports
+// appends (on SQLite one row per event, the raw event); the writer counts
+// the committed opens into the per-document figures in bulk, and reports
 // count first. The queue is bounded; when the database falls behind,
 // intake answers 503 with Retry-After instead of holding unbounded memory.
 package telemetry
@@ -80,13 +80,13 @@ func New(st Store, opt Options) *Service {
 var Busy = &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Second,
 	Message: "Telemetry intake is saturated; retry after a moment."}
 
-// Collect validates a payload and returns once its events are committed.
-func (s *Service) Collect(ctx context.Context, body []byte, licenseKey string) error {
-	events, err := Parse(body, licenseKey, s.opt.Now(), s.opt.MetadataBytes)
-	if err != nil {
-		s.m.invalid.Inc()
+// Collect validates a request and returns once its events are committed.
+func (s *Service) Collect(ctx context.Context, req *Request) error {
+	if err := req.Validate(); err != nil {
+		s.Refused()
 		return err
 	}
+	events := req.events(s.opt.Now(), s.opt.MetadataBytes)
 	if err := s.record(ctx, events); err != nil {
 		if errors.Is(err, Busy) {
 			s.m.busy.Inc()
@@ -99,6 +99,10 @@ func (s *Service) Collect(ctx context.Context, body []byte, licenseKey string) e
 	s.m.events.Add(float64(len(events)))
 	return nil
 }
+
+// Refused counts a payload refused as invalid, by Collect or by the
+// adapter that could not decode it.
+func (s *Service) Refused() { s.m.invalid.Inc() }
 
 func (s *Service) record(ctx context.Context, events []quire.OpenEvent) error {
 	j := &job{events: events, done: make(chan error, 1)}

@@ -75,8 +75,12 @@ func TestCloseCommitsAndCountsWhatIsQueued(t *testing.T) {
 	}
 	var counted, pending int
 	raw := storetest.SQL(t, u)
-	raw.QueryRow(`SELECT COUNT(*) FROM documents`).Scan(&counted)
-	raw.QueryRow(`SELECT COUNT(*) FROM telemetry_pending`).Scan(&pending)
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM documents`).Scan(&counted); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM telemetry_events WHERE id > (SELECT event_id FROM telemetry_folded)`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
 	if counted != 5 || pending != 0 {
 		t.Errorf("after Close: %d documents counted, %d opens pending; want 5 and 0", counted, pending)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/telemetry"
 	"github.com/quire-dev/quire/internal/web"
 )
 
@@ -68,8 +69,8 @@ func TestAdmin(t *testing.T) {
 	open := func(day time.Time, docs ...string) {
 		s.Clock.Set(day.Add(10 * time.Hour))
 		for _, d := range docs {
-			body := `{"events":[{"timestamp":"` + day.Format(time.RFC3339) + `","documentId":"` + d + `"}]}`
-			if err := s.Telemetry.Collect(ctx, []byte(body), key); err != nil {
+			req := telemetry.Request{LicenseKey: key, Events: []telemetry.Event{{Timestamp: day.Format(time.RFC3339), DocumentID: d}}}
+			if err := s.Telemetry.Collect(ctx, &req); err != nil {
 				t.Fatal(err)
 			}
 		}

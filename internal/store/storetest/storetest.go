@@ -17,7 +17,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite"
+	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/quire-dev/quire/internal/store"
 )
@@ -118,7 +118,7 @@ func SQL(t testing.TB, rawURL string) *sql.DB {
 	t.Helper()
 	driver, dsn := "pgx", rawURL
 	if path, ok := strings.CutPrefix(rawURL, "sqlite:"); ok {
-		driver, dsn = "sqlite", "file:"+path+"?_pragma=busy_timeout(10000)"
+		driver, dsn = "sqlite3", "file:"+path+"?_busy_timeout=10000"
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
