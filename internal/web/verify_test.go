@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -24,7 +25,8 @@ import (
 func signed(t *testing.T, s *apitest.Server) (good, tampered []byte) {
 	t.Helper()
 	req := signing.Request{Document: signing.Document{Bytes: pdftest.OnePage("Service agreement")},
-		Signer: signing.Signer{Name: "Ann Example", Email: "ann@example.com"}, EventID: "evt-web-1"}
+		Signer: signing.Signer{Name: "Ann Example", Email: "ann@example.com"}, EventID: "evt-web-1",
+		AuditTrail: []signing.AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
 	pdf, err := s.Signing.Sign(context.Background(), req, "")
 	if err != nil {
 		t.Fatal(err)
