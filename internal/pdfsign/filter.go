@@ -13,28 +13,33 @@ import (
 // object streams use in practice, and those are the only streams this
 // package needs to read. Output is capped at max bytes against zip bombs;
 // an unfiltered stream counts too, so that a caller's budget covers every
-// stream it reads, whatever its filters.
-func decodeStream(d Dict, raw []byte, max int64) ([]byte, error) {
+// stream it reads, whatever its filters. produced counts the bytes that
+// the filters put out, also when decoding fails, for a caller's budget.
+func decodeStream(d Dict, raw []byte, max int64) (out []byte, produced int64, err error) {
 	filters, parms := filterList(d)
 	if len(filters) == 0 && int64(len(raw)) > max {
-		return nil, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
+		return nil, 0, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
 	}
-	out := raw
+	out = raw
 	for i, f := range filters {
 		if f != "FlateDecode" && f != "Fl" {
-			return nil, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
+			return nil, produced, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
 		}
-		var err error
-		if out, err = inflate(out, max); err != nil {
-			return nil, err
+		out, err = inflate(out, max)
+		produced += int64(len(out))
+		if err != nil {
+			return nil, produced, err
 		}
 		if i < len(parms) {
 			if out, err = unpredict(out, parms[i]); err != nil {
-				return nil, err
+				return nil, produced, err
 			}
 		}
 	}
-	return out, nil
+	if len(filters) == 0 {
+		produced = int64(len(out))
+	}
+	return out, produced, nil
 }
 
 // filterList returns the /Filter names and their /DecodeParms dictionaries.
@@ -65,6 +70,8 @@ func filterList(d Dict) ([]Name, []Dict) {
 
 // inflate decompresses zlib data. A truncated stream or a bad checksum is
 // tolerated (many writers produce them), as long as some data came out.
+// On failure it returns what came out all the same, for the count of the
+// work done.
 func inflate(in []byte, max int64) ([]byte, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(in))
 	if err != nil {
@@ -72,10 +79,10 @@ func inflate(in []byte, max int64) ([]byte, error) {
 	}
 	out, err := io.ReadAll(io.LimitReader(zr, max+1))
 	if int64(len(out)) > max {
-		return nil, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
+		return out, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
 	}
 	if err != nil && !(len(out) > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
-		return nil, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return out, fmt.Errorf("pdfsign: flate stream: %w", err)
 	}
 	return out, nil
 }

@@ -64,10 +64,10 @@ func TestXRefRowsCappedOverAllSections(t *testing.T) {
 }
 
 func TestUnfilteredStreamCountsAgainstBudget(t *testing.T) {
-	if _, err := decodeStream(Dict{}, make([]byte, 100), 99); err == nil {
+	if _, _, err := decodeStream(Dict{}, make([]byte, 100), 99); err == nil {
 		t.Fatal("an unfiltered stream larger than the budget was accepted")
 	}
-	if out, err := decodeStream(Dict{}, make([]byte, 100), 100); err != nil || len(out) != 100 {
+	if out, _, err := decodeStream(Dict{}, make([]byte, 100), 100); err != nil || len(out) != 100 {
 		t.Fatalf("an unfiltered stream within the budget: %d bytes, %v", len(out), err)
 	}
 }
@@ -90,7 +90,7 @@ func TestPredictorRowNotAllocatedFromParameters(t *testing.T) {
 	zw := zlib.NewWriter(&z)
 	zw.Write([]byte{2})
 	zw.Close()
-	if _, err := decodeStream(Dict{"Filter": Name("FlateDecode"), "DecodeParms": parms}, z.Bytes(), 1<<20); err == nil {
+	if _, _, err := decodeStream(Dict{"Filter": Name("FlateDecode"), "DecodeParms": parms}, z.Bytes(), 1<<20); err == nil {
 		t.Fatal("decodeStream accepted one byte as a row of 64 MiB")
 	}
 	// Well-formed rows still decode: "up" filter over two rows of 2 bytes.
@@ -152,7 +152,7 @@ func TestWrongLengthsScanFileOnce(t *testing.T) {
 	if got := d.xref.ends.scanned; got > len(pdf) {
 		t.Errorf("%d bytes searched for endstream in a file of %d", got, len(pdf))
 	}
-	if l, err := PageLayout(pdf); err != nil || l.Pages != 2000 || l.LastWidth != 200 {
+	if l, err := PageLayout(t.Context(), pdf); err != nil || l.Pages != 2000 || l.LastWidth != 200 {
 		t.Errorf("PageLayout: %+v, %v", l, err)
 	}
 }
@@ -238,17 +238,17 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 	}
 	page := Page{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}
 	for name, in := range cases {
-		l, err := PageLayout(in)
+		l, err := PageLayout(t.Context(), in)
 		if err != nil {
 			if sentinel(err) == "" {
 				t.Errorf("%s: PageLayout: %v matches no sentinel error", name, err)
 			}
 			continue
 		}
-		if _, err := ImportPages(in); err != nil && sentinel(err) == "" {
+		if _, err := ImportPages(t.Context(), in); err != nil && sentinel(err) == "" {
 			t.Errorf("%s: ImportPages: %v matches no sentinel error", name, err)
 		}
-		out, err := AppendPages(in, []Page{page})
+		out, err := AppendPages(t.Context(), in, []Page{page})
 		if err != nil {
 			if sentinel(err) == "" {
 				t.Errorf("%s: AppendPages: %v matches no sentinel error", name, err)
@@ -270,7 +270,7 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 	}
 	// These damages are repairable: they must not merely be refused.
 	for _, name := range []string{"junk before %PDF-", "broken xref"} {
-		if _, err := AppendPages(cases[name], []Page{page}); err != nil {
+		if _, err := AppendPages(t.Context(), cases[name], []Page{page}); err != nil {
 			t.Errorf("%s: AppendPages: %v", name, err)
 		}
 	}
@@ -281,7 +281,7 @@ func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 595 842] /CropBox [10 10 100 100] /Rotate 90 >>",
 		"<< /Type /Page /Parent 2 0 R >>")
-	out, err := AppendPages(in, []Page{{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}})
+	out, err := AppendPages(t.Context(), in, []Page{{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
 	if err != nil || crop != [4]float64{0, 0, 300, 200} {
 		t.Errorf("appended page /CropBox %v (%v), want its MediaBox", crop, err)
 	}
-	if l, err := PageLayout(out); err != nil || l.LastWidth != 300 || l.LastHeight != 200 {
+	if l, err := PageLayout(t.Context(), out); err != nil || l.LastWidth != 300 || l.LastHeight != 200 {
 		t.Errorf("layout %+v, %v", l, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // defaults of DefaultLimits.
 type Limits struct {
 	MaxInputSize   int64 // largest accepted file, in bytes
-	MaxObjects     int   // most objects (xref entries, pages, fields) considered
+	MaxObjects     int   // most objects (xref entries, pages, fields) considered; object numbers stay below it
 	MaxDecodedSize int64 // largest decompressed stream, in bytes
 }
 
@@ -57,8 +57,29 @@ type document struct {
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the
-// number of streams, so that many small bombs cost no more than one.
-func (d *document) decodeBudget() int64 { return 4 * d.lim.MaxDecodedSize }
+// number of streams, so that many small bombs cost no more than one: a
+// multiple of the file's size (real object and content streams compress
+// a few times at most), plus a floor for small files, and never more than
+// four of the largest streams.
+func (d *document) decodeBudget() int64 {
+	return min(4*d.lim.MaxDecodedSize, decodeFloor+decodeRatio*int64(len(d.data)))
+}
+
+// decodeFloor and decodeRatio make up decodeBudget.
+const (
+	decodeFloor = 16 << 20
+	decodeRatio = 8
+)
+
+// decode undoes the filters of st within what is left of the document's
+// decode budget. The bytes the filters put out are charged to the budget
+// also when decoding fails, so that failing bombs exhaust it too.
+func (d *document) decode(st *Stream) ([]byte, error) {
+	limit := min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded)
+	out, produced, err := decodeStream(st.Dict, st.Data, limit)
+	d.decoded += produced
+	return out, err
+}
 
 // objStream is a decoded object stream (/Type /ObjStm).
 type objStream struct {
@@ -92,9 +113,14 @@ func readDocument(data []byte, lim Limits) (*document, error) {
 }
 
 // size is the trailer /Size an update must extend: one more than the
-// highest object number in use.
+// highest object number in use. A /Size beyond the object limit is a lie
+// (no entry can be there) and is not followed, so that the numbers of an
+// update stay within the limit too.
 func (d *document) size() int {
 	n := intOr(d.xref.trailer["Size"], 0)
+	if n > d.lim.MaxObjects {
+		n = 0
+	}
 	for num := range d.xref.entries {
 		n = max(n, num+1)
 	}
@@ -206,12 +232,10 @@ func (d *document) objStream(sn int) (*objStream, error) {
 	if !ok || st.Dict["Type"] != Name("ObjStm") {
 		return nil, fmt.Errorf("object %d is not an object stream", sn)
 	}
-	limit := min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded)
-	body, err := decodeStream(st.Dict, st.Data, limit)
+	body, err := d.decode(st)
 	if err != nil {
 		return nil, fmt.Errorf("object stream %d: %w", sn, err)
 	}
-	d.decoded += int64(len(body))
 	n, first := intOr(st.Dict["N"], -1), intOr(st.Dict["First"], -1)
 	if n < 0 || first < 0 || first > len(body) || n > len(body) {
 		return nil, fmt.Errorf("object stream %d: bad /N or /First", sn)
@@ -317,12 +341,11 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 			inh[k] = v
 		}
 	}
-	kids, hasKids := node["Kids"]
-	if node["Type"] == Name("Page") || !hasKids {
+	if isLeaf(node) {
 		*out = append(*out, page{ref: ref, dict: node, inherited: inh})
 		return nil
 	}
-	arr, err := d.array(kids)
+	arr, err := d.array(node["Kids"])
 	if err != nil {
 		return structuref("page tree node %d /Kids: %v", ref.Num, err)
 	}
@@ -336,6 +359,13 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 		}
 	}
 	return nil
+}
+
+// isLeaf reports whether a page tree node is a page: a node that says so,
+// or one without /Kids.
+func isLeaf(node Dict) bool {
+	_, hasKids := node["Kids"]
+	return node["Type"] == Name("Page") || !hasKids
 }
 
 // sigField is a signature form field that carries a signature value.

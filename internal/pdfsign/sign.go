@@ -46,7 +46,7 @@ const tokenReserve = 12 << 10
 // the file, whatever is appended to it.
 func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, digest string, err error) {
 	defer catchPanic(&err)
-	d, err := openForUpdate(pdf, opt.Limits)
+	d, err := openForUpdate(ctx, pdf, opt.Limits)
 	if err != nil {
 		return nil, "", err
 	}

@@ -196,11 +196,11 @@ func (x *xrefInfo) stream(p *parser, maxObjects int) (Dict, error) {
 	}
 	// A row is at most 24 bytes (three fields of at most 8), so the
 	// whole chain never needs more than that per object.
-	body, err := decodeStream(d, raw, int64(maxObjects)*24-x.decoded)
+	body, produced, err := decodeStream(d, raw, int64(maxObjects)*24-x.decoded)
+	x.decoded += produced
 	if err != nil {
 		return nil, structuref("cross-reference stream: %v", err)
 	}
-	x.decoded += int64(len(body))
 	return d, x.streamEntries(d, body, maxObjects)
 }
 
