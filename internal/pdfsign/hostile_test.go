@@ -3,6 +3,7 @@ package pdfsign
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -332,4 +333,65 @@ func TestCatchPanicNamesWhere(t *testing.T) {
 		t.Errorf("the error holds more than the condensed stack: %s", msg)
 	}
 	t.Log(msg)
+}
+
+// TestHostileFiles runs each pathological file of pdftest through what
+// signing with a certificate page does (PageLayout, AppendPages, Sign)
+// and through Verify. Each must be refused with a sentinel error or, for
+// the repairable ones, signed into a file that verifies; within the
+// memory bound of one request, and before a deadline that only a hang
+// would reach.
+func TestHostileFiles(t *testing.T) {
+	id := testIdentity(t)
+	for _, h := range pdftest.HostileFiles() {
+		t.Run(h.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			var signed []byte
+			var err error
+			n := pdftest.Allocated(func() { signed, err = signWithPage(ctx, h.PDF, id) })
+			t.Logf("%d bytes: %d allocated; %v", len(h.PDF), n, err)
+			if ctx.Err() != nil {
+				t.Fatalf("not done within the deadline: %v", err)
+			}
+			if n > pdftest.MemoryBound(len(h.PDF)) {
+				t.Errorf("%d bytes allocated for a file of %d, more than %d", n, len(h.PDF), pdftest.MemoryBound(len(h.PDF)))
+			}
+			switch {
+			case err != nil && sentinel(err) == "":
+				t.Errorf("error matches no sentinel: %v", err)
+			case err != nil && h.Repairable:
+				t.Errorf("repairable file refused: %v", err)
+			case err == nil && !h.Repairable:
+				t.Errorf("unrepairable file signed")
+			case err == nil:
+				if res, err := Verify(signed, id.Roots()); err != nil || !res.Valid {
+					t.Errorf("signed output does not verify: %v %+v", err, res)
+				}
+			}
+			n = pdftest.Allocated(func() { _, err = Verify(h.PDF, nil) })
+			if err != nil && sentinel(err) == "" {
+				t.Errorf("Verify: error matches no sentinel: %v", err)
+			}
+			if n > pdftest.MemoryBound(len(h.PDF)) {
+				t.Errorf("Verify: %d bytes allocated for a file of %d", n, len(h.PDF))
+			}
+		})
+	}
+}
+
+// signWithPage does what the signing service does with the certificate
+// page on: it appends a page the size of the last one and signs there.
+func signWithPage(ctx context.Context, pdf []byte, id *Identity) ([]byte, error) {
+	l, err := PageLayout(ctx, pdf)
+	if err != nil {
+		return nil, err
+	}
+	page := Page{MediaBox: [4]float64{0, 0, l.LastWidth, l.LastHeight}, Content: []byte("0 0 m 10 10 l S")}
+	out, err := AppendPages(ctx, pdf, []Page{page})
+	if err != nil {
+		return nil, err
+	}
+	signed, _, err := Sign(ctx, out, id, Options{Page: l.Pages + 1, Rect: [4]float64{10, 10, 100, 50}})
+	return signed, err
 }

@@ -67,7 +67,7 @@ func (d *document) decodeBudget() int64 {
 
 // decodeFloor and decodeRatio make up decodeBudget.
 const (
-	decodeFloor = 16 << 20
+	decodeFloor = 8 << 20
 	decodeRatio = 8
 )
 
