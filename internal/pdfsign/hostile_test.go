@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -394,4 +395,25 @@ func signWithPage(ctx context.Context, pdf []byte, id *Identity) ([]byte, error)
 	}
 	signed, _, err := Sign(ctx, out, id, Options{Page: l.Pages + 1, Rect: [4]float64{10, 10, 100, 50}})
 	return signed, err
+}
+
+func TestRepairStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the client has gone
+	damaged := pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>")
+	page := Page{MediaBox: [4]float64{0, 0, 100, 100}}
+	if _, err := PageLayout(ctx, damaged); !errors.Is(err, context.Canceled) {
+		t.Errorf("PageLayout: %v, want context.Canceled", err)
+	}
+	if _, err := AppendPages(ctx, damaged, []Page{page}); !errors.Is(err, context.Canceled) {
+		t.Errorf("AppendPages: %v, want context.Canceled", err)
+	}
+	if _, _, err := Sign(ctx, damaged, testIdentity(t), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sign: %v, want context.Canceled", err)
+	}
+	// The same file repairs while the context lives.
+	if l, err := PageLayout(t.Context(), damaged); err != nil || l.Pages != 1 {
+		t.Errorf("PageLayout with a live context: %+v %v", l, err)
+	}
 }
