@@ -153,10 +153,10 @@ func Allocated(f func()) uint64 {
 }
 
 // MemoryBase is the fixed part of the memory one request may take
-// whatever its size: the certificate page's rendering, the budget of
-// decompression granted to every document, the buffers of a signature.
-// A request may take 10 times its body on top of it.
-const MemoryBase = 64 << 20
+// whatever its size: the certificate page's rendering (about 7 MiB), the
+// decompression every document is granted (8 MiB), the buffers of a
+// signature. A request may take 10 times its body on top of it.
+const MemoryBase = 32 << 20
 
 // MemoryBound is what a request with a body of n bytes may allocate.
 func MemoryBound(n int) uint64 { return MemoryBase + 10*uint64(n) }
