@@ -3,6 +3,7 @@ package pdfsign
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Limits bound the work spent on an untrusted file. Zero fields take the
@@ -54,6 +55,7 @@ type document struct {
 	objStreams map[int]*objStream
 	loading    map[int]bool // guards against reference cycles
 	decoded    int64        // bytes decompressed so far, against decodeBudget
+	starts     []int        // offsets of the objects in the file, ascending; built on first use
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the
@@ -87,6 +89,7 @@ type objStream struct {
 	first   int
 	nums    []int
 	offsets []int
+	ends    []int // where each object's syntax must end, as in parseAt
 }
 
 // readDocument parses the structure of data. It fails with ErrTooLarge,
@@ -170,9 +173,13 @@ func (d *document) object(num int) (Object, error) {
 	return o, nil
 }
 
-// parseAt parses the indirect object at off, including stream data.
+// parseAt parses the indirect object at off, including stream data. The
+// object's syntax must end before the next object starts (stream data
+// excepted): objects do not overlap, and parsing each to the end of an
+// object it is nested in (a string that holds all the objects after it)
+// would read the file once per object.
 func (d *document) parseAt(num, off int) (Object, error) {
-	p := &parser{data: d.data, pos: off}
+	p := &parser{data: d.data[:d.objectEnd(off)], pos: off}
 	if _, _, err := p.objectHeader(); err != nil {
 		return nil, err
 	}
@@ -199,6 +206,24 @@ func (d *document) parseAt(num, off int) (Object, error) {
 	return &Stream{Dict: dict, Data: raw}, nil
 }
 
+// objectEnd is where the syntax of the object at off must end: where the
+// next object that the cross-reference data lists starts.
+func (d *document) objectEnd(off int) int {
+	if d.starts == nil {
+		d.starts = make([]int, 0, len(d.xref.entries))
+		for _, e := range d.xref.entries {
+			if e.kind == 1 {
+				d.starts = append(d.starts, e.offset)
+			}
+		}
+		slices.Sort(d.starts)
+	}
+	if i, _ := slices.BinarySearch(d.starts, off+1); i < len(d.starts) {
+		return min(d.starts[i], len(d.data))
+	}
+	return len(d.data)
+}
+
 // fromObjStream parses the object stored at index of object stream sn.
 func (d *document) fromObjStream(sn, index, num int) (Object, error) {
 	os, err := d.objStream(sn)
@@ -216,7 +241,7 @@ func (d *document) fromObjStream(sn, index, num int) (Object, error) {
 			return nil, fmt.Errorf("not found in object stream %d", sn)
 		}
 	}
-	p := &parser{data: os.body, pos: os.first + os.offsets[index]}
+	p := &parser{data: os.body[:os.ends[index]], pos: os.first + os.offsets[index]}
 	return p.object(0)
 }
 
@@ -251,8 +276,23 @@ func (d *document) objStream(sn int) (*objStream, error) {
 		os.nums = append(os.nums, int(num))
 		os.offsets = append(os.offsets, int(off))
 	}
+	os.ends = objectEnds(os.offsets, first, len(body))
 	d.objStreams[sn] = os
 	return os, nil
+}
+
+// objectEnds gives, for each offset (relative to first), the next larger
+// one (absolute), or size for the last object.
+func objectEnds(offsets []int, first, size int) []int {
+	sorted := slices.Sorted(slices.Values(offsets))
+	ends := make([]int, len(offsets))
+	for i, off := range offsets {
+		ends[i] = size
+		if j, _ := slices.BinarySearch(sorted, off+1); j < len(sorted) {
+			ends[i] = first + sorted[j]
+		}
+	}
+	return ends
 }
 
 // resolve follows references until it reaches a direct object.
@@ -335,12 +375,7 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 	if err != nil {
 		return structuref("page tree node %d: %v", ref.Num, err)
 	}
-	inh = inh.clone()
-	for _, k := range inheritable {
-		if v, ok := node[k]; ok {
-			inh[k] = v
-		}
-	}
+	inh = inherit(inh, node)
 	if isLeaf(node) {
 		*out = append(*out, page{ref: ref, dict: node, inherited: inh})
 		return nil
@@ -359,6 +394,29 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 		}
 	}
 	return nil
+}
+
+// inherit returns the inheritable attributes of node: those of its parent,
+// inh, with its own. inh is shared, not copied, when node adds none (most
+// pages): every page holds its attributes, and copies would cost memory
+// per page. The result is never changed afterwards.
+func inherit(inh, node Dict) Dict {
+	own := false
+	for _, k := range inheritable {
+		if _, ok := node[k]; ok {
+			own = true
+		}
+	}
+	if !own {
+		return inh
+	}
+	inh = inh.clone()
+	for _, k := range inheritable {
+		if v, ok := node[k]; ok {
+			inh[k] = v
+		}
+	}
+	return inh
 }
 
 // isLeaf reports whether a page tree node is a page: a node that says so,

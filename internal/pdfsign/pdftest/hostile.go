@@ -65,7 +65,45 @@ func HostileFiles() []Hostile {
 		{Name: "deeply nested arrays", PDF: File("<< /Type /Catalog /Pages 2 0 R /X "+strings.Repeat("[", 100000)+" >>", pages, page)},
 		{Name: "deeply nested dictionaries", PDF: File("<< /Type /Catalog /Pages 2 0 R /X "+strings.Repeat("<< /A ", 50000)+" >>", pages, page)},
 		{Name: "reference loop", PDF: File("2 0 R", "1 0 R")},
+		// Each object's string holds all the later objects: a reader that
+		// parses each object to its end reads the file once per object.
+		{Name: "objects nested in strings", PDF: nestedInStrings(9000, false)},
+		{Name: "pages nested in strings", PDF: nestedInStrings(9000, true)},
 	}
+}
+
+// nestedInStrings writes n objects, each a dictionary with a literal string
+// that holds the next object and ends after all of them; as pages, with a
+// classic cross-reference table, or else without one.
+func nestedInStrings(n int, pages bool) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.7\n")
+	offsets := make([]int, n+3)
+	if pages {
+		offsets[1] = b.Len()
+		b.WriteString("1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
+		offsets[2] = b.Len()
+		b.WriteString("2 0 obj\n<< /Type /Pages /Count 1 /Kids [")
+		for i := 3; i < n+3; i++ {
+			fmt.Fprintf(&b, "%d 0 R ", i)
+		}
+		b.WriteString("] >>\nendobj\n")
+	}
+	for i := 3; i < n+3; i++ {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] /X (", i)
+	}
+	b.WriteString(strings.Repeat(") >>\nendobj\n", n))
+	if !pages {
+		return b.Bytes()
+	}
+	at := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", n+3)
+	for _, off := range offsets[1:] {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", n+3, at)
+	return b.Bytes()
 }
 
 // Objects writes objects 1..n, as given, without cross-reference data.
