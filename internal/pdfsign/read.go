@@ -107,12 +107,16 @@ func readDocument(data []byte, lim Limits) (*document, error) {
 	if _, ok := x.trailer["Encrypt"]; ok {
 		return nil, ErrEncrypted
 	}
-	d := &document{data: data, xref: x, lim: lim,
-		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
+	d := newDocument(data, x, lim)
 	if _, _, err := d.catalog(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+func newDocument(data []byte, x *xrefInfo, lim Limits) *document {
+	return &document{data: data, xref: x, lim: lim,
+		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
 }
 
 // size is the trailer /Size an update must extend: one more than the

@@ -69,8 +69,7 @@ func rebuild(ctx context.Context, pdf []byte, lim Limits) ([]byte, error) {
 	}
 	data := pdf[start:] // offsets count from the header, as writers mean them
 	x := &xrefInfo{entries: map[int]xrefEntry{}, ends: &streamEnds{}}
-	d := &document{data: data, xref: x, lim: lim,
-		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
+	d := newDocument(data, x, lim)
 	gens, err := scanObjects(ctx, data, x, lim.MaxObjects)
 	if err != nil {
 		return nil, err
@@ -100,7 +99,7 @@ func scanObjects(ctx context.Context, data []byte, x *xrefInfo, maxObjects int) 
 			continue // "objects", not "obj"
 		}
 		num, gen, off, ok := headerBefore(data, at)
-		if !ok {
+		if !ok || num == 0 { // object 0 is the head of the free list, never an object
 			continue
 		}
 		if num >= int64(maxObjects) || gen > 65535 {
@@ -263,6 +262,9 @@ func (d *document) writeClean(ctx context.Context, trailer Dict, gens map[int]in
 			continue
 		}
 		delete(d.cache, num)
+		if d.xref.entries[num].kind != 1 {
+			gens[num] = 0 // objects in object streams have generation 0
+		}
 		at := s.buf.Len()
 		fmt.Fprintf(&s.buf, "%d %d obj\n", num, gens[num])
 		if err := s.write(o); err != nil {
