@@ -223,15 +223,17 @@ func (d *document) addCompressed(sn, at int) error {
 }
 
 // lastTrailer returns the last "trailer" dictionary of data that names a
-// catalog, and its offset (-1 when there is none).
+// catalog, and its offset (-1 when there is none). Each is read up to the
+// next one at most, so that a string running over the rest of the file
+// is not read once per trailer.
 func lastTrailer(data []byte) (Dict, int) {
 	for end := len(data); ; {
 		i := bytes.LastIndex(data[:end], []byte("trailer"))
 		if i < 0 {
 			return nil, -1
 		}
+		p := &parser{data: data[:end], pos: i + len("trailer")}
 		end = i
-		p := &parser{data: data, pos: i + len("trailer")}
 		if o, err := p.object(0); err == nil {
 			if t, ok := o.(Dict); ok {
 				if _, ok := t["Root"].(Ref); ok {

@@ -69,7 +69,33 @@ func HostileFiles() []Hostile {
 		// parses each object to its end reads the file once per object.
 		{Name: "objects nested in strings", PDF: nestedInStrings(9000, false)},
 		{Name: "pages nested in strings", PDF: nestedInStrings(9000, true)},
+		{Name: "xref sections nested in trailer strings", PDF: nestedSections(4000, false), Repairable: true},
+		{Name: "trailers nested in strings", PDF: nestedSections(4000, true), Repairable: true},
 	}
+}
+
+// nestedSections writes n cross-reference sections chained by /Prev, each
+// trailer holding a string that runs over all the sections after it; with
+// broken, the file has no startxref and is read by rebuilding.
+func nestedSections(n int, broken bool) []byte {
+	b := bytes.NewBuffer(Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>"))
+	pad := strings.Repeat("x", 200)
+	prev := -1
+	for i := 0; i < n; i++ {
+		at := b.Len()
+		b.WriteString("xref\n0 0\ntrailer\n<< /Root 1 0 R ")
+		if prev >= 0 {
+			fmt.Fprintf(b, "/Prev %d ", prev)
+		}
+		b.WriteString("/Z (" + pad)
+		prev = at
+	}
+	b.WriteString(strings.Repeat(") >>\n", n))
+	if !broken {
+		fmt.Fprintf(b, "startxref\n%d\n%%%%EOF\n", prev)
+	}
+	return b.Bytes()
 }
 
 // nestedInStrings writes n objects, each a dictionary with a literal string
