@@ -259,17 +259,11 @@ func (p *parser) hexString() (Object, error) {
 	var hi byte
 	half := false
 	for _, c := range raw {
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		case isSpace(c):
+		if isSpace(c) {
 			continue
-		default:
+		}
+		v, ok := hexDigit(c)
+		if !ok {
 			return nil, p.errorf("invalid character %q in hex string", c)
 		}
 		if half {
