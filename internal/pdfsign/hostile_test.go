@@ -417,3 +417,22 @@ func TestRepairStopsWhenContextEnds(t *testing.T) {
 		t.Errorf("PageLayout with a live context: %+v %v", l, err)
 	}
 }
+
+func TestRebuildTakesNewestDefinition(t *testing.T) {
+	// No cross-reference data; the page is defined twice, as by an update.
+	pdf := append(pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>"),
+		"3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>\nendobj\n"...)
+	l, err := PageLayout(t.Context(), pdf)
+	if err != nil || l.Pages != 1 || l.LastWidth != 300 || l.LastHeight != 200 {
+		t.Fatalf("layout %+v, %v: want the newest page 3, 300 x 200", l, err)
+	}
+	requireTool(t, "qpdf", "qpdf")
+	fixed, err := rebuild(t.Context(), pdf, Limits{}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, ok := qpdfClean(t, fixed); !ok {
+		t.Errorf("qpdf --check on the rebuilt file:\n%s", msg)
+	}
+}
