@@ -1,6 +1,7 @@
 package pdfsign
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -30,10 +31,11 @@ var (
 )
 
 // inputError makes an error caused by the input document match one of the
-// sentinel errors: one that already does is kept, any other (a damaged
-// structure, an object that cannot be read) becomes ErrUnreadable.
+// sentinel errors: one that already does is kept, and so is the error of
+// a context that ended the work; any other (a damaged structure, an object
+// that cannot be read) becomes ErrUnreadable.
 func inputError(err error) error {
-	for _, s := range []error{ErrEncrypted, ErrTooLarge, ErrUnreadable, ErrDamagedSigned, ErrSignatureTooLarge} {
+	for _, s := range []error{ErrEncrypted, ErrTooLarge, ErrUnreadable, ErrDamagedSigned, ErrSignatureTooLarge, context.Canceled, context.DeadlineExceeded} {
 		if err == nil || errors.Is(err, s) {
 			return err
 		}

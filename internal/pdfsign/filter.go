@@ -13,28 +13,34 @@ import (
 // object streams use in practice, and those are the only streams this
 // package needs to read. Output is capped at max bytes against zip bombs;
 // an unfiltered stream counts too, so that a caller's budget covers every
-// stream it reads, whatever its filters.
-func decodeStream(d Dict, raw []byte, max int64) ([]byte, error) {
+// stream it reads, whatever its filters. produced counts the bytes that
+// the filters put out, also when decoding fails, for a caller's budget.
+func decodeStream(d Dict, raw []byte, max int64) (out []byte, produced int64, err error) {
 	filters, parms := filterList(d)
 	if len(filters) == 0 && int64(len(raw)) > max {
-		return nil, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
+		return nil, 0, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
 	}
-	out := raw
+	out = raw
 	for i, f := range filters {
 		if f != "FlateDecode" && f != "Fl" {
-			return nil, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
+			return nil, produced, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
 		}
-		var err error
-		if out, err = inflate(out, max); err != nil {
-			return nil, err
+		var n int64
+		out, n, err = inflate(out, max)
+		produced += n
+		if err != nil {
+			return nil, produced, err
 		}
 		if i < len(parms) {
 			if out, err = unpredict(out, parms[i]); err != nil {
-				return nil, err
+				return nil, produced, err
 			}
 		}
 	}
-	return out, nil
+	if len(filters) == 0 {
+		produced = int64(len(out))
+	}
+	return out, produced, nil
 }
 
 // filterList returns the /Filter names and their /DecodeParms dictionaries.
@@ -65,19 +71,42 @@ func filterList(d Dict) ([]Name, []Dict) {
 
 // inflate decompresses zlib data. A truncated stream or a bad checksum is
 // tolerated (many writers produce them), as long as some data came out.
-func inflate(in []byte, max int64) ([]byte, error) {
+// The data is inflated twice: once to count its size, into nothing, and
+// once into a buffer of that size. A bomb thus costs time up to max but no
+// memory, and a real stream no more than its size (growing a buffer as
+// the data comes would allocate about twice that). produced counts the
+// bytes inflated, also on failure, for a caller's budget.
+func inflate(in []byte, max int64) (out []byte, produced int64, err error) {
+	n, err := inflateInto(io.Discard, in, max)
+	if err != nil {
+		return nil, n, err
+	}
 	zr, err := zlib.NewReader(bytes.NewReader(in))
 	if err != nil {
-		return nil, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return nil, n, fmt.Errorf("pdfsign: flate stream: %w", err)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, max+1))
-	if int64(len(out)) > max {
-		return nil, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
+	out = make([]byte, n)
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return nil, n, fmt.Errorf("pdfsign: flate stream: %w", err)
 	}
-	if err != nil && !(len(out) > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
-		return nil, fmt.Errorf("pdfsign: flate stream: %w", err)
+	return out, n, nil
+}
+
+// inflateInto writes the inflated data to w, up to max bytes, and returns
+// how many bytes it inflated.
+func inflateInto(w io.Writer, in []byte, max int64) (int64, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(in))
+	if err != nil {
+		return 0, fmt.Errorf("pdfsign: flate stream: %w", err)
 	}
-	return out, nil
+	n, err := io.Copy(w, io.LimitReader(zr, max+1))
+	if n > max {
+		return n, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
+	}
+	if err != nil && !(n > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
+		return n, fmt.Errorf("pdfsign: flate stream: %w", err)
+	}
+	return n, nil
 }
 
 // unpredict reverses a PNG predictor (Predictor >= 10), as used by

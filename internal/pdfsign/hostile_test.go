@@ -3,6 +3,8 @@ package pdfsign
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -64,10 +66,10 @@ func TestXRefRowsCappedOverAllSections(t *testing.T) {
 }
 
 func TestUnfilteredStreamCountsAgainstBudget(t *testing.T) {
-	if _, err := decodeStream(Dict{}, make([]byte, 100), 99); err == nil {
+	if _, _, err := decodeStream(Dict{}, make([]byte, 100), 99); err == nil {
 		t.Fatal("an unfiltered stream larger than the budget was accepted")
 	}
-	if out, err := decodeStream(Dict{}, make([]byte, 100), 100); err != nil || len(out) != 100 {
+	if out, _, err := decodeStream(Dict{}, make([]byte, 100), 100); err != nil || len(out) != 100 {
 		t.Fatalf("an unfiltered stream within the budget: %d bytes, %v", len(out), err)
 	}
 }
@@ -90,7 +92,7 @@ func TestPredictorRowNotAllocatedFromParameters(t *testing.T) {
 	zw := zlib.NewWriter(&z)
 	zw.Write([]byte{2})
 	zw.Close()
-	if _, err := decodeStream(Dict{"Filter": Name("FlateDecode"), "DecodeParms": parms}, z.Bytes(), 1<<20); err == nil {
+	if _, _, err := decodeStream(Dict{"Filter": Name("FlateDecode"), "DecodeParms": parms}, z.Bytes(), 1<<20); err == nil {
 		t.Fatal("decodeStream accepted one byte as a row of 64 MiB")
 	}
 	// Well-formed rows still decode: "up" filter over two rows of 2 bytes.
@@ -152,7 +154,7 @@ func TestWrongLengthsScanFileOnce(t *testing.T) {
 	if got := d.xref.ends.scanned; got > len(pdf) {
 		t.Errorf("%d bytes searched for endstream in a file of %d", got, len(pdf))
 	}
-	if l, err := PageLayout(pdf); err != nil || l.Pages != 2000 || l.LastWidth != 200 {
+	if l, err := PageLayout(t.Context(), pdf); err != nil || l.Pages != 2000 || l.LastWidth != 200 {
 		t.Errorf("PageLayout: %+v, %v", l, err)
 	}
 }
@@ -238,17 +240,17 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 	}
 	page := Page{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}
 	for name, in := range cases {
-		l, err := PageLayout(in)
+		l, err := PageLayout(t.Context(), in)
 		if err != nil {
 			if sentinel(err) == "" {
 				t.Errorf("%s: PageLayout: %v matches no sentinel error", name, err)
 			}
 			continue
 		}
-		if _, err := ImportPages(in); err != nil && sentinel(err) == "" {
+		if _, err := ImportPages(t.Context(), in); err != nil && sentinel(err) == "" {
 			t.Errorf("%s: ImportPages: %v matches no sentinel error", name, err)
 		}
-		out, err := AppendPages(in, []Page{page})
+		out, err := AppendPages(t.Context(), in, []Page{page})
 		if err != nil {
 			if sentinel(err) == "" {
 				t.Errorf("%s: AppendPages: %v matches no sentinel error", name, err)
@@ -270,7 +272,7 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 	}
 	// These damages are repairable: they must not merely be refused.
 	for _, name := range []string{"junk before %PDF-", "broken xref"} {
-		if _, err := AppendPages(cases[name], []Page{page}); err != nil {
+		if _, err := AppendPages(t.Context(), cases[name], []Page{page}); err != nil {
 			t.Errorf("%s: AppendPages: %v", name, err)
 		}
 	}
@@ -281,7 +283,7 @@ func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 595 842] /CropBox [10 10 100 100] /Rotate 90 >>",
 		"<< /Type /Page /Parent 2 0 R >>")
-	out, err := AppendPages(in, []Page{{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}})
+	out, err := AppendPages(t.Context(), in, []Page{{MediaBox: [4]float64{0, 0, 300, 200}, Content: []byte("0 0 m 10 10 l S")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +306,7 @@ func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
 	if err != nil || crop != [4]float64{0, 0, 300, 200} {
 		t.Errorf("appended page /CropBox %v (%v), want its MediaBox", crop, err)
 	}
-	if l, err := PageLayout(out); err != nil || l.LastWidth != 300 || l.LastHeight != 200 {
+	if l, err := PageLayout(t.Context(), out); err != nil || l.LastWidth != 300 || l.LastHeight != 200 {
 		t.Errorf("layout %+v, %v", l, err)
 	}
 }
@@ -332,4 +334,105 @@ func TestCatchPanicNamesWhere(t *testing.T) {
 		t.Errorf("the error holds more than the condensed stack: %s", msg)
 	}
 	t.Log(msg)
+}
+
+// TestHostileFiles runs each pathological file of pdftest through what
+// signing with a certificate page does (PageLayout, AppendPages, Sign)
+// and through Verify. Each must be refused with a sentinel error or, for
+// the repairable ones, signed into a file that verifies; within the
+// memory bound of one request, and before a deadline that only a hang
+// would reach.
+func TestHostileFiles(t *testing.T) {
+	id := testIdentity(t)
+	for _, h := range pdftest.HostileFiles() {
+		t.Run(h.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			var signed []byte
+			var err error
+			n := pdftest.Allocated(func() { signed, err = signWithPage(ctx, h.PDF, id) })
+			t.Logf("%d bytes: %d allocated; %v", len(h.PDF), n, err)
+			if ctx.Err() != nil {
+				t.Fatalf("not done within the deadline: %v", err)
+			}
+			if n > pdftest.MemoryBound(len(h.PDF)) {
+				t.Errorf("%d bytes allocated for a file of %d, more than %d", n, len(h.PDF), pdftest.MemoryBound(len(h.PDF)))
+			}
+			switch {
+			case err != nil && sentinel(err) == "":
+				t.Errorf("error matches no sentinel: %v", err)
+			case err != nil && h.Repairable:
+				t.Errorf("repairable file refused: %v", err)
+			case err == nil && !h.Repairable:
+				t.Errorf("unrepairable file signed")
+			case err == nil:
+				if res, err := Verify(signed, id.Roots()); err != nil || !res.Valid {
+					t.Errorf("signed output does not verify: %v %+v", err, res)
+				}
+			}
+			n = pdftest.Allocated(func() { _, err = Verify(h.PDF, nil) })
+			if err != nil && sentinel(err) == "" {
+				t.Errorf("Verify: error matches no sentinel: %v", err)
+			}
+			if n > pdftest.MemoryBound(len(h.PDF)) {
+				t.Errorf("Verify: %d bytes allocated for a file of %d", n, len(h.PDF))
+			}
+		})
+	}
+}
+
+// signWithPage does what the signing service does with the certificate
+// page on: it appends a page the size of the last one and signs there.
+func signWithPage(ctx context.Context, pdf []byte, id *Identity) ([]byte, error) {
+	l, err := PageLayout(ctx, pdf)
+	if err != nil {
+		return nil, err
+	}
+	page := Page{MediaBox: [4]float64{0, 0, l.LastWidth, l.LastHeight}, Content: []byte("0 0 m 10 10 l S")}
+	out, err := AppendPages(ctx, pdf, []Page{page})
+	if err != nil {
+		return nil, err
+	}
+	signed, _, err := Sign(ctx, out, id, Options{Page: l.Pages + 1, Rect: [4]float64{10, 10, 100, 50}})
+	return signed, err
+}
+
+func TestRepairStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // the client has gone
+	damaged := pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>")
+	page := Page{MediaBox: [4]float64{0, 0, 100, 100}}
+	if _, err := PageLayout(ctx, damaged); !errors.Is(err, context.Canceled) {
+		t.Errorf("PageLayout: %v, want context.Canceled", err)
+	}
+	if _, err := AppendPages(ctx, damaged, []Page{page}); !errors.Is(err, context.Canceled) {
+		t.Errorf("AppendPages: %v, want context.Canceled", err)
+	}
+	if _, _, err := Sign(ctx, damaged, testIdentity(t), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sign: %v, want context.Canceled", err)
+	}
+	// The same file repairs while the context lives.
+	if l, err := PageLayout(t.Context(), damaged); err != nil || l.Pages != 1 {
+		t.Errorf("PageLayout with a live context: %+v %v", l, err)
+	}
+}
+
+func TestRebuildTakesNewestDefinition(t *testing.T) {
+	// No cross-reference data; the page is defined twice, as by an update.
+	pdf := append(pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>"),
+		"3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>\nendobj\n"...)
+	l, err := PageLayout(t.Context(), pdf)
+	if err != nil || l.Pages != 1 || l.LastWidth != 300 || l.LastHeight != 200 {
+		t.Fatalf("layout %+v, %v: want the newest page 3, 300 x 200", l, err)
+	}
+	requireTool(t, "qpdf", "qpdf")
+	fixed, err := rebuild(t.Context(), pdf, Limits{}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, ok := qpdfClean(t, fixed); !ok {
+		t.Errorf("qpdf --check on the rebuilt file:\n%s", msg)
+	}
 }

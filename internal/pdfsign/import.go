@@ -2,6 +2,7 @@ package pdfsign
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -14,12 +15,13 @@ import (
 // stream once.
 //
 // src is opened as Sign opens a document: damaged structure is repaired
-// when src carries no signature. Every error wraps one of the sentinel
-// errors. lim optionally bounds the work (the first value is used; none,
+// when src carries no signature, and the repair stops with ctx's error
+// once ctx is done. Every other error wraps one of the sentinel errors.
+// lim optionally bounds the work (the first value is used; none,
 // or zero fields, mean DefaultLimits).
-func ImportPages(src []byte, lim ...Limits) (pages []Page, err error) {
+func ImportPages(ctx context.Context, src []byte, lim ...Limits) (pages []Page, err error) {
 	defer catchPanic(&err)
-	d, err := openForUpdate(src, limitsOf(lim))
+	d, err := openForUpdate(ctx, src, limitsOf(lim))
 	if err != nil {
 		return nil, inputError(err)
 	}
@@ -106,11 +108,10 @@ func (d *document) content(o Object) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("/Contents holds a %T, not a stream", s)
 		}
-		data, err := decodeStream(st.Dict, st.Data, min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded))
+		data, err := d.decode(st)
 		if err != nil {
 			return nil, err
 		}
-		d.decoded += int64(len(data))
 		out.Write(data)
 		out.WriteByte('\n')
 	}
@@ -177,12 +178,13 @@ type Layout struct {
 // PageLayout reads the page count and the size of the last page of pdf.
 // It opens pdf as Sign and AppendPages do: a damaged structure is repaired
 // (the layout is that of the repaired file, which AppendPages will extend)
-// unless pdf carries a signature, which gives ErrDamagedSigned. Every
-// error wraps one of the sentinel errors. lim optionally bounds the work
+// unless pdf carries a signature, which gives ErrDamagedSigned; the repair
+// stops with ctx's error once ctx is done. Every other error wraps one of
+// the sentinel errors. lim optionally bounds the work
 // (the first value is used; none, or zero fields, mean DefaultLimits).
-func PageLayout(pdf []byte, lim ...Limits) (l Layout, err error) {
+func PageLayout(ctx context.Context, pdf []byte, lim ...Limits) (l Layout, err error) {
 	defer catchPanic(&err)
-	d, err := openForUpdate(pdf, limitsOf(lim))
+	d, err := openForUpdate(ctx, pdf, limitsOf(lim))
 	if err != nil {
 		return l, inputError(err)
 	}

@@ -23,7 +23,7 @@ func twoPages() []byte {
 }
 
 func TestImportPagesKeepsSharedStreamsShared(t *testing.T) {
-	pages, err := ImportPages(twoPages())
+	pages, err := ImportPages(t.Context(), twoPages())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +31,14 @@ func TestImportPagesKeepsSharedStreamsShared(t *testing.T) {
 		!bytes.Contains(pages[0].Content, []byte("(one)")) || !bytes.Contains(pages[1].Content, []byte("(two)")) {
 		t.Fatalf("pages %+v", pages)
 	}
-	out, err := AppendPages(pdftest.OnePage("host"), pages)
+	out, err := AppendPages(t.Context(), pdftest.OnePage("host"), pages)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := bytes.Count(out, []byte("FONTDATA-shared-by-both-pages")); n != 1 {
 		t.Errorf("the shared stream is written %d times, want once", n)
 	}
-	l, err := PageLayout(out)
+	l, err := PageLayout(t.Context(), out)
 	if err != nil || l.Pages != 3 || l.LastWidth != 400 || l.LastHeight != 300 {
 		t.Errorf("layout %+v, %v", l, err)
 	}
@@ -52,7 +52,7 @@ func TestPageLayoutRotated(t *testing.T) {
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Rotate 90 >>")
-	l, err := PageLayout(rotated)
+	l, err := PageLayout(t.Context(), rotated)
 	if err != nil || l.Pages != 1 || l.LastWidth != 842 || l.LastHeight != 595 {
 		t.Errorf("layout %+v, %v", l, err)
 	}

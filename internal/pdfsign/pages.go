@@ -3,6 +3,7 @@ package pdfsign
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -24,35 +25,33 @@ type Page struct {
 //
 // pdf is opened as Sign opens it: a damaged structure is repaired (the
 // output then extends the repaired file) unless pdf carries a signature,
-// which gives ErrDamagedSigned. Every error caused by pdf wraps one of the
-// sentinel errors; errors in pages (none given, an empty or non-finite
+// which gives ErrDamagedSigned; the repair stops with ctx's error once ctx
+// is done. Every other error caused by pdf wraps one of the sentinel errors; errors in pages (none given, an empty or non-finite
 // MediaBox, a value that cannot be written) do not, being the caller's.
 // lim optionally bounds the work (the first value is used; none, or zero
 // fields, mean DefaultLimits).
 //
 // Each appended page sets /Rotate 0 and a /CropBox equal to its MediaBox,
 // so that it does not inherit a rotation or a crop from the page tree.
-func AppendPages(pdf []byte, pages []Page, lim ...Limits) (out []byte, err error) {
+func AppendPages(ctx context.Context, pdf []byte, pages []Page, lim ...Limits) (out []byte, err error) {
 	defer catchPanic(&err)
 	if len(pages) == 0 {
 		return nil, errors.New("pdfsign: no pages to append")
 	}
 	l := limitsOf(lim)
-	d, err := openForUpdate(pdf, l)
+	d, err := openForUpdate(ctx, pdf, l)
 	if err != nil {
 		return nil, inputError(err)
 	}
-	_, cat, err := d.catalog()
+	existing, err := d.pages()
 	if err != nil {
 		return nil, inputError(err)
-	}
-	rootRef, _ := cat["Pages"].(Ref) // readSound checked it is a reference
-	root, err := d.dict(rootRef)
-	if err != nil {
-		return nil, fmt.Errorf("%w: page tree root: %v", ErrUnreadable, err)
 	}
 	u := newUpdate(d)
-	newRoot := root.clone()
+	rootRef, newRoot, err := treeRoot(u)
+	if err != nil {
+		return nil, inputError(err)
+	}
 	for i, p := range pages {
 		ref, err := addPage(u, p, rootRef)
 		if err != nil {
@@ -62,20 +61,58 @@ func AppendPages(pdf []byte, pages []Page, lim ...Limits) (out []byte, err error
 			return nil, fmt.Errorf("%w: page tree root /Kids: %v", ErrUnreadable, err)
 		}
 	}
-	existing, err := d.pages()
-	if err != nil {
-		return nil, inputError(err)
-	}
-	newRoot["Count"] = Int(intOr(root["Count"], len(existing)) + len(pages))
+	newRoot["Count"] = Int(len(existing) + len(pages)) // the root's /Count may lie
 	u.replace(rootRef, newRoot)
 	w, err := u.write()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readSound(w.pdf, outputLimits(l, w.pdf)); err != nil {
+	if err := checkPageCount(w.pdf, outputLimits(l, w.pdf), len(existing)+len(pages)); err != nil {
 		return nil, inputError(fmt.Errorf("pdfsign: self-check of the output with appended pages: %w", err))
 	}
 	return w.pdf, nil
+}
+
+// checkPageCount reads pdf as an update would and requires want pages, so
+// that a caller asking for the last appended page finds it.
+func checkPageCount(pdf []byte, lim Limits, want int) error {
+	d, err := readSound(pdf, lim)
+	if err != nil {
+		return err
+	}
+	ps, err := d.pages()
+	if err == nil && len(ps) != want {
+		err = fmt.Errorf("%d pages, %d expected", len(ps), want)
+	}
+	return err
+}
+
+// treeRoot returns the root of u's page tree, which pages are appended
+// to, and a copy of it to change. A catalog whose /Pages names a page
+// rather than a page tree node (as damaged files may have) gets a new root
+// above that page, so that appended pages follow it instead of becoming
+// children of a page.
+func treeRoot(u *update) (Ref, Dict, error) {
+	catRef, cat, err := u.doc.catalog()
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	ref, _ := cat["Pages"].(Ref) // readSound checked it is a reference
+	node, err := u.doc.dict(ref)
+	if err != nil {
+		return Ref{}, nil, fmt.Errorf("%w: page tree root: %v", ErrUnreadable, err)
+	}
+	if !isLeaf(node) {
+		return ref, node.clone(), nil
+	}
+	root := u.add(Dict{}) // replaced by the caller's version
+	page := node.clone()
+	page["Parent"] = root
+	u.replace(ref, page)
+	c := cat.clone()
+	c["Pages"] = root
+	u.replace(catRef, c)
+	return root, Dict{"Type": Name("Pages"), "Kids": Array{ref}}, nil
 }
 
 // addPage adds the page object and its content stream, compressed. The

@@ -17,7 +17,7 @@ func TestAppendPagesThenSign(t *testing.T) {
 			Content:   []byte("BT /F1 18 Tf 72 770 Td (Signature certificate) Tj ET"),
 			Resources: Dict{"Font": Dict{"F1": Dict{"Type": Name("Font"), "Subtype": Name("Type1"), "BaseFont": Name("Helvetica")}}},
 		}
-		withPage, err := AppendPages(in, []Page{page})
+		withPage, err := AppendPages(t.Context(), in, []Page{page})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestAppendPagesKeepsEarlierSignature(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, err := AppendPages(signed, []Page{{MediaBox: [4]float64{0, 0, 100, 100}, Content: []byte("0 0 m 10 10 l S")}})
+	more, err := AppendPages(t.Context(), signed, []Page{{MediaBox: [4]float64{0, 0, 100, 100}, Content: []byte("0 0 m 10 10 l S")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // maxNesting bounds array/dictionary nesting so hostile input cannot
@@ -143,9 +144,33 @@ func (p *parser) refAfter(n int64) (Ref, bool) {
 	return Ref{}, false
 }
 
+// commonNames are names that objects repeat: parsing one of them takes it
+// from here instead of allocating it anew, which matters for files made
+// of many small dictionaries.
+var commonNames = func() map[string]Name {
+	m := map[string]Name{}
+	for _, n := range strings.Fields(`Type Page Pages Parent Kids Count MediaBox CropBox Rotate Resources Contents
+		Font XObject ProcSet ExtGState ColorSpace Pattern Shading Length Filter FlateDecode DecodeParms Subtype
+		Annots Rect Border P F AP N BBox Matrix Width Height BitsPerComponent Image Form Widths FirstChar LastChar
+		BaseFont Encoding FontDescriptor Root Size Info ID Prev XRef ObjStm First W Index T V FT Ff Fields`) {
+		m[n] = Name(n)
+	}
+	return m
+}()
+
 func (p *parser) name() (Object, error) {
 	p.pos++ // '/'
-	var b []byte
+	start := p.pos
+	for p.pos < len(p.data) && !isSpace(p.data[p.pos]) && !isDelimiter(p.data[p.pos]) && p.data[p.pos] != '#' {
+		p.pos++
+	}
+	if p.pos == len(p.data) || p.data[p.pos] != '#' {
+		if n, ok := commonNames[string(p.data[start:p.pos])]; ok {
+			return n, nil
+		}
+		return Name(p.data[start:p.pos]), nil
+	}
+	b := append([]byte(nil), p.data[start:p.pos]...)
 	for p.pos < len(p.data) && !isSpace(p.data[p.pos]) && !isDelimiter(p.data[p.pos]) {
 		c := p.data[p.pos]
 		if c == '#' && p.pos+2 < len(p.data) {
@@ -234,17 +259,11 @@ func (p *parser) hexString() (Object, error) {
 	var hi byte
 	half := false
 	for _, c := range raw {
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		case isSpace(c):
+		if isSpace(c) {
 			continue
-		default:
+		}
+		v, ok := hexDigit(c)
+		if !ok {
 			return nil, p.errorf("invalid character %q in hex string", c)
 		}
 		if half {

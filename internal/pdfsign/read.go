@@ -3,13 +3,14 @@ package pdfsign
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Limits bound the work spent on an untrusted file. Zero fields take the
 // defaults of DefaultLimits.
 type Limits struct {
 	MaxInputSize   int64 // largest accepted file, in bytes
-	MaxObjects     int   // most objects (xref entries, pages, fields) considered
+	MaxObjects     int   // most objects (xref entries, pages, fields) considered; object numbers stay below it
 	MaxDecodedSize int64 // largest decompressed stream, in bytes
 }
 
@@ -54,11 +55,33 @@ type document struct {
 	objStreams map[int]*objStream
 	loading    map[int]bool // guards against reference cycles
 	decoded    int64        // bytes decompressed so far, against decodeBudget
+	starts     []int        // offsets of the objects in the file, ascending; built on first use
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the
-// number of streams, so that many small bombs cost no more than one.
-func (d *document) decodeBudget() int64 { return 4 * d.lim.MaxDecodedSize }
+// number of streams, so that many small bombs cost no more than one: a
+// multiple of the file's size (real object and content streams compress
+// a few times at most), plus a floor for small files, and never more than
+// four of the largest streams.
+func (d *document) decodeBudget() int64 {
+	return min(4*d.lim.MaxDecodedSize, decodeFloor+decodeRatio*int64(len(d.data)))
+}
+
+// decodeFloor and decodeRatio make up decodeBudget.
+const (
+	decodeFloor = 8 << 20
+	decodeRatio = 8
+)
+
+// decode undoes the filters of st within what is left of the document's
+// decode budget. The bytes the filters put out are charged to the budget
+// also when decoding fails, so that failing bombs exhaust it too.
+func (d *document) decode(st *Stream) ([]byte, error) {
+	limit := min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded)
+	out, produced, err := decodeStream(st.Dict, st.Data, limit)
+	d.decoded += produced
+	return out, err
+}
 
 // objStream is a decoded object stream (/Type /ObjStm).
 type objStream struct {
@@ -66,6 +89,7 @@ type objStream struct {
 	first   int
 	nums    []int
 	offsets []int
+	ends    []int // where each object's syntax must end, as in parseAt
 }
 
 // readDocument parses the structure of data. It fails with ErrTooLarge,
@@ -83,18 +107,27 @@ func readDocument(data []byte, lim Limits) (*document, error) {
 	if _, ok := x.trailer["Encrypt"]; ok {
 		return nil, ErrEncrypted
 	}
-	d := &document{data: data, xref: x, lim: lim,
-		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
+	d := newDocument(data, x, lim)
 	if _, _, err := d.catalog(); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
+func newDocument(data []byte, x *xrefInfo, lim Limits) *document {
+	return &document{data: data, xref: x, lim: lim,
+		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
+}
+
 // size is the trailer /Size an update must extend: one more than the
-// highest object number in use.
+// highest object number in use. A /Size beyond the object limit is a lie
+// (no entry can be there) and is not followed, so that the numbers of an
+// update stay within the limit too.
 func (d *document) size() int {
 	n := intOr(d.xref.trailer["Size"], 0)
+	if n > d.lim.MaxObjects {
+		n = 0
+	}
 	for num := range d.xref.entries {
 		n = max(n, num+1)
 	}
@@ -144,9 +177,13 @@ func (d *document) object(num int) (Object, error) {
 	return o, nil
 }
 
-// parseAt parses the indirect object at off, including stream data.
+// parseAt parses the indirect object at off, including stream data. The
+// object's syntax must end before the next object starts (stream data
+// excepted): objects do not overlap, and parsing each to the end of an
+// object it is nested in (a string that holds all the objects after it)
+// would read the file once per object.
 func (d *document) parseAt(num, off int) (Object, error) {
-	p := &parser{data: d.data, pos: off}
+	p := &parser{data: d.data[:d.objectEnd(off)], pos: off}
 	if _, _, err := p.objectHeader(); err != nil {
 		return nil, err
 	}
@@ -173,6 +210,24 @@ func (d *document) parseAt(num, off int) (Object, error) {
 	return &Stream{Dict: dict, Data: raw}, nil
 }
 
+// objectEnd is where the syntax of the object at off must end: where the
+// next object that the cross-reference data lists starts.
+func (d *document) objectEnd(off int) int {
+	if d.starts == nil {
+		d.starts = make([]int, 0, len(d.xref.entries))
+		for _, e := range d.xref.entries {
+			if e.kind == 1 {
+				d.starts = append(d.starts, e.offset)
+			}
+		}
+		slices.Sort(d.starts)
+	}
+	if i, _ := slices.BinarySearch(d.starts, off+1); i < len(d.starts) {
+		return min(d.starts[i], len(d.data))
+	}
+	return len(d.data)
+}
+
 // fromObjStream parses the object stored at index of object stream sn.
 func (d *document) fromObjStream(sn, index, num int) (Object, error) {
 	os, err := d.objStream(sn)
@@ -190,7 +245,7 @@ func (d *document) fromObjStream(sn, index, num int) (Object, error) {
 			return nil, fmt.Errorf("not found in object stream %d", sn)
 		}
 	}
-	p := &parser{data: os.body, pos: os.first + os.offsets[index]}
+	p := &parser{data: os.body[:os.ends[index]], pos: os.first + os.offsets[index]}
 	return p.object(0)
 }
 
@@ -206,12 +261,10 @@ func (d *document) objStream(sn int) (*objStream, error) {
 	if !ok || st.Dict["Type"] != Name("ObjStm") {
 		return nil, fmt.Errorf("object %d is not an object stream", sn)
 	}
-	limit := min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded)
-	body, err := decodeStream(st.Dict, st.Data, limit)
+	body, err := d.decode(st)
 	if err != nil {
 		return nil, fmt.Errorf("object stream %d: %w", sn, err)
 	}
-	d.decoded += int64(len(body))
 	n, first := intOr(st.Dict["N"], -1), intOr(st.Dict["First"], -1)
 	if n < 0 || first < 0 || first > len(body) || n > len(body) {
 		return nil, fmt.Errorf("object stream %d: bad /N or /First", sn)
@@ -227,8 +280,23 @@ func (d *document) objStream(sn int) (*objStream, error) {
 		os.nums = append(os.nums, int(num))
 		os.offsets = append(os.offsets, int(off))
 	}
+	os.ends = objectEnds(os.offsets, first, len(body))
 	d.objStreams[sn] = os
 	return os, nil
+}
+
+// objectEnds gives, for each offset (relative to first), the next larger
+// one (absolute), or size for the last object.
+func objectEnds(offsets []int, first, size int) []int {
+	sorted := slices.Sorted(slices.Values(offsets))
+	ends := make([]int, len(offsets))
+	for i, off := range offsets {
+		ends[i] = size
+		if j, _ := slices.BinarySearch(sorted, off+1); j < len(sorted) {
+			ends[i] = first + sorted[j]
+		}
+	}
+	return ends
 }
 
 // resolve follows references until it reaches a direct object.
@@ -311,18 +379,12 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 	if err != nil {
 		return structuref("page tree node %d: %v", ref.Num, err)
 	}
-	inh = inh.clone()
-	for _, k := range inheritable {
-		if v, ok := node[k]; ok {
-			inh[k] = v
-		}
-	}
-	kids, hasKids := node["Kids"]
-	if node["Type"] == Name("Page") || !hasKids {
+	inh = inherit(inh, node)
+	if isLeaf(node) {
 		*out = append(*out, page{ref: ref, dict: node, inherited: inh})
 		return nil
 	}
-	arr, err := d.array(kids)
+	arr, err := d.array(node["Kids"])
 	if err != nil {
 		return structuref("page tree node %d /Kids: %v", ref.Num, err)
 	}
@@ -336,6 +398,36 @@ func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 		}
 	}
 	return nil
+}
+
+// inherit returns the inheritable attributes of node: those of its parent,
+// inh, with its own. inh is shared, not copied, when node adds none (most
+// pages): every page holds its attributes, and copies would cost memory
+// per page. The result is never changed afterwards.
+func inherit(inh, node Dict) Dict {
+	own := false
+	for _, k := range inheritable {
+		if _, ok := node[k]; ok {
+			own = true
+		}
+	}
+	if !own {
+		return inh
+	}
+	inh = inh.clone()
+	for _, k := range inheritable {
+		if v, ok := node[k]; ok {
+			inh[k] = v
+		}
+	}
+	return inh
+}
+
+// isLeaf reports whether a page tree node is a page: a node that says so,
+// or one without /Kids.
+func isLeaf(node Dict) bool {
+	_, hasKids := node["Kids"]
+	return node["Type"] == Name("Page") || !hasKids
 }
 
 // sigField is a signature form field that carries a signature value.

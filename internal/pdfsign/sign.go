@@ -46,7 +46,7 @@ const tokenReserve = 12 << 10
 // the file, whatever is appended to it.
 func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, digest string, err error) {
 	defer catchPanic(&err)
-	d, err := openForUpdate(pdf, opt.Limits)
+	d, err := openForUpdate(ctx, pdf, opt.Limits)
 	if err != nil {
 		return nil, "", err
 	}
@@ -254,8 +254,8 @@ func selfCheck(pdf []byte, want int, lim Limits) error {
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}
-	if len(res.Signers) != want {
-		return fmt.Errorf("pdfsign: self-check: %d signatures found, %d expected", len(res.Signers), want)
+	if len(res.Signers) != want { // the input's form hides the new field from readers
+		return fmt.Errorf("%w: self-check: %d signatures found, %d expected", ErrUnreadable, len(res.Signers), want)
 	}
 	last := res.Signers[want-1]
 	if !last.DigestValid || !last.SignatureValid || !last.CoversWholeDocument {

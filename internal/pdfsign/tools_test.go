@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/cryptobyte"
+	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
 )
 
 // The real validators: pdfsig (poppler-utils) with an NSS database that
@@ -72,12 +75,33 @@ func extractCMS(t *testing.T, pdf []byte, n int) (cms, content []byte) {
 	return contentsOf(fields[n].value), content
 }
 
+// derElement returns the DER element at the start of b, its length taken
+// from its header: /Contents is zero-padded and openssl wants exactly the
+// DER, which may itself end in zero bytes.
+func derElement(t *testing.T, b []byte) []byte {
+	t.Helper()
+	in := cryptobyte.String(b)
+	var el cryptobyte.String
+	if !in.ReadASN1Element(&el, cbasn1.SEQUENCE) {
+		t.Fatalf("/Contents does not start with a DER SEQUENCE")
+	}
+	return el
+}
+
+func TestDERElementKeepsTrailingZeros(t *testing.T) {
+	// A SEQUENCE holding the INTEGER 0 ends in a zero byte, as about one
+	// signature in 256 does; the padding after it is not part of it.
+	der := []byte{0x30, 0x03, 0x02, 0x01, 0x00}
+	if got := derElement(t, append(der, 0, 0, 0, 0)); !bytes.Equal(got, der) {
+		t.Fatalf("derElement: % x, want % x", got, der)
+	}
+}
+
 // opensslVerify checks the CMS with openssl and returns its printed form.
 func opensslVerify(t *testing.T, id *Identity, pdf []byte) string {
 	t.Helper()
 	cms, content := extractCMS(t, pdf, 0)
-	// /Contents is zero-padded; openssl wants exactly the DER.
-	sd := bytes.TrimRight(cms, "\x00")
+	sd := derElement(t, cms)
 	dir := t.TempDir()
 	cmsPath, contentPath, caPath := filepath.Join(dir, "sig.der"), filepath.Join(dir, "content.bin"), filepath.Join(dir, "ca.pem")
 	os.WriteFile(cmsPath, sd, 0o600)

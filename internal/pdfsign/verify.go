@@ -219,14 +219,45 @@ func byteRanges(pdf []byte, v Dict) ([4]int, error) {
 	if gap[0] != '<' || gap[len(gap)-1] != '>' {
 		return br, errors.New("/ByteRange does not exclude exactly a hex string")
 	}
-	raw, err := hex.DecodeString(string(gap[1 : len(gap)-1]))
-	if err != nil {
+	isHex, equal := hexEqual(gap[1:len(gap)-1], contentsOf(v))
+	if !isHex {
 		return br, errors.New("/ByteRange excludes more than the /Contents hex string")
 	}
-	if !bytes.Equal(raw, contentsOf(v)) {
+	if !equal {
 		return br, errors.New("/ByteRange does not exclude this signature's /Contents")
 	}
 	return br, nil
+}
+
+// hexEqual reports whether h is hexadecimal digits, and whether they spell
+// raw. It decodes nothing into memory: many signatures may each exclude a
+// gap of most of the file.
+func hexEqual(h, raw []byte) (isHex, equal bool) {
+	if len(h)%2 != 0 {
+		return false, false
+	}
+	equal = len(h) == 2*len(raw)
+	for i := 0; i < len(h); i += 2 {
+		hi, ok1 := hexDigit(h[i])
+		lo, ok2 := hexDigit(h[i+1])
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		equal = equal && raw[i/2] == hi<<4|lo
+	}
+	return true, equal
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // contentsOf returns /Contents as bytes (written as hex or literal).

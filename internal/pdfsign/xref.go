@@ -40,6 +40,7 @@ type xrefInfo struct {
 	entries      map[int]xrefEntry
 	decoded      int64       // bytes decompressed from xref streams so far
 	rows         int         // entries read from all sections so far
+	parsed       int         // bytes of sections read so far
 	ends         *streamEnds // where streams with a wrong /Length end
 	trailer      Dict        // the newest trailer (or xref stream dictionary)
 	startxref    int         // value of the last startxref: /Prev of an update
@@ -110,13 +111,23 @@ func (x *xrefInfo) section(data []byte, off, maxObjects int) (Dict, bool, error)
 		return nil, false, structuref("cross-reference offset %d outside the file", off)
 	}
 	p := &parser{data: data, pos: off}
-	if p.keyword() == "xref" {
-		d, err := x.table(p, maxObjects)
-		return d, false, err
+	isStream := p.keyword() != "xref"
+	var d Dict
+	var err error
+	if isStream {
+		p.pos = off
+		d, err = x.stream(p, maxObjects)
+	} else {
+		d, err = x.table(p, maxObjects)
 	}
-	p.pos = off
-	d, err := x.stream(p, maxObjects)
-	return d, true, err
+	// Sections do not overlap, so reading them all reads the file once.
+	// Sections that do (a trailer holding a string that runs over all the
+	// sections before it) would have every section read the rest of the
+	// file.
+	if x.parsed += p.pos - off; err == nil && x.parsed > 2*len(data) {
+		err = structuref("cross-reference sections overlap")
+	}
+	return d, isStream, err
 }
 
 func (x *xrefInfo) add(num int, e xrefEntry, maxObjects int) error {
@@ -196,11 +207,11 @@ func (x *xrefInfo) stream(p *parser, maxObjects int) (Dict, error) {
 	}
 	// A row is at most 24 bytes (three fields of at most 8), so the
 	// whole chain never needs more than that per object.
-	body, err := decodeStream(d, raw, int64(maxObjects)*24-x.decoded)
+	body, produced, err := decodeStream(d, raw, int64(maxObjects)*24-x.decoded)
+	x.decoded += produced
 	if err != nil {
 		return nil, structuref("cross-reference stream: %v", err)
 	}
-	x.decoded += int64(len(body))
 	return d, x.streamEntries(d, body, maxObjects)
 }
 

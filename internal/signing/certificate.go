@@ -2,6 +2,7 @@ package signing
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -26,9 +27,9 @@ func (s *Service) verifyHint() string {
 // appendCertificate appends the certificate pages (signer and audit trail)
 // to pdf, in the size of its last page, and returns the result with the
 // page and rectangle for the visible signature.
-func (s *Service) appendCertificate(pdf []byte, req Request, inputSHA string, at time.Time) ([]byte, int, [4]float64, error) {
+func (s *Service) appendCertificate(ctx context.Context, pdf []byte, req Request, inputSHA string, at time.Time) ([]byte, int, [4]float64, error) {
 	var rect [4]float64
-	layout, err := pdfsign.PageLayout(pdf, s.limits())
+	layout, err := pdfsign.PageLayout(ctx, pdf, s.limits())
 	if err != nil {
 		return nil, 0, rect, s.documentError(err)
 	}
@@ -38,11 +39,11 @@ func (s *Service) appendCertificate(pdf []byte, req Request, inputSHA string, at
 		return nil, 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
 			Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
 	}
-	pages, err := pdfsign.ImportPages(cert)
+	pages, err := pdfsign.ImportPages(ctx, cert)
 	if err != nil {
 		return nil, 0, rect, fmt.Errorf("certificate pages: %w", err)
 	}
-	out, err := pdfsign.AppendPages(pdf, pages, s.limits())
+	out, err := pdfsign.AppendPages(ctx, pdf, pages, s.limits())
 	if err != nil {
 		return nil, 0, rect, s.documentError(err)
 	}

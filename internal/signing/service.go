@@ -132,7 +132,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		Reason: "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
 		Limits: s.limits(), Timestamper: s.opt.Timestamper}
 	if req.Certificate {
-		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(pdf, req, inputSHA, now); err != nil {
+		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(ctx, pdf, req, inputSHA, now); err != nil {
 			return nil, err
 		}
 		opt.Appearance = appearance(opt.Rect, now, req.EventID)
