@@ -98,7 +98,8 @@ type Options struct {
 	// MaxInputBytes is the largest accepted input (default 25 MiB).
 	MaxInputBytes int64
 	// Dir holds each worker's profile and temporary files (default: a new
-	// directory under os.TempDir(), removed by Close).
+	// directory under os.TempDir(), removed by Close, or by a later pool's
+	// start if this process was killed: see workdir.go).
 	Dir string
 	// Executable is the program run as a worker (default os.Executable()),
 	// with WorkerArgs (default ["convert-worker"]): it must call RunWorker.

@@ -29,9 +29,32 @@ func TestMain(m *testing.M) {
 			os.Exit(RunWorker(os.Stdin, os.Stdout))
 		case "script":
 			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript))
+		case "pool":
+			os.Exit(holdPool())
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// holdPool is the main function of "quire-test-worker pool": it opens a
+// pool of script workers in a work directory of its own, prints the
+// directory once the workers are ready, and waits until stdin closes or
+// it is killed.
+func holdPool() int {
+	p, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}})
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = p.WaitReady(ctx)
+		cancel()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(p.dir)
+	io.Copy(io.Discard, os.Stdin)
+	p.Close(context.Background())
+	return 0
 }
 
 // scriptEngine stands in for LibreOffice in the supervisor's tests. It

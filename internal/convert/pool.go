@@ -18,7 +18,8 @@ import (
 type Pool struct {
 	opts   Options
 	dir    string
-	ownDir bool // dir was created by NewPool and is removed by Close
+	ownDir bool     // dir was created by NewPool and is removed by Close
+	lock   *os.File // holds dir's lock while the pool is open (workdir.go)
 	queue  *queue
 	slots  []*slot
 	nextID atomic.Uint64
@@ -116,9 +117,10 @@ func NewPool(opts Options) (*Pool, error) {
 	p.abortCtx, p.abortNow = context.WithCancel(context.Background())
 	p.abort = p.abortCtx.Done()
 	if p.dir == "" {
-		if p.dir, err = os.MkdirTemp("", "quire-convert-"); err != nil {
+		removeStaleWorkDirs("", o.Logger)
+		if p.dir, p.lock, err = newWorkDir(""); err != nil {
 			p.abortNow()
-			return nil, fmt.Errorf("convert: create work directory: %w", err)
+			return nil, err
 		}
 		p.ownDir = true
 	}
@@ -351,6 +353,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
+		p.lock.Close()
 	}
 	return err
 }
