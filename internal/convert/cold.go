@@ -24,7 +24,8 @@ import (
 
 // coldConvert converts in (of format from) with soffice, using the
 // directory dir for its profile and files, within timeout. soffice is
-// killed when ctx ends (the pool's abort).
+// killed when ctx ends (the pool's abort), or when it and its children
+// use more than o.MaxWorkerMemory (memory.go).
 func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from string, timeout time.Duration) ([]byte, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
@@ -49,8 +50,18 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	// soffice starts soffice.bin: a timeout must kill the whole group.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
+	err := cmd.Start()
+	if err == nil {
+		pid := cmd.Process.Pid
+		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		err = cmd.Wait()
+		if over, peak := watch.end(); over {
+			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak}
+		}
+	}
 	took := time.Since(t0)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
@@ -59,7 +70,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	pdf, readErr := os.ReadFile(dst)
 	if err != nil || readErr != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 		// soffice's output names its files; the client sees this text.
-		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out)),
+		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out.Bytes())),
 			src, "the document", dst, "the PDF", work, "the job's directory", profile, "the profile",
 			dir, "the worker's directory", o.ProgramDir, "LibreOffice's program directory")
 		return nil, took, errors.New("soffice could not convert it either " + detail)

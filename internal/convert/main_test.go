@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,9 +33,27 @@ func TestMain(m *testing.M) {
 			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript))
 		case "pool":
 			os.Exit(holdPool())
+		case "grow":
+			grow(400)
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// grow makes the process resident in mib more MiB of memory, a page at a
+// time, as a document that LibreOffice expands does, and then hangs.
+func grow(mib int) {
+	var held [][]byte
+	for range mib {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		held = append(held, b)
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Hour)
+	runtime.KeepAlive(held)
 }
 
 // holdPool is the main function of "quire-test-worker pool": it opens a
@@ -67,6 +87,7 @@ func holdPool() int {
 //	refuse              fail like a document LibreOffice cannot export
 //	unloadable          fail like a document LibreOfficeKit cannot load,
 //	                    so that soffice in the program directory runs (cold.go)
+//	grow MiB            use that much more memory, then hang
 //
 // Otherwise it writes a tiny PDF. The engine's start obeys the same
 // commands, read from the file script-start in the program directory if
@@ -85,7 +106,7 @@ func startScript(programDir, profileDir string) (engine, error) {
 
 func (scriptEngine) version() string { return "script" }
 
-var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable) ?([^\s<]*)`)
+var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable|grow) ?([^\s<]*)`)
 
 func (scriptEngine) convert(in, out string) (func(), error) {
 	src, err := os.ReadFile(in)
@@ -120,6 +141,9 @@ func obeyScript(src, in string) error {
 			return &lok.Error{Op: "save", URL: in, Detail: "scripted refusal"}
 		case "unloadable":
 			return &lok.Error{Op: "load", URL: fileURL(in), Detail: "scripted load failure of " + fileURL(in)}
+		case "grow":
+			mib, _ := strconv.Atoi(c[2])
+			grow(mib)
 		}
 	}
 	return nil

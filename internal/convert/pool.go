@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -59,14 +60,15 @@ const (
 
 // Counters are the pool's events since it started.
 type Counters struct {
-	Converted uint64 // jobs answered with a PDF
-	Failed    uint64 // jobs answered with an error after reaching a worker
-	Restarts  uint64 // workers started to replace another
-	Crashes   uint64 // workers that died during a job
-	Timeouts  uint64 // workers killed because a job exceeded JobTimeout
-	Recycled  uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
-	Retried   uint64 // jobs retried after a crash
-	Cold      uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
+	Converted  uint64 // jobs answered with a PDF
+	Failed     uint64 // jobs answered with an error after reaching a worker
+	Restarts   uint64 // workers started to replace another
+	Crashes    uint64 // workers that died during a job
+	Timeouts   uint64 // workers killed because a job exceeded JobTimeout
+	Recycled   uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
+	OverMemory uint64 // workers killed because a job exceeded MaxWorkerMemory
+	Retried    uint64 // jobs retried after a crash
+	Cold       uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
 }
 
 // Status is a snapshot of the pool, for /v1/health and metrics.
@@ -167,7 +169,8 @@ func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result
 	}
 }
 
-// prepare checks the input against the limits and its declared format,
+// prepare checks the input against the limits and its declared format
+// (a ZIP package also against what it expands to, expand.go),
 // renders Markdown to HTML, and takes the comments out of a DOCX
 // (comments.go).
 func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
@@ -177,6 +180,11 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	}
 	if err := sniff(in, from); err != nil {
 		return nil, "", err
+	}
+	if from == FromDOCX || from == FromODT {
+		if err := checkExpansion(in, &p.opts); err != nil {
+			return nil, "", err
+		}
 	}
 	switch from {
 	case FromMarkdown:
@@ -470,6 +478,7 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 	t0 := time.Now()
 	m, err := p.exchange(proc, j)
 	p.noteJobTime(time.Since(t0))
+	var overMemory *memoryError
 	switch {
 	case err == nil:
 		p.mu.Lock()
@@ -482,6 +491,13 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 			p.answer(proc, j, m, queued)
 		}
 		return !recycle
+	case errors.As(err, &overMemory):
+		proc.kill()
+		overMemory.peak = max(overMemory.peak, proc.peakRSS())
+		p.count(func(c *Counters) { c.OverMemory++; c.Failed++ })
+		p.opts.Logger.Warn("convert job exceeded the memory limit; worker killed", "worker", proc.id, "pid", proc.pid(),
+			"limit_mib", overMemory.limit>>20, "peak_mib", overMemory.peak>>20)
+		j.finish(Result{}, overMemory)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		proc.kill()
 		p.count(func(c *Counters) { c.Timeouts++; c.Failed++ })
@@ -493,16 +509,22 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 	return false
 }
 
-// exchange sends j to proc and reads the result, within JobTimeout.
+// exchange sends j to proc and reads the result, within JobTimeout and
+// MaxWorkerMemory (a *memoryError: proc was killed).
 func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	id := p.nextID.Add(1)
 	deadline := time.Now().Add(p.opts.JobTimeout)
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
-	if err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, Body: j.input}); err != nil {
-		return nil, err
+	watch := watchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
+	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, Body: j.input})
+	var m *message
+	if err == nil {
+		m, err = readFrame(proc.stdout)
 	}
-	m, err := readFrame(proc.stdout)
+	if over, peak := watch.end(); over {
+		return nil, &memoryError{limit: p.opts.MaxWorkerMemory, peak: peak}
+	}
 	if err == nil && (m.Kind != kindResult || m.ID != id) {
 		err = fmt.Errorf("protocol error: expected result %d, got %s %d", id, m.Kind, m.ID)
 	}
@@ -534,8 +556,13 @@ func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Durati
 			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
 			return
 		}
-		p.count(func(c *Counters) { c.Failed++ })
-		if !errors.Is(err, ErrTimeout) {
+		p.count(func(c *Counters) {
+			c.Failed++
+			if errors.Is(err, ErrMemoryLimit) {
+				c.OverMemory++
+			}
+		})
+		if !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMemoryLimit) {
 			err = fmt.Errorf("%w: %s, and %v", ErrUnprocessable, m.Error, err)
 		}
 		j.finish(Result{}, err)

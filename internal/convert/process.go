@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,19 +192,17 @@ func (p *process) exitState() string {
 	}
 }
 
-// rss returns the worker's resident memory in bytes, read from
-// /proc/PID/statm, or 0 if it cannot be read.
-func (p *process) rss() int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid()) + "/statm")
-	if err != nil {
-		return 0
+// rss returns the worker's resident memory in bytes, or 0 if it cannot
+// be read.
+func (p *process) rss() int64 { return rssOf(p.pid()) }
+
+// peakRSS returns the highest resident memory of the worker, once it has
+// been reaped, or 0.
+func (p *process) peakRSS() int64 {
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10 // KiB on Linux
 	}
-	fields := strings.Fields(string(b))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(fields[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	return 0
 }
 
 // resetDir empties dir, creating it if needed.
