@@ -41,19 +41,26 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
-		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
-		"--convert-to", "pdf:"+pdfExportFilter(from)+":"+pdfExportOptions, "--outdir", work, src)
-	cmd.Dir = work // not the server's working directory, which soffice's messages could show
-	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// soffice starts soffice.bin: a timeout must kill the whole group.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	newCmd := func(isolated bool) *exec.Cmd {
+		args := []string{"--headless", "--norestore", "--nologo", "--nodefault", "--nolockcheck", "-env:UserInstallation=" + fileURL(profile),
+			"--convert-to", "pdf:" + pdfExportFilter(from) + ":" + pdfExportOptions, "--outdir", work, src}
+		cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), args...)
+		if isolated { // the worker program confines itself, then becomes soffice
+			spec := confinedExec{Root: filepath.Join(dir, "cold-root"), ProgramDir: o.ProgramDir, Dirs: []string{profile, work}, Dir: work, Argv: append([]string{cmd.Path}, args...)}
+			cmd = exec.CommandContext(ctx, o.Executable, o.WorkerArgs...)
+			cmd.Env = append(cmd.Env, spec.env())
+		}
+		cmd.Dir = work // not the server's working directory, which soffice's messages could show
+		cmd.Env = append(workerEnv(os.Environ(), work), append(cmd.Env, "HOME="+work)...)
+		// soffice starts soffice.bin: a timeout must kill the whole group.
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		cmd.Stdout, cmd.Stderr = &out, &out
+		return cmd
+	}
 	t0 := time.Now()
-	err := cmd.Start()
+	cmd, err := startIsolated(newCmd, o.Logger)
 	if err == nil {
 		pid := cmd.Process.Pid
 		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })

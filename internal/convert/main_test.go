@@ -29,8 +29,11 @@ func TestMain(m *testing.M) {
 		switch os.Args[2] {
 		case "lok":
 			os.Exit(RunWorker(os.Stdin, os.Stdout))
-		case "script":
-			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript))
+		case "script": // unconfined, to reach the test's files
+			if spec := os.Getenv(confinedExecEnv); spec != "" {
+				os.Exit(execConfined(spec, nil))
+			}
+			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript, nil))
 		case "pool":
 			os.Exit(holdPool())
 		case "grow":

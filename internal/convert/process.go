@@ -25,6 +25,7 @@ type process struct {
 	version string        // LibreOffice's version information
 	warm    time.Duration // start and warm-up time, measured in the worker
 	jobs    int           // jobs run by this process
+	confine bool          // it runs in namespaces of its own and confines its filesystem (sandbox.go)
 }
 
 // startProcess starts worker id with its profile and temporary
@@ -49,15 +50,15 @@ func startProcess(o *Options, id int, dir string, cpu *int, adopt func(*process)
 		p.kill()
 		return nil, fmt.Errorf("convert: worker %d: start abandoned, the pool is closing", id)
 	}
-	if err := p.handshake(o, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp, CPU: cpu}); err != nil {
+	if err := p.handshake(o, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp, CPU: cpu, Confine: p.confine}); err != nil {
 		p.kill()
 		return nil, err
 	}
 	return p, nil
 }
 
-// spawn starts the worker program in a process group of its own, with
-// pipes for the protocol.
+// spawn starts the worker program, isolated (sandbox.go), with pipes for
+// the protocol.
 func spawn(o *Options, id int, tmp string) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -70,15 +71,14 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
 	}
 	p := &process{id: id, stdin: inW, stdout: outR, stderr: newTail(o, id), exited: make(chan struct{})}
-	p.cmd = exec.Command(o.Executable, o.WorkerArgs...)
-	p.cmd.Env = workerEnv(os.Environ(), tmp)
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
-	p.cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
-	// A process group of its own, so that a kill reaches anything
-	// LibreOffice started; and death with the supervisor, should it die
-	// without closing the worker's stdin.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = p.cmd.Start()
+	p.cmd, err = startIsolated(func(isolated bool) *exec.Cmd {
+		p.confine = isolated
+		cmd := exec.Command(o.Executable, o.WorkerArgs...)
+		cmd.Env = workerEnv(os.Environ(), tmp)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+		cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
+		return cmd
+	}, o.Logger)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -155,6 +155,9 @@ func (p *process) handshake(o *Options, init *message) error {
 		return fmt.Errorf("convert: worker %d sent %q instead of ready", p.id, m.Kind)
 	case m.Error != "":
 		return fmt.Errorf("convert: worker %d could not start LibreOffice from %s: %s", p.id, o.ProgramDir, m.Error)
+	}
+	if m.Warning != "" {
+		o.Logger.Warn("convert worker runs unconfined", "worker", p.id, "pid", p.pid(), "reason", m.Warning)
 	}
 	p.version, p.warm = m.Version, m.Engine
 	return nil
