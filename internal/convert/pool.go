@@ -171,8 +171,9 @@ func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result
 
 // prepare checks the input against the limits and its declared format
 // (a ZIP package also against what it expands to, expand.go),
-// renders Markdown to HTML, and takes the comments out of a DOCX
-// (comments.go).
+// renders Markdown to HTML, takes out what would load content from
+// outside the document (html.go, packages.go, rtf.go), and takes the
+// comments out of a DOCX (comments.go).
 func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	from = strings.ToLower(from)
 	if int64(len(in)) > p.opts.MaxInputBytes {
@@ -193,7 +194,11 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	case FromHTML:
 		return sanitizeHTML(in), from, nil
 	case FromDOCX:
-		return withoutComments(in), from, nil
+		return withoutComments(withoutOutsideLinks(in)), from, nil
+	case FromODT:
+		return withoutOutsideLinks(in), from, nil
+	case FromRTF:
+		return withoutIncludeFields(in), from, nil
 	}
 	return in, from, nil
 }

@@ -239,6 +239,32 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 	r.c.write(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
 	p := testPool(t, "lok", Options{Workers: 1})
+	p.mu.Lock()
+	confined := p.slots[0].proc.confine
+	p.mu.Unlock()
+	if !confined {
+		t.Fatal("the worker is not confined: this machine's kernel refuses namespaces, and the test would not show what it is meant to")
+	}
+	checkResources(t, p, r, docs)
+}
+
+// TestRewritingAloneKeepsDocumentsInside runs the table on workers
+// without namespaces, as where the kernel refuses them: the profile's
+// settings and the rewriting of the input must hold by themselves, for
+// every format that can be rewritten (DOC cannot).
+func TestRewritingAloneKeepsDocumentsInside(t *testing.T) {
+	requireLibreOffice(t)
+	isolation.Store(false)
+	t.Cleanup(func() { isolation.Store(true) })
+	r := refs{l: listen(t), c: canaryPaths(t)}
+	r.c.write(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	checkResources(t, p, r, resourceDocs(r))
+}
+
+// checkResources converts docs with p and checks that none reached r.
+func checkResources(t *testing.T, p *Pool, r refs, docs []resourceDoc) {
+	t.Helper()
 	for _, d := range docs {
 		before := r.l.accepted.Load()
 		res, err := p.ConvertTimed(context.Background(), d.in, d.from)
