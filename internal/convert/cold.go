@@ -60,7 +60,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 		return cmd
 	}
 	t0 := time.Now()
-	cmd, err := startIsolated(newCmd, o.Logger)
+	cmd, err := startIsolated(o, newCmd)
 	if err == nil {
 		pid := cmd.Process.Pid
 		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })

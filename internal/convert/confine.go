@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 )
 
@@ -178,6 +179,8 @@ func execConfined(spec string, confineFS confineFunc) int {
 			fmt.Fprintf(os.Stderr, "quire: runs unconfined: %v\n", err)
 		}
 	}
+	runtime.LockOSThread() // the thread that executes the program passes its priority on
+	lowPriority()
 	if err := os.Chdir(c.Dir); err != nil {
 		fmt.Fprintf(os.Stderr, "quire: %v\n", err)
 		return 1

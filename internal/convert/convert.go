@@ -128,6 +128,11 @@ type Options struct {
 	// Logger receives worker starts, restarts and LibreOffice's stderr
 	// (default slog.Default()).
 	Logger *slog.Logger
+
+	// hostNamespaces runs the workers without namespaces of their own
+	// (sandbox.go), for the tests' scripted workers, which crash by killing
+	// themselves: the first process of a PID namespace cannot.
+	hostNamespaces bool
 }
 
 // DefaultProgramDir is where Debian's LibreOffice packages install it.

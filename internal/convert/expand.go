@@ -96,8 +96,8 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	n += int64(n0)
 	switch {
 	case n > e.left:
-		return fmt.Errorf("%w: it expands to more than the %d MiB allowed (QUIRE_CONVERT_MAX_EXPANDED_BYTES); its part %s alone to more than %d MiB",
-			ErrMemoryLimit, e.limit>>20, name, e.left>>20)
+		return fmt.Errorf("%w: it expands to more than the %d MiB allowed (QUIRE_CONVERT_MAX_EXPANDED_BYTES), reached at its part %s",
+			ErrMemoryLimit, e.limit>>20, name)
 	case n > limit:
 		return fmt.Errorf("%w: its part %s is a package of more than %d bytes, the input limit", ErrUnprocessable, name, e.maxNested)
 	case err != nil:

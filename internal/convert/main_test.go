@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		case "pool":
 			os.Exit(holdPool())
 		case "grow":
-			grow(400)
+			grow(600)
 		}
 	}
 	os.Exit(m.Run())
@@ -64,7 +64,7 @@ func grow(mib int) {
 // directory once the workers are ready, and waits until stdin closes or
 // it is killed.
 func holdPool() int {
-	p, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}})
+	p, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}, hostNamespaces: true})
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err = p.WaitReady(ctx)
@@ -194,6 +194,7 @@ func startTestPool(t *testing.T, mode string, o Options) *Pool {
 	t.Helper()
 	o.Executable = os.Args[0]
 	o.WorkerArgs = []string{"quire-test-worker", mode}
+	o.hostNamespaces = mode == "script"
 	o.Dir = t.TempDir()
 	if o.Workers == 0 {
 		o.Workers = 1

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,8 +33,29 @@ import (
 
 // memorySampleInterval is how often a running job's memory is read. At
 // the fastest growth measured (a few hundred MB/s) a worker overshoots
-// its limit by a few megabytes before it is killed.
+// its limit by a few megabytes before it is killed, on a machine with a
+// core to spare. Where the cores are busy, the sampling waits for one; so
+// LibreOffice runs at a lower priority than the supervisor (lowPriority):
+// whenever the supervisor waits for a core, LibreOffice waits longer, and
+// cannot run far past its limit meanwhile. The peak reported is the
+// kernel's own count (the worker's VmHWM, reset before each job).
 const memorySampleInterval = 10 * time.Millisecond
+
+// workerNice is the scheduling priority of LibreOffice (19 is the lowest),
+// set on the thread that starts it and so inherited by every thread it
+// starts. It also keeps conversions from slowing the HTTP service.
+const workerNice = 10
+
+// lowPriority lowers the calling thread's priority to workerNice.
+func lowPriority() {
+	syscall.Setpriority(syscall.PRIO_PROCESS, 0, workerNice) // 0: this thread, on Linux
+}
+
+// resetPeak resets the kernel's count of the peak resident memory of
+// process pid (its VmHWM), so that the peak read after a job is the job's.
+func resetPeak(pid int) {
+	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
 
 // memoryError is ErrMemoryLimit with its figures.
 type memoryError struct {

@@ -54,10 +54,10 @@ func apiCode(err error) string {
 // supervisor kills its worker at the limit, answers 422 without a retry,
 // and the next worker serves. The cold soffice's children are watched too.
 func TestJobOverMemoryLimitIsKilled(t *testing.T) {
-	const limit = 128 << 20
+	const limit = 256 << 20
 	programDir := fakeProgramDir(t, `"`+os.Args[0]+`" quire-test-worker grow; sleep 60`)
 	p := testPool(t, "script", Options{Workers: 1, MaxWorkerMemory: limit, ProgramDir: programDir})
-	_, err := p.Convert(context.Background(), []byte("grow 400"), "md")
+	_, err := p.Convert(context.Background(), []byte("grow 600"), "md")
 	checkMemoryError(t, "warm worker", err, limit)
 	if c := p.Counters(); c.OverMemory != 1 || c.Crashes != 0 || c.Retried != 0 {
 		t.Errorf("counters %+v: want one job over its memory, no crash, no retry", c)

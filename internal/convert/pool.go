@@ -521,6 +521,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	deadline := time.Now().Add(p.opts.JobTimeout)
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
+	resetPeak(proc.pid())
 	watch := watchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
 	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, Body: j.input})
 	var m *message

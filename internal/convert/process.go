@@ -71,14 +71,14 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
 	}
 	p := &process{id: id, stdin: inW, stdout: outR, stderr: newTail(o, id), exited: make(chan struct{})}
-	p.cmd, err = startIsolated(func(isolated bool) *exec.Cmd {
+	p.cmd, err = startIsolated(o, func(isolated bool) *exec.Cmd {
 		p.confine = isolated
 		cmd := exec.Command(o.Executable, o.WorkerArgs...)
 		cmd.Env = workerEnv(os.Environ(), tmp)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
 		cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
 		return cmd
-	}, o.Logger)
+	})
 	inR.Close()
 	outW.Close()
 	if err != nil {

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -34,11 +33,11 @@ var isolation atomic.Bool
 func init() { isolation.Store(true) }
 
 // startIsolated starts the command that newCmd returns (a new one for
-// each try) in a network namespace of its own, or, if the kernel refuses,
-// without one. The process is in a process group of its own and is killed
+// each try) in namespaces of its own, or, if the kernel refuses, without. The process is in a process group of its own and is killed
 // when the supervisor dies.
-func startIsolated(newCmd func(isolated bool) *exec.Cmd, log *slog.Logger) (*exec.Cmd, error) {
-	if isolation.Load() {
+func startIsolated(o *Options, newCmd func(isolated bool) *exec.Cmd) (*exec.Cmd, error) {
+	log := o.Logger
+	if !o.hostNamespaces && isolation.Load() {
 		cmd := newCmd(true)
 		cmd.SysProcAttr = sandboxAttr(true)
 		err := cmd.Start()

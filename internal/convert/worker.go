@@ -104,6 +104,7 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine, confineFS
 	if init.CPU != nil {
 		pinThread(*init.CPU) // this thread starts LibreOffice (affinity.go)
 	}
+	lowPriority() // for LibreOffice's threads too (memory.go)
 	var warning string
 	if init.Confine && confineFS != nil {
 		root := filepath.Join(filepath.Dir(init.TempDir), "root")
