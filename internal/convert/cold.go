@@ -66,7 +66,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
 		err = cmd.Wait()
 		if over, peak := watch.end(); over {
-			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak}
+			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak, sampled: peak}
 		}
 	}
 	took := time.Since(t0)

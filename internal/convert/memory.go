@@ -59,7 +59,10 @@ func resetPeak(pid int) {
 
 // memoryError is ErrMemoryLimit with its figures.
 type memoryError struct {
-	limit, peak int64 // bytes
+	limit   int64 // bytes
+	peak    int64 // the highest of sampled and kernelPeak
+	sampled int64 // the highest sample
+	kernel  int64 // the kernel's count (VmHWM since the job began), 0 if unknown
 }
 
 func (e *memoryError) Error() string {

@@ -498,7 +498,8 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 		return !recycle
 	case errors.As(err, &overMemory):
 		proc.kill()
-		overMemory.peak = max(overMemory.peak, proc.peakRSS())
+		overMemory.kernel = proc.peakRSS()
+		overMemory.peak = max(overMemory.sampled, overMemory.kernel)
 		p.count(func(c *Counters) { c.OverMemory++; c.Failed++ })
 		p.opts.Logger.Warn("convert job exceeded the memory limit; worker killed", "worker", proc.id, "pid", proc.pid(),
 			"limit_mib", overMemory.limit>>20, "peak_mib", overMemory.peak>>20)
@@ -529,7 +530,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 		m, err = readFrame(proc.stdout)
 	}
 	if over, peak := watch.end(); over {
-		return nil, &memoryError{limit: p.opts.MaxWorkerMemory, peak: peak}
+		return nil, &memoryError{limit: p.opts.MaxWorkerMemory, peak: peak, sampled: peak}
 	}
 	if err == nil && (m.Kind != kindResult || m.ID != id) {
 		err = fmt.Errorf("protocol error: expected result %d, got %s %d", id, m.Kind, m.ID)
