@@ -52,7 +52,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from st
 			cmd.Env = append(cmd.Env, spec.env())
 		}
 		cmd.Dir = work // not the server's working directory, which soffice's messages could show
-		cmd.Env = append(workerEnv(os.Environ(), work), append(cmd.Env, "HOME="+work)...)
+		cmd.Env = append(workerEnv(os.Environ(), work), cmd.Env...)
 		// soffice starts soffice.bin: a timeout must kill the whole group.
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 2 * time.Second

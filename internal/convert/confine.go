@@ -87,7 +87,15 @@ func confine(root, programDir string, dirs []string) error {
 	if err := syscall.Unmount("/.old-root", syscall.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach the host's filesystem: %w", err)
 	}
-	return os.Remove("/.old-root")
+	if err := os.Remove("/.old-root"); err != nil {
+		return err
+	}
+	// Nothing more to create at the top: HOME and TMPDIR are the worker's
+	// own directories.
+	if err := syscall.Mount("", "/", "", syscall.MS_REMOUNT|syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("make the confined root read-only: %w", err)
+	}
+	return nil
 }
 
 // bind makes the host's path visible at the same path under root.

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 )
@@ -179,6 +180,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.WorkerArgs == nil {
 		o.WorkerArgs = []string{"convert-worker"}
+	}
+	if o.Dir != "" {
+		dir, err := filepath.Abs(o.Dir) // a confined worker sees its directories at their absolute paths (confine.go)
+		if err != nil {
+			return o, fmt.Errorf("convert: work directory %s: %w", o.Dir, err)
+		}
+		o.Dir = dir
 	}
 	if o.ProgramDir == "" {
 		o.ProgramDir = DefaultProgramDir

@@ -95,7 +95,8 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 
 // workerEnv is the supervisor's environment for a worker, with
 // asynchronous preemption off (see worker.go), LibreOffice's headless
-// graphics backend, TMPDIR in the worker's own directory, and jemalloc
+// graphics backend, TMPDIR and HOME in the worker's own directory (where
+// a confined worker can write, confine.go), and jemalloc
 // preloaded when it is installed (see jemallocPath).
 func workerEnv(base []string, tmp string) []string {
 	env := make([]string, 0, len(base)+4)
@@ -109,12 +110,12 @@ func workerEnv(base []string, tmp string) []string {
 		case strings.HasPrefix(kv, "LD_PRELOAD="):
 			preload = "" // the operator's choice stands
 			env = append(env, kv)
-		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
+		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "HOME="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
 		default:
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp)
+	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp, "HOME="+tmp)
 	if preload != "" {
 		env = append(env, "LD_PRELOAD="+preload)
 	}

@@ -57,6 +57,7 @@ type resourceDoc struct {
 	name, from string
 	in         []byte
 	refused    bool // LibreOffice cannot load it at all: 422
+	cold       bool // converted by the cold soffice
 }
 
 // refs is what a document of the table reaches for: URLs on the
@@ -235,7 +236,10 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 	docs := resourceDocs(r)
 	// LibreOffice writes the DOC before the canaries exist, so that it
 	// cannot put them into the DOC itself.
-	docs = append(docs, resourceDoc{name: "DOC", from: FromDOC, in: docFromRTF(t, rtfReaching(r))})
+	docs = append(docs, resourceDoc{name: "DOC", from: FromDOC, in: docFromRTF(t, rtfReaching(r))},
+		// A comment sends it to the cold soffice (cold.go), confined the same way.
+		resourceDoc{name: "DOC with a comment", from: FromDOC, in: docFromRTF(t, strings.Replace(rtfReaching(r), `remote content test\par`,
+			`remote {\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation\pard a remark}content test\par`, 1)), cold: true})
 	r.c.write(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
 	p := testPool(t, "lok", Options{Workers: 1})
@@ -278,6 +282,9 @@ func checkResources(t *testing.T, p *Pool, r refs, docs []resourceDoc) {
 		time.Sleep(100 * time.Millisecond) // room for a late fetch
 		if n := r.l.accepted.Load() - before; n > 0 {
 			t.Errorf("%s: %d connections to the listener: %v", d.name, n, r.l)
+		}
+		if res.Cold != d.cold {
+			t.Errorf("%s: converted cold: %v, want %v", d.name, res.Cold, d.cold)
 		}
 		if found := leaks(t, res.PDF); found != "" {
 			t.Errorf("%s: the PDF holds %s (cold: %v)", d.name, found, res.Cold)
