@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"html"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -37,16 +38,17 @@ var (
 	stylePI  = regexp.MustCompile(`(?is)<\?xml-stylesheet.*?\?>`)
 )
 
-// withoutOutsideLinks returns the package in without references to
-// content outside it, or in itself when it has none or cannot be read.
-func withoutOutsideLinks(in []byte) []byte {
+// withoutOutsideLinks returns the package in (of format from: DOCX or
+// ODT) without references to content outside it, or in itself when it has
+// none or cannot be read.
+func withoutOutsideLinks(in []byte, from string) []byte {
 	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
 	if err != nil {
 		return in
 	}
 	fixed := map[string][]byte{}
 	for _, f := range z.File {
-		fix := outsideLinksFix(f.Name)
+		fix := outsideLinksFix(f.Name, from)
 		if fix == nil {
 			continue
 		}
@@ -73,15 +75,16 @@ func withoutOutsideLinks(in []byte) []byte {
 	return out
 }
 
-// outsideLinksFix returns the rewrite for the part name, or nil.
-func outsideLinksFix(name string) func([]byte) []byte {
+// outsideLinksFix returns the rewrite for the part name of a package of
+// format from, or nil.
+func outsideLinksFix(name, from string) func([]byte) []byte {
 	lower := strings.ToLower(name)
 	switch {
-	case strings.HasSuffix(lower, ".rels"):
-		return withoutExternalRelationships
 	case strings.HasSuffix(lower, ".svg"):
 		return sanitizeSVG
-	case lower == "content.xml" || lower == "styles.xml" || strings.HasSuffix(lower, "/content.xml") || strings.HasSuffix(lower, "/styles.xml"):
+	case from == FromDOCX && strings.HasSuffix(lower, ".rels"):
+		return withoutExternalRelationships
+	case from == FromODT && (path.Base(lower) == "content.xml" || path.Base(lower) == "styles.xml"):
 		return withoutOutsideHrefs
 	}
 	return nil
@@ -90,6 +93,9 @@ func outsideLinksFix(name string) func([]byte) []byte {
 // withoutExternalRelationships drops the external relationships of a
 // .rels part, hyperlinks excepted.
 func withoutExternalRelationships(b []byte) []byte {
+	if !bytes.Contains(b, []byte("External")) {
+		return b
+	}
 	return relationship.ReplaceAllFunc(b, func(r []byte) []byte {
 		if externalMode.Match(r) && !hyperlinkType.Match(r) {
 			return nil
@@ -101,6 +107,9 @@ func withoutExternalRelationships(b []byte) []byte {
 // withoutOutsideHrefs empties the xlink:href attributes of an ODT part
 // that leave the package, except on hyperlinks.
 func withoutOutsideHrefs(b []byte) []byte {
+	if !bytes.Contains(b, []byte("href")) {
+		return b
+	}
 	return startTag.ReplaceAllFunc(b, func(tag []byte) []byte {
 		name := string(startTag.FindSubmatch(tag)[1])
 		if name == "text:a" || name == "draw:a" {

@@ -194,9 +194,9 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	case FromHTML:
 		return sanitizeHTML(in), from, nil
 	case FromDOCX:
-		return withoutComments(withoutOutsideLinks(in)), from, nil
+		return withoutComments(withoutOutsideLinks(in, from)), from, nil
 	case FromODT:
-		return withoutOutsideLinks(in), from, nil
+		return withoutOutsideLinks(in, from), from, nil
 	case FromRTF:
 		return withoutIncludeFields(in), from, nil
 	}
