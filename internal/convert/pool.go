@@ -190,7 +190,10 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	switch from {
 	case FromMarkdown:
 		html, err := markdownToHTML(in)
-		return html, FromHTML, err
+		if err != nil {
+			return nil, "", err
+		}
+		return sanitizeHTML(html), FromHTML, nil // goldmark's output is safe; this makes sure
 	case FromHTML:
 		return sanitizeHTML(in), from, nil
 	case FromDOCX:
