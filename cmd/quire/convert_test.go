@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -66,5 +69,58 @@ func TestConvertCommandErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr.String(), c.says) {
 			t.Errorf("quire convert %q: exit %d, stderr %q; want exit %d saying %q", c.args, code, stderr.String(), c.code, c.says)
 		}
+	}
+}
+
+// TestConvertCommandLoadsNothingOutside: quire convert starts its worker
+// from this program, not from the server, and must keep documents inside
+// as the server does (internal/convert's resource table has every case):
+// an HTML page whose style sheet names a loopback listener and whose
+// inline SVG draws a local image, and an RTF document whose field
+// includes a local text.
+func TestConvertCommandLoadsNothingOutside(t *testing.T) {
+	requireConvertEngine(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var connections atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			connections.Add(1)
+			c.Close()
+		}
+	}()
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.txt")
+	os.WriteFile(secret, []byte("QUIRECANARY the server's secret\n"), 0o600)
+	svg := `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40"><image href="file://` + secret + `" width="100" height="40"/></svg>`
+	docs := map[string]string{
+		"page.html": `<html><head><style>body { background: url(http://` + ln.Addr().String() + `/bg.png) }</style></head><body><p>page</p>` +
+			`<img src="data:image/svg+xml;base64,` + base64.StdEncoding.EncodeToString([]byte(svg)) + `"></body></html>`,
+		"letter.rtf": `{\rtf1\ansi letter\par {\field{\*\fldinst INCLUDETEXT "` + secret + `"}{\fldrslt cached}}\par}`,
+	}
+	for name, body := range docs {
+		in, out := filepath.Join(dir, name), filepath.Join(dir, name+".pdf")
+		os.WriteFile(in, []byte(body), 0o600)
+		var stdout, stderr bytes.Buffer
+		if code := runConvert([]string{in, "-o", out}, &stdout, &stderr); code != 0 {
+			t.Fatalf("quire convert %s exited %d: %s", name, code, stderr.String())
+		}
+		text, err := exec.Command("pdftotext", out, "-").Output()
+		if err != nil {
+			t.Fatalf("pdftotext: %v", err)
+		}
+		if bytes.Contains(text, []byte("QUIRECANARY")) {
+			t.Errorf("%s: the PDF holds the local file's text", name)
+		}
+	}
+	if n := connections.Load(); n != 0 {
+		t.Errorf("the listener received %d connections", n)
 	}
 }

@@ -75,6 +75,9 @@ type Config struct {
 	ConvertMaxJobs       int
 	ConvertMaxWorkerRSS  Bytes
 	ConvertMaxInputBytes Bytes
+	ConvertMaxMemory     Bytes
+	ConvertMaxExpanded   Bytes
+	ConvertMaxRatio      int
 	ConvertDir           string
 	LibreOfficeDir       string
 
@@ -144,6 +147,9 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-jobs-per-worker", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER", "a worker is replaced after that many conversions (bounds LibreOffice's leaks); negative: never", (*intValue)(&c.ConvertMaxJobs), false},
 		{"convert-max-worker-rss", "QUIRE_CONVERT_MAX_WORKER_RSS", "a worker whose memory exceeds it after a conversion is replaced", &c.ConvertMaxWorkerRSS, false},
 		{"convert-max-input-bytes", "QUIRE_CONVERT_MAX_INPUT_BYTES", "largest document to convert (larger: 413)", &c.ConvertMaxInputBytes, false},
+		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
+		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX or ODT package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
+		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a DOCX or ODT part larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
 		{"annotate-max-bytes", "QUIRE_ANNOTATE_MAX_BYTES", "largest DOCX template to fill, inline (before base64) or downloaded", &c.AnnotateMaxBytes, false},
@@ -195,6 +201,9 @@ func Default() Config {
 		ConvertMaxJobs:       200,
 		ConvertMaxWorkerRSS:  1 << 30,
 		ConvertMaxInputBytes: 25 << 20,
+		ConvertMaxMemory:     1536 << 20,
+		ConvertMaxExpanded:   256 << 20,
+		ConvertMaxRatio:      200,
 		LibreOfficeDir:       convert.DefaultProgramDir,
 
 		AnnotateMaxBytes:         25 << 20,
@@ -249,7 +258,8 @@ func Parse(fs *flag.FlagSet, args []string) (*Config, []string, error) {
 func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
-		MaxInputBytes: int64(c.ConvertMaxInputBytes), Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
+		MaxCompressionRatio: c.ConvertMaxRatio, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
 // AnnotateLimits are the limits of filling a template.

@@ -24,7 +24,8 @@ import (
 
 // coldConvert converts in (of format from) to format to with soffice,
 // using the directory dir for its profile and files, within timeout.
-// soffice is killed when ctx ends (the pool's abort).
+// soffice is killed when ctx ends (the pool's abort), or when it and its
+// children use more than o.MaxWorkerMemory (memory.go).
 func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to string, timeout time.Duration) ([]byte, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
@@ -40,17 +41,34 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), "--headless", "--norestore", "--nologo",
-		"--nodefault", "--nolockcheck", "-env:UserInstallation="+fileURL(profile),
-		"--convert-to", exportSpec(from, to), "--outdir", work, src)
-	cmd.Dir = work // not the server's working directory, which soffice's messages could show
-	cmd.Env = append(workerEnv(os.Environ(), work), "HOME="+work)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// soffice starts soffice.bin: a timeout must kill the whole group.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	var out bytes.Buffer
+	newCmd := func(isolated bool) *exec.Cmd {
+		args := []string{"--headless", "--norestore", "--nologo", "--nodefault", "--nolockcheck", "-env:UserInstallation=" + fileURL(profile),
+			"--convert-to", exportSpec(from, to), "--outdir", work, src}
+		cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), args...)
+		if isolated { // the worker program confines itself, then becomes soffice
+			spec := confinedExec{Root: filepath.Join(dir, "cold-root"), ProgramDir: o.ProgramDir, Dirs: []string{profile, work}, Dir: work, Argv: append([]string{cmd.Path}, args...)}
+			cmd = exec.CommandContext(ctx, o.Executable, o.WorkerArgs...)
+			cmd.Env = append(cmd.Env, spec.env())
+		}
+		cmd.Dir = work // not the server's working directory, which soffice's messages could show
+		cmd.Env = append(workerEnv(os.Environ(), work), cmd.Env...)
+		// soffice starts soffice.bin: a timeout must kill the whole group.
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		cmd.Stdout, cmd.Stderr = &out, &out
+		return cmd
+	}
 	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
+	cmd, err := startIsolated(o, newCmd)
+	if err == nil {
+		pid := cmd.Process.Pid
+		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		err = cmd.Wait()
+		if over, peak := watch.end(); over {
+			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak, sampled: peak}
+		}
+	}
 	took := time.Since(t0)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
@@ -59,7 +77,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	pdf, readErr := os.ReadFile(dst)
 	if err != nil || readErr != nil || !looksLike(pdf, to) {
 		// soffice's output names its files; the client sees this text.
-		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out)),
+		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out.Bytes())),
 			src, "the document", dst, "the output", work, "the job's directory", profile, "the profile",
 			dir, "the worker's directory", o.ProgramDir, "LibreOffice's program directory")
 		return nil, took, errors.New("soffice could not convert it either " + detail)

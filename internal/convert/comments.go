@@ -34,7 +34,7 @@ var (
 // when it has none or is not a package this rewrite can read within its
 // limits.
 func withoutComments(in []byte) []byte {
-	z, err := openZIP(in, FromDOCX) // bounds what the package expands to
+	z, err := openZIP(in, FromDOCX) // checkExpansion has bounded what it expands to
 	if err != nil {
 		return in
 	}

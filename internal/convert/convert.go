@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -55,6 +56,10 @@ var (
 	ErrEncrypted = fmt.Errorf("%w: it is password protected", ErrUnprocessable)
 	// ErrTimeout: the conversion exceeded Options.JobTimeout; its worker was killed.
 	ErrTimeout = fmt.Errorf("%w: the conversion exceeded its time limit", ErrUnprocessable)
+	// ErrMemoryLimit: the conversion needed more memory than
+	// Options.MaxWorkerMemory, or the document expands to more than
+	// Options.MaxExpandedBytes; a worker past the limit was killed.
+	ErrMemoryLimit = fmt.Errorf("%w: it needs more memory than the limit", ErrUnprocessable)
 	// ErrCrashed: the engine died on the document twice, on two workers.
 	ErrCrashed = fmt.Errorf("%w: the conversion engine crashed on it twice", ErrUnprocessable)
 	// ErrBusy: the queue is full (503 ENGINE_UNAVAILABLE with Retry-After,
@@ -127,10 +132,24 @@ type Options struct {
 	// MaxWorkerRSS recycles a worker whose resident memory, read from /proc
 	// after a job, exceeds it, in bytes (default 1 GiB; negative: never).
 	MaxWorkerRSS int64
-	// MaxInputBytes is the largest accepted input (default 25 MiB).
+	// MaxWorkerMemory bounds a worker's resident memory during a job: past
+	// it the worker is killed and replaced, and the job fails with
+	// ErrMemoryLimit (default 1536 MiB; negative: no limit). See memory.go.
+	MaxWorkerMemory int64
+	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
+	// package nested in a document counts as an input too.
 	MaxInputBytes int64
+	// MaxExpandedBytes bounds what a ZIP-based document (DOCX, ODT) and the
+	// packages nested in it inflate to, measured by inflating them before
+	// the job (default 256 MiB; negative: no limit). See expand.go.
+	MaxExpandedBytes int64
+	// MaxCompressionRatio bounds the ratio of inflated to compressed size of
+	// each part larger than 1 MiB of such a package (default 200; real
+	// documents stay under 35; negative: no limit).
+	MaxCompressionRatio int
 	// Dir holds each worker's profile and temporary files (default: a new
-	// directory under os.TempDir(), removed by Close).
+	// directory under os.TempDir(), removed by Close, or by a later pool's
+	// start if this process was killed: see workdir.go).
 	Dir string
 	// Executable is the program run as a worker (default os.Executable()),
 	// with WorkerArgs (default ["convert-worker"]): it must call RunWorker.
@@ -142,6 +161,11 @@ type Options struct {
 	// Logger receives worker starts, restarts and LibreOffice's stderr
 	// (default slog.Default()).
 	Logger *slog.Logger
+
+	// hostNamespaces runs the workers without namespaces of their own
+	// (sandbox.go), for the tests' scripted workers, which crash by killing
+	// themselves: the first process of a PID namespace cannot.
+	hostNamespaces bool
 }
 
 // DefaultProgramDir is where Debian's LibreOffice packages install it.
@@ -167,8 +191,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxWorkerRSS == 0 {
 		o.MaxWorkerRSS = 1 << 30
 	}
+	if o.MaxWorkerMemory == 0 {
+		o.MaxWorkerMemory = 1536 << 20
+	}
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = 25 << 20
+	}
+	if o.MaxExpandedBytes == 0 {
+		o.MaxExpandedBytes = 256 << 20
+	}
+	if o.MaxCompressionRatio == 0 {
+		o.MaxCompressionRatio = 200
 	}
 	if o.Executable == "" {
 		exe, err := os.Executable()
@@ -179,6 +212,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.WorkerArgs == nil {
 		o.WorkerArgs = []string{"convert-worker"}
+	}
+	if o.Dir != "" {
+		dir, err := filepath.Abs(o.Dir) // a confined worker sees its directories at their absolute paths (confine.go)
+		if err != nil {
+			return o, fmt.Errorf("convert: work directory %s: %w", o.Dir, err)
+		}
+		o.Dir = dir
 	}
 	if o.ProgramDir == "" {
 		o.ProgramDir = DefaultProgramDir

@@ -13,6 +13,10 @@ func TestSanitizeHTML(t *testing.T) {
 		{"<body background=\"http://127.0.0.1:9/b.png\" bgcolor=white><img src=\"file:///etc/passwd\" alt=\"a &amp; b\"><video poster=x src=y></video></body>",
 			"<body bgcolor=\"white\"><img alt=\"a &amp; b\"><video></video></body>"},
 		{"<svg><image href=\"http://127.0.0.1:9/i.png\"/></svg>", "<svg><image/></svg>"},
+		{"<style>@import url(a.css); body { background: url( 'http://127.0.0.1:9/b.png' ) } p { background: u\\72 l(file:///etc/x.png) } i { background: url(#g) }</style>",
+			"<style> body { background: none } p { background: none } i { background: url(#g) }</style>"},
+		{"<p style=\"background-image:url(file:///x.png)\">x</p><img src=\"data:image/svg+xml;base64,PHN2Zz4=\">",
+			"<p style=\"background-image:none\">x</p><img>"},
 	} {
 		want := c.want
 		if want == "" {

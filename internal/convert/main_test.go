@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,11 +29,55 @@ func TestMain(m *testing.M) {
 		switch os.Args[2] {
 		case "lok":
 			os.Exit(RunWorker(os.Stdin, os.Stdout))
-		case "script":
-			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript))
+		case "script": // unconfined, to reach the test's files
+			if spec := os.Getenv(confinedExecEnv); spec != "" {
+				os.Exit(execConfined(spec, nil))
+			}
+			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript, nil))
+		case "pool":
+			os.Exit(holdPool())
+		case "grow":
+			grow(600)
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// grow makes the process resident in mib more MiB of memory, a page at a
+// time, as a document that LibreOffice expands does, and then hangs.
+func grow(mib int) {
+	var held [][]byte
+	for range mib {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		held = append(held, b)
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Hour)
+	runtime.KeepAlive(held)
+}
+
+// holdPool is the main function of "quire-test-worker pool": it opens a
+// pool of script workers in a work directory of its own, prints the
+// directory once the workers are ready, and waits until stdin closes or
+// it is killed.
+func holdPool() int {
+	p, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}, hostNamespaces: true})
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = p.WaitReady(ctx)
+		cancel()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(p.dir)
+	io.Copy(io.Discard, os.Stdin)
+	p.Close(context.Background())
+	return 0
 }
 
 // scriptEngine stands in for LibreOffice in the supervisor's tests. It
@@ -44,6 +90,7 @@ func TestMain(m *testing.M) {
 //	refuse              fail like a document LibreOffice cannot export
 //	unloadable          fail like a document LibreOfficeKit cannot load,
 //	                    so that soffice in the program directory runs (cold.go)
+//	grow MiB            use that much more memory, then hang
 //
 // Otherwise it writes a tiny PDF. The engine's start obeys the same
 // commands, read from the file script-start in the program directory if
@@ -62,7 +109,7 @@ func startScript(programDir, profileDir string) (engine, error) {
 
 func (scriptEngine) version() string { return "script" }
 
-var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable) ?([^\s<]*)`)
+var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable|grow) ?([^\s<]*)`)
 
 func (scriptEngine) convert(in, out string) (func(), error) {
 	src, err := os.ReadFile(in)
@@ -97,6 +144,9 @@ func obeyScript(src, in string) error {
 			return &lok.Error{Op: "save", URL: in, Detail: "scripted refusal"}
 		case "unloadable":
 			return &lok.Error{Op: "load", URL: fileURL(in), Detail: "scripted load failure of " + fileURL(in)}
+		case "grow":
+			mib, _ := strconv.Atoi(c[2])
+			grow(mib)
 		}
 	}
 	return nil
@@ -144,6 +194,7 @@ func startTestPool(t *testing.T, mode string, o Options) *Pool {
 	t.Helper()
 	o.Executable = os.Args[0]
 	o.WorkerArgs = []string{"quire-test-worker", mode}
+	o.hostNamespaces = mode == "script"
 	o.Dir = t.TempDir()
 	if o.Workers == 0 {
 		o.Workers = 1

@@ -3,7 +3,6 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -33,8 +32,9 @@ func markdownToHTML(src []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// imageStripper replaces each image whose source is not an inline data:
-// URI by its alternative text. An image in Markdown is a URL, remote or
+// imageStripper replaces each image whose source is not an inline raster
+// image (a data: URI of PNG, JPEG, ...; an inline SVG can link to files)
+// by its alternative text. An image in Markdown is a URL, remote or
 // local (a relative path resolves against the engine's files), and the
 // engine must fetch neither; LibreOffice's own link blocking (profile.go)
 // would stop it too, this makes the rendered HTML harmless by itself.
@@ -43,7 +43,7 @@ type imageStripper struct{}
 func (imageStripper) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
 	var images []*ast.Image
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if img, ok := n.(*ast.Image); ok && entering && !strings.HasPrefix(string(img.Destination), "data:") {
+		if img, ok := n.(*ast.Image); ok && entering && !rasterDataURI(string(img.Destination)) {
 			images = append(images, img)
 		}
 		return ast.WalkContinue, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -19,7 +20,8 @@ import (
 type Pool struct {
 	opts   Options
 	dir    string
-	ownDir bool // dir was created by NewPool and is removed by Close
+	ownDir bool     // dir was created by NewPool and is removed by Close
+	lock   *os.File // holds dir's lock while the pool is open (workdir.go)
 	queue  *queue
 	slots  []*slot
 	nextID atomic.Uint64
@@ -59,14 +61,15 @@ const (
 
 // Counters are the pool's events since it started.
 type Counters struct {
-	Converted uint64 // jobs answered with a PDF
-	Failed    uint64 // jobs answered with an error after reaching a worker
-	Restarts  uint64 // workers started to replace another
-	Crashes   uint64 // workers that died during a job
-	Timeouts  uint64 // workers killed because a job exceeded JobTimeout
-	Recycled  uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
-	Retried   uint64 // jobs retried after a crash
-	Cold      uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
+	Converted  uint64 // jobs answered with a PDF
+	Failed     uint64 // jobs answered with an error after reaching a worker
+	Restarts   uint64 // workers started to replace another
+	Crashes    uint64 // workers that died during a job
+	Timeouts   uint64 // workers killed because a job exceeded JobTimeout
+	Recycled   uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
+	OverMemory uint64 // workers killed because a job exceeded MaxWorkerMemory
+	Retried    uint64 // jobs retried after a crash
+	Cold       uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
 }
 
 // Status is a snapshot of the pool, for /v1/health and metrics.
@@ -117,9 +120,10 @@ func NewPool(opts Options) (*Pool, error) {
 	p.abortCtx, p.abortNow = context.WithCancel(context.Background())
 	p.abort = p.abortCtx.Done()
 	if p.dir == "" {
-		if p.dir, err = os.MkdirTemp("", "quire-convert-"); err != nil {
+		removeStaleWorkDirs("", o.Logger)
+		if p.dir, p.lock, err = newWorkDir(""); err != nil {
 			p.abortNow()
-			return nil, fmt.Errorf("convert: create work directory: %w", err)
+			return nil, err
 		}
 		p.ownDir = true
 	}
@@ -175,9 +179,11 @@ func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Resul
 	}
 }
 
-// prepare checks the input against the limits and its declared format,
-// renders Markdown to HTML, and takes the comments out of a DOCX
-// (comments.go).
+// prepare checks the input against the limits and its declared format
+// (a ZIP package also against what it expands to, expand.go),
+// renders Markdown to HTML, takes out what would load content from
+// outside the document (html.go, packages.go, rtf.go), and takes the
+// comments out of a DOCX (comments.go).
 func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	from = strings.ToLower(from)
 	if int64(len(in)) > p.opts.MaxInputBytes {
@@ -186,14 +192,26 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 	if err := sniff(in, from); err != nil {
 		return nil, "", err
 	}
+	if from == FromDOCX || from == FromODT {
+		if err := checkExpansion(in, &p.opts); err != nil {
+			return nil, "", err
+		}
+	}
 	switch from {
 	case FromMarkdown:
 		html, err := markdownToHTML(in)
-		return html, FromHTML, err
+		if err != nil {
+			return nil, "", err
+		}
+		return sanitizeHTML(html), FromHTML, nil // goldmark's output is safe; this makes sure
 	case FromHTML:
 		return sanitizeHTML(in), from, nil
 	case FromDOCX:
-		return withoutComments(in), from, nil
+		return withoutComments(withoutOutsideLinks(in, from)), from, nil
+	case FromODT:
+		return withoutOutsideLinks(in, from), from, nil
+	case FromRTF:
+		return withoutIncludeFields(in), from, nil
 	}
 	return in, from, nil
 }
@@ -361,6 +379,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
+		p.lock.Close()
 	}
 	return err
 }
@@ -477,6 +496,7 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 	t0 := time.Now()
 	m, err := p.exchange(proc, j)
 	p.noteJobTime(time.Since(t0))
+	var overMemory *memoryError
 	switch {
 	case err == nil:
 		p.mu.Lock()
@@ -489,6 +509,14 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 			p.answer(proc, j, m, queued)
 		}
 		return !recycle
+	case errors.As(err, &overMemory):
+		proc.kill()
+		overMemory.kernel = proc.peakRSS()
+		overMemory.peak = max(overMemory.sampled, overMemory.kernel)
+		p.count(func(c *Counters) { c.OverMemory++; c.Failed++ })
+		p.opts.Logger.Warn("convert job exceeded the memory limit; worker killed", "worker", proc.id, "pid", proc.pid(),
+			"limit_mib", overMemory.limit>>20, "peak_mib", overMemory.peak>>20)
+		j.finish(Result{}, overMemory)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		proc.kill()
 		p.count(func(c *Counters) { c.Timeouts++; c.Failed++ })
@@ -500,16 +528,23 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 	return false
 }
 
-// exchange sends j to proc and reads the result, within JobTimeout.
+// exchange sends j to proc and reads the result, within JobTimeout and
+// MaxWorkerMemory (a *memoryError: proc was killed).
 func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	id := p.nextID.Add(1)
 	deadline := time.Now().Add(p.opts.JobTimeout)
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
-	if err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to, Body: j.input}); err != nil {
-		return nil, err
+	resetPeak(proc.pid())
+	watch := watchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
+	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to, Body: j.input})
+	var m *message
+	if err == nil {
+		m, err = readFrame(proc.stdout)
 	}
-	m, err := readFrame(proc.stdout)
+	if over, peak := watch.end(); over {
+		return nil, &memoryError{limit: p.opts.MaxWorkerMemory, peak: peak, sampled: peak}
+	}
 	if err == nil && (m.Kind != kindResult || m.ID != id) {
 		err = fmt.Errorf("protocol error: expected result %d, got %s %d", id, m.Kind, m.ID)
 	}
@@ -541,8 +576,13 @@ func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Durati
 			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
 			return
 		}
-		p.count(func(c *Counters) { c.Failed++ })
-		if !errors.Is(err, ErrTimeout) {
+		p.count(func(c *Counters) {
+			c.Failed++
+			if errors.Is(err, ErrMemoryLimit) {
+				c.OverMemory++
+			}
+		})
+		if !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMemoryLimit) {
 			err = fmt.Errorf("%w: %s, and %v", ErrUnprocessable, m.Error, err)
 		}
 		j.finish(Result{}, err)

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,6 +25,7 @@ type process struct {
 	version string        // LibreOffice's version information
 	warm    time.Duration // start and warm-up time, measured in the worker
 	jobs    int           // jobs run by this process
+	confine bool          // it runs in namespaces of its own and confines its filesystem (sandbox.go)
 }
 
 // startProcess starts worker id with its profile and temporary
@@ -50,15 +50,15 @@ func startProcess(o *Options, id int, dir string, cpu *int, adopt func(*process)
 		p.kill()
 		return nil, fmt.Errorf("convert: worker %d: start abandoned, the pool is closing", id)
 	}
-	if err := p.handshake(o, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp, CPU: cpu}); err != nil {
+	if err := p.handshake(o, &message{Kind: kindInit, ProgramDir: o.ProgramDir, ProfileDir: profile, TempDir: tmp, CPU: cpu, Confine: p.confine}); err != nil {
 		p.kill()
 		return nil, err
 	}
 	return p, nil
 }
 
-// spawn starts the worker program in a process group of its own, with
-// pipes for the protocol.
+// spawn starts the worker program, isolated (sandbox.go), with pipes for
+// the protocol.
 func spawn(o *Options, id int, tmp string) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -71,15 +71,14 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
 	}
 	p := &process{id: id, stdin: inW, stdout: outR, stderr: newTail(o, id), exited: make(chan struct{})}
-	p.cmd = exec.Command(o.Executable, o.WorkerArgs...)
-	p.cmd.Env = workerEnv(os.Environ(), tmp)
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = inR, outW, p.stderr
-	p.cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
-	// A process group of its own, so that a kill reaches anything
-	// LibreOffice started; and death with the supervisor, should it die
-	// without closing the worker's stdin.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = p.cmd.Start()
+	p.cmd, err = startIsolated(o, func(isolated bool) *exec.Cmd {
+		p.confine = isolated
+		cmd := exec.Command(o.Executable, o.WorkerArgs...)
+		cmd.Env = workerEnv(os.Environ(), tmp)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+		cmd.WaitDelay = 2 * time.Second // stop waiting for stderr held open by stray children
+		return cmd
+	})
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -96,7 +95,8 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 
 // workerEnv is the supervisor's environment for a worker, with
 // asynchronous preemption off (see worker.go), LibreOffice's headless
-// graphics backend, TMPDIR in the worker's own directory, and jemalloc
+// graphics backend, TMPDIR and HOME in the worker's own directory (where
+// a confined worker can write, confine.go), and jemalloc
 // preloaded when it is installed (see jemallocPath).
 func workerEnv(base []string, tmp string) []string {
 	env := make([]string, 0, len(base)+4)
@@ -110,12 +110,12 @@ func workerEnv(base []string, tmp string) []string {
 		case strings.HasPrefix(kv, "LD_PRELOAD="):
 			preload = "" // the operator's choice stands
 			env = append(env, kv)
-		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
+		case strings.HasPrefix(kv, "TMPDIR="), strings.HasPrefix(kv, "HOME="), strings.HasPrefix(kv, "SAL_USE_VCLPLUGIN="):
 		default:
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp)
+	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp, "HOME="+tmp)
 	if preload != "" {
 		env = append(env, "LD_PRELOAD="+preload)
 	}
@@ -157,6 +157,9 @@ func (p *process) handshake(o *Options, init *message) error {
 	case m.Error != "":
 		return fmt.Errorf("convert: worker %d could not start LibreOffice from %s: %s", p.id, o.ProgramDir, m.Error)
 	}
+	if m.Warning != "" {
+		o.Logger.Warn("convert worker runs unconfined", "worker", p.id, "pid", p.pid(), "reason", m.Warning)
+	}
 	p.version, p.warm = m.Version, m.Engine
 	return nil
 }
@@ -193,19 +196,17 @@ func (p *process) exitState() string {
 	}
 }
 
-// rss returns the worker's resident memory in bytes, read from
-// /proc/PID/statm, or 0 if it cannot be read.
-func (p *process) rss() int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid()) + "/statm")
-	if err != nil {
-		return 0
+// rss returns the worker's resident memory in bytes, or 0 if it cannot
+// be read.
+func (p *process) rss() int64 { return rssOf(p.pid()) }
+
+// peakRSS returns the highest resident memory of the worker, once it has
+// been reaped, or 0.
+func (p *process) peakRSS() int64 {
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss << 10 // KiB on Linux
 	}
-	fields := strings.Fields(string(b))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(fields[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	return 0
 }
 
 // resetDir empties dir, creating it if needed.

@@ -18,8 +18,11 @@ import (
 //   - Common/Security/Scripting/BlockUntrustedRefererLinks = true: links
 //     from a document outside the trusted locations are not followed. This
 //     is the setting that stops linked images (DOCX r:link, INCLUDEPICTURE,
-//     HTML <img>) from being fetched over HTTP or read from file:// paths;
-//     the tests prove it with a loopback listener and a local image.
+//     HTML <img>) from being fetched over HTTP or read from file:// paths.
+//     It is not enough alone: LibreOffice 7.4 still loaded CSS images, the
+//     links of SVG images, and INCLUDEPICTURE fields of RTF and DOC files
+//     that name a plain path; the input's rewriting and the workers'
+//     namespaces stop those (sandbox.go).
 //   - Common/Security/Scripting/SecureURL = empty: there are no trusted
 //     locations, so the rule above applies to every document.
 //   - Common/Security/Scripting/MacroSecurityLevel = 3 ("very high": only

@@ -17,8 +17,8 @@ import (
 // (the input of a job, the PDF or DOCX of a result) and is empty otherwise.
 // The conversation is strictly one request, one answer:
 //
-//	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU}
-//	worker:     ready{Version, Engine: warm-up time} or ready{Error}
+//	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU, Confine}
+//	worker:     ready{Version, Engine: warm-up time, Warning} or ready{Error}
 //	supervisor: job{ID, From, To} + input bytes
 //	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class}
 //	            (then it closes the document and reads the next job)
@@ -57,7 +57,8 @@ type message struct {
 	ProgramDir string `json:"programDir,omitempty"`
 	ProfileDir string `json:"profileDir,omitempty"`
 	TempDir    string `json:"tempDir,omitempty"`
-	CPU        *int   `json:"cpu,omitempty"` // the CPU the worker's LibreOffice runs on; nil: any (affinity.go)
+	CPU        *int   `json:"cpu,omitempty"`     // the CPU the worker's LibreOffice runs on; nil: any (affinity.go)
+	Confine    bool   `json:"confine,omitempty"` // confine the worker's filesystem (confine.go)
 
 	// job
 	From string `json:"from,omitempty"`
@@ -67,6 +68,7 @@ type message struct {
 	Version string        `json:"version,omitempty"`
 	Engine  time.Duration `json:"engineNs,omitempty"` // time LibreOffice took to load and export (or to start and warm up), measured in the worker
 	Error   string        `json:"error,omitempty"`
+	Warning string        `json:"warning,omitempty"` // ready: the worker could not confine itself, and runs all the same
 	Class   string        `json:"class,omitempty"`
 
 	Body []byte `json:"-"`

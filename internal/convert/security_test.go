@@ -194,7 +194,8 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	// same profile.
 	for name, in := range map[string][]byte{"remote DOCX, cold": linkedImageDOCX(l.url("cold.png"), l.url("cfield.png")),
 		"local DOCX, cold": linkedImageDOCX(fileURL(secret), fileURL(secret))} {
-		pdf, _, err := coldConvert(context.Background(), &Options{ProgramDir: DefaultProgramDir}, t.TempDir(), in, FromDOCX, ToPDF, time.Minute)
+		o := &Options{ProgramDir: DefaultProgramDir, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}
+		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, FromDOCX, ToPDF, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -57,8 +57,16 @@ import (
 // on stdin and stdout, converting documents with LibreOffice, until stdin
 // closes. It returns the process's exit code.
 func RunWorker(stdin io.Reader, stdout io.Writer) int {
-	return serveWorker(stdin, stdout, startLibreOffice)
+	if spec := os.Getenv(confinedExecEnv); spec != "" {
+		return execConfined(spec, confine)
+	}
+	return serveWorker(stdin, stdout, startLibreOffice, confine)
 }
+
+// confineFunc confines a process's filesystem (confine.go); the tests'
+// scripted workers, which use files all over the test's directories,
+// pass nil.
+type confineFunc func(root, programDir string, dirs []string) error
 
 // engine is LibreOffice as the worker sees it. The tests substitute a
 // scripted engine to drive the supervisor through hangs and crashes.
@@ -77,8 +85,8 @@ type engine interface {
 type startEngine func(programDir, profileDir string) (engine, error)
 
 // serveWorker runs the worker's side of the protocol with the engine
-// that start returns.
-func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine) int {
+// that start returns, confined by confineFS when the init message asks.
+func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine, confineFS confineFunc) int {
 	runtime.LockOSThread() // for good: see the comment at the top of this file
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "quire convert-worker[%d]: %s\n", os.Getpid(), fmt.Sprintf(format, args...))
@@ -98,12 +106,20 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine) int {
 	if init.CPU != nil {
 		pinThread(*init.CPU) // this thread starts LibreOffice (affinity.go)
 	}
+	lowPriority() // for LibreOffice's threads too (memory.go)
+	var warning string
+	if init.Confine && confineFS != nil {
+		root := filepath.Join(filepath.Dir(init.TempDir), "root")
+		if err := confineFS(root, init.ProgramDir, []string{init.ProfileDir, init.TempDir}); err != nil {
+			warning = "cannot confine the filesystem: " + err.Error()
+		}
+	}
 	eng, warm, err := startWarm(start, init)
 	if err != nil {
 		writeFrame(out, &message{Kind: kindReady, Error: err.Error()})
 		return fail("%v", err)
 	}
-	if err := writeFrame(out, &message{Kind: kindReady, Version: eng.version(), Engine: warm}); err != nil {
+	if err := writeFrame(out, &message{Kind: kindReady, Version: eng.version(), Engine: warm, Warning: warning}); err != nil {
 		return fail("write ready message: %v", err)
 	}
 	for {

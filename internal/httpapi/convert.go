@@ -121,6 +121,7 @@ func newConvertCollector(pool *convert.Pool) *convertCollector {
 			counter("quire_convert_worker_timeouts_total", "Workers killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
 			counter("quire_convert_worker_restarts_total", "Workers started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
 			counter("quire_convert_worker_recycled_total", "Workers retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
+			counter("quire_convert_worker_over_memory_total", "Workers killed because a job exceeded their memory limit.", func(c convert.Counters) uint64 { return c.OverMemory }),
 			counter("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.", func(c convert.Counters) uint64 { return c.Cold }),
 		},
 	}

@@ -1,0 +1,149 @@
+package convert
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// How a conversion's memory is bounded. A document can make LibreOffice
+// allocate far more than its size: a DOCX of 1 MB whose one text run holds
+// 1000 MiB of spaces, or 200 KB of two million empty paragraphs, took
+// gigabytes. Two bounds stop that:
+//
+//   - before a job, the expanded size of a ZIP package (DOCX, ODT) and of
+//     the packages nested in it is measured by inflating it, which bounds
+//     what LibreOffice can be asked to read (expand.go);
+//   - during a job, the supervisor samples the worker's resident memory
+//     every memorySampleInterval and kills its process group past
+//     Options.MaxWorkerMemory; the job fails with ErrMemoryLimit (422), is
+//     not retried (the document, not the worker, is at fault), and a new
+//     worker takes the slot. The cold soffice (cold.go) is watched the same
+//     way, its child processes included.
+//
+// An address-space limit (RLIMIT_AS) was not used: a warm worker maps
+// 1.8 GB of virtual memory for 170-250 MB resident (libraries, jemalloc's
+// and Go's reservations), so such a limit says little about the memory
+// really used, and LibreOffice answers a failed allocation by aborting or
+// by a load error that would send the document on to the cold soffice.
+
+// memorySampleInterval is how often a running job's memory is read. At
+// the fastest growth measured (a few hundred MB/s) a worker overshoots
+// its limit by a few megabytes before it is killed, on a machine with a
+// core to spare. Where the cores are busy, the sampling waits for one; so
+// LibreOffice runs at a lower priority than the supervisor (lowPriority):
+// whenever the supervisor waits for a core, LibreOffice waits longer, and
+// cannot run far past its limit meanwhile. The peak reported is the
+// kernel's own count (the worker's VmHWM, reset before each job).
+const memorySampleInterval = 10 * time.Millisecond
+
+// workerNice is the scheduling priority of LibreOffice (19 is the lowest),
+// set on the thread that starts it and so inherited by every thread it
+// starts. It also keeps conversions from slowing the HTTP service.
+const workerNice = 10
+
+// lowPriority lowers the calling thread's priority to workerNice.
+func lowPriority() {
+	syscall.Setpriority(syscall.PRIO_PROCESS, 0, workerNice) // 0: this thread, on Linux
+}
+
+// resetPeak resets the kernel's count of the peak resident memory of
+// process pid (its VmHWM), so that the peak read after a job is the job's.
+func resetPeak(pid int) {
+	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
+
+// memoryError is ErrMemoryLimit with its figures.
+type memoryError struct {
+	limit   int64 // bytes
+	peak    int64 // the highest of sampled and kernelPeak
+	sampled int64 // the highest sample
+	kernel  int64 // the kernel's count (VmHWM since the job began), 0 if unknown
+}
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("%v of %d MiB (the conversion was stopped at %d MiB)", ErrMemoryLimit, e.limit>>20, e.peak>>20)
+}
+
+func (e *memoryError) Unwrap() error { return ErrMemoryLimit }
+
+// memoryWatch samples a process's memory while it works on a job.
+type memoryWatch struct {
+	stop, done chan struct{}
+	over       bool  // the limit was exceeded and kill called; read after done
+	peak       int64 // highest sample; read after done
+}
+
+// watchMemory calls rss every memorySampleInterval until end is called;
+// the first time rss exceeds limit it calls kill and stops sampling. A
+// limit <= 0 watches nothing.
+func watchMemory(limit int64, rss func() int64, kill func()) *memoryWatch {
+	w := &memoryWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	if limit <= 0 {
+		close(w.done)
+		return w
+	}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(memorySampleInterval)
+		defer tick.Stop()
+		for {
+			n := rss()
+			w.peak = max(w.peak, n)
+			if n > limit {
+				w.over = true
+				kill()
+				return
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch and reports whether it killed the process, and the
+// highest memory it saw.
+func (w *memoryWatch) end() (over bool, peak int64) {
+	close(w.stop)
+	<-w.done
+	return w.over, w.peak
+}
+
+// rssOf returns the resident memory of process pid in bytes, read from
+// /proc/PID/statm, or 0 if it cannot be read.
+func rssOf(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// treeRSS returns the resident memory of process pid and of all its
+// descendants.
+func treeRSS(pid int) int64 {
+	total := rssOf(pid)
+	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, list := range lists {
+		b, _ := os.ReadFile(list)
+		for _, c := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(c); err == nil {
+				total += treeRSS(child)
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,159 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"html"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// A DOCX or ODT package loses its references to content outside itself
+// before LibreOffice sees it (one layer of sandbox.go's three):
+//
+//   - DOCX relationships with TargetMode="External", except hyperlinks
+//     (which a PDF keeps as links and nothing loads): linked images,
+//     linked OLE objects, subdocuments, attached templates, ...;
+//   - in ODT content and styles, xlink:href attributes that leave the
+//     package (a URL with a scheme, an absolute path, a path through ..),
+//     except on hyperlinks; a linked image, section or object then has
+//     nothing to load;
+//   - in SVG images of either, the DOCTYPE (external entities), style
+//     sheet instructions, href and xlink:href other than to a fragment of
+//     the image itself or to an inline raster image, and CSS url()
+//     references likewise (cleanCSS).
+//
+// Parts that need no change are copied as they are, still compressed; a
+// package that needs none is passed on unchanged.
+
+var (
+	relationship  = regexp.MustCompile(`<Relationship\s[^>]*?(?:/>|>\s*</Relationship>)`)
+	externalMode  = regexp.MustCompile(`TargetMode\s*=\s*["']External["']`)
+	hyperlinkType = regexp.MustCompile(`Type\s*=\s*["'][^"']*/hyperlink["']`)
+	// startTag matches a start tag, its name and its attributes.
+	startTag = regexp.MustCompile(`<([\w.-]+(?::[\w.-]+)?)(\s[^<>]*?)?(/?)>`)
+	hrefAttr = regexp.MustCompile(`(\s(?:[\w.-]+:)?href\s*=\s*)(?:"([^"]*)"|'([^']*)')`)
+	doctype  = regexp.MustCompile(`(?is)<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>`)
+	stylePI  = regexp.MustCompile(`(?is)<\?xml-stylesheet.*?\?>`)
+)
+
+// withoutOutsideLinks returns the package in (of format from: DOCX or
+// ODT) without references to content outside it, or in itself when it has
+// none or cannot be read.
+func withoutOutsideLinks(in []byte, from string) []byte {
+	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
+	if err != nil {
+		return in
+	}
+	fixed := map[string][]byte{}
+	for _, f := range z.File {
+		fix := outsideLinksFix(f.Name, from)
+		if fix == nil {
+			continue
+		}
+		body := readZIPFile(f, maxCommentPartBytes+1)
+		if body == nil || len(body) > maxCommentPartBytes {
+			continue // too large to rewrite here; the other layers stand
+		}
+		if out := fix(body); !bytes.Equal(out, body) {
+			fixed[f.Name] = out
+		}
+	}
+	if len(fixed) == 0 {
+		return in
+	}
+	out, err := rewriteParts(z, func(name string) func([]byte) []byte {
+		if b, ok := fixed[name]; ok {
+			return func([]byte) []byte { return b }
+		}
+		return nil
+	})
+	if err != nil {
+		return in
+	}
+	return out
+}
+
+// outsideLinksFix returns the rewrite for the part name of a package of
+// format from, or nil.
+func outsideLinksFix(name, from string) func([]byte) []byte {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".svg"):
+		return sanitizeSVG
+	case from == FromDOCX && strings.HasSuffix(lower, ".rels"):
+		return withoutExternalRelationships
+	case from == FromODT && (path.Base(lower) == "content.xml" || path.Base(lower) == "styles.xml"):
+		return withoutOutsideHrefs
+	}
+	return nil
+}
+
+// withoutExternalRelationships drops the external relationships of a
+// .rels part, hyperlinks excepted.
+func withoutExternalRelationships(b []byte) []byte {
+	if !bytes.Contains(b, []byte("External")) {
+		return b
+	}
+	return relationship.ReplaceAllFunc(b, func(r []byte) []byte {
+		if externalMode.Match(r) && !hyperlinkType.Match(r) {
+			return nil
+		}
+		return r
+	})
+}
+
+// withoutOutsideHrefs empties the xlink:href attributes of an ODT part
+// that leave the package, except on hyperlinks.
+func withoutOutsideHrefs(b []byte) []byte {
+	if !bytes.Contains(b, []byte("href")) {
+		return b
+	}
+	return startTag.ReplaceAllFunc(b, func(tag []byte) []byte {
+		name := string(startTag.FindSubmatch(tag)[1])
+		if name == "text:a" || name == "draw:a" {
+			return tag
+		}
+		return emptyHrefs(tag, func(ref string) bool { return !leavesPackage(ref) })
+	})
+}
+
+// sanitizeSVG takes out of an SVG image what can load something else.
+func sanitizeSVG(b []byte) []byte {
+	b = doctype.ReplaceAll(b, nil)
+	b = stylePI.ReplaceAll(b, nil)
+	b = emptyHrefs(b, func(ref string) bool { return strings.HasPrefix(ref, "#") || rasterDataURI(ref) })
+	return []byte(cleanCSS(string(b)))
+}
+
+// emptyHrefs empties the href attributes (of any namespace) in b whose
+// value, XML entities decoded, keep does not accept.
+func emptyHrefs(b []byte, keep func(ref string) bool) []byte {
+	return hrefAttr.ReplaceAllFunc(b, func(a []byte) []byte {
+		m := hrefAttr.FindSubmatch(a)
+		if keep(strings.TrimSpace(html.UnescapeString(string(m[2]) + string(m[3])))) {
+			return a
+		}
+		return append(append([]byte(nil), m[1]...), `""`...)
+	})
+}
+
+// leavesPackage reports whether an ODT reference points outside its
+// package: a URL with a scheme, an absolute path, or a path through "..".
+// Inside references are relative ("Pictures/x.png", "./Object 1").
+func leavesPackage(ref string) bool {
+	if ref == "" || strings.HasPrefix(ref, "#") {
+		return false
+	}
+	ref = strings.ReplaceAll(ref, `\`, "/")
+	if strings.HasPrefix(ref, "/") || strings.Contains(ref, ":") {
+		return true
+	}
+	for _, seg := range strings.Split(ref, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
+}
