@@ -1,7 +1,7 @@
 // Package config holds quire's one configuration struct, read from
 // command-line flags and QUIRE_* environment variables (a flag wins over
 // its variable). The table of settings is the single source for the flags,
-// the variables and the documentation test that keeps the README true.
+// the variables and the documentation test that keeps docs/configuration.md true.
 package config
 
 import (

@@ -55,10 +55,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsEverySetting keeps the README's configuration table
+// TestDocsListEverySetting keeps the table of docs/configuration.md
 // true: one row per setting, with its flag and its default.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestDocsListEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 		}
 		row := "| `" + s.Env + "` | `--" + s.Flag + "` | " + def + " |"
 		if !strings.Contains(string(readme), row) {
-			t.Errorf("README lacks the row %s", row)
+			t.Errorf("docs/configuration.md lacks the row %s", row)
 		}
 	}
 }
