@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,7 +51,25 @@ type instance struct {
 	base string
 	data string
 	done chan error
-	logs *strings.Builder
+	logs *logBuffer
+}
+
+// logBuffer collects a server's log lines while the test reads them.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // start runs `quire serve` on a free port with env added to the
@@ -65,7 +84,7 @@ func start(t *testing.T, data string, env ...string) *instance {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{t: t, cmd: cmd, data: data, done: make(chan error, 1), logs: &strings.Builder{}}
+	in := &instance{t: t, cmd: cmd, data: data, done: make(chan error, 1), logs: &logBuffer{}}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -1,6 +1,7 @@
 // Command quire is the quire service and its operator tools.
 //
 //	quire serve                          run the HTTP service
+//	quire init                           set up the data directory without serving
 //	quire keys list|revoke ID|create     manage API keys
 //	quire license create|list|revoke     manage commercial license keys
 //	quire usage [--json]                 print the usage report
@@ -30,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the HTTP service", runServe},
+		{"init", "set up the data directory without serving", runInit},
 		{"keys", "list, revoke or create API keys", runKeys},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
