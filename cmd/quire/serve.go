@@ -46,7 +46,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	pool := startConversion(cfg, log)
+	pool, err := startConversion(cfg, log)
+	if err != nil {
+		return err
+	}
 	var conv signing.Converter
 	if pool != nil {
 		conv = pool
@@ -111,19 +114,15 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 }
 
 // startConversion starts the warm LibreOffice workers, unless conversion
-// is disabled. A machine without LibreOffice still serves everything else:
-// the failure is logged, and /v1/convert and /v1/health say so.
-func startConversion(cfg *config.Config, log *slog.Logger) *convert.Pool {
+// is disabled. They warm up in the background; a machine without
+// LibreOffice still serves everything else, while /v1/convert and the
+// readiness check (/v1/health) say that conversion is down.
+func startConversion(cfg *config.Config, log *slog.Logger) (*convert.Pool, error) {
 	if cfg.ConvertWorkers < 0 {
 		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
-		return nil
+		return nil, nil
 	}
-	pool, err := convert.NewPool(cfg.ConvertOptions(log))
-	if err != nil {
-		log.Error("conversion engine unavailable", "err", err)
-		return nil
-	}
-	return pool
+	return convert.NewPool(cfg.ConvertOptions(log))
 }
 
 // stopConversion stops the workers once the HTTP server has finished;

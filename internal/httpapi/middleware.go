@@ -22,6 +22,7 @@ type requestInfo struct {
 	id    string
 	route string
 	quiet bool // a successful answer is not logged (Route.Quiet)
+	probe bool // logged at DEBUG (Route.Probe)
 }
 
 type infoCtx struct{}
@@ -116,7 +117,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			return
 		}
 		level := slog.LevelInfo
-		if rec.status >= 500 {
+		switch {
+		case infoOf(r.Context()).probe:
+			level = slog.LevelDebug
+		case rec.status >= 500:
 			level = slog.LevelError
 		}
 		s.logger(r.Context()).Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,

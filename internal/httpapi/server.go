@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -56,6 +57,9 @@ type Route struct {
 	// Quiet routes are high-volume beacons: their successful answers are
 	// counted in the metrics but not logged one by one.
 	Quiet bool
+	// Probe routes are polled by load balancers and scrapers: their
+	// answers are logged at DEBUG.
+	Probe bool
 }
 
 // Server is the http.Handler of the whole API.
@@ -67,6 +71,7 @@ type Server struct {
 	routes  []Route
 	metrics *metrics
 	handler http.Handler
+	started time.Time // for the uptime in /v1/health
 }
 
 // authenticated are the areas of the API that need an API key. The key is
@@ -76,7 +81,7 @@ var authenticated = []string{"/v1/sign", "/v1/convert"}
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
-	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux()}
+	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
@@ -177,7 +182,7 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		limit = s.opt.MaxBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoOf(r.Context()).quiet = rt.Quiet
+		infoOf(r.Context()).quiet, infoOf(r.Context()).probe = rt.Quiet, rt.Probe
 		if rt.CORS {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 		}
