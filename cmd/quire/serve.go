@@ -63,15 +63,17 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	// Stop in dependency order, under the shutdown deadline once it is set:
 	// the HTTP server (below), then the conversion workers, then telemetry
-	// still queued, then the database.
-	var stopCtx context.Context // the shutdown deadline, once set
+	// still queued, then the database. The deadline is a time, not the
+	// HTTP shutdown's context: that one is cancelled when serve returns,
+	// and idle workers would then be killed as if late.
+	var deadline time.Time
 	defer func() {
-		if stopCtx == nil { // Serve failed: no deadline was set
-			var cancel context.CancelFunc
-			stopCtx, cancel = context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-			defer cancel()
+		if deadline.IsZero() { // Serve failed: no deadline was set
+			deadline = time.Now().Add(cfg.ShutdownTimeout)
 		}
-		stopConversion(stopCtx, pool, log)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		stopConversion(ctx, pool, log)
 		a.Close()
 	}()
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, DB: a.db,
@@ -100,9 +102,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	deadline = time.Now().Add(cfg.ShutdownTimeout)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	stopCtx = sctx
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
