@@ -9,7 +9,7 @@
 //	quire sign IN -o OUT.pdf             sign a file locally
 //	quire verify FILE.pdf                check its signatures (JSON)
 //	quire docid FILE.docx                print the documentId of a DOCX
-//	quire version                        print the version
+//	quire version, quire --version       print the version
 //
 // Every command reads the QUIRE_* environment variables; flags override them.
 package main
@@ -39,7 +39,7 @@ func commands() []command {
 		{"sign", "sign a PDF or DOCX file locally", runSign},
 		{"verify", "check the signatures of a PDF file (JSON)", runVerify},
 		{"docid", "print the documentId of a DOCX file, or stamp it", runDocid},
-		{"version", "print the version", func([]string, io.Writer, io.Writer) int { fmt.Println(version); return 0 }},
+		{"version", "print the version (also: quire --version)", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, version); return 0 }},
 	}
 }
 
@@ -59,6 +59,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] == "convert-worker" { // hidden: started by the conversion pool
 		return runConvertWorker(args[1:], stdout, stderr)
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(stdout, version)
+		return 0
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)

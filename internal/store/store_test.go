@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -271,4 +272,28 @@ func TestSigningRoots(t *testing.T) {
 			t.Fatalf("roots = %q, %v; want root-a and root-b once each", roots, err)
 		}
 	})
+}
+
+// TestOpenRefusesANewerSchema: a binary finding a migration it does not
+// know refuses to start, naming both schema versions.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			storetest.Open(t, u)
+			var latest int
+			raw := storetest.SQL(t, u)
+			if err := raw.QueryRow(`SELECT MAX(version) FROM schema_migrations`).Scan(&latest); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future.sql', 0)`, latest+1); err != nil {
+				t.Fatal(err)
+			}
+			_, err := store.Open(ctx, u, t.TempDir())
+			want := fmt.Sprintf("schema version %d, this binary knows versions up to %d", latest+1, latest)
+			if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open on a newer schema: %v, want %q", err, want)
+			}
+		})
+	}
 }
