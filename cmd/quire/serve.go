@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,15 +88,24 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	go sweep(ctx, a, log)
-	log.Info("quire listening", "addr", ln.Addr().String(), "version", version, "database", a.db.Backend(),
+	log.Info("quire listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil, "version", version, "database", a.db.Backend(),
 		"settings", publicSettings(cfg))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate is in TLSConfig
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -113,6 +123,19 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// tlsConfig loads QUIRE_TLS_CERT and QUIRE_TLS_KEY, so that a bad file
+// stops serve at start; nil when they are unset (plain HTTP).
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("QUIRE_TLS_CERT, QUIRE_TLS_KEY: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // startConversion starts the warm LibreOffice workers, unless conversion

@@ -48,6 +48,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		func() Config { c := Default(); c.CodeMaxAttempts = 0; return c }(),
 		func() Config { c := Default(); c.CollectCommitTimeout = 0; return c }(),
 		func() Config { c := Default(); c.ShutdownTimeout = 0; return c }(),
+		func() Config { c := Default(); c.TLSCert = "cert.pem"; return c }(),
 	} {
 		if err := c.Check(); err == nil {
 			t.Errorf("Check accepted %+v", c)
