@@ -2,6 +2,8 @@
 //
 //	quire serve                          run the HTTP service
 //	quire init                           set up the data directory without serving
+//	quire backup FILE                    write a backup archive, also while serving
+//	quire restore FILE                   restore it into a new data directory
 //	quire keys list|revoke ID|create     manage API keys
 //	quire license create|list|revoke     manage commercial license keys
 //	quire usage [--json]                 print the usage report
@@ -32,6 +34,8 @@ func commands() []command {
 	return []command{
 		{"serve", "run the HTTP service", runServe},
 		{"init", "set up the data directory without serving", runInit},
+		{"backup", "write a backup archive of the data directory, also while serving", runBackup},
+		{"restore", "restore a backup archive into a new data directory", runRestore},
 		{"keys", "list, revoke or create API keys", runKeys},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},

@@ -297,3 +297,29 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshot: the copy of a SQLite database opens with the same rows;
+// PostgreSQL refuses (pg_dump does its backups).
+func TestSnapshot(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		path := t.TempDir() + "/copy.db"
+		err := db.Snapshot(ctx, path)
+		if db.Backend() == "postgres" {
+			if !errors.Is(err, store.ErrNotSQLite) {
+				t.Errorf("Snapshot on PostgreSQL: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.SchemaVersion(ctx)
+		if err != nil || want < 1 {
+			t.Fatalf("schema version %d: %v", want, err)
+		}
+		copied := storetest.Open(t, "sqlite:"+path)
+		if got, err := copied.SchemaVersion(ctx); err != nil || got != want {
+			t.Errorf("copy at schema version %d (%v), want %d", got, err, want)
+		}
+	})
+}
