@@ -76,4 +76,3 @@ func archive(t *testing.T, entries []tarEntry) *bytes.Buffer {
 	gz.Close()
 	return &buf
 }
-
