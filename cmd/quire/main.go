@@ -4,6 +4,7 @@
 //	quire init                           set up the data directory without serving
 //	quire backup FILE                    write a backup archive, also while serving
 //	quire restore FILE                   restore it into a new data directory
+//	quire health [--live]                probe the local server (container HEALTHCHECK)
 //	quire keys list|revoke ID|create     manage API keys
 //	quire license create|list|revoke     manage commercial license keys
 //	quire usage [--json]                 print the usage report
@@ -36,6 +37,7 @@ func commands() []command {
 		{"init", "set up the data directory without serving", runInit},
 		{"backup", "write a backup archive of the data directory, also while serving", runBackup},
 		{"restore", "restore a backup archive into a new data directory", runRestore},
+		{"health", "probe the local server: exit 0 when ready (--live: when it answers)", runHealth},
 		{"keys", "list, revoke or create API keys", runKeys},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
