@@ -39,6 +39,13 @@ func TestHealthIsReadiness(t *testing.T) {
 	if st, b := in.get("/v1/health/live"); st != 200 {
 		t.Errorf("live: %d %s", st, b)
 	}
+	addr := "QUIRE_ADDR=" + strings.TrimPrefix(in.base, "http://")
+	if out, err := runCLI(t, in.data, []string{addr}, "health"); err == nil || !strings.Contains(out, "503") {
+		t.Errorf("quire health with a dead engine (%v): %s", err, out)
+	}
+	if out, err := runCLI(t, in.data, []string{addr}, "health", "--live"); err != nil {
+		t.Errorf("quire health --live (%v): %s", err, out)
+	}
 	for _, line := range strings.Split(in.logs.String(), "\n") {
 		if strings.Contains(line, `"msg":"request"`) && strings.Contains(line, "/v1/health") {
 			t.Errorf("a probe is logged at the default level: %s", line)
@@ -68,5 +75,8 @@ func TestHealthShape(t *testing.T) {
 	}
 	if h.Checks["database"] != "ok" || h.Checks["convert"] != "disabled" {
 		t.Errorf("checks: %v", h.Checks)
+	}
+	if out, err := runCLI(t, in.data, []string{"QUIRE_ADDR=" + strings.TrimPrefix(in.base, "http://")}, "health"); err != nil {
+		t.Errorf("quire health (%v): %s", err, out)
 	}
 }
