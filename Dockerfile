@@ -19,6 +19,10 @@ RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/so
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports golang-1.23-go \
  && rm -rf /var/lib/apt/lists/*
 ENV PATH=/usr/lib/go-1.23/bin:/usr/local/bin:/usr/bin:/bin GOTOOLCHAIN=auto CGO_ENABLED=1
+# Behind a TLS-intercepting egress proxy, pass its CA bundle for the module
+# downloads: --volume /etc/ssl/certs/ca-certificates.crt:/build-ca.crt:ro
+# --build-arg SSL_CERT_FILE=/build-ca.crt (make test-image does).
+ARG SSL_CERT_FILE
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
