@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
 // signed is a document signed by the original server, and when.
@@ -262,4 +263,36 @@ func checkRestoredModes(t *testing.T, dir string) {
 		}
 		return nil
 	})
+}
+
+// TestBackupOnPostgreSQL: the archive holds the secret and the signing
+// identity, not the database (pg_dump's job), and says so.
+func TestBackupOnPostgreSQL(t *testing.T) {
+	env := []string{"QUIRE_DATABASE_URL=" + storetest.URL(t, "postgres")}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if out, err := runCLI(t, data, env, "init"); err != nil {
+		t.Fatalf("init (%v):\n%s", err, out)
+	}
+	archive := filepath.Join(dir, "keys.tar.gz")
+	out, err := runCLI(t, data, env, "backup", archive)
+	if err != nil || !strings.Contains(out, "pg_dump") {
+		t.Fatalf("backup (%v):\n%s", err, out)
+	}
+	restored := filepath.Join(dir, "restored")
+	if out, err := runCLI(t, restored, env, "restore", archive); err != nil || !strings.Contains(out, "pg_dump") {
+		t.Fatalf("restore (%v):\n%s", err, out)
+	}
+	for _, name := range []string{"secret", "signing/signing.pem", "signing/signing-key.pem"} {
+		want, _ := os.ReadFile(filepath.Join(data, name))
+		if got, err := os.ReadFile(filepath.Join(restored, name)); err != nil || !bytes.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s not restored as it was (%v)", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(restored, "quire.db")); err == nil {
+		t.Error("a SQLite database appeared in the restore of a PostgreSQL backup")
+	}
+	if out, err := runCLI(t, restored, env, "keys", "list"); err != nil {
+		t.Errorf("keys list on the restored directory (%v):\n%s", err, out)
+	}
 }
