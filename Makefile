@@ -1,9 +1,9 @@
-# quire: make build | run | test | bench | fuzz | clean
+# quire: make build | run | test | test-image | bench | fuzz | clean
 export PATH := $(PATH):/usr/local/go/bin
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
 
-.PHONY: build run test bench fuzz clean
+.PHONY: build run test test-image bench fuzz clean
 
 build:
 	go build $(GOFLAGS_BUILD) -o bin/quire ./cmd/quire
@@ -16,6 +16,12 @@ run: build
 test:
 	go vet ./...
 	go test -race -count=1 -timeout 30m ./...
+
+# The container image: built from ./Dockerfile (on a base image made with
+# debootstrap) and exercised from its mounted filesystem; needs root, podman
+# and debootstrap (scripts/setup --test). Minutes: not part of make test.
+test-image:
+	scripts/test-image
 
 # Benchmarks; results are written to bench/RESULTS.md.
 bench: build

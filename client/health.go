@@ -8,10 +8,17 @@ import (
 
 // Health is the answer of GET /v1/health.
 type Health struct {
-	Status    string            `json:"status"` // "ok" or "unavailable"
+	Status    string            `json:"status"` // "healthy" or "unavailable"
 	Timestamp time.Time         `json:"timestamp"`
 	Version   string            `json:"version"`
+	Instance  Instance          `json:"instance"`
 	Checks    map[string]string `json:"checks"` // per dependency, e.g. "database": "ok"
+}
+
+// Instance describes the server process that answered.
+type Instance struct {
+	StartTime time.Time `json:"startTime"`
+	Uptime    float64   `json:"uptime"` // seconds
 }
 
 // Health reports whether the service and its dependencies answer (GET

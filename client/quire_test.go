@@ -315,7 +315,7 @@ func TestHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Status != "ok" || h.Version != "test" || h.Checks["database"] != "ok" || time.Since(h.Timestamp).Abs() > time.Minute {
+	if h.Status != "healthy" || h.Version != "test" || h.Checks["database"] != "ok" || time.Since(h.Timestamp).Abs() > time.Minute {
 		t.Errorf("health %+v", h)
 	}
 

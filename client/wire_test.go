@@ -281,7 +281,7 @@ func TestHealthUnavailableWithoutHealthFields(t *testing.T) {
 
 func TestBaseURLWithAPath(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"status": "ok", "timestamp": "2026-11-22T15:40:00Z", "checks": map[string]string{}})
+		writeJSON(w, 200, map[string]any{"status": "healthy", "timestamp": "2026-11-22T15:40:00Z", "checks": map[string]string{}})
 	})
 	for _, base := range []string{f.URL + "/quire", f.URL + "/quire/"} {
 		if _, err := client.New(base, client.WithUserAgent("acme-billing/2")).Health(ctxFor(t)); err != nil {

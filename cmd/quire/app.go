@@ -123,8 +123,13 @@ func (a *app) Close() error {
 var errUsage = errors.New("usage")
 
 // withApp opens the services of cfg, runs fn, and turns its error into an
-// exit status: 2 and the usage for errUsage, 1 for other failures.
+// exit status: 2 and the usage for errUsage, 1 for other failures. The
+// data directory must have been set up by serve or init.
 func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(context.Context, *app) error) int {
+	if err := requireDataDir(cfg); err != nil {
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
+	}
 	ctx := context.Background()
 	log := newLogger(stderr, "warn")
 	conv := &lazyPool{opt: cfg.ConvertOptions(log)} // started only if a command converts

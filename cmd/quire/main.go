@@ -1,6 +1,10 @@
 // Command quire is the quire service and its operator tools.
 //
 //	quire serve                          run the HTTP service
+//	quire init                           set up the data directory without serving
+//	quire backup FILE                    write a backup archive, also while serving
+//	quire restore FILE                   restore it into a new data directory
+//	quire health [--live]                probe the local server (container HEALTHCHECK)
 //	quire keys list|revoke ID|create     manage API keys
 //	quire license create|list|revoke     manage commercial license keys
 //	quire usage [--json]                 print the usage report
@@ -8,7 +12,7 @@
 //	quire sign IN -o OUT.pdf             sign a file locally
 //	quire verify FILE.pdf                check its signatures (JSON)
 //	quire docid FILE.docx                print the documentId of a DOCX
-//	quire version                        print the version
+//	quire version, quire --version       print the version
 //
 // Every command reads the QUIRE_* environment variables; flags override them.
 package main
@@ -30,6 +34,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the HTTP service", runServe},
+		{"init", "set up the data directory without serving", runInit},
+		{"backup", "write a backup archive of the data directory, also while serving", runBackup},
+		{"restore", "restore a backup archive into a new data directory", runRestore},
+		{"health", "probe the local server: exit 0 when ready (--live: when it answers)", runHealth},
 		{"keys", "list, revoke or create API keys", runKeys},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
@@ -37,7 +45,7 @@ func commands() []command {
 		{"sign", "sign a PDF or DOCX file locally", runSign},
 		{"verify", "check the signatures of a PDF file (JSON)", runVerify},
 		{"docid", "print the documentId of a DOCX file, or stamp it", runDocid},
-		{"version", "print the version", func([]string, io.Writer, io.Writer) int { fmt.Println(version); return 0 }},
+		{"version", "print the version (also: quire --version)", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, version); return 0 }},
 	}
 }
 
@@ -57,6 +65,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] == "convert-worker" { // hidden: started by the conversion pool
 		return runConvertWorker(args[1:], stdout, stderr)
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(stdout, version)
+		return 0
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)

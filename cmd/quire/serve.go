@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,7 +48,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	pool := startConversion(cfg, log)
+	pool, err := startConversion(cfg, log)
+	if err != nil {
+		return err
+	}
 	var conv signing.Converter
 	if pool != nil {
 		conv = pool
@@ -61,15 +65,17 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	// Stop in dependency order, under the shutdown deadline once it is set:
 	// the HTTP server (below), then the conversion workers, then telemetry
-	// still queued, then the database.
-	var stopCtx context.Context // the shutdown deadline, once set
+	// still queued, then the database. The deadline is a time, not the
+	// HTTP shutdown's context: that one is cancelled when serve returns,
+	// and idle workers would then be killed as if late.
+	var deadline time.Time
 	defer func() {
-		if stopCtx == nil { // Serve failed: no deadline was set
-			var cancel context.CancelFunc
-			stopCtx, cancel = context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-			defer cancel()
+		if deadline.IsZero() { // Serve failed: no deadline was set
+			deadline = time.Now().Add(cfg.ShutdownTimeout)
 		}
-		stopConversion(stopCtx, pool, log)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		stopConversion(ctx, pool, log)
 		a.Close()
 	}()
 	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
@@ -81,24 +87,33 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), SignMemoryBudget: int64(cfg.SignMemoryBudget),
 			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
 	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	go sweep(ctx, a, log)
-	log.Info("quire listening", "addr", ln.Addr().String(), "version", version, "database", a.db.Backend(),
+	log.Info("quire listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil, "version", version, "database", a.db.Backend(),
 		"settings", publicSettings(cfg))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate is in TLSConfig
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: finishing requests in flight", "timeout", cfg.ShutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	deadline = time.Now().Add(cfg.ShutdownTimeout)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	stopCtx = sctx
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -109,20 +124,29 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	return nil
 }
 
+// tlsConfig loads QUIRE_TLS_CERT and QUIRE_TLS_KEY, so that a bad file
+// stops serve at start; nil when they are unset (plain HTTP).
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("QUIRE_TLS_CERT, QUIRE_TLS_KEY: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
 // startConversion starts the warm LibreOffice workers, unless conversion
-// is disabled. A machine without LibreOffice still serves everything else:
-// the failure is logged, and /v1/convert and /v1/health say so.
-func startConversion(cfg *config.Config, log *slog.Logger) *convert.Pool {
+// is disabled. They warm up in the background; a machine without
+// LibreOffice still serves everything else, while /v1/convert and the
+// readiness check (/v1/health) say that conversion is down.
+func startConversion(cfg *config.Config, log *slog.Logger) (*convert.Pool, error) {
 	if cfg.ConvertWorkers < 0 {
 		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
-		return nil
+		return nil, nil
 	}
-	pool, err := convert.NewPool(cfg.ConvertOptions(log))
-	if err != nil {
-		log.Error("conversion engine unavailable", "err", err)
-		return nil
-	}
-	return pool
+	return convert.NewPool(cfg.ConvertOptions(log))
 }
 
 // stopConversion stops the workers once the HTTP server has finished;

@@ -12,6 +12,9 @@ import (
 
 func TestSignAndVerifyCLI(t *testing.T) {
 	data := t.TempDir()
+	if o, err := runCLI(t, data, nil, "init"); err != nil {
+		t.Fatalf("init: %v\n%s", err, o)
+	}
 	in := filepath.Join(data, "in.pdf")
 	os.WriteFile(in, pdftest.OnePage("CLI agreement"), 0o644)
 	out := filepath.Join(data, "out.pdf")

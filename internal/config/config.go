@@ -1,7 +1,7 @@
 // Package config holds quire's one configuration struct, read from
 // command-line flags and QUIRE_* environment variables (a flag wins over
 // its variable). The table of settings is the single source for the flags,
-// the variables and the documentation test that keeps the README true.
+// the variables and the documentation test that keeps docs/configuration.md true.
 package config
 
 import (
@@ -38,6 +38,8 @@ type Config struct {
 	MaxBodyBytes    Bytes
 	TrustedProxies  Prefixes
 	CORSOrigins     Origins
+	TLSCert         string
+	TLSKey          string
 
 	SMTPURL     string
 	SMTPCAFile  string
@@ -116,6 +118,8 @@ func (c *Config) Settings() []Setting {
 		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
 		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
 		{"cors-origins", "QUIRE_CORS_ORIGINS", "web origins whose pages may call the API (comma-separated, e.g. https://app.example.com); * is any origin. Credentials are never allowed", &c.CORSOrigins, false},
+		{"tls-cert", "QUIRE_TLS_CERT", "PEM file of the HTTPS certificate and its chain (with QUIRE_TLS_KEY); empty: plain HTTP, e.g. behind a TLS-terminating proxy", (*stringValue)(&c.TLSCert), false},
+		{"tls-key", "QUIRE_TLS_KEY", "PEM file of the HTTPS private key (with QUIRE_TLS_CERT)", (*stringValue)(&c.TLSKey), false},
 		{"smtp-url", "QUIRE_SMTP_URL", "smtp://user:pass@host:587 (STARTTLS required; ?starttls=opportunistic|none), smtps://user:pass@host:465 (implicit TLS); empty: dev outbox in DATA_DIR/outbox", (*secretValue)(&c.SMTPURL), true},
 		{"smtp-ca-file", "QUIRE_SMTP_CA_FILE", "PEM file of an extra CA to trust for the mail relay's certificate", (*stringValue)(&c.SMTPCAFile), false},
 		{"mail-from", "QUIRE_MAIL_FROM", "From address of the mail quire sends", (*stringValue)(&c.MailFrom), false},
@@ -299,6 +303,9 @@ func (c *Config) Check() error {
 	}
 	if c.CollectQueue < 1 || c.CollectBatch < 1 {
 		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return fmt.Errorf("QUIRE_TLS_CERT and QUIRE_TLS_KEY go together")
 	}
 	if (c.SigningCert == "") != (c.SigningKey == "") {
 		return fmt.Errorf("QUIRE_SIGNING_CERT and QUIRE_SIGNING_KEY go together")

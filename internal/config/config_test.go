@@ -49,6 +49,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		func() Config { c := Default(); c.CodeMaxAttempts = 0; return c }(),
 		func() Config { c := Default(); c.CollectCommitTimeout = 0; return c }(),
 		func() Config { c := Default(); c.ShutdownTimeout = 0; return c }(),
+		func() Config { c := Default(); c.TLSCert = "cert.pem"; return c }(),
 	} {
 		if err := c.Check(); err == nil {
 			t.Errorf("Check accepted %+v", c)
@@ -56,10 +57,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsEverySetting keeps the README's configuration table
+// TestDocsListEverySetting keeps the table of docs/configuration.md
 // true: one row per setting, with its flag and its default.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestDocsListEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 		}
 		row := "| `" + s.Env + "` | `--" + s.Flag + "` | " + def + " |"
 		if !strings.Contains(string(readme), row) {
-			t.Errorf("README lacks the row %s", row)
+			t.Errorf("docs/configuration.md lacks the row %s", row)
 		}
 	}
 }

@@ -22,18 +22,6 @@ import (
 // hostedDocument is the hosted API's OpenAPI document (testdata/README.md).
 const hostedDocument = "testdata/hosted-openapi.json"
 
-// pendingElsewhere are hosted operations whose answers other branches of
-// this session change; their cases are run but not judged here. The lead
-// removes an entry once the branch that makes the operation conform is
-// merged (the skip message says whether it conforms already).
-var pendingElsewhere = map[string]string{
-	"GET /v1/health":     "the health answer's hosted shape (status \"healthy\", timestamp, version) is the deploy branch's",
-	"POST /v1/annotate":  "POST /v1/annotate is the annotate branch's",
-	"GET /":              "the API information page is not served yet (DESIGN.md: pages)",
-	"GET /docs":          "the interactive reference is not served yet (DESIGN.md: pages)",
-	"GET /documentation": "the interactive reference is not served yet (DESIGN.md: pages)",
-}
-
 // undeclaredStatuses are answers quire gives on purpose with a status the
 // hosted document does not list for the operation. Their bodies are
 // checked against the hosted document's own error schema
@@ -250,9 +238,6 @@ func TestHostedContract(t *testing.T) {
 			if r.status != cc.status {
 				problems = append(problems, fmt.Sprintf("status %d, the case expects %d: %.300s", r.status, cc.status, r.body))
 			}
-			if reason, ok := pendingElsewhere[cc.op]; ok {
-				t.Skipf("pending elsewhere (%s); on this branch: %s", reason, verdict(problems))
-			}
 			for _, p := range problems {
 				t.Error(p)
 			}
@@ -266,10 +251,6 @@ func TestHostedContract(t *testing.T) {
 	}
 }
 
-func verdict(problems []string) string {
-	if len(problems) == 0 {
-		return "conforms already: remove it from pendingElsewhere"
-	}
 	return strings.Join(problems, "; ")
 }
 

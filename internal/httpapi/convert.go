@@ -83,6 +83,16 @@ func convertStatus(pool *convert.Pool) string {
 	return line
 }
 
+// convertReady reports whether the engine can take a job now: disabled
+// (nil) counts as ready, since nothing waits for it.
+func convertReady(pool *convert.Pool) bool {
+	if pool == nil {
+		return true
+	}
+	st := pool.Status()
+	return st.Ready+st.Busy > 0
+}
+
 // convertCollectors expose the engine's state and counters to /metrics.
 func convertCollectors(pool *convert.Pool) []prometheus.Collector {
 	return []prometheus.Collector{newConvertCollector(pool)}

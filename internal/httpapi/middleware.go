@@ -22,6 +22,7 @@ type requestInfo struct {
 	id    string
 	route string
 	quiet bool    // a successful answer is not logged (Route.Quiet)
+	probe bool    // logged at DEBUG (Route.Probe)
 	srv   *Server // whose trusted proxies ClientIP and HTTPS believe
 }
 
@@ -118,6 +119,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		level := slog.LevelInfo
 		switch {
+		case infoOf(r.Context()).probe:
+			level = slog.LevelDebug
 		case rec.status == http.StatusServiceUnavailable: // shedding load, or the client went away
 			level = slog.LevelWarn
 		case rec.status >= 500:

@@ -14,40 +14,65 @@ var openAPI []byte
 
 func (s *Server) opsRoutes() []Route {
 	return []Route{
-		{Method: "GET", Path: "/v1/health", Handler: s.health},
-		{Method: "GET", Path: "/metrics", Handler: s.metrics.handler().ServeHTTP},
+		{Method: "GET", Path: "/v1/health", Handler: s.health, Probe: true},
+		{Method: "GET", Path: "/v1/health/live", Handler: s.live, Probe: true},
+		{Method: "GET", Path: "/metrics", Handler: s.metrics.handler().ServeHTTP, Probe: true},
 		{Method: "GET", Path: "/openapi.json", Handler: serveOpenAPI},
 	}
 }
 
-// Health is the body of GET /v1/health.
+// Health is the body of GET /v1/health: the hosted API's fields, and
+// quire's checks beside them.
 type Health struct {
-	Status    string            `json:"status"`
+	Status    string            `json:"status"` // "healthy", or "unavailable" with 503
 	Timestamp string            `json:"timestamp"`
 	Version   string            `json:"version"`
+	Instance  Instance          `json:"instance"`
 	Checks    map[string]string `json:"checks"`
 }
 
-// health answers 200 when every dependency answers, and 503 otherwise with
-// the error body extended by the health fields, so that both load
-// balancers and people reading the body understand it.
+// Instance describes the process answering.
+type Instance struct {
+	StartTime string  `json:"startTime"`
+	Uptime    float64 `json:"uptime"` // seconds
+}
+
+// health is readiness: 200 when the database answers and the conversion
+// engine, unless disabled, has a warm worker; otherwise 503 with the error
+// body extended by the health fields, so that both load balancers and
+// people reading the body understand it.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	h := Health{Status: "ok", Timestamp: time.Now().UTC().Format(time.RFC3339), Version: s.deps.Version,
-		Checks: map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
+	now := time.Now()
+	h := Health{Status: "healthy", Timestamp: now.UTC().Format(time.RFC3339), Version: s.deps.Version,
+		Instance: Instance{StartTime: s.started.UTC().Format(time.RFC3339), Uptime: now.Sub(s.started).Seconds()},
+		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
+	var qe *quire.Error
+	if !convertReady(s.deps.Convert) {
+		qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The conversion engine has no warm worker: " + h.Checks["convert"] + ".",
+			RetryAfter: 5 * time.Second}
+	}
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)
-		h.Status, h.Checks["database"] = "unavailable", "unreachable"
-		qe := &quire.Error{Code: quire.CodeUnavailable, Message: "The database is unreachable.", RetryAfter: 5 * time.Second}
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, struct {
-			ErrorBody
-			Health
-		}{s.errorBody(r, http.StatusServiceUnavailable, qe), h})
+		h.Checks["database"] = "unreachable"
+		qe = &quire.Error{Code: quire.CodeUnavailable, Message: "The database is unreachable.", RetryAfter: 5 * time.Second}
+	}
+	if qe == nil {
+		writeJSON(w, http.StatusOK, h)
 		return
 	}
-	writeJSON(w, http.StatusOK, h)
+	h.Status = "unavailable"
+	w.Header().Set("Retry-After", "5")
+	writeJSON(w, http.StatusServiceUnavailable, struct {
+		ErrorBody
+		Health
+	}{s.errorBody(r, http.StatusServiceUnavailable, qe), h})
+}
+
+// live is liveness: the process answers, whatever its dependencies do.
+func (s *Server) live(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})
 }
 
 func serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -47,8 +47,20 @@ func TestHealth(t *testing.T) {
 			var h httpapi.Health
 			r := e.get("/v1/health")
 			r.json(t, &h)
-			if _, err := time.Parse(time.RFC3339, h.Timestamp); r.status != 200 || h.Status != "ok" || h.Version != "test" || err != nil {
+			if _, err := time.Parse(time.RFC3339, h.Timestamp); r.status != 200 || h.Status != "healthy" || h.Version != "test" || err != nil {
 				t.Fatalf("health = %d %+v", r.status, h)
+			}
+			if start, err := time.Parse(time.RFC3339, h.Instance.StartTime); err != nil || time.Since(start) > time.Minute || h.Instance.Uptime < 0 {
+				t.Errorf("instance = %+v", h.Instance)
+			}
+			if h.Checks["database"] != "ok" || h.Checks["convert"] != "disabled" {
+				t.Errorf("checks = %v", h.Checks)
+			}
+			e.get("/metrics")
+			for _, line := range strings.Split(e.Logs.String(), "\n") {
+				if strings.Contains(line, `"msg":"request"`) && !strings.Contains(line, `"level":"DEBUG"`) {
+					t.Errorf("a probe is logged above DEBUG: %s", line)
+				}
 			}
 			db.Close() // the database is now unreachable
 			r = e.get("/v1/health")
@@ -56,6 +68,9 @@ func TestHealth(t *testing.T) {
 			r.json(t, &h)
 			if h.Status != "unavailable" || h.Checks["database"] != "unreachable" || r.header.Get("Retry-After") == "" {
 				t.Errorf("health when down = %+v", h)
+			}
+			if r := e.get("/v1/health/live"); r.status != 200 {
+				t.Errorf("live with the database down = %d %s", r.status, r.body)
 			}
 		})
 	}

@@ -67,6 +67,9 @@ type Route struct {
 	Quiet bool
 	// Page routes are for people, not programs: not in openapi.json.
 	Page bool
+	// Probe routes are polled by load balancers and scrapers: their
+	// answers are logged at DEBUG.
+	Probe bool
 }
 
 // Server is the http.Handler of the whole API.
@@ -79,6 +82,7 @@ type Server struct {
 	metrics *metrics
 	budget  *memoryBudget // nil: unbounded
 	handler http.Handler
+	started time.Time // for the uptime in /v1/health
 }
 
 // authenticated are the areas of the API that need an API key. The key is
@@ -88,7 +92,7 @@ var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
-	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux()}
+	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
 	if o.SignMemoryBudget > 0 {
 		s.budget = newMemoryBudget(o.SignMemoryBudget)
@@ -210,7 +214,7 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		limit = s.opt.MaxBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoOf(r.Context()).quiet = rt.Quiet
+		infoOf(r.Context()).quiet, infoOf(r.Context()).probe = rt.Quiet, rt.Probe
 		if r.ContentLength > limit {
 			s.fail(w, r, tooLarge(limit))
 			return

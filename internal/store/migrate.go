@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -72,6 +73,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := checkNotNewer(applied, all); err != nil {
+			return err
+		}
 		for _, m := range all {
 			if applied[m.version] || m.version > lastMigration {
 				continue
@@ -95,6 +99,25 @@ func (db *DB) migrate(ctx context.Context) error {
 // lastMigration is the newest migration applied: all of them, except in
 // tests of a migration.
 var lastMigration = math.MaxInt
+
+// ErrSchemaTooNew is returned by Open when the database was migrated by a
+// newer quire: running on it could corrupt data this binary does not know.
+var ErrSchemaTooNew = errors.New("the database schema is newer than this binary")
+
+// checkNotNewer refuses a schema with a migration this binary lacks.
+func checkNotNewer(applied map[int]bool, known []migration) error {
+	latest := known[len(known)-1].version
+	newest := 0
+	for v := range applied {
+		newest = max(newest, v)
+	}
+	if newest > latest {
+		return fmt.Errorf("%w: the database is at schema version %d, this binary knows versions up to %d; "+
+			"run the quire release that migrated it (or a newer one), or restore a backup taken before the upgrade",
+			ErrSchemaTooNew, newest, latest)
+	}
+	return nil
+}
 
 var sqliteOnly = regexp.MustCompile(`(?s)/\*sqlite:(.*?)\*/`) // over several lines too
 

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -314,6 +315,56 @@ func TestSigningRoots(t *testing.T) {
 		roots, err := db.SigningRoots(ctx)
 		if err != nil || len(roots) != 2 {
 			t.Fatalf("roots = %q, %v; want root-a and root-b once each", roots, err)
+		}
+	})
+}
+
+// TestOpenRefusesANewerSchema: a binary finding a migration it does not
+// know refuses to start, naming both schema versions.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	for _, b := range storetest.Backends {
+		t.Run(b, func(t *testing.T) {
+			u := storetest.URL(t, b)
+			storetest.Open(t, u)
+			var latest int
+			raw := storetest.SQL(t, u)
+			if err := raw.QueryRow(`SELECT MAX(version) FROM schema_migrations`).Scan(&latest); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future.sql', 0)`, latest+1); err != nil {
+				t.Fatal(err)
+			}
+			_, err := store.Open(ctx, u, t.TempDir())
+			want := fmt.Sprintf("schema version %d, this binary knows versions up to %d", latest+1, latest)
+			if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open on a newer schema: %v, want %q", err, want)
+			}
+		})
+	}
+}
+
+// TestSnapshot: the copy of a SQLite database opens with the same rows;
+// PostgreSQL refuses (pg_dump does its backups).
+func TestSnapshot(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		path := t.TempDir() + "/copy.db"
+		err := db.Snapshot(ctx, path)
+		if db.Backend() == "postgres" {
+			if !errors.Is(err, store.ErrNotSQLite) {
+				t.Errorf("Snapshot on PostgreSQL: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.SchemaVersion(ctx)
+		if err != nil || want < 1 {
+			t.Fatalf("schema version %d: %v", want, err)
+		}
+		copied := storetest.Open(t, "sqlite:"+path)
+		if got, err := copied.SchemaVersion(ctx); err != nil || got != want {
+			t.Errorf("copy at schema version %d (%v), want %d", got, err, want)
 		}
 	})
 }
