@@ -251,9 +251,6 @@ func TestHostedContract(t *testing.T) {
 	}
 }
 
-	return strings.Join(problems, "; ")
-}
-
 // TestHostedContractCatchesDepartures checks the checker: answers that
 // depart from the hosted document in status, media type or body are
 // reported.
