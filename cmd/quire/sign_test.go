@@ -44,6 +44,9 @@ func TestSignAndVerifyCLI(t *testing.T) {
 // refuses, naming every bad field, and writes nothing.
 func TestSignCLIAppliesTheAPIRules(t *testing.T) {
 	data := t.TempDir()
+	if o, err := runCLI(t, data, nil, "init"); err != nil {
+		t.Fatalf("quire init: %v\n%s", err, o)
+	}
 	in := filepath.Join(data, "in.pdf")
 	os.WriteFile(in, pdftest.OnePage("CLI agreement"), 0o644)
 	out := filepath.Join(data, "out.pdf")
