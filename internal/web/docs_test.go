@@ -48,7 +48,8 @@ func TestDocs(t *testing.T) {
 		b := newBrowser(t, s.URL)
 		b.allow(evalProbe)
 		b.do(chromedp.Navigate(s.URL + path))
-		b.waitFor("the reference", `document.body.innerText.includes('Service health')`)
+		first, _ := json.Marshal(summaries[0])
+		b.waitFor("the reference", "document.body.innerText.includes("+string(first)+")")
 		text := eval[string](b, "document.body.innerText")
 		for _, sum := range summaries {
 			if !strings.Contains(text, sum) {
