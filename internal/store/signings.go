@@ -15,12 +15,13 @@ import (
 
 // RecordSigning stores the record of a signature.
 func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
-	trail, err := json.Marshal(s.AuditTrail)
+	events := s.AuditTrail
+	if events == nil {
+		events = []quire.AuditEvent{} // [], as the column's default
+	}
+	trail, err := json.Marshal(events)
 	if err != nil {
 		return fmt.Errorf("store: audit trail of event %s: %w", s.EventID, err)
-	}
-	if s.AuditTrail == nil {
-		trail = []byte("[]")
 	}
 	_, err = db.exec(ctx, `INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
