@@ -80,16 +80,13 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 					return
 				default:
 				}
-				mu.Lock()
-				before := !backupAWent
-				mu.Unlock()
 				id := fmt.Sprintf("evt-%d-%d", g, i)
 				pdf := signPDF(t, in, keys[i%len(keys)], id)
 				if pdf == nil {
 					return
 				}
-				mu.Lock()
-				docs = append(docs, signed{pdf, id, before})
+				mu.Lock() // answered before backup A went: its record is in A
+				docs = append(docs, signed{pdf, id, !backupAWent})
 				mu.Unlock()
 			}
 		}()
