@@ -12,4 +12,13 @@ type Signing struct {
 	SignerEmail  string
 	APIKeyID     string
 	SignedAt     time.Time
+	AuditTrail   []AuditEvent // as the sign request gave it; empty in records made before quire kept it
+}
+
+// AuditEvent is one interaction of the signer (spec 2.4), as a sign request
+// carries it and verification shows it.
+type AuditEvent struct {
+	Type      string         `json:"type"`
+	Timestamp time.Time      `json:"timestamp"`
+	Data      map[string]any `json:"data,omitempty"`
 }

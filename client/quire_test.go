@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,9 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 	if sg := v.Signers[0]; !sg.Valid || !sg.Trusted || !sg.CoversWholeDocument || sg.Name != "Ann Example" || sg.Subject == "" ||
 		sg.EventID != req.EventID || sg.SignerEmail != req.Signer.Email || sg.SigningTime.IsZero() || sg.RecordedAt.IsZero() {
 		t.Errorf("signer %+v", sg)
+	}
+	if sg := v.Signers[0]; !reflect.DeepEqual(sg.AuditTrail, req.AuditTrail) {
+		t.Errorf("recorded audit trail %+v, want the request's %+v", sg.AuditTrail, req.AuditTrail)
 	}
 	if sg := v.Signers[0]; sg.Email != req.Signer.Email {
 		t.Errorf("signer e-mail %q, want the one recorded for the event, %q", sg.Email, req.Signer.Email)

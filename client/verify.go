@@ -54,6 +54,10 @@ type VerifiedSigner struct {
 	EventID     string    `json:"eventId"`
 	SignerEmail string    `json:"signerEmail"`
 	RecordedAt  time.Time `json:"recordedAt"`
+	// AuditTrail is the sign request's audit trail as the service recorded
+	// it; empty when the service did not make this signature (or recorded
+	// it before it kept audit trails).
+	AuditTrail []AuditEvent `json:"auditTrail"`
 	// CoversWholeDocument is false when bytes were added after this
 	// signature (a later signature, or an edit).
 	CoversWholeDocument bool `json:"coversWholeDocument"`

@@ -80,16 +80,13 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 					return
 				default:
 				}
-				mu.Lock()
-				before := !backupAWent
-				mu.Unlock()
 				id := fmt.Sprintf("evt-%d-%d", g, i)
 				pdf := signPDF(t, in, keys[i%len(keys)], id)
 				if pdf == nil {
 					return
 				}
-				mu.Lock()
-				docs = append(docs, signed{pdf, id, before})
+				mu.Lock() // answered before backup A went: its record is in A
+				docs = append(docs, signed{pdf, id, !backupAWent})
 				mu.Unlock()
 			}
 		}()
@@ -148,7 +145,8 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 				}
 				st, b := r.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString(d.pdf)+`"}}`),
 					"Content-Type", "application/json")
-				if st != 200 || !strings.Contains(string(b), `"valid":true`) || !strings.Contains(string(b), `"eventId":"`+d.eventID+`"`) {
+				if st != 200 || !strings.Contains(string(b), `"valid":true`) || !strings.Contains(string(b), `"eventId":"`+d.eventID+`"`) ||
+					!strings.Contains(string(b), `"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}]`) {
 					t.Errorf("document %s after restore: %d %.300s", d.eventID, st, b)
 				}
 				verified++

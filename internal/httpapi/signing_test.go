@@ -11,10 +11,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -94,10 +96,15 @@ func TestSignAndVerify(t *testing.T) {
 			if !res.Valid || len(res.Signers) != 1 || res.Signers[0].EventID != "evt-1" || res.Signers[0].SignerEmail != "ann@example.com" {
 				t.Fatalf("verify = %+v", res)
 			}
+			wantTrail := []quire.AuditEvent{{Type: "ready", Timestamp: time.Date(2026, 11, 22, 9, 59, 0, 0, time.UTC)},
+				{Type: "submit", Timestamp: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
+			if !reflect.DeepEqual(res.Signers[0].AuditTrail, wantTrail) {
+				t.Errorf("the recorded audit trail = %+v, want %+v", res.Signers[0].AuditTrail, wantTrail)
+			}
 
 			tampered := bytes.Clone(out)
 			tampered[len(in)/2] ^= 0x01
-			if res := e.verifyPDF(tampered); res.Valid || res.Signers[0].Valid {
+			if res := e.verifyPDF(tampered); res.Valid || res.Signers[0].Valid || res.Signers[0].AuditTrail != nil {
 				t.Errorf("a flipped byte still verifies: %+v", res)
 			}
 			if got := tool(t, "poppler-utils", "pdfsig", pdftest.WriteTemp(t, tampered)); strings.Contains(got, "Signature is Valid.") {
@@ -107,7 +114,8 @@ func TestSignAndVerify(t *testing.T) {
 			twice := signedPDF(t, e.signPDF(key, strings.Replace(signBody(inline(out)), "evt-1", "evt-2", 1)))
 			res = e.verifyPDF(twice)
 			if !res.Valid || len(res.Signers) != 2 || !res.Signers[0].Valid || res.Signers[0].CoversWholeDocument ||
-				!res.Signers[1].CoversWholeDocument || res.Signers[0].EventID != "evt-1" || res.Signers[1].EventID != "evt-2" {
+				!res.Signers[1].CoversWholeDocument || res.Signers[0].EventID != "evt-1" || res.Signers[1].EventID != "evt-2" ||
+				len(res.Signers[0].AuditTrail) != 2 || len(res.Signers[1].AuditTrail) != 2 {
 				t.Errorf("signed twice: %+v", res)
 			}
 		})

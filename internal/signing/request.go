@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,12 +53,9 @@ type Signer struct {
 	Email, Name, IP, UserAgent string
 }
 
-// AuditEvent is one interaction of the signer (spec 2.4).
-type AuditEvent struct {
-	Type      string
-	Timestamp time.Time
-	Data      map[string]any
-}
+// AuditEvent is one interaction of the signer (spec 2.4); the signing
+// record keeps the request's events as they are.
+type AuditEvent = quire.AuditEvent
 
 var eventType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 

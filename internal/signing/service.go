@@ -142,7 +142,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		return nil, s.documentError(err)
 	}
 	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: sha(out),
-		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
+		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now, AuditTrail: req.AuditTrail}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {
 		return nil, fmt.Errorf("record signing: %w", err)
 	}
@@ -221,9 +221,10 @@ type VerifyResult struct {
 // signing certificate's.
 type SignerResult struct {
 	pdfsign.SignerResult
-	EventID     string     `json:"eventId,omitempty"`
-	SignerEmail string     `json:"signerEmail,omitempty"`
-	RecordedAt  *time.Time `json:"recordedAt,omitempty"`
+	EventID     string             `json:"eventId,omitempty"`
+	SignerEmail string             `json:"signerEmail,omitempty"`
+	RecordedAt  *time.Time         `json:"recordedAt,omitempty"`
+	AuditTrail  []quire.AuditEvent `json:"auditTrail,omitempty"` // the sign request's events
 }
 
 // DocumentInfo is the metadata of a verified document.
@@ -266,6 +267,7 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 		}
 		at := rec.SignedAt
 		out.Signers[i].EventID, out.Signers[i].SignerEmail, out.Signers[i].RecordedAt = rec.EventID, rec.SignerEmail, &at
+		out.Signers[i].AuditTrail = rec.AuditTrail
 		out.Signers[i].Email = rec.SignerEmail
 	}
 	if n := len(out.Signers); n > 0 {

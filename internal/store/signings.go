@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/quire-dev/quire"
@@ -13,8 +15,16 @@ import (
 
 // RecordSigning stores the record of a signature.
 func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
-	_, err := db.exec(ctx, `INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt))
+	events := s.AuditTrail
+	if events == nil {
+		events = []quire.AuditEvent{} // [], as the column's default
+	}
+	trail, err := json.Marshal(events)
+	if err != nil {
+		return fmt.Errorf("store: audit trail of event %s: %w", s.EventID, err)
+	}
+	_, err = db.exec(ctx, `INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
 	return err
 }
 
@@ -23,11 +33,18 @@ func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
 func (db *DB) SigningByDigest(ctx context.Context, digest string) (quire.Signing, error) {
 	var s quire.Signing
 	var at sql.NullInt64
-	err := db.queryRow(ctx, `SELECT signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at
+	var trail string
+	err := db.queryRow(ctx, `SELECT signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail
 		FROM signings WHERE signed_digest = ?`, digest).Scan(&s.SignedDigest, &s.EventID, &s.InputSHA256, &s.OutputSHA256,
-		&s.SignerEmail, &s.APIKeyID, &at)
+		&s.SignerEmail, &s.APIKeyID, &at, &trail)
+	if err != nil {
+		return s, notFound(err)
+	}
 	s.SignedAt = fromMS(at)
-	return s, notFound(err)
+	if err := json.Unmarshal([]byte(trail), &s.AuditTrail); err != nil {
+		return s, fmt.Errorf("store: audit trail of signing %s: %w", digest, err)
+	}
+	return s, nil
 }
 
 // AddSigningRoot records the root certificate (DER) of an instance's

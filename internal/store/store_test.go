@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -287,7 +288,9 @@ func TestSignings(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		at := time.UnixMilli(1_700_000_000_000).UTC()
 		s := quire.Signing{SignedDigest: "d1", EventID: "evt-1", InputSHA256: "in", OutputSHA256: "out",
-			SignerEmail: "ann@example.com", APIKeyID: "key_1", SignedAt: at}
+			SignerEmail: "ann@example.com", APIKeyID: "key_1", SignedAt: at, AuditTrail: []quire.AuditEvent{
+				{Type: "ready", Timestamp: at.Add(-time.Minute)},
+				{Type: "submit", Timestamp: at.Add(-time.Second), Data: map[string]any{"fieldId": "name", "n": 2.5}}}}
 		if err := db.RecordSigning(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -295,11 +298,18 @@ func TestSignings(t *testing.T) {
 			t.Error("the same signature was recorded twice")
 		}
 		got, err := db.SigningByDigest(ctx, "d1")
-		if err != nil || got != s {
+		if err != nil || !reflect.DeepEqual(got, s) {
 			t.Errorf("SigningByDigest = %+v, %v", got, err)
 		}
 		if _, err := db.SigningByDigest(ctx, "d2"); !errors.Is(err, quire.ErrNotFound) {
 			t.Errorf("unknown digest: %v", err)
+		}
+		// A record without a trail (as before migration 0007) reads back without one.
+		if err := db.RecordSigning(ctx, quire.Signing{SignedDigest: "d3", EventID: "evt-3", SignedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.SigningByDigest(ctx, "d3"); err != nil || len(got.AuditTrail) != 0 {
+			t.Errorf("SigningByDigest without a trail = %+v, %v", got, err)
 		}
 	})
 }
@@ -343,10 +353,16 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	}
 }
 
-// TestSnapshot: the copy of a SQLite database opens with the same rows;
+// TestSnapshot: the copy of a SQLite database opens with the same rows
+// (a signing's audit trail among them);
 // PostgreSQL refuses (pg_dump does its backups).
 func TestSnapshot(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		at := time.UnixMilli(1_700_000_000_000).UTC()
+		trail := []quire.AuditEvent{{Type: "submit", Timestamp: at, Data: map[string]any{"via": "test"}}}
+		if err := db.RecordSigning(ctx, quire.Signing{SignedDigest: "d1", EventID: "evt-1", SignedAt: at, AuditTrail: trail}); err != nil {
+			t.Fatal(err)
+		}
 		path := t.TempDir() + "/copy.db"
 		err := db.Snapshot(ctx, path)
 		if db.Backend() == "postgres" {
@@ -365,6 +381,9 @@ func TestSnapshot(t *testing.T) {
 		copied := storetest.Open(t, "sqlite:"+path)
 		if got, err := copied.SchemaVersion(ctx); err != nil || got != want {
 			t.Errorf("copy at schema version %d (%v), want %d", got, err, want)
+		}
+		if got, err := copied.SigningByDigest(ctx, "d1"); err != nil || !reflect.DeepEqual(got.AuditTrail, trail) {
+			t.Errorf("the copy's signing: %+v, %v; want the audit trail %+v", got, err, trail)
 		}
 	})
 }

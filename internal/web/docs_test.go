@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,11 +19,6 @@ func server(t *testing.T, cfg apitest.Config) *apitest.Server {
 	t.Helper()
 	return apitest.Start(t, storetest.Open(t, storetest.URL(t, "sqlite")), cfg)
 }
-
-// evalProbe is the one violation the reference page may report: the
-// bundle's schema library tries Function("") to see whether it may
-// compile validators, and the page's policy says no (no 'unsafe-eval').
-const evalProbe = "CSP violation: script-src blocked eval at "
 
 func TestDocs(t *testing.T) {
 	s := server(t, apitest.Config{})
@@ -46,7 +43,6 @@ func TestDocs(t *testing.T) {
 
 	for _, path := range []string{"/docs", "/documentation"} {
 		b := newBrowser(t, s.URL)
-		b.allow(evalProbe)
 		b.do(chromedp.Navigate(s.URL + path))
 		first, _ := json.Marshal(summaries[0])
 		b.waitFor("the reference", "document.body.innerText.includes("+string(first)+")")
@@ -68,6 +64,21 @@ func TestDocs(t *testing.T) {
 			t.Error("the console sent no request to GET /")
 		}
 		b.screenshot("docs-console")
+
+		// Every operation's console: the body editors add style sheets,
+		// which must carry the page's nonce.
+		b.waitFor("every operation's console button", "(window.scrollBy(0, 2000), document.querySelectorAll('.show-api-client-button').length >= "+strconv.Itoa(len(summaries))+")")
+		for i := range len(summaries) {
+			summary := eval[string](b, `(() => {
+				const button = document.querySelectorAll('.show-api-client-button')[`+strconv.Itoa(i)+`];
+				button.click();
+				return button.closest('section').querySelector('.section-header-label').innerText;
+			})()`)
+			b.waitFor("the console of "+summary, `Array.from(document.querySelectorAll('.request-response-header'), h => h.innerText).some(t => t.includes(`+js(summary)+`))`)
+		}
+		if n := eval[int](b, "Array.from(document.querySelectorAll('style')).filter(s => !s.nonce).length"); n != 0 {
+			t.Errorf("%d style elements without the nonce", n)
+		}
 	}
 	res, err = http.Get(s.URL + "/docs")
 	if err != nil {
@@ -76,6 +87,7 @@ func TestDocs(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-eval") ||
+		!regexp.MustCompile(`style-src 'self'; style-src-elem 'self' 'nonce-[\w-]{43}';`).MatchString(csp) ||
 		res.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(string(body), "/static/vendor/scalar/standalone.js") {
 		t.Errorf("/docs: %v", res.Header)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -26,8 +27,10 @@ func parseTemplates() map[string]*template.Template {
 			}
 			return t.UTC().Format("2006-01-02 15:04 UTC")
 		},
-		"add": func(a, b int) int { return a + b },
-		"mib": func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+		"stampSeconds": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"brief":        brief,
+		"add":          func(a, b int) int { return a + b },
+		"mib":          func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	pages, _ := fs.Glob(files, "templates/*.html")
@@ -90,4 +93,24 @@ func (p *Pages) explain(w http.ResponseWriter, r *http.Request, err error) (int,
 		w.Header().Set("Retry-After", strconv.Itoa(int(qe.RetryAfter.Seconds()+0.999)))
 	}
 	return httpapi.Status(qe.Code), qe.Message
+}
+
+// briefChars is how much of an audit event's data the verification page
+// shows (static/verify.js cuts it the same way): a drawn signature's image
+// would otherwise fill the page.
+const briefChars = 160
+
+// brief is data as JSON, cut after briefChars characters.
+func brief(data map[string]any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // html/template escapes the page
+	if err := enc.Encode(data); err != nil {
+		return "(data not shown: " + err.Error() + ")"
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	if r := []rune(s); len(r) > briefChars {
+		return string(r[:briefChars]) + "…"
+	}
+	return s
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"html"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +23,26 @@ import (
 	"github.com/quire-dev/quire/internal/signing"
 )
 
+// at is 2026-11-22 at hh:mm:ss UTC.
+func at(hh, mm, ss int) time.Time { return time.Date(2026, 11, 22, hh, mm, ss, 0, time.UTC) }
+
+// trail is the audit trail of the signed PDF: the submit event's data is
+// longer than the page shows.
+var trail = []signing.AuditEvent{{Type: "ready", Timestamp: at(9, 59, 0)},
+	{Type: "field_change", Timestamp: at(9, 59, 30), Data: map[string]any{"fieldId": "name", "value": "Ann <Example>"}},
+	{Type: "submit", Timestamp: at(10, 0, 5), Data: map[string]any{"signature": "data:image/png;base64," + strings.Repeat("A", 400)}}}
+
+// shownTrail is what the page shows of trail.
+var shownTrail = []string{"ready 2026-11-22 09:59:00 UTC",
+	`field_change 2026-11-22 09:59:30 UTC {"fieldId":"name","value":"Ann <Example>"}`,
+	`submit 2026-11-22 10:00:05 UTC {"signature":"data:image/png;base64,` + strings.Repeat("A", 160-36) + "…"}
+
 // signed returns a PDF signed by s for Ann Example, and a copy with one
 // signed byte changed.
 func signed(t *testing.T, s *apitest.Server) (good, tampered []byte) {
 	t.Helper()
 	req := signing.Request{Document: signing.Document{Bytes: pdftest.OnePage("Service agreement")},
-		Signer: signing.Signer{Name: "Ann Example", Email: "ann@example.com"}, EventID: "evt-web-1",
-		AuditTrail: []signing.AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
+		Signer: signing.Signer{Name: "Ann Example", Email: "ann@example.com"}, EventID: "evt-web-1", AuditTrail: trail}
 	pdf, err := s.Signing.Sign(context.Background(), req, "")
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +66,14 @@ func TestVerifyPage(t *testing.T) {
 	good, tampered := signed(t, s)
 	b := newBrowser(t, s.URL)
 
-	b.do(chromedp.Navigate(s.URL+"/verify"),
-		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{writeFile(t, "signed.pdf", good)}))
+	// The signed PDF is dropped on the drop zone.
+	b.do(chromedp.Navigate(s.URL + "/verify"))
+	eval[bool](b, `(() => {
+		const bytes = Uint8Array.from(atob(`+js(base64.StdEncoding.EncodeToString(good))+`), c => c.charCodeAt(0));
+		const dt = new DataTransfer();
+		dt.items.add(new File([bytes], 'signed.pdf', {type: 'application/pdf'}));
+		return document.getElementById('drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+	})()`)
 	b.waitFor("the verdict", `!!document.querySelector('#result .verdict')`)
 	if v := b.text("#result .verdict-title"); !strings.HasPrefix(v, "Valid") {
 		t.Errorf("verdict %q, want Valid", v)
@@ -61,19 +83,17 @@ func TestVerifyPage(t *testing.T) {
 			t.Errorf("the result lacks %q:\n%s", want, got)
 		}
 	}
+	if got := eval[[]string](b, `Array.from(document.querySelectorAll('#result .audit li'), li => li.innerText)`); !slices.Equal(got, shownTrail) {
+		t.Errorf("the audit events shown:\n%q\nwant:\n%q", got, shownTrail)
+	}
 	if !b.requested("/v1/verify") {
 		t.Error("the page did not call POST /v1/verify")
 	}
 	b.screenshot("verify")
 
-	// The tampered copy is dropped on the drop zone.
-	b.do(chromedp.Navigate(s.URL + "/verify"))
-	eval[bool](b, `(() => {
-		const bytes = Uint8Array.from(atob(`+js(base64.StdEncoding.EncodeToString(tampered))+`), c => c.charCodeAt(0));
-		const dt = new DataTransfer();
-		dt.items.add(new File([bytes], 'tampered.pdf', {type: 'application/pdf'}));
-		return document.getElementById('drop').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
-	})()`)
+	// The tampered copy is chosen with the file input.
+	b.do(chromedp.Navigate(s.URL+"/verify"),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{writeFile(t, "tampered.pdf", tampered)}))
 	b.waitFor("the verdict", `!!document.querySelector('#result .verdict')`)
 	if v := b.text("#result .verdict-title"); v != "Not valid" {
 		t.Errorf("verdict of the tampered PDF %q, want Not valid", v)
@@ -81,7 +101,7 @@ func TestVerifyPage(t *testing.T) {
 	if got := b.text("#result"); !strings.Contains(got, "This server's certificate\nnot checked") {
 		t.Errorf("the tampered PDF's certificate line:\n%s", got)
 	}
-	if b.count("#result .event") != 0 {
+	if b.count("#result .event, #result .audit") != 0 {
 		t.Error("a tampered signature is named by the signing record")
 	}
 	b.screenshot("verify-tampered")
@@ -117,8 +137,19 @@ func TestVerifyForm(t *testing.T) {
 		if res.StatusCode != c.status || !strings.Contains(string(page), c.want) || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("%s: %d, want %d with %q:\n%s", c.name, res.StatusCode, c.status, c.want, page)
 		}
-		if c.name == "signed" && !strings.Contains(string(page), "evt-web-1") {
-			t.Errorf("the result lacks the signing event:\n%s", page)
+		if c.name == "signed" && (!strings.Contains(string(page), "evt-web-1") || !slices.Equal(auditItems(t, page), shownTrail)) {
+			t.Errorf("the result lacks the signing event or its audit events (want %q):\n%s", shownTrail, page)
 		}
 	}
+}
+
+// auditItems is the text of the page's audit events, as a browser shows it.
+func auditItems(t *testing.T, page []byte) []string {
+	t.Helper()
+	var items []string
+	for _, li := range regexp.MustCompile(`(?s)<li>(.*?)</li>`).FindAllSubmatch(page, -1) {
+		text := regexp.MustCompile(`<[^>]*>`).ReplaceAll(li[1], nil)
+		items = append(items, html.UnescapeString(string(text)))
+	}
+	return items
 }

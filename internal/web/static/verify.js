@@ -14,10 +14,36 @@
     return e;
   }
 
-  function stamp(s) {
+  // stamp shows a time in UTC to the minute, or to the second.
+  function stamp(s, seconds) {
     if (!s) return 'not stated';
     var d = new Date(s);
-    return isNaN(d) ? s : d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+    return isNaN(d) ? s : d.toISOString().slice(0, seconds ? 19 : 16).replace('T', ' ') + ' UTC';
+  }
+
+  // brief is an event's data as JSON, cut as the server-rendered page cuts it.
+  function brief(data) {
+    var s = JSON.stringify(data);
+    var chars = Array.from(s);
+    return chars.length > BRIEF_CHARS ? chars.slice(0, BRIEF_CHARS).join('') + '…' : s;
+  }
+  var BRIEF_CHARS = 160;
+
+  // audit lists the events the server recorded with the signing.
+  function audit(events) {
+    var ol = el('ol', 'audit');
+    events.forEach(function (e) {
+      var li = el('li');
+      li.appendChild(el('span', 'audit-type', e.type));
+      li.appendChild(document.createTextNode(' '));
+      li.appendChild(el('span', 'audit-time', stamp(e.timestamp, true)));
+      if (e.data) {
+        li.appendChild(document.createTextNode(' '));
+        li.appendChild(el('code', '', brief(e.data)));
+      }
+      ol.appendChild(li);
+    });
+    return ol;
   }
 
   function row(dl, term, value, cls) {
@@ -44,6 +70,10 @@
       if (s.eventId) row(dl, 'Signing event', s.eventId, 'event');
       if (s.signerEmail) row(dl, 'Recorded signer', s.signerEmail);
       if (s.recordedAt) row(dl, 'Recorded at', stamp(s.recordedAt));
+      if (s.auditTrail && s.auditTrail.length) {
+        dl.appendChild(el('dt', '', 'Audit trail'));
+        dl.appendChild(el('dd')).appendChild(audit(s.auditTrail));
+      }
       a.appendChild(dl);
       out.appendChild(a);
     });
