@@ -101,12 +101,13 @@ func (d *Document) AppendRef(holder Dict, key Name, r Ref) error {
 }
 
 // Save returns the file with the changes appended as an incremental
-// update, and records in each Placeholder where it was written. The
-// output extends the bytes the document was opened with.
+// update, and records in each Placeholder where it was written. The output
+// extends the bytes the document was opened with, in place when their
+// spare capacity holds the update (as append does): a caller that gives
+// Open a buffer with room to spare has the file built without a copy,
+// and must not use that room for anything else. Save is called once.
 func (d *Document) Save() ([]byte, error) {
-	orig := d.data
-	out := make([]byte, len(orig), len(orig)+64<<10)
-	copy(out, orig)
+	out := d.data
 	if n := len(out); n > 0 && out[n-1] != '\n' && out[n-1] != '\r' {
 		out = append(out, '\n')
 	}
