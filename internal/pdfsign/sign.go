@@ -2,7 +2,7 @@ package pdfsign
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -69,14 +69,14 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	sum, err := fillSignature(ctx, out, ph, id, opt.Timestamper, size)
+	known, err := fillSignature(ctx, out, ph, id, opt.Timestamper, size)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(out, len(before)+1, len(pages), doc.Limits()); err != nil {
+	if err := selfCheck(out, len(before)+1, len(pages), doc.Limits(), known); err != nil {
 		return nil, "", err
 	}
-	return out, hex.EncodeToString(sum), nil
+	return out, hex.EncodeToString(known.sum), nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature
@@ -232,18 +232,16 @@ func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
 // fillSignature writes the /ByteRange, hashes the two ranges and puts the
 // CMS into /Contents, and returns the hash. Offsets come from the
 // placeholders, never from searching the output.
-func fillSignature(ctx context.Context, out []byte, ph placeholders, id *Identity, tsa Timestamper, size int) ([]byte, error) {
+func fillSignature(ctx context.Context, out []byte, ph placeholders, id *Identity, tsa Timestamper, size int) (*knownDigest, error) {
 	start := ph.contents.Offset()
 	end := start + len(ph.contents.Text)
+	ranges := [4]int{0, start, end, len(out) - end}
 	br := fmt.Sprintf("[0 %d %d %d", start, end, len(out)-end)
 	if len(br) >= byteRangeWidth {
 		return nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[ph.byteRange.Offset():], br)
-	h := sha256.New()
-	h.Write(out[:start])
-	h.Write(out[end:])
-	sum := h.Sum(nil)
+	sum := rangeDigest(crypto.SHA256, out, ranges)
 	cms, err := signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 		cmsContent{contentType: oidData, digest: sum}, tsa)
 	if err != nil {
@@ -253,17 +251,18 @@ func fillSignature(ctx context.Context, out []byte, ph placeholders, id *Identit
 		return nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
 	}
 	hex.Encode(out[start+1:], cms)
-	return sum, nil
+	return &knownDigest{hash: crypto.SHA256, ranges: ranges, sum: sum}, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want
 // signatures and pages, and the new signature must be intact and cover
 // the whole file. It guards against ever handing out a broken file. The
 // output may be larger than lim allows the input to be: its own size is
-// accepted.
-func selfCheck(out []byte, want, pages int, lim pdf.Limits) error {
+// accepted. The new signature's digest is not computed again when the
+// reader finds the byte ranges it was computed over (known).
+func selfCheck(out []byte, want, pages int, lim pdf.Limits, known *knownDigest) error {
 	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
-	res, err := Verify(out, nil, lim)
+	res, err := verify(out, nil, lim, known)
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}

@@ -2,6 +2,7 @@ package pdfsign
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -71,7 +72,36 @@ type SignerResult struct {
 // an error wrapping pdf.ErrUnreadable rather than checked in part: each
 // signature hashes up to the whole file, and a partial verdict would
 // leave signatures unchecked.
-func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (res Result, err error) {
+func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
+	return verify(b, trust, lim, nil)
+}
+
+// knownDigest is a digest already computed over the byte ranges of a
+// signature (Sign's own), which its self-check need not compute again.
+type knownDigest struct {
+	hash   crypto.Hash
+	ranges [4]int
+	sum    []byte
+}
+
+// of returns the digest of ranges with h when it is the known one, and
+// computes it otherwise.
+func (k *knownDigest) of(h crypto.Hash, b []byte, ranges [4]int) []byte {
+	if k != nil && k.hash == h && k.ranges == ranges {
+		return k.sum
+	}
+	return rangeDigest(h, b, ranges)
+}
+
+// rangeDigest hashes the two byte ranges of a signature with h.
+func rangeDigest(h crypto.Hash, b []byte, ranges [4]int) []byte {
+	hh := h.New()
+	hh.Write(b[:ranges[1]])
+	hh.Write(b[ranges[2] : ranges[2]+ranges[3]])
+	return hh.Sum(nil)
+}
+
+func verify(b []byte, trust *x509.CertPool, lim pdf.Limits, known *knownDigest) (res Result, err error) {
 	defer pdf.Recover(&err)
 	d, err := pdf.Read(b, lim)
 	if err != nil {
@@ -87,7 +117,7 @@ func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (res Result, err err
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	for _, f := range fields {
-		res.Signers = append(res.Signers, verifySignature(b, f, trust))
+		res.Signers = append(res.Signers, verifySignature(b, f, trust, known))
 	}
 	res.Valid, res.Reason = overall(res.Signers, trust != nil)
 	if pages, err := d.Pages(); err == nil { // signatures can be checked without a page tree
@@ -130,7 +160,7 @@ func rangeEnd(v pdf.Dict) int {
 }
 
 // verifySignature checks one signature; failures go into Reason.
-func verifySignature(b []byte, f sigField, trust *x509.CertPool) SignerResult {
+func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDigest) SignerResult {
 	v := f.value
 	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"])}
 	r.SubFilter, _ = nameOf(v["SubFilter"])
@@ -162,10 +192,7 @@ func verifySignature(b []byte, f sigField, trust *x509.CertPool) SignerResult {
 	if err != nil {
 		return fail("%v", err)
 	}
-	hh := h.New()
-	hh.Write(b[:ranges[1]])
-	hh.Write(b[ranges[2] : ranges[2]+ranges[3]])
-	digest := hh.Sum(nil)
+	digest := known.of(h, b, ranges)
 	r.Digest = hex.EncodeToString(digest)
 	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
 	ess, err := sd.verify(digest, cert)
