@@ -2,7 +2,6 @@ package pdf
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/rand"
 	"fmt"
 	"maps"
@@ -231,16 +230,11 @@ func (d *Document) writeXRefStream(s *serializer, offsets map[int]int) error {
 	for _, r := range runs(nums) {
 		index = append(index, Int(r[0]), Int(r[1]))
 	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	_, _ = zw.Write(rows.Bytes())
-	if err := zw.Close(); err != nil {
-		return err
-	}
+	z := deflate(rows.Bytes())
 	tr := d.trailer(self + 1)
 	tr["Type"], tr["W"], tr["Index"], tr["Filter"] = Name("XRef"), Array{Int(1), Int(ow), Int(2)}, index, Name("FlateDecode")
 	fmt.Fprintf(&s.buf, "%d 0 obj\n", self)
-	if err := s.write(&Stream{Dict: tr, Data: z.Bytes()}); err != nil {
+	if err := s.write(&Stream{Dict: tr, Data: z}); err != nil {
 		return err
 	}
 	fmt.Fprintf(&s.buf, "\nendobj\nstartxref\n%d\n%%%%EOF\n", at)
