@@ -143,7 +143,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
 		Timestamper: s.opt.Timestamper}
 	if req.Certificate {
-		if opt.Page, opt.Rect, err = s.appendCertificate(ctx, doc, req, inputSHA, now); err != nil {
+		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
 			return nil, err
 		}
 		opt.Appearance = appearance(opt.Rect, now, req.EventID)
