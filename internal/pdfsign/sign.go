@@ -39,7 +39,7 @@ const tokenReserve = 12 << 10
 // signatures stay valid. Errors caused by the document wrap the sentinel
 // errors of package pdf or ErrSignatureTooLarge. A document that already
 // carries 100 signatures (the most that Verify checks) is refused with
-// pdf.ErrUnreadable. doc is not to be used after Sign.
+// pdf.ErrUnreadable. Sign saves doc: nothing is to be added to it afterwards.
 //
 // It also returns the hex SHA-256 of the bytes the new signature covers
 // (the CMS message digest): it names this signature in any later copy of
@@ -69,7 +69,7 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	known, err := fillSignature(ctx, out, ph, id, opt.Timestamper, size)
+	known, err := fillSignature(ctx, doc, out, ph, id, opt.Timestamper, size)
 	if err != nil {
 		return nil, "", err
 	}
@@ -232,7 +232,7 @@ func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
 // fillSignature writes the /ByteRange, hashes the two ranges and puts the
 // CMS into /Contents, and returns the hash. Offsets come from the
 // placeholders, never from searching the output.
-func fillSignature(ctx context.Context, out []byte, ph placeholders, id *Identity, tsa Timestamper, size int) (*knownDigest, error) {
+func fillSignature(ctx context.Context, doc *pdf.Document, out []byte, ph placeholders, id *Identity, tsa Timestamper, size int) (*knownDigest, error) {
 	start := ph.contents.Offset()
 	end := start + len(ph.contents.Text)
 	ranges := [4]int{0, start, end, len(out) - end}
@@ -241,7 +241,9 @@ func fillSignature(ctx context.Context, out []byte, ph placeholders, id *Identit
 		return nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[ph.byteRange.Offset():], br)
-	sum := rangeDigest(crypto.SHA256, out, ranges)
+	h := doc.SHA256(out[:start]) // the document's bytes are hashed once per signing
+	h.Write(out[end:])
+	sum := h.Sum(nil)
 	cms, err := signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 		cmsContent{contentType: oidData, digest: sum}, tsa)
 	if err != nil {
