@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -85,7 +85,9 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 				if pdf == nil {
 					return
 				}
-				mu.Lock() // answered before backup A went: its record is in A
+				mu.Lock()
+				// In backup A only when answered (so recorded) before it began:
+				// a signing under way when it began may be recorded after.
 				docs = append(docs, signed{pdf, id, !backupAWent})
 				mu.Unlock()
 			}

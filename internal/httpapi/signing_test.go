@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )

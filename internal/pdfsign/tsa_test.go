@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
+
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // tsaServer is a real RFC 3161 responder on loopback: it parses the
@@ -70,11 +73,11 @@ func TestTimestampedSignature(t *testing.T) {
 	srv := tsaServer(t)
 	defer srv.Close()
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: srv.URL}})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{Timestamper: &TSAClient{URL: srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Verify(out, id.Roots())
+	res, err := Verify(out, id.Roots(), pdf.Limits{})
 	if err != nil || !res.Valid || res.Signers[0].TimestampTime == nil {
 		t.Fatalf("verify: %v %+v", err, res)
 	}

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 var errStructure = errors.New("broken file structure")
 
 func structuref(format string, a ...any) error {
-	return fmt.Errorf("pdfsign: %w: "+format, append([]any{errStructure}, a...)...)
+	return fmt.Errorf("pdf: %w: "+format, append([]any{errStructure}, a...)...)
 }
 
 // maxXRefSections bounds the /Prev chain of a file.
@@ -50,7 +50,7 @@ type xrefInfo struct {
 // readXRef walks the cross-reference chain from the last startxref through
 // every /Prev (and hybrid /XRefStm), then checks that each in-use entry
 // points at the object it claims. Any inconsistency is an errStructure.
-func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
+func readXRef(data []byte, lim Limits) (*xrefInfo, error) {
 	if !bytes.HasPrefix(data, []byte("%PDF-")) {
 		return nil, structuref("file does not start with %%PDF-")
 	}
@@ -65,7 +65,7 @@ func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
 			return nil, structuref("cross-reference /Prev chain loops at offset %d", off)
 		}
 		seen[off] = true
-		trailer, isStream, err := x.section(data, off, maxObjects)
+		trailer, isStream, err := x.section(data, off, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
 			x.trailer, x.lastIsStream = trailer, isStream
 		}
 		if stm, ok := trailer["XRefStm"].(Int); ok && !isStream {
-			if _, _, err := x.section(data, int(stm), maxObjects); err != nil {
+			if _, _, err := x.section(data, int(stm), lim); err != nil {
 				return nil, err
 			}
 		}
@@ -106,19 +106,19 @@ func lastStartXRef(data []byte) (int, error) {
 
 // section reads one cross-reference section (table or stream) at off and
 // records its entries unless a newer section already did.
-func (x *xrefInfo) section(data []byte, off, maxObjects int) (Dict, bool, error) {
+func (x *xrefInfo) section(data []byte, off int, lim Limits) (Dict, bool, error) {
 	if off < 0 || off >= len(data) {
 		return nil, false, structuref("cross-reference offset %d outside the file", off)
 	}
-	p := &parser{data: data, pos: off}
+	p := &parser{data: data, pos: off, maxDepth: lim.MaxNesting}
 	isStream := p.keyword() != "xref"
 	var d Dict
 	var err error
 	if isStream {
 		p.pos = off
-		d, err = x.stream(p, maxObjects)
+		d, err = x.stream(p, lim.MaxObjects)
 	} else {
-		d, err = x.table(p, maxObjects)
+		d, err = x.table(p, lim.MaxObjects)
 	}
 	// Sections do not overlap, so reading them all reads the file once.
 	// Sections that do (a trailer holding a string that runs over all the
@@ -223,7 +223,7 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 	}
 	var widths [3]int
 	for i := range widths {
-		widths[i] = intOr(w[i], -1)
+		widths[i] = IntOr(w[i], -1)
 		if widths[i] < 0 || widths[i] > 8 {
 			return structuref("xref stream /W value out of range")
 		}
@@ -239,7 +239,7 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 		return structuref("xref stream /W gives rows of zero bytes")
 	}
 	for i := 0; i+1 < len(index); i += 2 {
-		start, count := intOr(index[i], -1), intOr(index[i+1], -1)
+		start, count := IntOr(index[i], -1), IntOr(index[i+1], -1)
 		if start < 0 || count < 0 || start+count > maxObjects {
 			return structuref("xref stream /Index out of range")
 		}
