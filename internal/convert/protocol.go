@@ -61,7 +61,7 @@ type message struct {
 	Confine    bool   `json:"confine,omitempty"` // confine the worker's filesystem (confine.go)
 
 	// job
-	From string `json:"from,omitempty"`
+	From     string `json:"from,omitempty"`
 	To       string `json:"to,omitempty"`       // the output format; empty: ToPDF
 	Filter   string `json:"filter,omitempty"`   // the export filter's options (JobOptions.filterOptions)
 	Password string `json:"password,omitempty"` // opens an encrypted document
