@@ -217,3 +217,12 @@ func (o JobOptions) filterOptions(to string) string {
 	b, _ := json.Marshal(opts) // strings and a map of them: cannot fail
 	return string(b)
 }
+
+// exportHint words what in o may have made LibreOffice's export fail: a
+// page range that selects no page of the document makes it write nothing.
+func (o JobOptions) exportHint() string {
+	if o.PageRanges == "" {
+		return ""
+	}
+	return " (pageRanges " + o.PageRanges + " may select no page of the document)"
+}

@@ -575,7 +575,7 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 		j.finish(res, nil)
 	case classDocument:
 		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("%w: %s", ErrUnprocessable, m.Error))
+		j.finish(Result{}, fmt.Errorf("%w: %s%s", ErrUnprocessable, m.Error, j.opts.exportHint()))
 	default:
 		p.count(func(c *Counters) { c.Failed++ })
 		j.finish(Result{}, fmt.Errorf("convert: worker %d (pid %d): %s", proc.id, proc.pid(), m.Error))
