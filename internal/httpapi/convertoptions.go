@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"errors"
-	"sort"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
