@@ -93,14 +93,19 @@ type lazyPool struct {
 }
 
 func (l *lazyPool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
+	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
+	return r.PDF, err
+}
+
+func (l *lazyPool) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
 		l.pool, l.err = convert.NewPool(l.opt)
 	})
 	if l.err != nil {
-		return nil, l.err
+		return convert.Result{}, l.err
 	}
-	return l.pool.Convert(ctx, in, from)
+	return l.pool.ConvertWith(ctx, in, from, to, opts)
 }
 
 // Close stops the worker, if one was started.

@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/pdfatest"
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -53,6 +55,39 @@ func TestConvertOptions(t *testing.T) {
 			if !strings.Contains(got[field], issue) {
 				t.Errorf("%s: %s: %q, want %q", query, field, got[field], issue)
 			}
+		}
+	}
+}
+
+// TestSignedPDFA: ?pdfa=PDF/A-2b on /v1/sign makes a DOCX a signed
+// PDF/A-2b in one call, certificate pages included, and the signature
+// keeps the conformance the conversion gave (checked after signing).
+// pdfa on a PDF, a bad value and an unknown parameter are refused.
+func TestSignedPDFA(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion())
+	key := e.key("archive@example.com")
+	docx := e.convert(key, "from=md&to=docx", "c.md", []byte("# Contract\n\nThe parties agree.\n"))
+	if docx.status != 200 {
+		t.Fatalf("making a DOCX: %d %s", docx.status, docx.body)
+	}
+	for _, certificate := range []bool{false, true} {
+		body := strings.Replace(signBody(inline(docx.body)), `"enabled":false`, `"enabled":`+strconv.FormatBool(certificate), 1)
+		signed := signedPDF(t, e.do("POST", "/v1/sign?pdfa=PDF/A-2b", strings.NewReader(body),
+			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}))
+		if got := tool(t, "poppler-utils", "pdfsig", pdftest.WriteTemp(t, signed)); !strings.Contains(got, "Signature is Valid.") {
+			t.Errorf("certificate %v: pdfsig:\n%s", certificate, got)
+		}
+		t.Run("certificate="+strconv.FormatBool(certificate), func(t *testing.T) { pdfatest.Check(t, signed, 2) })
+	}
+	for query, c := range map[string]struct{ document, field, issue string }{
+		"pdfa=PDF/A-2b":     {inline(pdftest.OnePage("already a PDF")), "pdfa", "is a PDF already"},
+		"pdfa=PDF/A-4":      {inline(docx.body), "pdfa", "must be one of"},
+		"pdfa=PDF/A-2b&x=1": {inline(docx.body), "x", "not a known query parameter"},
+	} {
+		b := e.do("POST", "/v1/sign?"+query, strings.NewReader(signBody(c.document)),
+			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}).errorBody(t, 400, "VALIDATION_ERROR")
+		if len(b.Details) != 1 || b.Details[0].Field != c.field || !strings.Contains(b.Details[0].Issue, c.issue) {
+			t.Errorf("%s: details %+v, want %s: %s", query, b.Details, c.field, c.issue)
 		}
 	}
 }

@@ -69,22 +69,37 @@ func Problems(t testing.TB, pdf []byte, part int) []string {
 	if got := strings.ToUpper(xmpValue(xmp, "pdfaid:conformance")); got != "B" && got != "A" {
 		p = append(p, fmt.Sprintf("XMP pdfaid:conformance is %q, want B (or A, which includes B)", got))
 	}
-	_, rows, ok := strings.Cut(run(t, "pdffonts", path), "\n---") // the rule under the heading
-	if !ok {
-		p = append(p, "pdffonts printed no table")
-	}
-	for _, row := range strings.Split(strings.TrimSpace(rows), "\n")[1:] { // [0] is the rest of the rule
-		if !embedded(strings.Fields(row)) {
-			p = append(p, "font not embedded: "+row)
-		}
+	for _, font := range notEmbedded(run(t, "pdffonts", path)) {
+		p = append(p, "font not embedded: "+font)
 	}
 	return append(p, catalogProblems(pdf)...)
 }
 
-// embedded reports whether a pdffonts row, split in fields, says "yes" in
-// its emb column: the fifth field from the end (emb sub uni object ID),
-// since the name and type before it may hold spaces.
-func embedded(row []string) bool { return len(row) >= 5 && row[len(row)-5] == "yes" }
+// notEmbedded returns the rows of pdffonts' table whose emb column is not
+// "yes". The columns are where the dashes of the rule under the heading
+// are (name, type, encoding, emb, ...): a name can hold spaces, and the
+// object column is "12 0" or "[none]".
+func notEmbedded(table string) []string {
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "---") {
+			continue
+		}
+		spans := regexp.MustCompile(`-+`).FindAllStringIndex(l, -1)
+		if len(spans) < 4 {
+			return []string{"pdffonts printed a table without an emb column"}
+		}
+		emb := spans[3]
+		var bad []string
+		for _, row := range lines[i+1:] {
+			if len(row) < emb[1] || strings.TrimSpace(row[emb[0]:emb[1]]) != "yes" {
+				bad = append(bad, row)
+			}
+		}
+		return bad
+	}
+	return []string{"pdffonts printed no table"}
+}
 
 // catalogProblems checks the structure with pdfcpu: the file validates in
 // relaxed mode, the catalog has a PDF/A output intent, and the trailer no
