@@ -24,7 +24,7 @@ type JobOptions struct {
 	// PageRanges selects the pages to export, e.g. "1-3,5"; "" for all.
 	PageRanges string
 	// Landscape turns the pages of a document without a page setup of its
-	// own (HTML, Markdown) to landscape.
+	// own (HTML, Markdown) to landscape, in a PDF or a DOCX.
 	Landscape bool
 	// ExportFormFields: nil keeps LibreOffice's default (form fields are
 	// exported as PDF form fields); false exports them as plain content.

@@ -193,8 +193,9 @@ func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts
 // renders Markdown to HTML, takes out what would load content from
 // outside the document (html.go, packages.go, rtf.go), and takes the
 // comments out of a DOCX (comments.go). An encrypted document, given
-// with its password, goes to LibreOffice as it is: only LibreOffice can
-// open it (see encrypted.go).
+// with its password, goes to LibreOffice as it is: it cannot be read
+// here, so the profile's link blocking, the workers' namespaces and the
+// memory limit alone guard it.
 func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string, error) {
 	from = strings.ToLower(from)
 	if int64(len(in)) > p.opts.MaxInputBytes {
