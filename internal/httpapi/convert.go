@@ -27,24 +27,29 @@ var contentTypes = map[string]string{
 }
 
 // convertDocument answers the PDF (or DOCX, to=docx) of the multipart field
-// "file". The Server-Timing header tells the engine's own time from the
-// queue's.
+// "file", converted with the options of the query (convert.JobOptions).
+// The Server-Timing header tells the engine's own time from the queue's.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	from := strings.ToLower(q.Get("from"))
-	to := strings.ToLower(cmp.Or(q.Get("to"), convert.ToPDF))
-	var details []quire.Detail
+	q := newQueryDecoder(r.URL.Query(), convertParams)
+	from := strings.ToLower(q.string("from"))
+	to := strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF))
+	opts := q.convertOptions()
 	if from == "" {
-		details = append(details, quire.Detail{Field: "from", Issue: "is required (" + strings.Join(convert.Formats, ", ") + ")"})
+		q.bad("from", "is required ("+strings.Join(convert.Formats, ", ")+")")
 	}
 	switch {
 	case contentTypes[to] == "":
-		details = append(details, quire.Detail{Field: "to", Issue: "must be pdf or docx"})
+		q.bad("to", "must be pdf or docx")
 	case slices.Contains(convert.Formats, from) && !convert.CanConvert(from, to):
-		details = append(details, quire.Detail{Field: "to", Issue: "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from})
+		q.bad("to", "docx is made from "+strings.Join(convert.DOCXSources, " or ")+" only, not from "+from)
+	default:
+		if err := q.validated(opts.Validate(from, to)); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
-	if len(details) > 0 {
-		s.fail(w, r, quire.Invalid("The conversion request is not valid.", details...))
+	if err := q.err("The conversion request is not valid."); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	pool := s.deps.Convert
@@ -57,7 +62,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := pool.ConvertTo(r.Context(), in, from, to)
+	res, err := pool.ConvertWith(r.Context(), in, from, to, opts)
 	if err != nil {
 		s.fail(w, r, convert.ToAPIError(err, pool.RetryAfter()))
 		return
