@@ -21,6 +21,10 @@ import (
 // command line: slower (1-3 s, a cold start), same fidelity, same safety
 // settings (a profile of its own written by writeProfile). A document
 // soffice cannot convert either is unprocessable.
+//
+// CSV goes to soffice straight away: LibreOfficeKit 7.4 aborts the whole
+// worker ("Unspecified Application Error") when it imports a CSV file,
+// with filter options or without, where soffice converts it.
 
 // coldConvert converts in (of format from) to format to with soffice,
 // using the directory dir for its profile and files, within timeout.

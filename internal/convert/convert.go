@@ -78,10 +78,25 @@ const (
 	FromRTF      = "rtf"
 	FromHTML     = "html"
 	FromMarkdown = "md"
+	FromXLSX     = "xlsx" // spreadsheets, which open in Calc
+	FromXLS      = "xls"
+	FromODS      = "ods"
+	FromCSV      = "csv"
+	FromPPTX     = "pptx" // presentations, which open in Impress
+	FromPPT      = "ppt"
+	FromODP      = "odp"
 )
 
 // Formats lists the accepted source formats.
-var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown}
+var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown,
+	FromXLSX, FromXLS, FromODS, FromCSV, FromPPTX, FromPPT, FromODP}
+
+// Spreadsheets and Presentations are the formats that open in Calc and
+// in Impress; the others open in Writer.
+var (
+	Spreadsheets  = []string{FromXLSX, FromXLS, FromODS, FromCSV}
+	Presentations = []string{FromPPTX, FromPPT, FromODP}
+)
 
 // Output formats of ConvertTo, as the `to` parameter spells them.
 const (

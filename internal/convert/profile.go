@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // The documents converted here are untrusted: they must not run macros,
@@ -121,14 +122,19 @@ const pdfExportOptions = `{"ExportLinksRelativeFsys":{"type":"boolean","value":"
 
 // exportSpec is soffice's --convert-to argument for documents of format
 // from to format to. PDF: the export filter for the document's module (HTML
-// opens in Writer/Web), which the command line needs in order to take
-// options. DOCX: Writer's Word 2007-365 export.
+// opens in Writer/Web, spreadsheets in Calc, presentations in Impress),
+// which the command line needs in order to take options. DOCX: Writer's
+// Word 2007-365 export.
 func exportSpec(from, to string) string {
 	switch {
 	case to == ToDOCX:
 		return "docx:MS Word 2007 XML"
 	case from == FromHTML:
 		return "pdf:writer_web_pdf_Export:" + pdfExportOptions
+	case slices.Contains(Spreadsheets, from):
+		return "pdf:calc_pdf_Export:" + pdfExportOptions
+	case slices.Contains(Presentations, from):
+		return "pdf:impress_pdf_Export:" + pdfExportOptions
 	}
 	return "pdf:writer_pdf_Export:" + pdfExportOptions
 }
