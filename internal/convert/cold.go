@@ -26,11 +26,12 @@ import (
 // worker ("Unspecified Application Error") when it imports a CSV file,
 // with filter options or without, where soffice converts it.
 
-// coldConvert converts in (of format from) to format to with soffice,
-// using the directory dir for its profile and files, within timeout.
+// coldConvert converts in (of format from) to format to with soffice and
+// the export filter's options filter, using the directory dir for its
+// profile and files, within timeout.
 // soffice is killed when ctx ends (the pool's abort), or when it and its
 // children use more than o.MaxWorkerMemory (memory.go).
-func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to string, timeout time.Duration) ([]byte, time.Duration, error) {
+func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to, filter string, timeout time.Duration) ([]byte, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
 		return nil, 0, err
@@ -48,7 +49,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	var out bytes.Buffer
 	newCmd := func(isolated bool) *exec.Cmd {
 		args := []string{"--headless", "--norestore", "--nologo", "--nodefault", "--nolockcheck", "-env:UserInstallation=" + fileURL(profile),
-			"--convert-to", exportSpec(from, to), "--outdir", work, src}
+			"--convert-to", exportSpec(from, to, filter), "--outdir", work, src}
 		cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), args...)
 		if isolated { // the worker program confines itself, then becomes soffice
 			spec := confinedExec{Root: filepath.Join(dir, "cold-root"), ProgramDir: o.ProgramDir, Dirs: []string{profile, work}, Dir: work, Argv: append([]string{cmd.Path}, args...)}

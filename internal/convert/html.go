@@ -161,3 +161,23 @@ func cleanCSS(css string) string {
 		return "none"
 	})
 }
+
+// landscapeCSS turns an HTML document's pages to landscape: LibreOffice's
+// HTML import reads the size of a CSS @page rule.
+const landscapeCSS = "<style>@page { size: landscape }</style>\n"
+
+// withPageSetup applies the page options of o to an HTML document. The
+// rule goes first (after a byte order mark), so that a page size the
+// document sets itself wins, as JobOptions.Landscape promises.
+func withPageSetup(doc []byte, o JobOptions) []byte {
+	if !o.Landscape {
+		return doc
+	}
+	const bom = "\xef\xbb\xbf"
+	rest, hasBOM := bytes.CutPrefix(doc, []byte(bom))
+	out := make([]byte, 0, len(doc)+len(landscapeCSS))
+	if hasBOM {
+		out = append(out, bom...)
+	}
+	return append(append(out, landscapeCSS...), rest...)
+}

@@ -111,7 +111,7 @@ func (scriptEngine) version() string { return "script" }
 
 var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable|grow) ?([^\s<]*)`)
 
-func (scriptEngine) convert(in, out string) (func(), error) {
+func (scriptEngine) convert(in, out, filter, password string) (func(), error) {
 	src, err := os.ReadFile(in)
 	if err != nil {
 		return func() {}, err

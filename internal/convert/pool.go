@@ -155,15 +155,24 @@ func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result
 // ConvertTo converts in, of format from, to format to (ToPDF or ToDOCX;
 // see CanConvert); Result.PDF then holds the output, whatever its format.
 func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Result, error) {
+	return p.ConvertWith(ctx, in, from, to, JobOptions{})
+}
+
+// ConvertWith is ConvertTo with options. Options that are not valid for
+// the conversion fail with JobOptions.Validate's VALIDATION_ERROR.
+func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts JobOptions) (Result, error) {
 	t0 := time.Now()
 	if f := strings.ToLower(from); slices.Contains(Formats, f) && !CanConvert(f, to) {
 		return Result{}, fmt.Errorf("%w: %s documents do not convert to %s", ErrUnsupportedFormat, f, to)
 	}
-	in, from, err := p.prepare(in, from)
+	if err := opts.Validate(from, to); err != nil {
+		return Result{}, err
+	}
+	in, from, err := p.prepare(in, from, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	j := &job{ctx: ctx, from: from, to: to, input: in, enqueued: t0, done: make(chan jobResult, 1)}
+	j := &job{ctx: ctx, from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return Result{}, err
 	}
@@ -183,13 +192,18 @@ func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Resul
 // (a ZIP package also against what it expands to, expand.go),
 // renders Markdown to HTML, takes out what would load content from
 // outside the document (html.go, packages.go, rtf.go), and takes the
-// comments out of a DOCX (comments.go).
-func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
+// comments out of a DOCX (comments.go). An encrypted document, given
+// with its password, goes to LibreOffice as it is: only LibreOffice can
+// open it (see encrypted.go).
+func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string, error) {
 	from = strings.ToLower(from)
 	if int64(len(in)) > p.opts.MaxInputBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
 	if err := sniff(in, from); err != nil {
+		if errors.Is(err, ErrEncrypted) && opts.Password != "" {
+			return in, from, nil
+		}
 		return nil, "", err
 	}
 	if isPackage(from) {
@@ -203,9 +217,9 @@ func (p *Pool) prepare(in []byte, from string) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return sanitizeHTML(html), FromHTML, nil // goldmark's output is safe; this makes sure
+		return withPageSetup(sanitizeHTML(html), opts), FromHTML, nil // goldmark's output is safe; this makes sure
 	case FromHTML:
-		return sanitizeHTML(in), from, nil
+		return withPageSetup(sanitizeHTML(in), opts), from, nil
 	case FromDOCX:
 		return withoutComments(withoutOutsideLinks(in, from)), from, nil
 	case FromXLSX, FromPPTX, FromODT, FromODS, FromODP:
@@ -541,7 +555,8 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	proc.stdout.SetReadDeadline(deadline)
 	resetPeak(proc.pid())
 	watch := watchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
-	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to, Body: j.input})
+	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to,
+		Filter: j.opts.filterOptions(j.to), Password: j.opts.Password, Body: j.input})
 	var m *message
 	if err == nil {
 		m, err = readFrame(proc.stdout)
@@ -574,7 +589,12 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 // convertCold answers j, which the worker could not load (m), with a
 // cold soffice conversion in the slot's directory.
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
-	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, p.opts.JobTimeout)
+	if j.opts.Password != "" { // soffice takes no password on its command line
+		p.count(func(c *Counters) { c.Failed++ })
+		j.finish(Result{}, fmt.Errorf("%w: %s", ErrUnprocessable, m.Error))
+		return
+	}
+	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, j.opts.filterOptions(j.to), p.opts.JobTimeout)
 	if err != nil {
 		if p.aborting() { // Close killed soffice
 			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
@@ -692,6 +712,7 @@ type job struct {
 	ctx      context.Context
 	from     string
 	to       string // ToPDF or ToDOCX
+	opts     JobOptions
 	input    []byte
 	enqueued time.Time
 	attempts int           // earlier attempts that ended in a crash

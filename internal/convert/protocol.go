@@ -19,7 +19,7 @@ import (
 //
 //	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU, Confine}
 //	worker:     ready{Version, Engine: warm-up time, Warning} or ready{Error}
-//	supervisor: job{ID, From, To} + input bytes
+//	supervisor: job{ID, From, To, Filter, Password} + input bytes
 //	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class}
 //	            (then it closes the document and reads the next job)
 //	...
@@ -61,8 +61,10 @@ type message struct {
 	Confine    bool   `json:"confine,omitempty"` // confine the worker's filesystem (confine.go)
 
 	// job
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"` // the output format; empty: ToPDF
+	From     string `json:"from,omitempty"`
+	To       string `json:"to,omitempty"`       // the output format; empty: ToPDF
+	Filter   string `json:"filter,omitempty"`   // the export filter's options (JobOptions.filterOptions)
+	Password string `json:"password,omitempty"` // opens an encrypted document
 
 	// ready, result
 	Version string        `json:"version,omitempty"`

@@ -65,7 +65,7 @@ func TestColdSofficeIsConfined(t *testing.T) {
 	script := `while [ "$1" != "--outdir" ]; do shift; done
 { echo '%PDF-1.4'; for f in '` + canary + `' /home /root /srv /var/lib /etc/hostname /etc/shadow; do [ -e "$f" ] && echo "VISIBLE $f"; done; echo done; } > "$2/input.pdf"`
 	o := &Options{ProgramDir: fakeProgramDir(t, script), Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}
-	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), FromRTF, ToPDF, time.Minute)
+	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), FromRTF, ToPDF, pdfExportOptions, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

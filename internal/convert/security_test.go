@@ -195,7 +195,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	for name, in := range map[string][]byte{"remote DOCX, cold": linkedImageDOCX(l.url("cold.png"), l.url("cfield.png")),
 		"local DOCX, cold": linkedImageDOCX(fileURL(secret), fileURL(secret))} {
 		o := &Options{ProgramDir: DefaultProgramDir, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}
-		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, FromDOCX, ToPDF, time.Minute)
+		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, FromDOCX, ToPDF, pdfExportOptions, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -72,11 +72,12 @@ type confineFunc func(root, programDir string, dirs []string) error
 // scripted engine to drive the supervisor through hangs and crashes.
 type engine interface {
 	// convert converts the file inPath to outPath, in the format named by
-	// outPath's extension (ToPDF or ToDOCX). It returns a
-	// function, never nil, that releases what the conversion still holds
-	// (the loaded document, LibreOffice's lock); the worker calls it after
-	// answering.
-	convert(inPath, outPath string) (release func(), err error)
+	// outPath's extension (ToPDF or ToDOCX), with the export filter's
+	// options filter, opening an encrypted input with password. It
+	// returns a function, never nil, that releases what the conversion
+	// still holds (the loaded document, LibreOffice's lock); the worker
+	// calls it after answering.
+	convert(inPath, outPath, filter, password string) (release func(), err error)
 	version() string
 }
 
@@ -148,7 +149,7 @@ func startWarm(start startEngine, init *message) (engine, time.Duration, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	res, cleanup := runJob(eng, init.TempDir, &message{Kind: kindJob, From: FromDOCX, Body: warmUpDocument()})
+	res, cleanup := runJob(eng, init.TempDir, &message{Kind: kindJob, From: FromDOCX, Filter: pdfExportOptions, Body: warmUpDocument()})
 	cleanup()
 	if res.Error != "" {
 		return nil, 0, fmt.Errorf("warm-up conversion failed: %s", res.Error)
@@ -176,7 +177,7 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 		return res, removeDir
 	}
 	t0 := time.Now()
-	release, err := eng.convert(in, out)
+	release, err := eng.convert(in, out, job.Filter, job.Password)
 	res.Engine = time.Since(t0)
 	cleanup := func() {
 		release() // first: LibreOffice may still hold the files
@@ -184,6 +185,8 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 	}
 	var lokErr *lok.Error
 	switch {
+	case errors.As(err, &lokErr) && lokErr.WrongPassword:
+		res.Class, res.Error = classDocument, "the password does not open the document"
 	case errors.As(err, &lokErr) && lokErr.Op == "load":
 		res.Class, res.Error = classLoad, describeLOKError(lokErr, out)
 	case errors.As(err, &lokErr):
@@ -301,12 +304,12 @@ const loadOptions = "EnableMacrosExecution=false"
 // once and deletes it; the fsync LibreOffice would do otherwise buys
 // nothing and waits for the disk (0.4 ms per document on the corpus on a
 // quiet disk, about 1 ms while another process writes synchronously).
-// Then the PDF export's own options (profile.go).
-func saveOptions(format string) string {
-	if format == ToPDF {
-		return "NoFileSync," + pdfExportOptions
+// Then the export filter's own options (JobOptions.filterOptions).
+func saveOptions(filter string) string {
+	if filter == "" {
+		return "NoFileSync"
 	}
-	return "NoFileSync"
+	return "NoFileSync," + filter
 }
 
 // convert holds LibreOffice's lock from before loading until the
@@ -319,15 +322,15 @@ func saveOptions(format string) string {
 // processors, this gave 3.5% more documents per second (35.1 and 35.2
 // against 34.2 and 33.7 in runs of the conversion benchmark taken in
 // turn); one client converts as fast as before.
-func (l libreOffice) convert(in, out string) (func(), error) {
+func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
 	unlock := l.office.Lock()
-	doc, err := l.office.Load(fileURL(in), loadOptions)
+	doc, err := l.office.Load(fileURL(in), loadOptions, password)
 	if err != nil {
 		unlock()
 		return func() {}, err
 	}
 	format := strings.TrimPrefix(filepath.Ext(out), ".")
-	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(format))
+	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(filter))
 }
 
 func (l libreOffice) version() string { return l.office.Version() }

@@ -20,7 +20,17 @@ package lok
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <LibreOfficeKit/LibreOfficeKitInit.h>
+
+// Values of LibreOfficeKitEnums.h, which C cannot include (it has C++ in
+// its unstable part); LibreOffice keeps them stable.
+enum {
+	quire_feature_password = 1 << 0,           // LOK_FEATURE_DOCUMENT_PASSWORD
+	quire_feature_password_to_modify = 1 << 1, // LOK_FEATURE_DOCUMENT_PASSWORD_TO_MODIFY
+	quire_callback_password = 20,              // LOK_CALLBACK_DOCUMENT_PASSWORD
+	quire_callback_password_to_modify = 21,    // LOK_CALLBACK_DOCUMENT_PASSWORD_TO_MODIFY
+};
 
 // The API is a table of function pointers, which Go cannot call directly;
 // these wrappers make each call a plain C function.
@@ -51,6 +61,46 @@ static int quire_save(LibreOfficeKitDocument *doc, const char *url, const char *
 }
 
 static void quire_close(LibreOfficeKitDocument *doc) { doc->pClass->destroy(doc); }
+
+// Encrypted documents. With LOK_FEATURE_DOCUMENT_PASSWORD on, a load that
+// meets an encrypted document calls the office's callback, on the loading
+// thread, and waits until setDocumentPassword answers for that URL: with a
+// password, or NULL to give up. LibreOffice asks again when the password is
+// wrong; quire_password answers once, and then gives up. A password to
+// modify (write protection) is declined: the document opens read-only,
+// which is all a conversion needs.
+static const char *quire_password;
+static int quire_password_asked;
+
+static void quire_callback(int type, const char *payload, void *data) {
+	LibreOfficeKit *kit = data;
+	switch (type) {
+	case quire_callback_password:
+		quire_password_asked++;
+		kit->pClass->setDocumentPassword(kit, payload, quire_password_asked == 1 ? quire_password : NULL);
+		break;
+	case quire_callback_password_to_modify:
+		kit->pClass->setDocumentPassword(kit, payload, NULL);
+		break;
+	}
+}
+
+// quire_load_password loads url, answering a password request with
+// password; *asked tells how often LibreOffice asked for it. The callback
+// and the feature are on for this load only, so that other loads run as
+// without them.
+static LibreOfficeKitDocument *quire_load_password(LibreOfficeKit *kit, const char *url, const char *options, const char *password, int *asked) {
+	quire_password = password;
+	quire_password_asked = 0;
+	kit->pClass->registerCallback(kit, quire_callback, kit);
+	kit->pClass->setOptionalFeatures(kit, quire_feature_password | quire_feature_password_to_modify);
+	LibreOfficeKitDocument *doc = kit->pClass->documentLoadWithOptions(kit, url, options);
+	kit->pClass->setOptionalFeatures(kit, 0);
+	kit->pClass->registerCallback(kit, NULL, NULL);
+	*asked = quire_password_asked;
+	quire_password = NULL;
+	return doc;
+}
 
 // LibreOffice's global lock (the SolarMutex) is not part of
 // LibreOfficeKit; Application::AcquireSolarMutex and ReleaseSolarMutex are
@@ -91,6 +141,9 @@ type Error struct {
 	Op     string // "load" or "save"
 	URL    string // the document
 	Detail string // LibreOffice's own message, often empty
+	// WrongPassword: the document is encrypted and the password given
+	// to Load does not open it.
+	WrongPassword bool
 }
 
 func (e *Error) Error() string {
@@ -158,14 +211,28 @@ type Document struct {
 
 // Load loads the document at inURL. options is LibreOfficeKit's option
 // string for documentLoadWithOptions, e.g. "EnableMacrosExecution=false".
-func (o *Office) Load(inURL, options string) (*Document, error) {
+// password opens an encrypted document; "" opens only documents that
+// are not encrypted.
+func (o *Office) Load(inURL, options, password string) (*Document, error) {
 	cin := C.CString(inURL)
 	defer C.free(unsafe.Pointer(cin))
 	copts := C.CString(options)
 	defer C.free(unsafe.Pointer(copts))
-	doc := C.quire_load(o.kit, cin, copts)
+	var doc *C.LibreOfficeKitDocument
+	asked := C.int(0)
+	if password == "" {
+		doc = C.quire_load(o.kit, cin, copts)
+	} else {
+		cpw := C.CString(password)
+		defer func() { C.memset(unsafe.Pointer(cpw), 0, C.size_t(len(password))); C.free(unsafe.Pointer(cpw)) }()
+		doc = C.quire_load_password(o.kit, cin, copts, cpw, &asked)
+	}
 	if doc == nil {
-		return nil, &Error{Op: "load", URL: inURL, Detail: o.lastError()}
+		e := &Error{Op: "load", URL: inURL, Detail: o.lastError()}
+		if asked > 1 {
+			e.Detail, e.WrongPassword = "the password is wrong", true
+		}
+		return nil, e
 	}
 	return &Document{office: o, doc: doc, url: inURL}, nil
 }

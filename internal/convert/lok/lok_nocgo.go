@@ -10,6 +10,7 @@ type Office struct{}
 // Error is a failure of LibreOffice to load or save a document.
 type Error struct {
 	Op, URL, Detail string
+	WrongPassword   bool
 }
 
 func (e *Error) Error() string { return "LibreOffice could not " + e.Op + " " + e.URL }
@@ -29,7 +30,7 @@ func (o *Office) Version() string { return "" }
 type Document struct{}
 
 // Load always fails.
-func (o *Office) Load(inURL, options string) (*Document, error) {
+func (o *Office) Load(inURL, options, password string) (*Document, error) {
 	return nil, errors.New("conversion engine unavailable: built without cgo")
 }
 

@@ -1,0 +1,219 @@
+package convert
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quire-dev/quire"
+)
+
+// JobOptions are the options of one conversion, named after the query
+// parameters of POST /v1/convert (close to Gotenberg's LibreOffice route).
+// The zero value converts as before options existed: a plain PDF with
+// LibreOffice's defaults.
+type JobOptions struct {
+	// PDFA makes the PDF archival: one of PDFAVersions; "" for none.
+	PDFA string
+	// PDFUA makes a tagged, accessible PDF (PDF/UA-1).
+	PDFUA bool
+	// PageRanges selects the pages to export, e.g. "1-3,5"; "" for all.
+	PageRanges string
+	// Landscape turns the pages of a document without a page setup of its
+	// own (HTML, Markdown) to landscape.
+	Landscape bool
+	// ExportFormFields: nil keeps LibreOffice's default (form fields are
+	// exported as PDF form fields); false exports them as plain content.
+	ExportFormFields *bool
+	// LosslessImageCompression compresses images losslessly instead of
+	// as JPEG.
+	LosslessImageCompression bool
+	// Quality is the JPEG quality of images, 1 to 100; 0 for LibreOffice's
+	// default (90).
+	Quality int
+	// ReduceImageResolution reduces images to MaxImageResolution.
+	ReduceImageResolution bool
+	// MaxImageResolution is the resolution, in DPI, images are reduced
+	// to (one of ImageResolutions); 0 for LibreOffice's default (300).
+	MaxImageResolution int
+	// Password opens an encrypted (password-protected) document.
+	Password string
+}
+
+// PDFAVersions are the accepted values of JobOptions.PDFA, with the
+// number LibreOffice's SelectPdfVersion gives each.
+var PDFAVersions = []string{"PDF/A-1b", "PDF/A-2b", "PDF/A-3b"}
+
+// ImageResolutions are the accepted values of JobOptions.MaxImageResolution.
+var ImageResolutions = []int{75, 150, 300, 600, 1200}
+
+// MaxPasswordLength bounds JobOptions.Password.
+const MaxPasswordLength = 256
+
+// The query parameters each option is read from: Validate's details name
+// them.
+const (
+	ParamPDFA                     = "pdfa"
+	ParamPDFUA                    = "pdfua"
+	ParamPageRanges               = "pageRanges"
+	ParamLandscape                = "landscape"
+	ParamExportFormFields         = "exportFormFields"
+	ParamLosslessImageCompression = "losslessImageCompression"
+	ParamQuality                  = "quality"
+	ParamReduceImageResolution    = "reduceImageResolution"
+	ParamMaxImageResolution       = "maxImageResolution"
+	ParamPassword                 = "password"
+)
+
+// pageRanges is a comma-separated list of pages and closed ranges.
+var pageRanges = regexp.MustCompile(`^[1-9][0-9]{0,5}(-[1-9][0-9]{0,5})?(,[1-9][0-9]{0,5}(-[1-9][0-9]{0,5})?)*$`)
+
+// Validate reports every bad option at once, as a VALIDATION_ERROR whose
+// details name the query parameters. from and to are the formats of the
+// conversion, for the options that apply to some only; from may be ""
+// when it is not known yet, and then those checks wait for Convert.
+func (o JobOptions) Validate(from, to string) error {
+	var d []quire.Detail
+	bad := func(field, issue string) { d = append(d, quire.Detail{Field: field, Issue: issue}) }
+	if o.PDFA != "" && !slices.Contains(PDFAVersions, o.PDFA) {
+		bad(ParamPDFA, "must be one of "+strings.Join(PDFAVersions, ", "))
+	}
+	if o.PageRanges != "" {
+		if issue := checkPageRanges(o.PageRanges); issue != "" {
+			bad(ParamPageRanges, issue)
+		}
+	}
+	if o.Quality != 0 && (o.Quality < 1 || o.Quality > 100) {
+		bad(ParamQuality, "must be from 1 to 100")
+	}
+	if o.Quality != 0 && o.LosslessImageCompression {
+		bad(ParamQuality, "is the quality of JPEG images, which losslessImageCompression=true does not make")
+	}
+	if o.MaxImageResolution != 0 && !slices.Contains(ImageResolutions, o.MaxImageResolution) {
+		bad(ParamMaxImageResolution, "must be one of "+joinInts(ImageResolutions))
+	}
+	if o.MaxImageResolution != 0 && !o.ReduceImageResolution {
+		bad(ParamMaxImageResolution, "applies only with reduceImageResolution=true")
+	}
+	if len(o.Password) > MaxPasswordLength {
+		bad(ParamPassword, fmt.Sprintf("must be at most %d bytes", MaxPasswordLength))
+	}
+	if to != "" && to != ToPDF && o.pdfOnly() {
+		bad("to", "the PDF options ("+strings.Join(o.pdfOnlyParams(), ", ")+") need to=pdf")
+	}
+	if from = strings.ToLower(from); from != "" {
+		if o.Landscape && from != FromHTML && from != FromMarkdown {
+			bad(ParamLandscape, "applies to html and md only: a "+from+" document has a page setup of its own")
+		}
+		if o.Password != "" && !slices.Contains(encryptable, from) {
+			bad(ParamPassword, "applies to "+strings.Join(encryptable, ", ")+" documents only")
+		}
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return quire.Invalid("The conversion options are not valid.", d...)
+}
+
+// encryptable are the formats whose documents can be password protected.
+var encryptable = []string{FromDOCX, FromDOC, FromODT}
+
+// checkPageRanges returns what is wrong with a page range list, or "".
+func checkPageRanges(s string) string {
+	if !pageRanges.MatchString(s) {
+		return `must list pages and ranges of pages, such as "1-3,5"`
+	}
+	for _, r := range strings.Split(s, ",") {
+		first, last, ok := strings.Cut(r, "-")
+		if !ok {
+			continue
+		}
+		a, _ := strconv.Atoi(first) // the pattern allows digits only
+		b, _ := strconv.Atoi(last)
+		if a > b {
+			return fmt.Sprintf("range %s ends before it starts", r)
+		}
+	}
+	return ""
+}
+
+// pdfOnlyParams names the options set in o that only PDF output has.
+func (o JobOptions) pdfOnlyParams() []string {
+	var p []string
+	add := func(set bool, name string) {
+		if set {
+			p = append(p, name)
+		}
+	}
+	add(o.PDFA != "", ParamPDFA)
+	add(o.PDFUA, ParamPDFUA)
+	add(o.PageRanges != "", ParamPageRanges)
+	add(o.ExportFormFields != nil, ParamExportFormFields)
+	add(o.LosslessImageCompression, ParamLosslessImageCompression)
+	add(o.Quality != 0, ParamQuality)
+	add(o.ReduceImageResolution, ParamReduceImageResolution)
+	add(o.MaxImageResolution != 0, ParamMaxImageResolution)
+	return p
+}
+
+func (o JobOptions) pdfOnly() bool { return len(o.pdfOnlyParams()) > 0 }
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// filterOption is one property of LibreOffice's PDF export filter, in the
+// JSON form LibreOffice reads from LibreOfficeKit and the command line.
+type filterOption struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// filterOptions returns the options of the export filter to format to
+// for o. PDF: those of every conversion (pdfExportOptions) and those o
+// asks for; without PDF options it is pdfExportOptions itself, so that a
+// plain conversion costs nothing more than before. Other formats: none.
+func (o JobOptions) filterOptions(to string) string {
+	switch {
+	case to != ToPDF:
+		return ""
+	case !o.pdfOnly():
+		return pdfExportOptions
+	}
+	opts := map[string]filterOption{"ExportLinksRelativeFsys": {"boolean", "true"}}
+	boolean := func(name string, v bool) { opts[name] = filterOption{"boolean", strconv.FormatBool(v)} }
+	long := func(name string, v int) { opts[name] = filterOption{"long", strconv.Itoa(v)} }
+	if i := slices.Index(PDFAVersions, o.PDFA); i >= 0 {
+		long("SelectPdfVersion", i+1) // 1: PDF/A-1b, 2: PDF/A-2b, 3: PDF/A-3b
+	}
+	if o.PDFUA {
+		boolean("PDFUACompliance", true)
+		boolean("UseTaggedPDF", true)
+	}
+	if o.PageRanges != "" {
+		opts["PageRange"] = filterOption{"string", o.PageRanges}
+	}
+	if o.ExportFormFields != nil {
+		boolean("ExportFormFields", *o.ExportFormFields)
+	}
+	if o.LosslessImageCompression {
+		boolean("UseLosslessCompression", true)
+	}
+	if o.Quality != 0 {
+		long("Quality", o.Quality)
+	}
+	if o.ReduceImageResolution {
+		boolean("ReduceImageResolution", true)
+		long("MaxImageResolution", cmp.Or(o.MaxImageResolution, 300))
+	}
+	b, _ := json.Marshal(opts) // strings and a map of them: cannot fail
+	return string(b)
+}

@@ -1,0 +1,97 @@
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/quire-dev/quire"
+)
+
+func TestJobOptionsValidate(t *testing.T) {
+	no := false
+	good := []struct {
+		from, to string
+		o        JobOptions
+	}{
+		{FromDOCX, ToPDF, JobOptions{}},
+		{FromDOCX, ToPDF, JobOptions{PDFA: "PDF/A-2b", PDFUA: true, PageRanges: "1-3,5", ExportFormFields: &no, Quality: 80,
+			ReduceImageResolution: true, MaxImageResolution: 150, Password: "secret"}},
+		{FromMarkdown, ToPDF, JobOptions{Landscape: true, LosslessImageCompression: true}},
+		{FromHTML, ToDOCX, JobOptions{Landscape: true}},
+		{"", ToPDF, JobOptions{Landscape: true, Password: "x"}}, // from unknown yet: checked again by Convert
+	}
+	for _, c := range good {
+		if err := c.o.Validate(c.from, c.to); err != nil {
+			t.Errorf("%+v from %s to %s: %v", c.o, c.from, c.to, err)
+		}
+	}
+	bad := []struct {
+		from, to string
+		o        JobOptions
+		fields   []string
+	}{
+		{FromDOCX, ToPDF, JobOptions{PDFA: "PDF/A-2u"}, []string{ParamPDFA}},
+		{FromDOCX, ToPDF, JobOptions{PageRanges: "1-3;5"}, []string{ParamPageRanges}},
+		{FromDOCX, ToPDF, JobOptions{PageRanges: "0"}, []string{ParamPageRanges}},
+		{FromDOCX, ToPDF, JobOptions{PageRanges: "5-3"}, []string{ParamPageRanges}},
+		{FromDOCX, ToPDF, JobOptions{Quality: 101}, []string{ParamQuality}},
+		{FromDOCX, ToPDF, JobOptions{Quality: 50, LosslessImageCompression: true}, []string{ParamQuality}},
+		{FromDOCX, ToPDF, JobOptions{ReduceImageResolution: true, MaxImageResolution: 100}, []string{ParamMaxImageResolution}},
+		{FromDOCX, ToPDF, JobOptions{MaxImageResolution: 150}, []string{ParamMaxImageResolution}},
+		{FromDOCX, ToPDF, JobOptions{Landscape: true}, []string{ParamLandscape}},
+		{FromHTML, ToPDF, JobOptions{Password: "x"}, []string{ParamPassword}},
+		{FromDOCX, ToPDF, JobOptions{Password: string(make([]byte, MaxPasswordLength+1))}, []string{ParamPassword}},
+		{FromHTML, ToDOCX, JobOptions{PDFA: "PDF/A-1b"}, []string{"to"}},
+		{FromRTF, ToPDF, JobOptions{PDFA: "x", Quality: -1, Landscape: true}, []string{ParamLandscape, ParamPDFA, ParamQuality}},
+	}
+	for _, c := range bad {
+		err := c.o.Validate(c.from, c.to)
+		var e *quire.Error
+		if !errors.As(err, &e) || e.Code != quire.CodeValidation {
+			t.Errorf("%+v from %s to %s: got %v, want a validation error", c.o, c.from, c.to, err)
+			continue
+		}
+		var fields []string
+		for _, d := range e.Details {
+			fields = append(fields, d.Field)
+		}
+		slices.Sort(fields)
+		if !slices.Equal(fields, c.fields) {
+			t.Errorf("%+v from %s to %s: details %+v, want fields %v", c.o, c.from, c.to, e.Details, c.fields)
+		}
+	}
+}
+
+func TestFilterOptions(t *testing.T) {
+	if got := (JobOptions{}).filterOptions(ToPDF); got != pdfExportOptions {
+		t.Errorf("no options: %s, want the plain path's %s", got, pdfExportOptions)
+	}
+	if got := (JobOptions{Landscape: true, Password: "x"}).filterOptions(ToPDF); got != pdfExportOptions {
+		t.Errorf("options that are not the export's: %s, want %s", got, pdfExportOptions)
+	}
+	if got := (JobOptions{}).filterOptions(ToDOCX); got != "" {
+		t.Errorf("DOCX: %q, want none", got)
+	}
+	yes := true
+	o := JobOptions{PDFA: "PDF/A-3b", PDFUA: true, PageRanges: "2-4", ExportFormFields: &yes, Quality: 70, ReduceImageResolution: true}
+	var got map[string]filterOption
+	if err := json.Unmarshal([]byte(o.filterOptions(ToPDF)), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]filterOption{
+		"ExportLinksRelativeFsys": {"boolean", "true"}, "SelectPdfVersion": {"long", "3"},
+		"PDFUACompliance": {"boolean", "true"}, "UseTaggedPDF": {"boolean", "true"}, "PageRange": {"string", "2-4"},
+		"ExportFormFields": {"boolean", "true"}, "Quality": {"long", "70"},
+		"ReduceImageResolution": {"boolean", "true"}, "MaxImageResolution": {"long", "300"},
+	}
+	if len(got) != len(want) {
+		t.Errorf("filter options %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
