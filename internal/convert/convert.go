@@ -154,7 +154,7 @@ type Options struct {
 	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
 	// package nested in a document counts as an input too.
 	MaxInputBytes int64
-	// MaxExpandedBytes bounds what a ZIP-based document (DOCX, ODT) and the
+	// MaxExpandedBytes bounds what a ZIP-based document (OOXML, ODF) and the
 	// packages nested in it inflate to, measured by inflating them before
 	// the job (default 256 MiB; negative: no limit). See expand.go.
 	MaxExpandedBytes int64

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -71,32 +72,38 @@ var textExtensions = map[string]string{
 }
 
 // Detect returns the format of in (one of Formats), from its content,
-// or for a text file from its name. Its errors match ErrInvalidFormat
-// (not a document it can tell) or ErrEncrypted (a password-protected
-// OOXML file, whose kind its encryption hides, under a name that does
-// not tell it).
+// or else from its name: a text file's, and a damaged or encrypted
+// document's, whose content does not tell (Convert then says what is
+// wrong with it). Its errors match ErrInvalidFormat (not a document it
+// can tell) or ErrEncrypted (a password-protected OOXML file, whose kind
+// its encryption hides, under a name that does not tell it).
 func Detect(name string, in []byte) (string, error) {
 	if f := detectContent(in); f != "" {
 		return f, nil
 	}
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
-	if isEncryptedOOXML(in) {
-		if f := strings.TrimPrefix(ext, "."); ooxmlMainParts[f] != "" {
-			return f, nil // sniff answers ErrEncrypted
-		}
+	switch named := strings.TrimPrefix(ext, "."); {
+	case len(in) > 0 && !isBinary(in) && textExtensions[ext] != "":
+		return textExtensions[ext], nil
+	case len(in) > 0 && !isBinary(in) && bytes.HasPrefix(trimText(in), []byte("<")):
+		return FromHTML, nil
+	case slices.Contains(Formats, named) && textExtensions[ext] == "":
+		// A damaged or encrypted document of the format its name says:
+		// sniff tells which.
+		return named, nil
+	case isEncryptedOOXML(in):
 		return "", ErrEncrypted
 	}
-	if len(in) > 0 && !isBinary(in) {
-		if f := textExtensions[ext]; f != "" {
-			return f, nil
-		}
-		if bytes.HasPrefix(trimText(in), []byte("<")) {
-			return FromHTML, nil
-		}
-	}
-	return "", fmt.Errorf("%w: cannot tell the format of %s (it looks like %s); name the format with from (%s)",
-		ErrInvalidFormat, quoteName(name), describe(in), strings.Join(Formats, ", "))
+	return "", undetected(fmt.Sprintf("cannot tell the format of %s (it looks like %s); name the format with from (%s)",
+		quoteName(name), describe(in), strings.Join(Formats, ", ")))
 }
+
+// undetected is Detect's error: ErrInvalidFormat, in words of its own
+// (there was no declared format).
+type undetected string
+
+func (e undetected) Error() string        { return string(e) }
+func (e undetected) Is(target error) bool { return target == ErrInvalidFormat }
 
 func quoteName(name string) string {
 	if name == "" {
