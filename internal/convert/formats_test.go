@@ -19,9 +19,11 @@ import (
 func requireCalcImpress(t *testing.T) {
 	t.Helper()
 	requireLibreOffice(t)
-	for _, lib := range []string{"libsclo.so", "libsdlo.so"} {
-		if _, err := os.Stat(filepath.Join(DefaultProgramDir, lib)); err != nil {
-			t.Fatalf("LibreOffice Calc or Impress is missing (%s); install the Debian packages: apt-get install %s", lib, debianPackages)
+	// libreoffice-calc-nogui lacks Calc's .ui files, without which
+	// LibreOfficeKit cannot build a spreadsheet's view and loads none.
+	for _, f := range []string{"program/libsclo.so", "program/libsdlo.so", "share/config/soffice.cfg/modules/scalc/ui/inputbar.ui"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(DefaultProgramDir), f)); err != nil {
+			t.Fatalf("LibreOffice Calc or Impress is missing (%s); install the Debian packages: apt-get install %s", f, debianPackages)
 		}
 	}
 }

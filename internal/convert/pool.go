@@ -520,7 +520,7 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 		p.mu.Lock()
 		proc.jobs++
 		p.mu.Unlock()
-		recycle := p.dueForRecycling(proc, j) // before answering, so that Status never shows a retiring worker as ready
+		recycle := p.dueForRecycling(proc) // before answering, so that Status never shows a retiring worker as ready
 		if m.Class == classLoad {
 			p.convertCold(proc, j, m, queued)
 		} else {
@@ -647,11 +647,9 @@ func (p *Pool) crashed(proc *process, j *job, cause error) {
 
 // dueForRecycling reports whether proc has run its share of jobs or grown
 // past the memory threshold.
-func (p *Pool) dueForRecycling(proc *process, j *job) bool {
+func (p *Pool) dueForRecycling(proc *process) bool {
 	reason := ""
-	if slices.Contains(Spreadsheets, j.from) {
-		reason = "a spreadsheet, which its worker cannot close (worker.go)"
-	} else if n := p.opts.MaxJobsPerWorker; n > 0 && proc.jobs >= n {
+	if n := p.opts.MaxJobsPerWorker; n > 0 && proc.jobs >= n {
 		reason = fmt.Sprintf("%d jobs", proc.jobs)
 	} else if limit := p.opts.MaxWorkerRSS; limit > 0 {
 		if rss := proc.rss(); rss > limit {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,14 +51,6 @@ import (
 // removing the job's directory take a few milliseconds that the PDF does
 // not need, so the worker does both after it has sent the result. A job
 // sent to the same worker meanwhile waits in the pipe until they are done.
-
-// Spreadsheets. LibreOfficeKit 7.4 crashes (a segmentation fault that
-// LibreOffice reports as "Unspecified Application Error") when it
-// destroys a Calc document it loaded and exported, whatever the format
-// (XLSX, XLS, ODS); Writer and Impress documents close cleanly. A worker
-// therefore leaves a spreadsheet open, and the supervisor retires it after
-// that job (Pool.dueForRecycling): one worker start, in the background,
-// per spreadsheet.
 
 // RunWorker is the main function of a worker process (the hidden
 // `quire convert-worker` command): it speaks the protocol of protocol.go
@@ -339,11 +330,7 @@ func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
 		return func() {}, err
 	}
 	format := strings.TrimPrefix(filepath.Ext(out), ".")
-	release := func() { doc.Close(); unlock() }
-	if slices.Contains(Spreadsheets, strings.TrimPrefix(filepath.Ext(in), ".")) {
-		release = unlock // see "Spreadsheets" above
-	}
-	return release, doc.SaveAs(fileURL(out), format, saveOptions(filter))
+	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(filter))
 }
 
 func (l libreOffice) version() string { return l.office.Version() }
