@@ -18,17 +18,19 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 )
 
-// runConvert implements `quire convert IN -o OUT.pdf [--from FORMAT]`:
-// one conversion with the engine of the service (a LibreOffice worker
-// process), without a server.
+// runConvert implements `quire convert IN -o OUT.pdf [--from FORMAT]
+// [options]`: one conversion with the engine of the service (a
+// LibreOffice worker process), without a server. The options are those
+// of POST /v1/convert, by the same names.
 func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the PDF to `OUT.pdf` (required)")
 	from := fs.String("from", "", "`FORMAT` of IN: "+strings.Join(convert.Formats, ", ")+" (default: from IN's extension)")
+	opts, setOptions := jobOptionFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: quire convert IN -o OUT.pdf [--from FORMAT]\n\n"+
-			"Converts a document to PDF with LibreOffice, as POST /v1/convert does.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: quire convert IN -o OUT.pdf [--from FORMAT] [options]\n\n"+
+			"Converts a document to PDF with LibreOffice, as POST /v1/convert does, with its options.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	cfg, in, err := config.Parse(fs, args)
@@ -42,8 +44,12 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	if *from == "" {
 		*from = formatOf(in[0])
 	}
-	if err := convertFile(in[0], *out, *from, cfg.ConvertOptions(newLogger(stderr, "warn")), stderr); err != nil {
-		fmt.Fprintf(stderr, "quire convert: %s: %v\n", in[0], err)
+	if err := setOptions(); err != nil {
+		fmt.Fprintf(stderr, "quire convert: %v\n", err)
+		return 2
+	}
+	if err := convertFile(in[0], *out, *from, *opts, cfg.ConvertOptions(newLogger(stderr, "warn")), stderr); err != nil {
+		fmt.Fprintf(stderr, "quire convert: %s: %s\n", in[0], describe(err))
 		return 1
 	}
 	return 0
@@ -61,25 +67,61 @@ func formatOf(path string) string {
 	return ext
 }
 
-// convertFile converts the file in to the PDF out with a one-worker pool.
-// Ctrl-C or SIGTERM stops the worker.
-func convertFile(in, out, from string, opt convert.Options, stderr io.Writer) error {
+// jobOptionFlags defines the conversion options as flags of fs, named as
+// the query parameters of POST /v1/convert. The function it returns, run
+// after parsing, completes the options (a password read from its file,
+// exportFormFields only when given) and validates them.
+func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
+	o := new(convert.JobOptions)
+	fs.StringVar(&o.PDFA, convert.ParamPDFA, "", "make an archival PDF: "+strings.Join(convert.PDFAVersions, ", "))
+	fs.BoolVar(&o.PDFUA, convert.ParamPDFUA, false, "make a tagged, accessible PDF (PDF/UA)")
+	fs.StringVar(&o.PageRanges, convert.ParamPageRanges, "", "export these `PAGES` only, e.g. 1-3,5")
+	fs.BoolVar(&o.Landscape, convert.ParamLandscape, false, "landscape pages (html and md only)")
+	formFields := fs.Bool(convert.ParamExportFormFields, true, "export form fields as PDF form fields")
+	fs.BoolVar(&o.LosslessImageCompression, convert.ParamLosslessImageCompression, false, "compress images losslessly")
+	fs.IntVar(&o.Quality, convert.ParamQuality, 0, "JPEG `QUALITY` of images, 1-100 (default 90)")
+	fs.BoolVar(&o.ReduceImageResolution, convert.ParamReduceImageResolution, false, "reduce images to maxImageResolution")
+	fs.IntVar(&o.MaxImageResolution, convert.ParamMaxImageResolution, 0, "`DPI` images are reduced to: 75, 150, 300, 600 or 1200 (default 300)")
+	passwordFile := fs.String("password-file", "", "open an encrypted IN with the password in `FILE` (its first line)")
+	return o, func() error {
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == convert.ParamExportFormFields {
+				o.ExportFormFields = formFields
+			}
+		})
+		if *passwordFile != "" {
+			b, err := os.ReadFile(*passwordFile)
+			if err != nil {
+				return err
+			}
+			o.Password, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
+		}
+		return nil
+	}
+}
+
+// convertFile converts the file in to the PDF out, with opts, with a
+// one-worker pool. Ctrl-C or SIGTERM stops the worker.
+func convertFile(in, out, from string, opts convert.JobOptions, opt convert.Options, stderr io.Writer) error {
+	if err := opts.Validate(from, convert.ToPDF); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(in)
 	if err != nil {
 		return err
 	}
-	if err := convert.Check(data, from); err != nil {
+	if err := convert.Check(data, from); err != nil && !(errors.Is(err, convert.ErrEncrypted) && opts.Password != "") {
 		return err // before starting LibreOffice for nothing
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pool := &lazyPool{opt: opt}
 	defer pool.Close()
-	pdf, err := pool.Convert(ctx, data, from)
+	r, err := pool.ConvertWith(ctx, data, from, convert.ToPDF, opts)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, pdf, 0o644)
+	return os.WriteFile(out, r.PDF, 0o644)
 }
 
 // lazyPool is a one-worker conversion pool for commands run by hand,
@@ -93,14 +135,19 @@ type lazyPool struct {
 }
 
 func (l *lazyPool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
+	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
+	return r.PDF, err
+}
+
+func (l *lazyPool) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
 		l.pool, l.err = convert.NewPool(l.opt)
 	})
 	if l.err != nil {
-		return nil, l.err
+		return convert.Result{}, l.err
 	}
-	return l.pool.Convert(ctx, in, from)
+	return l.pool.ConvertWith(ctx, in, from, to, opts)
 }
 
 // Close stops the worker, if one was started.

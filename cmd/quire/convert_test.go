@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/convert/pdfatest"
 )
 
 // The conversion pool of runConvert starts os.Executable() with the
@@ -123,4 +127,35 @@ func TestConvertCommandLoadsNothingOutside(t *testing.T) {
 	if n := connections.Load(); n != 0 {
 		t.Errorf("the listener received %d connections", n)
 	}
+}
+
+// TestConvertCommandOptions: the options of POST /v1/convert, by the same
+// names, reach the engine; bad ones are refused before LibreOffice starts.
+func TestConvertCommandOptions(t *testing.T) {
+	requireConvertEngine(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "notes.md")
+	os.WriteFile(in, []byte("# Notes\n\n"+strings.Repeat("Some text. ", 2000)+"\n"), 0o600)
+	out := filepath.Join(dir, "notes.pdf")
+	var stdout, stderr bytes.Buffer
+	if code := runConvert([]string{in, "-o", out, "-pdfa", "PDF/A-2b", "-landscape", "-pageRanges", "1"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("quire convert exited %d: %s", code, stderr.String())
+	}
+	pdf, _ := os.ReadFile(out)
+	pdfatest.Check(t, pdf, 2)
+	info, _ := exec.Command("pdfinfo", out).Output()
+	size := regexp.MustCompile(`(?m)^Page size:\s+([\d.]+) x ([\d.]+)`).FindSubmatch(info)
+	if !regexp.MustCompile(`(?m)^Pages:\s+1$`).Match(info) || size == nil || atof(size[1]) <= atof(size[2]) {
+		t.Errorf("want one landscape page:\n%s", info)
+	}
+	stderr.Reset()
+	code := runConvert([]string{in, "-o", out, "-pdfa", "PDF/A-9", "-quality", "0", "-maxImageResolution", "100"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "pdfa must be one of") || !strings.Contains(stderr.String(), "maxImageResolution must be one of") {
+		t.Errorf("bad options: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func atof(b []byte) float64 {
+	f, _ := strconv.ParseFloat(string(b), 64)
+	return f
 }

@@ -122,8 +122,14 @@ func (o JobOptions) Validate(from, to string) error {
 // encryptable are the formats whose documents can be password protected.
 var encryptable = []string{FromDOCX, FromDOC, FromODT}
 
+// MaxPageRangesLength bounds JobOptions.PageRanges.
+const MaxPageRangesLength = 256
+
 // checkPageRanges returns what is wrong with a page range list, or "".
 func checkPageRanges(s string) string {
+	if len(s) > MaxPageRangesLength {
+		return fmt.Sprintf("must be at most %d characters", MaxPageRangesLength)
+	}
 	if !pageRanges.MatchString(s) {
 		return `must list pages and ranges of pages, such as "1-3,5"`
 	}
@@ -216,4 +222,13 @@ func (o JobOptions) filterOptions(to string) string {
 	}
 	b, _ := json.Marshal(opts) // strings and a map of them: cannot fail
 	return string(b)
+}
+
+// exportHint words what in o may have made LibreOffice's export fail: a
+// page range that selects no page of the document makes it write nothing.
+func (o JobOptions) exportHint() string {
+	if o.PageRanges == "" {
+		return ""
+	}
+	return " (pageRanges " + o.PageRanges + " may select no page of the document)"
 }

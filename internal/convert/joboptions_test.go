@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quire-dev/quire"
@@ -36,6 +37,7 @@ func TestJobOptionsValidate(t *testing.T) {
 		{FromDOCX, ToPDF, JobOptions{PageRanges: "1-3;5"}, []string{ParamPageRanges}},
 		{FromDOCX, ToPDF, JobOptions{PageRanges: "0"}, []string{ParamPageRanges}},
 		{FromDOCX, ToPDF, JobOptions{PageRanges: "5-3"}, []string{ParamPageRanges}},
+		{FromDOCX, ToPDF, JobOptions{PageRanges: strings.Repeat("1,", MaxPageRangesLength) + "1"}, []string{ParamPageRanges}},
 		{FromDOCX, ToPDF, JobOptions{Quality: 101}, []string{ParamQuality}},
 		{FromDOCX, ToPDF, JobOptions{Quality: 50, LosslessImageCompression: true}, []string{ParamQuality}},
 		{FromDOCX, ToPDF, JobOptions{ReduceImageResolution: true, MaxImageResolution: 100}, []string{ParamMaxImageResolution}},

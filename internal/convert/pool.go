@@ -579,7 +579,7 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 		j.finish(res, nil)
 	case classDocument:
 		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("%w: %s", ErrUnprocessable, m.Error))
+		j.finish(Result{}, fmt.Errorf("%w: %s%s", ErrUnprocessable, m.Error, j.opts.exportHint()))
 	default:
 		p.count(func(c *Counters) { c.Failed++ })
 		j.finish(Result{}, fmt.Errorf("convert: worker %d (pid %d): %s", proc.id, proc.pid(), m.Error))
@@ -591,7 +591,8 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
 	if j.opts.Password != "" { // soffice takes no password on its command line
 		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("%w: %s", ErrUnprocessable, m.Error))
+		j.finish(Result{}, fmt.Errorf("%w: %s; the one-off soffice that converts what LibreOfficeKit cannot load (documents with comments) takes no password",
+			ErrUnprocessable, m.Error))
 		return
 	}
 	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, j.opts.filterOptions(j.to), p.opts.JobTimeout)

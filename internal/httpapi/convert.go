@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +32,8 @@ var contentTypes = map[string]string{
 }
 
 // convertDocument answers the PDF (or DOCX, to=docx) of the multipart field
-// "file"; with several files, one merged PDF (merge=true) or a ZIP of the
+// "file", converted with the options of the query (convert.JobOptions);
+// with several files, one merged PDF (merge=true) or a ZIP of the
 // converted files. Each file's format is from, or else told by its name
 // and content (convert.Detect). The Server-Timing header tells the
 // engine's own time from the queue's.
@@ -59,7 +59,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t0 := time.Now()
-	results, err := convertAll(r.Context(), pool, files, froms, req.to)
+	results, err := req.convertAll(r.Context(), pool, files, froms)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -91,39 +91,38 @@ type convertRequest struct {
 	from  string // "": told per file
 	to    string
 	merge bool
+	opts  convert.JobOptions
 }
+
+// paramMerge is the query parameter that merges several files' PDFs.
+const paramMerge = "merge"
 
 // convertRequestOf reads and checks the query of r.
 func convertRequestOf(r *http.Request) (convertRequest, error) {
-	q := r.URL.Query()
-	req := convertRequest{from: strings.ToLower(q.Get("from")), to: strings.ToLower(cmp.Or(q.Get("to"), convert.ToPDF))}
-	var details []quire.Detail
-	switch {
-	case req.from != "" && !slices.Contains(convert.Formats, req.from):
-		details = append(details, quire.Detail{Field: "from", Issue: "must be one of " + strings.Join(convert.Formats, ", ") + ", or absent: told from each file"})
+	q := newQueryDecoder(r.URL.Query(), convertParams)
+	req := convertRequest{from: strings.ToLower(q.string("from")), to: strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF)),
+		merge: q.bool(paramMerge), opts: q.convertOptions()}
+	if req.from != "" && !slices.Contains(convert.Formats, req.from) {
+		q.bad("from", "must be one of "+strings.Join(convert.Formats, ", ")+", or absent: told from each file")
+	}
+	if req.merge && req.to != convert.ToPDF {
+		q.bad(paramMerge, "merges PDFs only (to=pdf)")
 	}
 	switch {
 	case contentTypes[req.to] == "":
-		details = append(details, quire.Detail{Field: "to", Issue: "must be pdf or docx"})
+		q.bad("to", "must be pdf or docx")
 	case slices.Contains(convert.Formats, req.from) && !convert.CanConvert(req.from, req.to):
-		details = append(details, toIssue(req.from))
-	}
-	if m := q.Get("merge"); m != "" {
-		var err error
-		if req.merge, err = strconv.ParseBool(m); err != nil {
-			details = append(details, quire.Detail{Field: "merge", Issue: "must be true or false"})
-		} else if req.merge && req.to != convert.ToPDF {
-			details = append(details, quire.Detail{Field: "merge", Issue: "merges PDFs only (to=pdf)"})
+		q.bad("to", toIssue(req.from))
+	default:
+		if err := q.validated(req.opts.Validate(req.from, req.to)); err != nil {
+			return req, err
 		}
 	}
-	if len(details) > 0 {
-		return req, quire.Invalid("The conversion request is not valid.", details...)
-	}
-	return req, nil
+	return req, q.err("The conversion request is not valid.")
 }
 
-func toIssue(from string) quire.Detail {
-	return quire.Detail{Field: "to", Issue: "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from}
+func toIssue(from string) string {
+	return "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from
 }
 
 // formats returns the source format of each file: the request's from,
@@ -140,7 +139,7 @@ func (req convertRequest) formats(files []Upload) ([]string, error) {
 			froms[i] = from
 		}
 		if !convert.CanConvert(froms[i], req.to) && slices.Contains(convert.Formats, froms[i]) {
-			return nil, quire.Invalid("The conversion request is not valid.", toIssue(froms[i]))
+			return nil, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: "to", Issue: toIssue(froms[i])})
 		}
 	}
 	return froms, nil
@@ -168,10 +167,10 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 	return z, "application/zip", err
 }
 
-// convertAll converts files (of formats froms) to format to, as many at
+// convertAll converts files (of formats froms) as req asks, as many at
 // once as the pool has workers. The first failure cancels the others
 // and is answered, naming its file.
-func convertAll(parent context.Context, pool *convert.Pool, files []Upload, froms []string, to string) ([]convert.Result, error) {
+func (req convertRequest) convertAll(parent context.Context, pool *convert.Pool, files []Upload, froms []string) ([]convert.Result, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	results := make([]convert.Result, len(files))
@@ -189,7 +188,7 @@ func convertAll(parent context.Context, pool *convert.Pool, files []Upload, from
 				return
 			}
 			if ctx.Err() == nil {
-				results[i], errs[i] = pool.ConvertTo(ctx, f.Data, froms[i], to)
+				results[i], errs[i] = pool.ConvertWith(ctx, f.Data, froms[i], req.to, req.opts)
 			}
 			if errs[i] != nil {
 				cancel()

@@ -116,6 +116,19 @@ func TestConvertSeveralFiles(t *testing.T) {
 		t.Errorf("merged PDF has %d pages, want %d", n, len(want))
 	}
 
+	// The options apply to every file: the first page of each.
+	r = e.convertFiles(key, "merge=true&pageRanges=1", mixed[1], mixed[2])
+	if r.status != 200 {
+		t.Fatalf("merge with pageRanges=1: %d %.300s", r.status, r.body)
+	}
+	order = nil
+	for _, p := range pageTexts(t, r.body) {
+		order = append(order, firstFile(p))
+	}
+	if fmt.Sprint(order) != "[table.xlsx deck.pptx#1]" {
+		t.Errorf("merge with pageRanges=1: pages from %v, want the first of table.xlsx and of deck.pptx", order)
+	}
+
 	same := upload{"report.md", []byte("# Report\n")}
 	r = e.convertFiles(key, "merge=false", append(mixed, same, upload{`C:\Users\x\REPORT.md`, same.data}, upload{"../../etc/passwd.html", []byte("<p>x</p>")}, upload{"", []byte("<p>no name</p>")})...)
 	if r.status != 200 || r.header.Get("Content-Type") != "application/zip" {
@@ -160,6 +173,7 @@ func TestConvertFilesRefused(t *testing.T) {
 	}{
 		{"too many files", "", slices.Repeat([]upload{md}, 9), 400, "VALIDATION_ERROR", "file", "at most 8 files per request"}, // apitest's QUIRE_CONVERT_MAX_FILES
 		{"bad merge", "merge=yes", []upload{md}, 400, "VALIDATION_ERROR", "merge", "must be true or false"},
+		{"near miss", "Merge=true", []upload{md}, 400, "VALIDATION_ERROR", "Merge", "did you mean merge?"},
 		{"merge to docx", "merge=true&to=docx", []upload{md}, 400, "VALIDATION_ERROR", "merge", "merges PDFs only"},
 		{"unknown from", "from=pages", []upload{md}, 400, "VALIDATION_ERROR", "from", "must be one of"},
 		{"declared xlsx, is pptx", "from=xlsx", []upload{{"deck.pptx", convtest.PPTX(1)}}, 400, "INVALID_FILE_FORMAT", "file",

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -18,13 +19,22 @@ func (s *Server) signingRoutes() []Route {
 	}
 }
 
+// sign answers the signed PDF of a sign request. Its JSON body has the
+// hosted API's fixed schema; the query may add pdfa, which makes a DOCX a
+// signed PDF/A.
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
+	q := newQueryDecoder(r.URL.Query(), signParams)
+	if err := q.err(signInvalid); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	body, err := readBody(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
+	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
 	if err == nil && req.Document.URL != "" {
 		err = chargeDocument(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}

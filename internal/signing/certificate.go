@@ -62,24 +62,32 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 	return d
 }
 
-// appearance draws the visible signature in rect: a frame and three lines
-// in Helvetica (a standard font, so nothing is embedded; the text is kept
-// to printable ASCII, which it can show).
-func appearance(rect [4]float64, at time.Time, eventID string) *pdfsign.Stream {
+// appearance draws the visible signature in rect: a frame and, with text,
+// three lines in Helvetica (a standard font, so nothing is embedded; the
+// text is kept to printable ASCII, which it can show). PDF/A forbids a
+// font that is not embedded: a PDF/A document's signature shows the frame
+// alone, and the certificate page around it, whose fonts are embedded,
+// gives the signing time and event.
+func appearance(rect [4]float64, at time.Time, eventID string, text bool) *pdfsign.Stream {
 	w, h := rect[2]-rect[0], rect[3]-rect[1]
+	var c bytes.Buffer
+	fmt.Fprintf(&c, "q 0.2 0.3 0.6 RG 1 w 0.5 0.5 %.2f %.2f re S Q\n", w-1, h-1)
+	dict := pdfsign.Dict{"Type": pdfsign.Name("XObject"), "Subtype": pdfsign.Name("Form"),
+		"BBox": pdfsign.Array{pdfsign.Real(0), pdfsign.Real(0), pdfsign.Real(w), pdfsign.Real(h)}}
+	if !text {
+		return &pdfsign.Stream{Data: c.Bytes(), Dict: dict}
+	}
 	size := min(9, h/4)
 	lines := []string{"Digitally signed with quire", at.Format("2006-01-02 15:04:05 UTC"), "Event " + ascii(eventID)}
-	var c bytes.Buffer
-	fmt.Fprintf(&c, "q 0.2 0.3 0.6 RG 1 w 0.5 0.5 %.2f %.2f re S Q\nBT /Helv %.2f Tf 0.1 0.15 0.4 rg\n", w-1, h-1, size)
+	fmt.Fprintf(&c, "BT /Helv %.2f Tf 0.1 0.15 0.4 rg\n", size)
 	for i, l := range lines {
 		fmt.Fprintf(&c, "1 0 0 1 %.2f %.2f Tm (%s) Tj\n", size/2, h-float64(i+1)*size*1.3, escapeLiteral(l))
 	}
 	c.WriteString("ET\n")
 	font := pdfsign.Dict{"Type": pdfsign.Name("Font"), "Subtype": pdfsign.Name("Type1"),
 		"BaseFont": pdfsign.Name("Helvetica"), "Encoding": pdfsign.Name("WinAnsiEncoding")}
-	return &pdfsign.Stream{Data: c.Bytes(), Dict: pdfsign.Dict{"Type": pdfsign.Name("XObject"), "Subtype": pdfsign.Name("Form"),
-		"BBox":      pdfsign.Array{pdfsign.Real(0), pdfsign.Real(0), pdfsign.Real(w), pdfsign.Real(h)},
-		"Resources": pdfsign.Dict{"Font": pdfsign.Dict{"Helv": font}}}}
+	dict["Resources"] = pdfsign.Dict{"Font": pdfsign.Dict{"Helv": font}}
+	return &pdfsign.Stream{Data: c.Bytes(), Dict: dict}
 }
 
 func ascii(s string) string {

@@ -5,6 +5,7 @@ package signing
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/convert"
 )
 
 // Limits of a sign request that are not configuration: they bound what an
@@ -41,6 +43,7 @@ type Request struct {
 	EventID     string         // empty: Sign generates a UUID
 	Metadata    map[string]any // nil when absent
 	Certificate bool           // append the certificate pages
+	PDFA        string         // a DOCX becomes this PDF/A version (convert.PDFAVersions) before signing; "" for none
 }
 
 // Document is the input: exactly one of Bytes and URL.
@@ -72,6 +75,10 @@ func (r Request) Validate() error {
 	p.auditTrail(r.AuditTrail)
 	p.text("eventId", r.EventID, 0, MaxEventIDLength)
 	p.json("metadata", r.Metadata, MaxMetadataBytes)
+	var invalid *quire.Error // the conversion's own rule for pdfa
+	if errors.As(convert.JobOptions{PDFA: r.PDFA}.Validate(convert.FromDOCX, convert.ToPDF), &invalid) {
+		p = append(p, invalid.Details...)
+	}
 	return p.err("The sign request is not valid.")
 }
 

@@ -19,10 +19,11 @@ import (
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
-// Converter turns a DOCX into a PDF; *convert.Pool is one. A nil Converter
-// means that DOCX input is refused.
+// Converter turns a DOCX into a PDF, with options (PDF/A); *convert.Pool
+// is one. A nil Converter means that DOCX input is refused.
 type Converter interface {
 	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
+	ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error)
 }
 
 // Recorder keeps the record of each signature and the signing roots of
@@ -122,7 +123,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	pdf, err := s.asPDF(ctx, in)
+	pdf, err := s.asPDF(ctx, in, req.PDFA)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(ctx, pdf, req, inputSHA, now); err != nil {
 			return nil, err
 		}
-		opt.Appearance = appearance(opt.Rect, now, req.EventID)
+		opt.Appearance = appearance(opt.Rect, now, req.EventID, req.PDFA == "")
 	}
 	out, digest, err := pdfsign.Sign(ctx, pdf, s.id, opt)
 	if err != nil {
@@ -169,10 +170,15 @@ func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
 	return b, nil
 }
 
-// asPDF returns a PDF as is and converts a DOCX; anything else is refused.
-// A DOCX that is damaged or password protected gets the answer that
-// /v1/convert gives it (422), a file that is neither PDF nor DOCX 400.
-func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
+// asPDF returns a PDF as is and converts a DOCX, to PDF/A version pdfa
+// when it is not ""; anything else is refused. A DOCX that is damaged or
+// password protected gets the answer that /v1/convert gives it (422), a
+// file that is neither PDF nor DOCX 400, and a PDF with pdfa 400: quire
+// does not turn a PDF into PDF/A.
+func (s *Service) asPDF(ctx context.Context, in []byte, pdfa string) ([]byte, error) {
+	if isPDF(in) && pdfa != "" {
+		return nil, quire.Invalid("The sign request is not valid.", quire.Detail{Field: "pdfa", Issue: "applies to a DOCX document, which is converted; this document is a PDF already"})
+	}
 	if isPDF(in) {
 		return in, nil
 	}
@@ -186,11 +192,11 @@ func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 	case s.conv == nil:
 		return nil, quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
 	}
-	pdf, err := s.conv.Convert(ctx, in, convert.FromDOCX)
+	r, err := s.conv.ConvertWith(ctx, in, convert.FromDOCX, convert.ToPDF, convert.JobOptions{PDFA: pdfa})
 	if err != nil {
 		return nil, convert.ToAPIError(err, 5*time.Second)
 	}
-	return pdf, nil
+	return r.PDF, nil
 }
 
 // isPDF reports a PDF header within the first kilobyte, where PDF readers

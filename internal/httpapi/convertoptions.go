@@ -1,0 +1,124 @@
+package httpapi
+
+import (
+	"errors"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+)
+
+// The query parameters of POST /v1/convert: the formats, merge, then the
+// conversion options (convert.JobOptions), named as Gotenberg's
+// LibreOffice route names those it has. Anything else is refused, with a
+// hint at the nearest known name.
+var convertParams = []string{"from", "to", paramMerge,
+	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamPageRanges, convert.ParamLandscape,
+	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
+	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword}
+
+// signParams are the query parameters of POST /v1/sign, whose JSON body
+// has a fixed schema (the hosted API's SignRequest forbids other fields).
+var signParams = []string{convert.ParamPDFA}
+
+// queryDecoder reads query parameters, collecting the details of
+// everything wrong with them: unknown names, repeated parameters and
+// values of the wrong type. The rules of the values are the options'
+// own (convert.JobOptions.Validate).
+type queryDecoder struct {
+	q       url.Values
+	details []quire.Detail
+}
+
+// newQueryDecoder checks q's names against known.
+func newQueryDecoder(q url.Values, known []string) *queryDecoder {
+	d := &queryDecoder{q: q}
+	for name, values := range q {
+		switch {
+		case !slices.Contains(known, name): // case-sensitive: a near miss in case gets the hint
+			d.bad(name, strings.Replace(unknownField(name, known), "field", "query parameter", 1))
+		case len(values) > 1:
+			d.bad(name, "is given more than once")
+		}
+	}
+	return d
+}
+
+func (d *queryDecoder) bad(field, issue string) {
+	d.details = append(d.details, quire.Detail{Field: field, Issue: issue})
+}
+
+// string returns the parameter's value, "" when absent.
+func (d *queryDecoder) string(name string) string { return d.q.Get(name) }
+
+// bool reads true or false; absent is false.
+func (d *queryDecoder) bool(name string) bool {
+	b := d.optionalBool(name)
+	return b != nil && *b
+}
+
+// optionalBool reads true or false; absent is nil.
+func (d *queryDecoder) optionalBool(name string) *bool {
+	if !d.q.Has(name) {
+		return nil
+	}
+	switch v := d.q.Get(name); v {
+	case "true", "false":
+		b := v == "true"
+		return &b
+	}
+	d.bad(name, "must be true or false")
+	return nil
+}
+
+// int reads a decimal integer; absent is 0.
+func (d *queryDecoder) int(name string) int {
+	if !d.q.Has(name) {
+		return 0
+	}
+	n, err := strconv.Atoi(d.q.Get(name))
+	if err != nil {
+		d.bad(name, "must be a whole number")
+	}
+	return n
+}
+
+// validated adds the details of err, a validation error, to d's. Other
+// errors are returned as they are.
+func (d *queryDecoder) validated(err error) error {
+	var e *quire.Error
+	if errors.As(err, &e) && e.Code == quire.CodeValidation {
+		d.details = append(d.details, e.Details...)
+		return nil
+	}
+	return err
+}
+
+// err is the VALIDATION_ERROR of everything found wrong, or nil.
+func (d *queryDecoder) err(message string) error {
+	if len(d.details) == 0 {
+		return nil
+	}
+	sort.SliceStable(d.details, func(i, j int) bool { return d.details[i].Field < d.details[j].Field })
+	return quire.Invalid(message, d.details...)
+}
+
+// convertOptions reads the conversion options.
+func (d *queryDecoder) convertOptions() convert.JobOptions {
+	return convert.JobOptions{
+		PDFA:                     d.string(convert.ParamPDFA),
+		PDFUA:                    d.bool(convert.ParamPDFUA),
+		PageRanges:               d.string(convert.ParamPageRanges),
+		Landscape:                d.bool(convert.ParamLandscape),
+		ExportFormFields:         d.optionalBool(convert.ParamExportFormFields),
+		LosslessImageCompression: d.bool(convert.ParamLosslessImageCompression),
+		Quality:                  d.int(convert.ParamQuality),
+		ReduceImageResolution:    d.bool(convert.ParamReduceImageResolution),
+		MaxImageResolution:       d.int(convert.ParamMaxImageResolution),
+		Password:                 d.string(convert.ParamPassword),
+	}
+}
