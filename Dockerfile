@@ -30,13 +30,14 @@ COPY . .
 ARG VERSION=dev
 RUN go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /out/quire ./cmd/quire
 
-# Run: LibreOffice Writer without a GUI, metric-compatible fonts (Word
-# documents keep their layout), the certificate pages' fonts, jemalloc
-# (the conversion workers preload it).
+# Run: LibreOffice Writer, Calc and Impress without a GUI (Calc from the
+# full package: LibreOfficeKit needs its .ui files to load a spreadsheet),
+# metric-compatible fonts (Word documents keep their layout), the
+# certificate pages' fonts, jemalloc (the conversion workers preload it).
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libreoffice-writer-nogui libjemalloc2 \
+      ca-certificates libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui libjemalloc2 \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu fonts-dejavu-core fonts-wqy-zenhei \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin quire \

@@ -218,17 +218,22 @@ func readCorpus(dir string) ([]docxFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		fw, _ := mw.CreateFormFile("file", e.Name())
-		fw.Write(data)
-		mw.Close()
-		docs = append(docs, docxFile{name: e.Name(), data: data, body: body.Bytes(), contentType: mw.FormDataContentType()})
+		docs = append(docs, uploadOf(e.Name(), data))
 	}
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("no .docx file in %s", dir)
 	}
 	return docs, nil
+}
+
+// uploadOf is the document data named name with its multipart request body.
+func uploadOf(name string, data []byte) docxFile {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", name)
+	fw.Write(data)
+	mw.Close()
+	return docxFile{name: name, data: data, body: body.Bytes(), contentType: mw.FormDataContentType()}
 }
 
 // waitWorkers polls /v1/health until the conversion check reports every

@@ -50,11 +50,16 @@ func TestConvertAndSignDOCXThroughTheService(t *testing.T) {
 		t.Errorf("a text file as DOCX: %d %s", st, b)
 	}
 	body, ctype = multipartFile("table.docx", docx)
-	if st, b := in.do("POST", "/v1/convert?from=xlsx", body, append(auth, "Content-Type", ctype)...); st != 400 || !strings.Contains(string(b), `"field":"from"`) {
-		t.Errorf("from=xlsx: %d %s", st, b)
+	if st, b := in.do("POST", "/v1/convert?from=xlsx", body, append(auth, "Content-Type", ctype)...); st != 400 || !strings.Contains(string(b), "it looks like a Word document (docx)") {
+		t.Errorf("a DOCX as from=xlsx: %d %s", st, b)
 	}
-	if st, b := in.do("POST", "/v1/convert", strings.NewReader(""), auth...); st != 400 || !strings.Contains(string(b), `"field":"from"`) {
-		t.Errorf("no from: %d %s", st, b)
+	body, ctype = multipartFile("table.docx", docx)
+	if st, b := in.do("POST", "/v1/convert?from=pages", body, append(auth, "Content-Type", ctype)...); st != 400 || !strings.Contains(string(b), `"field":"from"`) {
+		t.Errorf("from=pages: %d %s", st, b)
+	}
+	body, ctype = multipartFile("table.docx", docx)
+	if st, b := in.do("POST", "/v1/convert", body, append(auth, "Content-Type", ctype)...); st != 200 || !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Errorf("no from, told from the file: %d %.200s", st, b)
 	}
 
 	req := `{"document":{"base64":"` + base64.StdEncoding.EncodeToString(docx) + `"},"signer":{"email":"d@example.com","name":"Dora"},

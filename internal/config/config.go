@@ -84,6 +84,7 @@ type Config struct {
 	ConvertMaxMemory     Bytes
 	ConvertMaxExpanded   Bytes
 	ConvertMaxRatio      int
+	ConvertMaxFiles      int
 	ConvertDir           string
 	LibreOfficeDir       string
 
@@ -159,8 +160,9 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-worker-rss", "QUIRE_CONVERT_MAX_WORKER_RSS", "a worker whose memory exceeds it after a conversion is replaced", &c.ConvertMaxWorkerRSS, false},
 		{"convert-max-input-bytes", "QUIRE_CONVERT_MAX_INPUT_BYTES", "largest document to convert (larger: 413)", &c.ConvertMaxInputBytes, false},
 		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
-		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX or ODT package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
-		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a DOCX or ODT part larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
+		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
+		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
+		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
 		{"annotate-max-bytes", "QUIRE_ANNOTATE_MAX_BYTES", "largest DOCX template to fill, inline (before base64) or downloaded", &c.AnnotateMaxBytes, false},
@@ -218,6 +220,7 @@ func Default() Config {
 		ConvertMaxMemory:     1536 << 20,
 		ConvertMaxExpanded:   256 << 20,
 		ConvertMaxRatio:      200,
+		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
 
 		AnnotateMaxBytes:         25 << 20,

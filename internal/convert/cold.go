@@ -21,6 +21,11 @@ import (
 // command line: slower (1-3 s, a cold start), same fidelity, same safety
 // settings (a profile of its own written by writeProfile). A document
 // soffice cannot convert either is unprocessable.
+//
+// CSV goes to soffice straight away: LibreOfficeKit 7.4 has Calc's CSV
+// import wait for its options dialog (the job times out), and with the
+// filter options in the load options, with or without Batch=true, it
+// still hangs or refuses the file; soffice converts it.
 
 // coldConvert converts in (of format from) to format to with soffice and
 // the export filter's options filter, using the directory dir for its

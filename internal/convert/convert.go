@@ -78,10 +78,25 @@ const (
 	FromRTF      = "rtf"
 	FromHTML     = "html"
 	FromMarkdown = "md"
+	FromXLSX     = "xlsx" // spreadsheets, which open in Calc
+	FromXLS      = "xls"
+	FromODS      = "ods"
+	FromCSV      = "csv"
+	FromPPTX     = "pptx" // presentations, which open in Impress
+	FromPPT      = "ppt"
+	FromODP      = "odp"
 )
 
 // Formats lists the accepted source formats.
-var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown}
+var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown,
+	FromXLSX, FromXLS, FromODS, FromCSV, FromPPTX, FromPPT, FromODP}
+
+// Spreadsheets and Presentations are the formats that open in Calc and
+// in Impress; the others open in Writer.
+var (
+	Spreadsheets  = []string{FromXLSX, FromXLS, FromODS, FromCSV}
+	Presentations = []string{FromPPTX, FromPPT, FromODP}
+)
 
 // Output formats of ConvertTo, as the `to` parameter spells them.
 const (
@@ -139,7 +154,7 @@ type Options struct {
 	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
 	// package nested in a document counts as an input too.
 	MaxInputBytes int64
-	// MaxExpandedBytes bounds what a ZIP-based document (DOCX, ODT) and the
+	// MaxExpandedBytes bounds what a ZIP-based document (OOXML, ODF) and the
 	// packages nested in it inflate to, measured by inflating them before
 	// the job (default 256 MiB; negative: no limit). See expand.go.
 	MaxExpandedBytes int64

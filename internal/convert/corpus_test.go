@@ -59,7 +59,7 @@ func coldPages(t *testing.T, files []string) map[string]int {
 	}
 	pages := map[string]int{}
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".docx")
+		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		pdf, err := os.ReadFile(filepath.Join(dir, "out", name+".pdf"))
 		if err == nil {
 			pages[filepath.Base(f)] = pageCount(t, pdf)

@@ -18,8 +18,15 @@ import (
 // to make inputs of the other formats.
 func sofficeExport(t *testing.T, in []byte, ext string) []byte {
 	t.Helper()
+	return sofficeSaveAs(t, in, "docx", ext)
+}
+
+// sofficeSaveAs converts in, of format from, into format ext with a
+// cold soffice.
+func sofficeSaveAs(t *testing.T, in []byte, from, ext string) []byte {
+	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "in.docx")
+	src := filepath.Join(dir, "in."+from)
 	os.WriteFile(src, in, 0o600)
 	cmd := exec.Command("soffice", "--headless", "-env:UserInstallation="+fileURL(filepath.Join(dir, "profile")),
 		"--convert-to", ext, "--outdir", dir, src)

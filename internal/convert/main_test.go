@@ -153,7 +153,7 @@ func obeyScript(src, in string) error {
 }
 
 // Debian packages the LibreOffice tests need.
-const debianPackages = "libreoffice-writer-nogui libreofficekit-dev fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu poppler-utils qpdf"
+const debianPackages = "libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui libreofficekit-dev fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu poppler-utils qpdf"
 
 // requireLibreOffice fails the test (it does not skip: a machine without
 // the engine cannot vouch for it) when LibreOffice or the PDF tools the

@@ -9,16 +9,18 @@ import (
 	"strings"
 )
 
-// A DOCX or ODT package loses its references to content outside itself
-// before LibreOffice sees it (one layer of sandbox.go's three):
+// An OOXML (DOCX, XLSX, PPTX) or OpenDocument (ODT, ODS, ODP) package
+// loses its references to content outside itself before LibreOffice sees
+// it (one layer of sandbox.go's three):
 //
-//   - DOCX relationships with TargetMode="External", except hyperlinks
+//   - OOXML relationships with TargetMode="External", except hyperlinks
 //     (which a PDF keeps as links and nothing loads): linked images,
-//     linked OLE objects, subdocuments, attached templates, ...;
-//   - in ODT content and styles, xlink:href attributes that leave the
-//     package (a URL with a scheme, an absolute path, a path through ..),
-//     except on hyperlinks; a linked image, section or object then has
-//     nothing to load;
+//     linked OLE objects, subdocuments, attached templates, a workbook's
+//     links to other workbooks, linked media of slides, ...;
+//   - in OpenDocument content and styles, xlink:href attributes that
+//     leave the package (a URL with a scheme, an absolute path, a path
+//     through ..), except on hyperlinks; a linked image, section, sheet
+//     or object then has nothing to load;
 //   - in SVG images of either, the DOCTYPE (external entities), style
 //     sheet instructions, href and xlink:href other than to a fragment of
 //     the image itself or to an inline raster image, and CSS url()
@@ -38,8 +40,8 @@ var (
 	stylePI  = regexp.MustCompile(`(?is)<\?xml-stylesheet.*?\?>`)
 )
 
-// withoutOutsideLinks returns the package in (of format from: DOCX or
-// ODT) without references to content outside it, or in itself when it has
+// withoutOutsideLinks returns the package in (of format from: see
+// isPackage) without references to content outside it, or in itself when it has
 // none or cannot be read.
 func withoutOutsideLinks(in []byte, from string) []byte {
 	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
@@ -82,12 +84,17 @@ func outsideLinksFix(name, from string) func([]byte) []byte {
 	switch {
 	case strings.HasSuffix(lower, ".svg"):
 		return sanitizeSVG
-	case from == FromDOCX && strings.HasSuffix(lower, ".rels"):
+	case ooxmlMainParts[from] != "" && strings.HasSuffix(lower, ".rels"):
 		return withoutExternalRelationships
-	case from == FromODT && (path.Base(lower) == "content.xml" || path.Base(lower) == "styles.xml"):
+	case odfMimeTypes[from] != "" && (path.Base(lower) == "content.xml" || path.Base(lower) == "styles.xml"):
 		return withoutOutsideHrefs
 	}
 	return nil
+}
+
+// isPackage reports whether documents of format from are ZIP packages.
+func isPackage(from string) bool {
+	return ooxmlMainParts[from] != "" || odfMimeTypes[from] != ""
 }
 
 // withoutExternalRelationships drops the external relationships of a
@@ -104,7 +111,7 @@ func withoutExternalRelationships(b []byte) []byte {
 	})
 }
 
-// withoutOutsideHrefs empties the xlink:href attributes of an ODT part
+// withoutOutsideHrefs empties the xlink:href attributes of an OpenDocument part
 // that leave the package, except on hyperlinks.
 func withoutOutsideHrefs(b []byte) []byte {
 	if !bytes.Contains(b, []byte("href")) {

@@ -3,7 +3,12 @@ package convert
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
+	"hash/crc32"
+	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/convert/convtest"
 )
 
 func TestWithoutOutsideLinks(t *testing.T) {
@@ -46,5 +51,65 @@ func TestWithoutOutsideLinks(t *testing.T) {
 	clean := docx(paragraphs(2, "nothing outside"), "")
 	if got := withoutOutsideLinks(clean, FromDOCX); !bytes.Equal(got, clean) {
 		t.Error("a package with nothing outside was rewritten")
+	}
+}
+
+// TestSpreadsheetAndSlideLinks: a workbook's link to another workbook and
+// a slide's linked picture lose their relationships; an ODS sheet linked
+// to another file and an ODP linked image lose their targets.
+func TestSpreadsheetAndSlideLinks(t *testing.T) {
+	const rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+	ext := func(typ, target string) string {
+		return `<Relationships><Relationship Id="r1" Type="` + rel + typ + `" Target="` + target + `" TargetMode="External"/></Relationships>`
+	}
+	for _, c := range []struct {
+		from, part, body, want string
+	}{
+		{FromXLSX, "xl/externalLinks/_rels/externalLink1.xml.rels", ext("externalLinkPath", "file:///etc/secret.xlsx"), "<Relationships></Relationships>"},
+		{FromPPTX, "ppt/slides/_rels/slide1.xml.rels", ext("image", "http://127.0.0.1/pixel.png"), "<Relationships></Relationships>"},
+		{FromODS, "content.xml", `<table:table><table:table-source xlink:href="file:///etc/other.ods"/></table:table>`, `<table:table><table:table-source xlink:href=""/></table:table>`},
+		{FromODP, "content.xml", `<draw:frame><draw:image xlink:href="http://h/i.png"/></draw:frame>`, `<draw:frame><draw:image xlink:href=""/></draw:frame>`},
+	} {
+		out := withoutOutsideLinks(zipOf(map[string]string{c.part: c.body}), c.from)
+		z, err := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(readZIPFile(zipFile(z, c.part), 1<<20)); got != c.want {
+			t.Errorf("%s, %s:\n got %s\nwant %s", c.from, c.part, got, c.want)
+		}
+	}
+}
+
+// TestSpreadsheetAndSlideInflationLimits: XLSX, PPTX, ODS and ODP
+// packages are measured against the expansion and ratio limits before
+// any engine sees them.
+func TestSpreadsheetAndSlideInflationLimits(t *testing.T) {
+	o, err := Options{MaxExpandedBytes: 4 << 20}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pool{opts: o}
+	bomb := func(pkg []byte, size int) []byte {
+		h := &zip.FileHeader{Name: "media/zeros.bin", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(make([]byte, size)), UncompressedSize64: uint64(size)}
+		data := zeros(size)
+		h.CompressedSize64 = uint64(len(data))
+		return packageWith(pkg, h, data)
+	}
+	for _, c := range []struct {
+		from string
+		pkg  []byte
+	}{
+		{FromXLSX, convtest.XLSX(2)}, {FromPPTX, convtest.PPTX(1)}, {FromODS, convtest.ODS(2)}, {FromODP, convtest.ODP(1)},
+	} {
+		if _, _, err := p.prepare(bomb(c.pkg, 8<<20), c.from, JobOptions{}); !errors.Is(err, ErrMemoryLimit) {
+			t.Errorf("%s inflating to 8 MiB, limit 4 MiB: %v, want ErrMemoryLimit", c.from, err)
+		}
+		if _, _, err := p.prepare(bomb(c.pkg, 2<<20), c.from, JobOptions{}); !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "compressed") {
+			t.Errorf("%s with a part compressed 1000 to 1: %v, want the ratio refused", c.from, err)
+		}
+		if _, _, err := p.prepare(c.pkg, c.from, JobOptions{}); err != nil {
+			t.Errorf("%s: %v", c.from, err)
+		}
 	}
 }

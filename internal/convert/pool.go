@@ -207,7 +207,7 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		}
 		return nil, "", err
 	}
-	if from == FromDOCX || from == FromODT {
+	if isPackage(from) {
 		if err := checkExpansion(in, &p.opts); err != nil {
 			return nil, "", err
 		}
@@ -223,7 +223,7 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		return withPageSetup(sanitizeHTML(in), opts), from, nil
 	case FromDOCX:
 		return withoutComments(withoutOutsideLinks(in, from)), from, nil
-	case FromODT:
+	case FromXLSX, FromPPTX, FromODT, FromODS, FromODP:
 		return withoutOutsideLinks(in, from), from, nil
 	case FromRTF:
 		return withoutIncludeFields(in), from, nil
@@ -508,6 +508,10 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 // be replaced: it crashed, timed out, or is due for recycling.
 func (p *Pool) runJob(proc *process, j *job) bool {
 	queued := time.Since(j.enqueued)
+	if j.from == FromCSV { // see cold.go
+		p.convertCold(proc, j, &message{Error: "LibreOfficeKit does not import CSV"}, queued)
+		return true
+	}
 	t0 := time.Now()
 	m, err := p.exchange(proc, j)
 	p.noteJobTime(time.Since(t0))

@@ -204,8 +204,8 @@ func TestInputLimits(t *testing.T) {
 	if _, err := p.Convert(context.Background(), []byte("%PDF-1.7"), "docx"); !errors.Is(err, ErrInvalidFormat) {
 		t.Errorf("PDF as DOCX: %v, want ErrInvalidFormat", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("x"), "xlsx"); !errors.Is(err, ErrUnsupportedFormat) {
-		t.Errorf("from=xlsx: %v, want ErrUnsupportedFormat", err)
+	if _, err := p.Convert(context.Background(), []byte("x"), "pages"); !errors.Is(err, ErrUnsupportedFormat) {
+		t.Errorf("from=pages: %v, want ErrUnsupportedFormat", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // The documents converted here are untrusted: they must not run macros,
@@ -122,14 +123,19 @@ const pdfExportOptions = `{"ExportLinksRelativeFsys":{"type":"boolean","value":"
 // exportSpec is soffice's --convert-to argument for documents of format
 // from to format to, with the export filter's options (JobOptions.filterOptions).
 // PDF: the export filter for the document's module (HTML opens in
-// Writer/Web), which the command line needs in order to take options.
-// DOCX: Writer's Word 2007-365 export.
+// Writer/Web, spreadsheets in Calc, presentations in Impress), which the
+// command line needs in order to take options. DOCX: Writer's Word
+// 2007-365 export.
 func exportSpec(from, to, filter string) string {
 	switch {
 	case to == ToDOCX:
 		return "docx:MS Word 2007 XML"
 	case from == FromHTML:
 		return "pdf:writer_web_pdf_Export:" + filter
+	case slices.Contains(Spreadsheets, from):
+		return "pdf:calc_pdf_Export:" + filter
+	case slices.Contains(Presentations, from):
+		return "pdf:impress_pdf_Export:" + filter
 	}
 	return "pdf:writer_pdf_Export:" + filter
 }

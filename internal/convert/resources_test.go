@@ -133,7 +133,7 @@ func resourceDocs(r refs) []resourceDoc {
 		"META-INF/manifest.xml": `<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/><manifest:file-entry manifest:full-path="Pictures/x.svg" manifest:media-type="image/svg+xml"/></manifest:manifest>`,
 	})
 
-	return []resourceDoc{
+	return append([]resourceDoc{
 		{name: "DOCX linked images and fields", from: FromDOCX, in: linkedImageDOCX(r.http("docx.png"), r.http("docx-field.png"))},
 		{name: "DOCX linked local images and fields", from: FromDOCX, in: linkedImageDOCX(r.file(r.c.png), r.file(r.c.txt))},
 		{name: "DOCX fields naming paths", from: FromDOCX, in: docx(fieldParagraphs(r.c.png, r.c.txt), "")},
@@ -146,7 +146,7 @@ func resourceDocs(r refs) []resourceDoc {
 		{name: "HTML", from: FromHTML, in: []byte(htmlDoc)},
 		{name: "Markdown", from: FromMarkdown, in: []byte("# md\n\n![remote](" + r.http("md.png") + ")\n\n![local](" + r.c.png + ")\n\n![file](" + r.file(r.c.png) + ")\n\n" +
 			"![svg](" + dataURI("image/svg+xml", r.svgReaching("md-data")) + ")\n\n<img src=\"" + r.file(r.c.png) + "\">\n")},
-	}
+	}, sheetAndSlideResourceDocs(r)...)
 }
 
 // fieldParagraphs are DOCX paragraphs with fields that include a picture

@@ -29,12 +29,12 @@ func Check(in []byte, from string) error {
 // ErrUnprocessable (ErrEncrypted for password-protected files).
 func sniff(in []byte, from string) error {
 	switch from {
-	case FromDOCX:
-		return sniffOOXML(in)
-	case FromDOC:
-		return sniffDOC(in)
-	case FromODT:
-		return sniffODT(in)
+	case FromDOCX, FromXLSX, FromPPTX:
+		return sniffOOXML(in, from)
+	case FromDOC, FromXLS, FromPPT:
+		return sniffCFB(in, from)
+	case FromODT, FromODS, FromODP:
+		return sniffODF(in, from)
 	case FromRTF:
 		if !bytes.HasPrefix(trimText(in), []byte(`{\rtf`)) {
 			return invalid(from, in, `it does not start with {\rtf`)
@@ -50,13 +50,19 @@ func sniff(in []byte, from string) error {
 			return invalid(from, in, "it is not UTF-8 text")
 		}
 		return nil
+	case FromCSV: // any text encoding: LibreOffice detects it
+		if isBinary(in) || len(in) == 0 {
+			return invalid(from, in, "it is not text")
+		}
+		return nil
 	}
 	return fmt.Errorf("%w %q (accepted: %s)", ErrUnsupportedFormat, from, strings.Join(Formats, ", "))
 }
 
-// sniffOOXML accepts a ZIP package with word/document.xml. A compound
-// file with an EncryptionInfo stream is a password-protected OOXML file.
-func sniffOOXML(in []byte) error {
+// sniffOOXML accepts a ZIP package whose main part is of format from
+// (ooxmlFormat). A compound file with an EncryptionInfo stream is a
+// password-protected OOXML file.
+func sniffOOXML(in []byte, from string) error {
 	if isCFB(in) {
 		f, err := parseCFB(in)
 		if err != nil {
@@ -65,23 +71,23 @@ func sniffOOXML(in []byte) error {
 		if _, ok := f.stream("EncryptionInfo"); ok {
 			return ErrEncrypted
 		}
-		return invalid(FromDOCX, in, "it is a compound (OLE2) file without encryption")
+		return invalid(from, in, "it is a compound (OLE2) file without encryption")
 	}
-	z, err := openZIP(in, FromDOCX)
+	z, err := openZIP(in, from)
 	if err != nil {
 		return err
 	}
-	if zipFile(z, "word/document.xml") == nil {
-		return invalid(FromDOCX, in, "the ZIP archive has no word/document.xml")
+	if ooxmlFormat(z) != from {
+		return invalid(from, in, "the ZIP package has no "+ooxmlMainParts[from])
 	}
 	return nil
 }
 
-// sniffDOC accepts a compound file with a WordDocument stream whose file
-// information block does not say "encrypted".
-func sniffDOC(in []byte) error {
+// sniffCFB accepts a compound file with the main stream of format from
+// (cfbStreams), unless it is password protected.
+func sniffCFB(in []byte, from string) error {
 	if !isCFB(in) {
-		return invalid(FromDOC, in, "it is not a compound (OLE2) file")
+		return invalid(from, in, "it is not a compound (OLE2) file")
 	}
 	f, err := parseCFB(in)
 	if err != nil {
@@ -90,29 +96,54 @@ func sniffDOC(in []byte) error {
 	if _, ok := f.stream("EncryptionInfo"); ok {
 		return ErrEncrypted
 	}
-	wd, ok := f.stream("WordDocument")
-	if !ok {
-		return invalid(FromDOC, in, "the compound file has no WordDocument stream")
+	if cfbFormat(f) != from {
+		return invalid(from, in, "the compound file has no "+strings.Join(cfbStreams[from], " or ")+" stream")
 	}
-	// FibBase ([MS-DOC] 2.5.2): wIdent 0xA5EC, then flags at offset 10,
-	// where bit 8 is fEncrypted.
-	if fib, ok := f.head(wd, 12); ok && binary.LittleEndian.Uint16(fib) == 0xA5EC &&
-		binary.LittleEndian.Uint16(fib[10:])&0x0100 != 0 {
+	if cfbEncrypted(f, from) {
 		return ErrEncrypted
 	}
 	return nil
 }
 
-// sniffODT accepts an OpenDocument text package; a manifest with
-// encryption data means the package is password protected.
-func sniffODT(in []byte) error {
-	z, err := openZIP(in, FromODT)
+// cfbEncrypted reports whether the legacy document in f says it is
+// encrypted, where its first bytes say so.
+func cfbEncrypted(f *cfbFile, from string) bool {
+	switch from {
+	case FromDOC:
+		// FibBase ([MS-DOC] 2.5.2): wIdent 0xA5EC, then flags at offset
+		// 10, where bit 8 is fEncrypted.
+		wd, _ := f.stream("WordDocument")
+		fib, ok := f.head(wd, 12)
+		return ok && binary.LittleEndian.Uint16(fib) == 0xA5EC && binary.LittleEndian.Uint16(fib[10:])&0x0100 != 0
+	case FromXLS:
+		// An encrypted workbook's first record after BOF is FilePass
+		// (0x002F) ([MS-XLS] 2.4.117); a record is type, size, data.
+		for _, name := range cfbStreams[FromXLS] {
+			if wb, ok := f.stream(name); ok {
+				head, ok := f.head(wb, 4)
+				if !ok {
+					return false
+				}
+				next, ok := f.head(wb, 4+int(binary.LittleEndian.Uint16(head[2:]))+2)
+				return ok && binary.LittleEndian.Uint16(next[len(next)-2:]) == 0x002F
+			}
+		}
+	case FromPPT:
+		_, ok := f.stream("EncryptedSummary") // [MS-PPT] 2.1.3
+		return ok
+	}
+	return false
+}
+
+// sniffODF accepts an OpenDocument package of format from; a manifest
+// with encryption data means the package is password protected.
+func sniffODF(in []byte, from string) error {
+	z, err := openZIP(in, from)
 	if err != nil {
 		return err
 	}
-	const mime = "application/vnd.oasis.opendocument.text"
-	if m := readZIPFile(zipFile(z, "mimetype"), 100); strings.TrimSpace(string(m)) != mime {
-		return invalid(FromODT, in, "its mimetype entry is not "+mime)
+	if odfFormat(z) != from {
+		return invalid(from, in, "its mimetype entry is not "+odfMimeTypes[from])
 	}
 	if bytes.Contains(readZIPFile(zipFile(z, "META-INF/manifest.xml"), 1<<20), []byte("encryption-data")) {
 		return ErrEncrypted
@@ -175,10 +206,12 @@ func describe(in []byte) string {
 		return "an empty file"
 	case bytes.HasPrefix(in, []byte("%PDF-")):
 		return "a PDF file"
+	case formatNames[detectContent(in)] != "":
+		return formatNames[detectContent(in)]
 	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
 		return "a ZIP archive"
 	case isCFB(in):
-		return "a compound (OLE2) file such as a Word 97-2003 .doc"
+		return "a compound (OLE2) file"
 	case bytes.HasPrefix(text, []byte(`{\rtf`)):
 		return "an RTF document"
 	case bytes.HasPrefix(in, []byte("\x89PNG")), bytes.HasPrefix(in, []byte("\xff\xd8\xff")), bytes.HasPrefix(in, []byte("GIF8")):

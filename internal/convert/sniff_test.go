@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/convert/convtest"
 )
 
 func TestSniff(t *testing.T) {
@@ -15,6 +17,10 @@ func TestSniff(t *testing.T) {
 	legacyDoc := cfb([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": fib})
 	encFIB := append([]byte(nil), fib...)
 	binary.LittleEndian.PutUint16(encFIB[10:], 0x0100)
+	bof := []byte{0x09, 0x08, 2, 0, 0, 0} // a BOF record of 2 bytes, then the next record's type
+	legacyXLS := cfb([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x3C, 0x00)})
+	encryptedXLS := cfb([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x2F, 0x00)})
+	legacyPPT := cfb([]string{"PowerPoint Document", "Current User"}, nil)
 	encryptedDoc := cfb([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": encFIB})
 	odt := zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": "<x/>",
 		"META-INF/manifest.xml": "<manifest:manifest/>"})
@@ -46,7 +52,22 @@ func TestSniff(t *testing.T) {
 		{"binary as html", "html", []byte("<\x00\x01"), ErrInvalidFormat},
 		{"markdown", "md", []byte("# Title\n\ntext"), nil},
 		{"latin-1 as markdown", "md", []byte("caf\xe9"), ErrInvalidFormat},
-		{"unknown format", "pptx", good, ErrUnsupportedFormat},
+		{"unknown format", "pages", good, ErrUnsupportedFormat},
+		{"xlsx", "xlsx", convtest.XLSX(2), nil},
+		{"docx as xlsx", "xlsx", good, ErrInvalidFormat},
+		{"pptx", "pptx", convtest.PPTX(1), nil},
+		{"xlsx as pptx", "pptx", convtest.XLSX(2), ErrInvalidFormat},
+		{"encrypted pptx", "pptx", encryptedOOXML, ErrEncrypted},
+		{"ods", "ods", convtest.ODS(2), nil},
+		{"odp as ods", "ods", convtest.ODP(1), ErrInvalidFormat},
+		{"odp", "odp", convtest.ODP(1), nil},
+		{"xls", "xls", legacyXLS, nil},
+		{"encrypted xls", "xls", encryptedXLS, ErrEncrypted},
+		{"doc as xls", "xls", legacyDoc, ErrInvalidFormat},
+		{"ppt", "ppt", legacyPPT, nil},
+		{"encrypted ppt", "ppt", cfb([]string{"PowerPoint Document", "EncryptedSummary"}, nil), ErrEncrypted},
+		{"csv", "csv", convtest.CSV(2), nil},
+		{"binary as csv", "csv", []byte("a,\x00b"), ErrInvalidFormat},
 	} {
 		err := sniff(c.in, c.from)
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
@@ -66,6 +87,54 @@ func TestEncryptedIsUnprocessable(t *testing.T) {
 func TestInvalidNamesWhatTheInputIs(t *testing.T) {
 	err := sniff([]byte("%PDF-1.7"), "docx")
 	if want := "declared docx, but it is not a ZIP package (it looks like a PDF file)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
+// TestDetect tells formats from content, and text formats from the name.
+func TestDetect(t *testing.T) {
+	fib := make([]byte, 12)
+	binary.LittleEndian.PutUint16(fib, 0xA5EC)
+	encrypted := cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil)
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string // "": an error
+		err  error
+	}{
+		{"report.docx", docx(paragraphs(1, "x"), ""), FromDOCX, nil},
+		{"misnamed.pdf", docx(paragraphs(1, "x"), ""), FromDOCX, nil}, // the content decides
+		{"", convtest.XLSX(1), FromXLSX, nil},
+		{"deck", convtest.PPTX(1), FromPPTX, nil},
+		{"a.ods", convtest.ODS(1), FromODS, nil},
+		{"a.odp", convtest.ODP(1), FromODP, nil},
+		{"a.odt", zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text"}), FromODT, nil},
+		{"old", cfb([]string{"WordDocument"}, map[string][]byte{"WordDocument": fib}), FromDOC, nil},
+		{"old", cfb([]string{"Book"}, nil), FromXLS, nil},
+		{"old", cfb([]string{"PowerPoint Document"}, nil), FromPPT, nil},
+		{"x.txt", []byte("{\\rtf1 hi}"), FromRTF, nil},
+		{"data.CSV", convtest.CSV(1), FromCSV, nil},
+		{"notes.md", []byte("# hi"), FromMarkdown, nil},
+		{"page.htm", []byte("<p>hi"), FromHTML, nil},
+		{"", []byte("<!DOCTYPE html><p>hi"), FromHTML, nil},
+		{"locked.xlsx", encrypted, FromXLSX, nil}, // sniff answers ErrEncrypted
+		{"locked", encrypted, "", ErrEncrypted},
+		{"notes.txt", []byte("plain words"), "", ErrInvalidFormat},
+		{"", []byte("a,b\n1,2\n"), "", ErrInvalidFormat},
+		{"scan.pdf", []byte("%PDF-1.7"), "", ErrInvalidFormat},
+		{"a.zip", zipOf(map[string]string{"x.txt": "x"}), "", ErrInvalidFormat},
+		{"data.csv", []byte("\x00\x01"), "", ErrInvalidFormat},
+	} {
+		got, err := Detect(c.name, c.in)
+		if got != c.want || c.err != nil && !errors.Is(err, c.err) || c.err == nil && err != nil {
+			t.Errorf("Detect(%q) = %q, %v; want %q, %v", c.name, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestMismatchNamesTheFormatFound(t *testing.T) {
+	err := sniff(convtest.PPTX(1), FromXLSX)
+	if want := "declared xlsx, but the ZIP package has no xl/workbook.xml (it looks like a PowerPoint presentation (pptx))"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
 }

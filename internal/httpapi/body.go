@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -86,15 +87,39 @@ func isMultipart(r *http.Request) bool {
 // others; the route's body limit bounds what is read. Errors are the
 // contract's (400, 413); the pages' forms use it too.
 func FilePart(r *http.Request, field string) ([]byte, error) {
+	files, err := fileParts(r, field, 1, true)
+	if err != nil {
+		return nil, err
+	}
+	return files[0].Data, nil
+}
+
+// Upload is one file of a multipart request.
+type Upload struct {
+	Name string // the client's file name, "" if it gave none
+	Data []byte
+}
+
+// FileParts reads the multipart parts named field, in their order, at
+// most max of them (more: 400, before the extra one is read); the route's
+// body limit bounds what is read. Errors are the contract's (400, 413).
+func FileParts(r *http.Request, field string, max int) ([]Upload, error) {
+	return fileParts(r, field, max, false)
+}
+
+// fileParts reads the parts named field, at most max; first stops at the
+// first one and leaves the rest of the body unread.
+func fileParts(r *http.Request, field string, max int, first bool) ([]Upload, error) {
 	missing := quire.Invalid("The file is missing.", quire.Detail{Field: field, Issue: "is required as a multipart/form-data part"})
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, missing
 	}
+	var files []Upload
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return nil, missing
+			break
 		}
 		if err != nil {
 			return nil, badMultipart(r, err)
@@ -102,15 +127,35 @@ func FilePart(r *http.Request, field string) ([]byte, error) {
 		if p.FormName() != field {
 			continue
 		}
+		if len(files) == max {
+			return nil, quire.Invalid("The request has too many files.",
+				quire.Detail{Field: field, Issue: fmt.Sprintf("at most %d files per request", max)})
+		}
 		b, err := io.ReadAll(p)
 		if err != nil {
 			return nil, badMultipart(r, err)
 		}
 		if len(b) == 0 {
-			return nil, quire.Invalid("The file is empty.", quire.Detail{Field: field, Issue: "must not be empty"})
+			return nil, quire.Invalid("The file is empty.", quire.Detail{Field: field, Issue: emptyIssue(p.FileName(), len(files))})
 		}
-		return b, nil
+		files = append(files, Upload{Name: p.FileName(), Data: b})
+		if first {
+			break
+		}
 	}
+	if len(files) == 0 {
+		return nil, missing
+	}
+	return files, nil
+}
+
+// emptyIssue is the issue of an empty file: the first of a request's
+// files as it always was, a later one by its place and name.
+func emptyIssue(name string, index int) string {
+	if index == 0 {
+		return "must not be empty"
+	}
+	return fmt.Sprintf("file %d (%q) must not be empty", index+1, name)
 }
 
 // badMultipart reports a failure to receive the body as bodyError does,

@@ -216,7 +216,8 @@ func TestHostedContract(t *testing.T) {
 			return e.convert(key, "from=html&to=docx", "c.html", []byte("<p>T</p>"))
 		}},
 		{"POST /v1/convert", "no key", 401, func() response { return e.convert("", "from=docx", "c.docx", docx.body) }},
-		{"POST /v1/convert", "no from", 400, func() response { return e.convert(key, "", "c.docx", docx.body) }},
+		{"POST /v1/convert", "no from: told from the file", 200, func() response { return e.convert(key, "", "c.docx", docx.body) }},
+		{"POST /v1/convert", "no from, none told", 400, func() response { return e.convert(key, "", "c.txt", []byte("plain text")) }},
 		{"POST /v1/convert", "DOCX to DOCX", 400, func() response { return e.convert(key, "from=docx&to=docx", "c.docx", docx.body) }},
 		{"POST /v1/convert", "not a DOCX", 400, func() response { return e.convert(key, "from=docx", "c.docx", []byte("plain text")) }},
 		{"POST /v1/convert", "no file", 400, func() response {

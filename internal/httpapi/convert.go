@@ -2,15 +2,20 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/pdfmerge"
 )
 
 // multipartOverhead is the room a multipart body needs beyond its file.
@@ -27,28 +32,14 @@ var contentTypes = map[string]string{
 }
 
 // convertDocument answers the PDF (or DOCX, to=docx) of the multipart field
-// "file", converted with the options of the query (convert.JobOptions).
-// The Server-Timing header tells the engine's own time from the queue's.
+// "file", converted with the options of the query (convert.JobOptions);
+// with several files, one merged PDF (merge=true) or a ZIP of the
+// converted files. Each file's format is from, or else told by its name
+// and content (convert.Detect). The Server-Timing header tells the
+// engine's own time from the queue's.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
-	q := newQueryDecoder(r.URL.Query(), convertParams)
-	from := strings.ToLower(q.string("from"))
-	to := strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF))
-	opts := q.convertOptions()
-	if from == "" {
-		q.bad("from", "is required ("+strings.Join(convert.Formats, ", ")+")")
-	}
-	switch {
-	case contentTypes[to] == "":
-		q.bad("to", "must be pdf or docx")
-	case slices.Contains(convert.Formats, from) && !convert.CanConvert(from, to):
-		q.bad("to", "docx is made from "+strings.Join(convert.DOCXSources, " or ")+" only, not from "+from)
-	default:
-		if err := q.validated(opts.Validate(from, to)); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	if err := q.err("The conversion request is not valid."); err != nil {
+	req, err := convertRequestOf(r)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -57,20 +48,180 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server."))
 		return
 	}
-	in, err := FilePart(r, "file")
+	files, err := FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := pool.ConvertWith(r.Context(), in, from, to, opts)
+	froms, err := req.formats(files)
 	if err != nil {
-		s.fail(w, r, convert.ToAPIError(err, pool.RetryAfter()))
+		s.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", contentTypes[to])
+	t0 := time.Now()
+	results, err := req.convertAll(r.Context(), pool, files, froms)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out, contentType, err := req.answer(files, results)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var engine, queued time.Duration
+	for _, res := range results {
+		engine, queued = engine+res.Engine, queued+res.Queued
+	}
+	total := results[0].Total
+	if len(results) > 1 {
+		total = time.Since(t0)
+	}
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",
-		ms(res.Engine.Seconds()), ms(res.Queued.Seconds()), ms(res.Total.Seconds())))
-	w.Write(res.PDF)
+		ms(engine.Seconds()), ms(queued.Seconds()), ms(total.Seconds())))
+	w.Write(out)
+}
+
+// defaultConvertMaxFiles is Options.ConvertMaxFiles's default.
+const defaultConvertMaxFiles = 10
+
+// convertRequest is the query of POST /v1/convert.
+type convertRequest struct {
+	from  string // "": told per file
+	to    string
+	merge bool
+	opts  convert.JobOptions
+}
+
+// paramMerge is the query parameter that merges several files' PDFs.
+const paramMerge = "merge"
+
+// convertRequestOf reads and checks the query of r.
+func convertRequestOf(r *http.Request) (convertRequest, error) {
+	q := newQueryDecoder(r.URL.Query(), convertParams)
+	req := convertRequest{from: strings.ToLower(q.string("from")), to: strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF)),
+		merge: q.bool(paramMerge), opts: q.convertOptions()}
+	if req.from != "" && !slices.Contains(convert.Formats, req.from) {
+		q.bad("from", "must be one of "+strings.Join(convert.Formats, ", ")+", or absent: told from each file")
+	}
+	if req.merge && req.to != convert.ToPDF {
+		q.bad(paramMerge, "merges PDFs only (to=pdf)")
+	}
+	switch {
+	case contentTypes[req.to] == "":
+		q.bad("to", "must be pdf or docx")
+	case slices.Contains(convert.Formats, req.from) && !convert.CanConvert(req.from, req.to):
+		q.bad("to", toIssue(req.from))
+	default:
+		if err := q.validated(req.opts.Validate(req.from, req.to)); err != nil {
+			return req, err
+		}
+	}
+	return req, q.err("The conversion request is not valid.")
+}
+
+func toIssue(from string) string {
+	return "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from
+}
+
+// formats returns the source format of each file: the request's from,
+// or the one its name and content tell.
+func (req convertRequest) formats(files []Upload) ([]string, error) {
+	froms := make([]string, len(files))
+	for i, f := range files {
+		froms[i] = req.from
+		if req.from == "" {
+			from, err := convert.Detect(f.Name, f.Data)
+			if err != nil {
+				return nil, fileError(err, files, i)
+			}
+			froms[i] = from
+		}
+		if !convert.CanConvert(froms[i], req.to) && slices.Contains(convert.Formats, froms[i]) {
+			return nil, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: "to", Issue: toIssue(froms[i])})
+		}
+	}
+	return froms, nil
+}
+
+// answer returns the response body and its media type: the one output,
+// the merged PDF, or a ZIP of the outputs.
+func (req convertRequest) answer(files []Upload, results []convert.Result) ([]byte, string, error) {
+	outs := make([][]byte, len(results))
+	for i, res := range results {
+		outs[i] = res.PDF
+	}
+	switch {
+	case len(outs) == 1:
+		return outs[0], contentTypes[req.to], nil
+	case req.merge:
+		pdf, err := pdfmerge.Merge(outs)
+		return pdf, contentTypes[convert.ToPDF], err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Name
+	}
+	z, err := zipOf(entryNames(names, req.to), outs)
+	return z, "application/zip", err
+}
+
+// convertAll converts files (of formats froms) as req asks, as many at
+// once as the pool has workers. The first failure cancels the others
+// and is answered, naming its file.
+func (req convertRequest) convertAll(parent context.Context, pool *convert.Pool, files []Upload, froms []string) ([]convert.Result, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	results := make([]convert.Result, len(files))
+	errs := make([]error, len(files))
+	slots := make(chan struct{}, max(1, pool.Status().Workers))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-ctx.Done():
+				return
+			}
+			if ctx.Err() == nil {
+				results[i], errs[i] = pool.ConvertWith(ctx, f.Data, froms[i], req.to, req.opts)
+			}
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs { // the first file that failed, not one cancelled because of it
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, fileError(convert.ToAPIError(err, pool.RetryAfter()), files, i)
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return nil, err // the client left
+	}
+	return results, nil
+}
+
+// fileError is the contract's error for err about the file files[i]: a
+// detail names the file ("file", or "file[i]" with several files, by
+// place and name), and so does the message with several files.
+func fileError(err error, files []Upload, i int) error {
+	err = convert.ToAPIError(err, 0)
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code == quire.CodeEngineBusy {
+		return err
+	}
+	field, issue, message := "file", qe.Message, qe.Message
+	if len(files) > 1 {
+		which := fmt.Sprintf("file %d (%q)", i+1, files[i].Name)
+		field, issue, message = fmt.Sprintf("file[%d]", i), which+": "+qe.Message, "In "+which+": "+qe.Message
+	}
+	return &quire.Error{Code: qe.Code, Message: message, Details: append([]quire.Detail{{Field: field, Issue: issue}}, qe.Details...)}
 }
 
 func ms(seconds float64) float64 { return seconds * 1000 }

@@ -12,11 +12,11 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 )
 
-// The query parameters of POST /v1/convert: the formats, then the
+// The query parameters of POST /v1/convert: the formats, merge, then the
 // conversion options (convert.JobOptions), named as Gotenberg's
 // LibreOffice route names those it has. Anything else is refused, with a
 // hint at the nearest known name.
-var convertParams = []string{"from", "to",
+var convertParams = []string{"from", "to", paramMerge,
 	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamPageRanges, convert.ParamLandscape,
 	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
 	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword}

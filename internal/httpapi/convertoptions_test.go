@@ -41,7 +41,7 @@ func TestConvertOptions(t *testing.T) {
 		"from=docx&maxImageResolution=150":              {"maxImageResolution": "reduceImageResolution=true"},
 		"from=md&to=docx&pdfa=PDF/A-1b":                 {"to": "need to=pdf"},
 		"from=html&password=x":                          {"password": "docx, doc, odt documents only"},
-		"pdfa=PDF/A-9":                                  {"from": "is required", "pdfa": "must be one of"},
+		"from=pages&pdfa=PDF/A-9":                       {"from": "must be one of", "pdfa": "must be one of"},
 	} {
 		b := e.convert(key, query, "c.docx", docx.body).errorBody(t, 400, "VALIDATION_ERROR")
 		got := map[string]string{}

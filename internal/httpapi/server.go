@@ -49,6 +49,7 @@ type Options struct {
 	TrustedProxies   config.Prefixes // whose X-Forwarded-For is believed
 	AdminToken       string          // bearer token of operator endpoints; empty: none
 	ConvertMaxBytes  int64           // largest document to convert
+	ConvertMaxFiles  int             // most files in one conversion request; 0: 10
 	SignMemoryBudget int64           // memory the signing routes may hold at once (budget.go); 0: unbounded
 	ReadTimeout      time.Duration   // longest time to read a request, body included
 	WriteTimeout     time.Duration   // longest time to write an answer, from its first byte

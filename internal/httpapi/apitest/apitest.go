@@ -139,7 +139,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Annotate: s.Annotate, DB: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, TrustedProxies: cfg.TrustedProxies,
+		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
 			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 			CORSOrigins: cfg.CORSOrigins})
 	srv := httptest.NewUnstartedServer(s.API)

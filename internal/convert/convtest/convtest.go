@@ -1,0 +1,169 @@
+// Package convtest makes small documents of each format the conversion
+// engine takes, for the tests and the benchmark: written here, so that
+// they need no corpus, with a known text on each page.
+package convtest
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+)
+
+// A ZIP package is written part by part, in order.
+type part struct{ name, body string }
+
+// pack writes parts into a ZIP package. An ODF mimetype part is stored
+// uncompressed, as the format asks.
+func pack(parts []part) []byte {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, p := range parts {
+		h := &zip.FileHeader{Name: p.name, Method: zip.Deflate}
+		if p.name == "mimetype" {
+			h.Method = zip.Store
+		}
+		w, _ := z.CreateHeader(h) // writes to memory: cannot fail
+		io.WriteString(w, p.body)
+	}
+	z.Close()
+	return b.Bytes()
+}
+
+const xmlHead = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n"
+
+// CSV returns a table of rows rows and three columns: a header, then
+// "row N" with two numbers.
+func CSV(rows int) []byte {
+	var b strings.Builder
+	b.WriteString("name,value,square\n")
+	for i := 1; i <= rows; i++ {
+		fmt.Fprintf(&b, "row %d,%d,%d\n", i, i, i*i)
+	}
+	return []byte(b.String())
+}
+
+// XLSX returns a workbook of one sheet holding the table CSV(rows) holds.
+func XLSX(rows int) []byte {
+	var sheet strings.Builder
+	sheet.WriteString(xmlHead + `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`)
+	cell := func(ref, text string) string {
+		return fmt.Sprintf(`<c r="%s" t="inlineStr"><is><t>%s</t></is></c>`, ref, html.EscapeString(text))
+	}
+	num := func(ref string, v int) string { return fmt.Sprintf(`<c r="%s"><v>%d</v></c>`, ref, v) }
+	fmt.Fprintf(&sheet, `<row r="1">%s%s%s</row>`, cell("A1", "name"), cell("B1", "value"), cell("C1", "square"))
+	for i := 1; i <= rows; i++ {
+		r := i + 1
+		fmt.Fprintf(&sheet, `<row r="%d">%s%s%s</row>`, r, cell(fmt.Sprintf("A%d", r), fmt.Sprintf("row %d", i)), num(fmt.Sprintf("B%d", r), i), num(fmt.Sprintf("C%d", r), i*i))
+	}
+	sheet.WriteString(`</sheetData></worksheet>`)
+	return pack([]part{
+		{"[Content_Types].xml", xmlHead + `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>`},
+		{"_rels/.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>`},
+		{"xl/workbook.xml", xmlHead + `<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Table" sheetId="1" r:id="rId1"/></sheets></workbook>`},
+		{"xl/_rels/workbook.xml.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`},
+		{"xl/worksheets/sheet1.xml", sheet.String()},
+	})
+}
+
+// PPTX returns a presentation of the given number of slides, slide N
+// titled "Slide N".
+func PPTX(slides int) []byte {
+	const (
+		nsP = `xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"`
+		rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+		ct  = "application/vnd.openxmlformats-officedocument.presentationml."
+	)
+	types := `<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>` +
+		`<Override PartName="/ppt/presentation.xml" ContentType="` + ct + `presentation.main+xml"/>` +
+		`<Override PartName="/ppt/slideMasters/slideMaster1.xml" ContentType="` + ct + `slideMaster+xml"/>` +
+		`<Override PartName="/ppt/slideLayouts/slideLayout1.xml" ContentType="` + ct + `slideLayout+xml"/>` +
+		`<Override PartName="/ppt/theme/theme1.xml" ContentType="application/vnd.openxmlformats-officedocument.theme+xml"/>`
+	presRels := `<Relationship Id="rId1" Type="` + rel + `slideMaster" Target="slideMasters/slideMaster1.xml"/><Relationship Id="rId2" Type="` + rel + `theme" Target="theme/theme1.xml"/>`
+	var ids strings.Builder
+	var parts []part
+	for i := 1; i <= slides; i++ {
+		types += fmt.Sprintf(`<Override PartName="/ppt/slides/slide%d.xml" ContentType="%sslide+xml"/>`, i, ct)
+		presRels += fmt.Sprintf(`<Relationship Id="rId%d" Type="%sslide" Target="slides/slide%d.xml"/>`, i+2, rel, i)
+		fmt.Fprintf(&ids, `<p:sldId id="%d" r:id="rId%d"/>`, 255+i, i+2)
+		parts = append(parts,
+			part{fmt.Sprintf("ppt/slides/slide%d.xml", i), xmlHead + `<p:sld ` + nsP + `><p:cSld><p:spTree>` + emptyGroup +
+				fmt.Sprintf(`<p:sp><p:nvSpPr><p:cNvPr id="2" name="Title"/><p:cNvSpPr/><p:nvPr/></p:nvSpPr><p:spPr><a:xfrm><a:off x="838200" y="365125"/><a:ext cx="10515600" cy="1325563"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr><p:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US" sz="4400"/><a:t>Slide %d</a:t></a:r></a:p></p:txBody></p:sp>`, i) +
+				`</p:spTree></p:cSld></p:sld>`},
+			part{fmt.Sprintf("ppt/slides/_rels/slide%d.xml.rels", i), xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="` + rel + `slideLayout" Target="../slideLayouts/slideLayout1.xml"/></Relationships>`})
+	}
+	return pack(append([]part{
+		{"[Content_Types].xml", xmlHead + `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` + types + `</Types>`},
+		{"_rels/.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="` + rel + `officeDocument" Target="ppt/presentation.xml"/></Relationships>`},
+		{"ppt/presentation.xml", xmlHead + `<p:presentation ` + nsP + `><p:sldMasterIdLst><p:sldMasterId id="2147483648" r:id="rId1"/></p:sldMasterIdLst><p:sldIdLst>` + ids.String() + `</p:sldIdLst><p:sldSz cx="12192000" cy="6858000"/><p:notesSz cx="6858000" cy="9144000"/></p:presentation>`},
+		{"ppt/_rels/presentation.xml.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + presRels + `</Relationships>`},
+		{"ppt/slideMasters/slideMaster1.xml", xmlHead + `<p:sldMaster ` + nsP + `><p:cSld><p:spTree>` + emptyGroup + `</p:spTree></p:cSld><p:clrMap bg1="lt1" tx1="dk1" bg2="lt2" tx2="dk2" accent1="accent1" accent2="accent2" accent3="accent3" accent4="accent4" accent5="accent5" accent6="accent6" hlink="hlink" folHlink="folHlink"/><p:sldLayoutIdLst><p:sldLayoutId id="2147483649" r:id="rId1"/></p:sldLayoutIdLst></p:sldMaster>`},
+		{"ppt/slideMasters/_rels/slideMaster1.xml.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="` + rel + `slideLayout" Target="../slideLayouts/slideLayout1.xml"/><Relationship Id="rId2" Type="` + rel + `theme" Target="../theme/theme1.xml"/></Relationships>`},
+		{"ppt/slideLayouts/slideLayout1.xml", xmlHead + `<p:sldLayout ` + nsP + ` type="blank"><p:cSld name="Blank"><p:spTree>` + emptyGroup + `</p:spTree></p:cSld></p:sldLayout>`},
+		{"ppt/slideLayouts/_rels/slideLayout1.xml.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="` + rel + `slideMaster" Target="../slideMasters/slideMaster1.xml"/></Relationships>`},
+		{"ppt/theme/theme1.xml", xmlHead + theme},
+	}, parts...))
+}
+
+// emptyGroup is the group properties every shape tree starts with.
+const emptyGroup = `<p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr><p:grpSpPr/>`
+
+// theme is a minimal DrawingML theme: colours, fonts and the format
+// scheme a presentation's master refers to.
+const theme = `<a:theme xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" name="Plain"><a:themeElements>` +
+	`<a:clrScheme name="Plain"><a:dk1><a:srgbClr val="000000"/></a:dk1><a:lt1><a:srgbClr val="FFFFFF"/></a:lt1><a:dk2><a:srgbClr val="1F1F1F"/></a:dk2><a:lt2><a:srgbClr val="EEEEEE"/></a:lt2>` +
+	`<a:accent1><a:srgbClr val="4472C4"/></a:accent1><a:accent2><a:srgbClr val="ED7D31"/></a:accent2><a:accent3><a:srgbClr val="A5A5A5"/></a:accent3><a:accent4><a:srgbClr val="FFC000"/></a:accent4><a:accent5><a:srgbClr val="5B9BD5"/></a:accent5><a:accent6><a:srgbClr val="70AD47"/></a:accent6>` +
+	`<a:hlink><a:srgbClr val="0563C1"/></a:hlink><a:folHlink><a:srgbClr val="954F72"/></a:folHlink></a:clrScheme>` +
+	`<a:fontScheme name="Plain"><a:majorFont><a:latin typeface="Liberation Sans"/><a:ea typeface=""/><a:cs typeface=""/></a:majorFont><a:minorFont><a:latin typeface="Liberation Sans"/><a:ea typeface=""/><a:cs typeface=""/></a:minorFont></a:fontScheme>` +
+	`<a:fmtScheme name="Plain"><a:fillStyleLst><a:solidFill><a:schemeClr val="phClr"/></a:solidFill><a:solidFill><a:schemeClr val="phClr"/></a:solidFill><a:solidFill><a:schemeClr val="phClr"/></a:solidFill></a:fillStyleLst>` +
+	`<a:lnStyleLst><a:ln w="6350"><a:solidFill><a:schemeClr val="phClr"/></a:solidFill></a:ln><a:ln w="12700"><a:solidFill><a:schemeClr val="phClr"/></a:solidFill></a:ln><a:ln w="19050"><a:solidFill><a:schemeClr val="phClr"/></a:solidFill></a:ln></a:lnStyleLst>` +
+	`<a:effectStyleLst><a:effectStyle><a:effectLst/></a:effectStyle><a:effectStyle><a:effectLst/></a:effectStyle><a:effectStyle><a:effectLst/></a:effectStyle></a:effectStyleLst>` +
+	`<a:bgFillStyleLst><a:solidFill><a:schemeClr val="phClr"/></a:solidFill><a:solidFill><a:schemeClr val="phClr"/></a:solidFill><a:solidFill><a:schemeClr val="phClr"/></a:solidFill></a:bgFillStyleLst></a:fmtScheme>` +
+	`</a:themeElements></a:theme>`
+
+// ODS returns an OpenDocument spreadsheet holding the table CSV(rows)
+// holds.
+func ODS(rows int) []byte {
+	var b strings.Builder
+	row := func(cells ...string) {
+		b.WriteString("<table:table-row>")
+		for _, c := range cells {
+			fmt.Fprintf(&b, `<table:table-cell office:value-type="string"><text:p>%s</text:p></table:table-cell>`, html.EscapeString(c))
+		}
+		b.WriteString("</table:table-row>")
+	}
+	row("name", "value", "square")
+	for i := 1; i <= rows; i++ {
+		row(fmt.Sprintf("row %d", i), fmt.Sprint(i), fmt.Sprint(i*i))
+	}
+	return odf("spreadsheet", `<office:spreadsheet><table:table table:name="Table"><table:table-column table:number-columns-repeated="3"/>`+b.String()+`</table:table></office:spreadsheet>`)
+}
+
+// ODP returns an OpenDocument presentation of the given number of
+// slides, slide N reading "Slide N".
+func ODP(slides int) []byte {
+	var b strings.Builder
+	for i := 1; i <= slides; i++ {
+		fmt.Fprintf(&b, `<draw:page draw:name="page%d" draw:master-page-name="Default"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" svg:height="3cm"><draw:text-box><text:p>Slide %d</text:p></draw:text-box></draw:frame></draw:page>`, i, i)
+	}
+	return odf("presentation", `<office:presentation>`+b.String()+`</office:presentation>`)
+}
+
+// odf packs the body of an OpenDocument of the given kind
+// ("spreadsheet", "presentation") with its mimetype and manifest.
+func odf(kind, body string) []byte {
+	mime := "application/vnd.oasis.opendocument." + kind
+	styles := ""
+	if kind == "presentation" {
+		styles = `<office:master-styles><style:master-page style:name="Default"/></office:master-styles>`
+	}
+	const ns = `xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2"`
+	return pack([]part{
+		{"mimetype", mime},
+		{"META-INF/manifest.xml", xmlHead + `<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="` + mime + `"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/><manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/></manifest:manifest>`},
+		{"styles.xml", xmlHead + `<office:document-styles ` + ns + `>` + styles + `</office:document-styles>`},
+		{"content.xml", xmlHead + `<office:document-content ` + ns + `><office:body>` + body + `</office:body></office:document-content>`},
+	})
+}

@@ -1,0 +1,193 @@
+package convert
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// A document's format is told by its content where the content says it:
+// an OOXML package by the content type of its main part, an OpenDocument
+// package by its mimetype entry, a legacy binary document by the streams
+// of its compound file, RTF by its signature. Text formats (CSV,
+// Markdown, HTML) say nothing reliable about themselves, so for them the
+// file's name decides, and markup without a name is HTML.
+
+// ooxmlMainParts are the main parts of the OOXML formats.
+var ooxmlMainParts = map[string]string{
+	FromDOCX: "word/document.xml",
+	FromXLSX: "xl/workbook.xml",
+	FromPPTX: "ppt/presentation.xml",
+}
+
+// ooxmlContentTypes are the content types of the main parts, as
+// [Content_Types].xml names them, by format; macro-enabled and template
+// variants are the same documents to a converter.
+var ooxmlContentTypes = []struct{ format, contentType string }{
+	{FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"},
+	{FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"},
+	{FromDOCX, "application/vnd.ms-word.document.macroEnabled.main+xml"},
+	{FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"},
+	{FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml"},
+	{FromXLSX, "application/vnd.ms-excel.sheet.macroEnabled.main+xml"},
+	{FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"},
+	{FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml"},
+	{FromPPTX, "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml"},
+}
+
+// odfMimeTypes are the mimetype entries of the OpenDocument formats.
+var odfMimeTypes = map[string]string{
+	FromODT: "application/vnd.oasis.opendocument.text",
+	FromODS: "application/vnd.oasis.opendocument.spreadsheet",
+	FromODP: "application/vnd.oasis.opendocument.presentation",
+}
+
+// cfbStreams are the main streams of the legacy binary formats ("Book"
+// is Excel 5's).
+var cfbStreams = map[string][]string{
+	FromDOC: {"WordDocument"},
+	FromXLS: {"Workbook", "Book"},
+	FromPPT: {"PowerPoint Document"},
+}
+
+// formatNames name the formats that detectContent tells, for messages.
+var formatNames = map[string]string{
+	FromDOCX: "a Word document (docx)",
+	FromXLSX: "an Excel workbook (xlsx)",
+	FromPPTX: "a PowerPoint presentation (pptx)",
+	FromODT:  "an OpenDocument text (odt)",
+	FromODS:  "an OpenDocument spreadsheet (ods)",
+	FromODP:  "an OpenDocument presentation (odp)",
+	FromDOC:  "a Word 97-2003 document (doc)",
+	FromXLS:  "an Excel 97-2003 workbook (xls)",
+	FromPPT:  "a PowerPoint 97-2003 presentation (ppt)",
+}
+
+// textExtensions are the file name extensions that tell a text format.
+var textExtensions = map[string]string{
+	".csv": FromCSV, ".md": FromMarkdown, ".markdown": FromMarkdown, ".html": FromHTML, ".htm": FromHTML,
+}
+
+// Detect returns the format of in (one of Formats), from its content,
+// or else from its name: a text file's, and a damaged or encrypted
+// document's, whose content does not tell (Convert then says what is
+// wrong with it). Its errors match ErrInvalidFormat (not a document it
+// can tell) or ErrEncrypted (a password-protected OOXML file, whose kind
+// its encryption hides, under a name that does not tell it).
+func Detect(name string, in []byte) (string, error) {
+	if f := detectContent(in); f != "" {
+		return f, nil
+	}
+	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
+	switch named := strings.TrimPrefix(ext, "."); {
+	case len(in) > 0 && !isBinary(in) && textExtensions[ext] != "":
+		return textExtensions[ext], nil
+	case len(in) > 0 && !isBinary(in) && bytes.HasPrefix(trimText(in), []byte("<")):
+		return FromHTML, nil
+	case slices.Contains(Formats, named) && textExtensions[ext] == "":
+		// A damaged or encrypted document of the format its name says:
+		// sniff tells which.
+		return named, nil
+	case isEncryptedOOXML(in):
+		return "", ErrEncrypted
+	}
+	return "", undetected(fmt.Sprintf("cannot tell the format of %s (it looks like %s); name the format with from (%s)",
+		quoteName(name), describe(in), strings.Join(Formats, ", ")))
+}
+
+// undetected is Detect's error: ErrInvalidFormat, in words of its own
+// (there was no declared format).
+type undetected string
+
+func (e undetected) Error() string        { return string(e) }
+func (e undetected) Is(target error) bool { return target == ErrInvalidFormat }
+
+func quoteName(name string) string {
+	if name == "" {
+		return "the file"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// detectContent returns the format that in's content tells, or "".
+func detectContent(in []byte) string {
+	switch {
+	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
+		z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
+		if err != nil {
+			return ""
+		}
+		if f := ooxmlFormat(z); f != "" {
+			return f
+		}
+		return odfFormat(z)
+	case isCFB(in):
+		f, err := parseCFB(in)
+		if err != nil {
+			return ""
+		}
+		return cfbFormat(f)
+	case bytes.HasPrefix(trimText(in), []byte(`{\rtf`)):
+		return FromRTF
+	}
+	return ""
+}
+
+// ooxmlFormat returns the OOXML format of the package z: the one whose
+// main content type [Content_Types].xml declares, or without one, the
+// one whose main part z holds; "" if none.
+func ooxmlFormat(z *zip.Reader) string {
+	types := readZIPFile(zipFile(z, "[Content_Types].xml"), 1<<20)
+	for _, t := range ooxmlContentTypes {
+		if bytes.Contains(types, []byte(`"`+t.contentType+`"`)) {
+			return t.format
+		}
+	}
+	for _, f := range []string{FromDOCX, FromXLSX, FromPPTX} {
+		if zipFile(z, ooxmlMainParts[f]) != nil {
+			return f
+		}
+	}
+	return ""
+}
+
+// odfFormat returns the OpenDocument format that the mimetype entry of z
+// names, or "".
+func odfFormat(z *zip.Reader) string {
+	m := strings.TrimSpace(string(readZIPFile(zipFile(z, "mimetype"), 100)))
+	for f, mime := range odfMimeTypes {
+		if m == mime {
+			return f
+		}
+	}
+	return ""
+}
+
+// cfbFormat returns the legacy format whose main stream f holds, or "".
+func cfbFormat(f *cfbFile) string {
+	for _, format := range []string{FromDOC, FromXLS, FromPPT} {
+		for _, name := range cfbStreams[format] {
+			if _, ok := f.stream(name); ok {
+				return format
+			}
+		}
+	}
+	return ""
+}
+
+// isEncryptedOOXML reports whether in is a compound file holding an
+// encrypted OOXML package.
+func isEncryptedOOXML(in []byte) bool {
+	if !isCFB(in) {
+		return false
+	}
+	f, err := parseCFB(in)
+	if err != nil {
+		return false
+	}
+	_, ok := f.stream("EncryptionInfo")
+	return ok
+}
