@@ -5,7 +5,8 @@
 // A 204 from intake means the events are committed. To keep that promise
 // fast, concurrent requests share transactions (group commit): one writer
 // takes everything queued while the previous commit was running, lets the
-// requests being read join, and commits it at once. A commit only
+// requests being read join, waits briefly for the clients it answered
+// last, and commits it at once. A commit only
 // appends (on SQLite one row per event, the raw event); the writer counts
 // the committed opens into the per-document figures in bulk, and reports
 // count first. The queue is bounded; when the database falls behind,
@@ -42,6 +43,7 @@ type Options struct {
 	QueueLength   int           // requests waiting for a commit before 503
 	MaxBatch      int           // events per transaction
 	CommitTimeout time.Duration // longest time one commit may take
+	GatherWait    time.Duration // longest wait for the next expected request (gather); 0: none
 	Retention     time.Duration // how long raw events are kept
 	MetadataBytes int           // largest metadata object stored as sent
 	Logger        *slog.Logger
@@ -58,6 +60,9 @@ type Service struct {
 	closed  bool
 	stopped chan struct{}
 	m       intakeMetrics
+	// answered is how many requests the last commit answered: the
+	// writer's own, read by gather only.
+	answered int
 }
 
 type job struct {
@@ -172,12 +177,11 @@ const maxYields = 5
 // requests being read and parsed, and takes what they queued, up to
 // maxYields times. A larger batch shares one commit (and its fsync) among
 // more requests; yielding, unlike sleeping, costs nothing when nothing
-// else is running. Measured here with 64 clients on SQLite: about 23
-// events per commit instead of 16, and 3% more requests per second; a
-// 200 µs sleep instead gave 50 events per commit but 20% fewer requests
-// per second, the writer being the bottleneck.
+// else is running. Last, it waits for the clients the last commit
+// answered (await).
 func (s *Service) gather(first *job) []*job {
 	batch, n := s.take([]*job{first}, len(first.events))
+	expected := len(batch) + s.answered
 	for range maxYields {
 		if n >= s.opt.MaxBatch {
 			break
@@ -186,6 +190,41 @@ func (s *Service) gather(first *job) []*job {
 		had := len(batch)
 		if batch, n = s.take(batch, n); len(batch) == had {
 			break
+		}
+	}
+	return s.await(batch, n, expected)
+}
+
+// awaitRounds bounds the wait of await: GatherWait between arrivals,
+// awaitRounds times that in all.
+const awaitRounds = 4
+
+// await adds to batch, which holds n events, the requests that arrive
+// until it holds expected requests: keep-alive clients under load send
+// again as soon as they are answered, and without the wait they fall in
+// two cohorts that take turns, each commit (and its fsync) taking half of
+// them while the other half is being answered and read. It waits while
+// they keep arriving, each within GatherWait of the last, up to
+// awaitRounds GatherWait in all; a lone client (one request answered) is
+// never kept waiting. Measured with wrk, 64 clients on SQLite: about 57
+// events per commit instead of 30, and 20-45% more requests per second.
+func (s *Service) await(batch []*job, n, expected int) []*job {
+	if s.opt.GatherWait <= 0 || s.answered < 2 {
+		return batch
+	}
+	gap := time.NewTimer(s.opt.GatherWait)
+	defer gap.Stop()
+	end := time.Now().Add(awaitRounds * s.opt.GatherWait)
+	for len(batch) < expected && n < s.opt.MaxBatch && time.Now().Before(end) {
+		select {
+		case j, ok := <-s.queue:
+			if !ok {
+				return batch
+			}
+			batch, n = s.take(append(batch, j), n+len(j.events))
+			gap.Reset(s.opt.GatherWait)
+		case <-gap.C:
+			return batch
 		}
 	}
 	return batch
@@ -228,6 +267,7 @@ func (s *Service) count() int {
 // the batch fails, each request is retried alone, so one request that
 // cannot be stored does not fail the others.
 func (s *Service) commit(batch []*job) int {
+	s.answered = len(batch)
 	events := make([]quire.OpenEvent, 0, len(batch)) // one event per request is the usual case
 	for _, j := range batch {
 		events = append(events, j.events...)
