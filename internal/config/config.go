@@ -134,7 +134,7 @@ func (c *Config) Settings() []Setting {
 		{"collect-queue", "QUIRE_COLLECT_QUEUE", "telemetry requests waiting for a database commit; beyond it /v1/collect answers 503 with Retry-After", (*intValue)(&c.CollectQueue), false},
 		{"collect-batch", "QUIRE_COLLECT_BATCH", "most telemetry events committed in one transaction (group commit)", (*intValue)(&c.CollectBatch), false},
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
-		{"collect-gather-wait", "QUIRE_COLLECT_GATHER_WAIT", "how long a telemetry commit waits for the next of the clients the last one answered (at most 4 times that in all; 0: never waits)", (*durationValue)(&c.CollectGatherWait), false},
+		{"collect-gather-wait", "QUIRE_COLLECT_GATHER_WAIT", "how long a telemetry commit waits, at a time, for the clients the last one answered to send again (up to 4 times, while they keep arriving; 0: never waits)", (*durationValue)(&c.CollectGatherWait), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
@@ -194,7 +194,7 @@ func Default() Config {
 		CollectQueue:         4096,
 		CollectBatch:         2000,
 		CollectCommitTimeout: 10 * time.Second,
-		CollectGatherWait:    time.Millisecond,
+		CollectGatherWait:    500 * time.Microsecond,
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
 

@@ -43,7 +43,7 @@ type Options struct {
 	QueueLength   int           // requests waiting for a commit before 503
 	MaxBatch      int           // events per transaction
 	CommitTimeout time.Duration // longest time one commit may take
-	GatherWait    time.Duration // longest wait for the next expected request (gather); 0: none
+	GatherWait    time.Duration // one sleep of the writer waiting for the clients it answered (await); 0: none
 	Retention     time.Duration // how long raw events are kept
 	MetadataBytes int           // largest metadata object stored as sent
 	Logger        *slog.Logger
@@ -195,36 +195,32 @@ func (s *Service) gather(first *job) []*job {
 	return s.await(batch, n, expected)
 }
 
-// awaitRounds bounds the wait of await: GatherWait between arrivals,
-// awaitRounds times that in all.
+// awaitRounds bounds the wait of await to that many GatherWait.
 const awaitRounds = 4
 
 // await adds to batch, which holds n events, the requests that arrive
 // until it holds expected requests: keep-alive clients under load send
 // again as soon as they are answered, and without the wait they fall in
 // two cohorts that take turns, each commit (and its fsync) taking half of
-// them while the other half is being answered and read. It waits while
-// they keep arriving, each within GatherWait of the last, up to
-// awaitRounds GatherWait in all; a lone client (one request answered) is
-// never kept waiting. Measured with wrk, 64 clients on SQLite: about 57
-// events per commit instead of 30, and 20-45% more requests per second.
+// them while the other half is being answered and read. It sleeps
+// GatherWait at a time, while requests keep arriving, up to awaitRounds
+// times; a lone client (one request answered) is never kept waiting.
+// Sleeping rather than waking at each arrival spares the requests a
+// wake-up of the writer each. Measured with wrk, 64 clients on SQLite:
+// about 57 events per commit instead of 30, and 20-45% more requests per
+// second.
 func (s *Service) await(batch []*job, n, expected int) []*job {
 	if s.opt.GatherWait <= 0 || s.answered < 2 {
 		return batch
 	}
-	gap := time.NewTimer(s.opt.GatherWait)
-	defer gap.Stop()
-	end := time.Now().Add(awaitRounds * s.opt.GatherWait)
-	for len(batch) < expected && n < s.opt.MaxBatch && time.Now().Before(end) {
-		select {
-		case j, ok := <-s.queue:
-			if !ok {
-				return batch
-			}
-			batch, n = s.take(append(batch, j), n+len(j.events))
-			gap.Reset(s.opt.GatherWait)
-		case <-gap.C:
-			return batch
+	for range awaitRounds {
+		if len(batch) >= expected || n >= s.opt.MaxBatch {
+			break
+		}
+		time.Sleep(s.opt.GatherWait)
+		had := len(batch)
+		if batch, n = s.take(batch, n); len(batch) == had {
+			break
 		}
 	}
 	return batch

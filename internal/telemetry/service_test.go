@@ -161,7 +161,7 @@ func (g *gated) RecordOpens(ctx context.Context, events []quire.OpenEvent) error
 func TestGatherWaitsForTheClientsItAnswered(t *testing.T) {
 	g := &gated{DB: storetest.Open(t, storetest.URL(t, "sqlite")), entered: make(chan struct{}), open: make(chan struct{}), sizes: make(chan int, 10)}
 	opt := testOptions()
-	opt.GatherWait = time.Minute // as long as it takes
+	opt.GatherWait = 2 * time.Second // far longer than the 50 ms between the requests
 	s := New(g, opt)
 	defer s.Close()
 	errs := make(chan error, 6)
