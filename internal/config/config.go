@@ -194,7 +194,7 @@ func Default() Config {
 		CollectQueue:         4096,
 		CollectBatch:         2000,
 		CollectCommitTimeout: 10 * time.Second,
-		CollectGatherWait:    500 * time.Microsecond,
+		CollectGatherWait:    0, // see docs/configuration.md: it pays only where fsync is slow
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
 
