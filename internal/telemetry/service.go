@@ -212,7 +212,7 @@ const awaitRounds = 4
 // wake-up of the writer each. Measured with wrk, 64 clients on SQLite:
 // about 57 events per commit instead of 30; 35-45% more requests per
 // second (a first version, woken at each arrival) while commits took
-// 2 ms on a busy disk, but 25-40% fewer (either version) when they took
+// 2 ms on a busy disk, but 25-50% fewer (either version) when they took
 // 1.5 ms and a round of answers and requests took longer than the commit
 // it would share: hence off by default.
 func (s *Service) await(batch []*job, n, expected int) []*job {
