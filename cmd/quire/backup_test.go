@@ -80,16 +80,13 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 					return
 				default:
 				}
-				mu.Lock()
-				before := !backupAWent
-				mu.Unlock()
 				id := fmt.Sprintf("evt-%d-%d", g, i)
 				pdf := signPDF(t, in, keys[i%len(keys)], id)
 				if pdf == nil {
 					return
 				}
-				mu.Lock()
-				docs = append(docs, signed{pdf, id, before})
+				mu.Lock() // in backup A only if signed before it began: one still in flight then may miss it
+				docs = append(docs, signed{pdf, id, !backupAWent})
 				mu.Unlock()
 			}
 		}()
