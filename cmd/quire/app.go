@@ -86,7 +86,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,
 		}),
 		telemetry: telemetry.New(db, telemetry.Options{
-			QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout,
+			QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout, GatherWait: cfg.CollectGatherWait,
 			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), Logger: log, Registerer: reg,
 		}),
 	}, nil

@@ -20,7 +20,7 @@ func collectBody(docID string) string {
 
 // TestCrashLosesNoAcknowledgedEvent posts events from several clients,
 // kills the server with SIGKILL in the middle, restarts it, and checks that
-// every event answered 204 was counted.
+// every event answered 204 was counted, and none twice.
 func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
@@ -66,17 +66,29 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			if out, err := runCLI(t, data, env, "usage", "--json"); err != nil {
 				t.Fatalf("usage after restart (%v):\n%s", err, out)
 			}
-			counted := map[string]bool{}
-			rows, err := storetest.SQL(t, dbURL).Query(`SELECT document_id FROM documents WHERE opens >= 1`)
+			counted, twice := map[string]bool{}, 0
+			raw := storetest.SQL(t, dbURL)
+			rows, err := raw.Query(`SELECT document_id, opens FROM documents`)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for rows.Next() {
 				var id string
-				rows.Scan(&id)
+				var opens int64
+				rows.Scan(&id, &opens)
 				counted[id] = true
+				if opens != 1 { // every document was sent once
+					twice++
+				}
 			}
 			rows.Close()
+			var events, dayOpens int
+			if err := raw.QueryRow(`SELECT (SELECT COUNT(*) FROM telemetry_events), (SELECT COALESCE(SUM(opens), 0) FROM document_days)`).Scan(&events, &dayOpens); err != nil {
+				t.Fatal(err)
+			}
+			if twice > 0 || events != len(counted) || dayOpens != events {
+				t.Errorf("%d documents counted more than once; %d events stored, %d documents and %d opens counted: want them equal", twice, events, len(counted), dayOpens)
+			}
 			lost := 0
 			for _, id := range acked {
 				if !counted[id] {

@@ -57,6 +57,7 @@ type Config struct {
 	CollectQueue         int
 	CollectBatch         int
 	CollectCommitTimeout time.Duration
+	CollectGatherWait    time.Duration
 	TelemetryRetention   time.Duration
 	TelemetryMetadata    Bytes
 
@@ -138,6 +139,7 @@ func (c *Config) Settings() []Setting {
 		{"collect-queue", "QUIRE_COLLECT_QUEUE", "telemetry requests waiting for a database commit; beyond it /v1/collect answers 503 with Retry-After", (*intValue)(&c.CollectQueue), false},
 		{"collect-batch", "QUIRE_COLLECT_BATCH", "most telemetry events committed in one transaction (group commit)", (*intValue)(&c.CollectBatch), false},
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
+		{"collect-gather-wait", "QUIRE_COLLECT_GATHER_WAIT", "how long a telemetry commit waits, at a time, for the clients the last one answered to send again (up to 4 times, while they keep arriving; 0: never waits)", (*durationValue)(&c.CollectGatherWait), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
@@ -201,6 +203,7 @@ func Default() Config {
 		CollectQueue:         4096,
 		CollectBatch:         2000,
 		CollectCommitTimeout: 10 * time.Second,
+		CollectGatherWait:    0, // see docs/configuration.md: it pays only where fsync is slow
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
 
@@ -322,6 +325,9 @@ func (c *Config) Check() error {
 	}
 	if c.CollectQueue < 1 || c.CollectBatch < 1 {
 		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")
+	}
+	if c.CollectGatherWait < 0 || c.CollectGatherWait > time.Second {
+		return fmt.Errorf("QUIRE_COLLECT_GATHER_WAIT must be from 0 to 1s")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("QUIRE_TLS_CERT and QUIRE_TLS_KEY go together")

@@ -50,12 +50,16 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		if allowed != "*" {
 			h.Add("Vary", "Origin")
 		}
-		if allowed != "" {
-			h.Set("Access-Control-Allow-Origin", allowed)
-			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		if allowed != "" { // canonical keys, set without Set's check: every answer pays it
+			h["Access-Control-Allow-Origin"] = []string{allowed}
+			h["Access-Control-Expose-Headers"] = []string{corsExposeHeaders}
+		}
+		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+			next.ServeHTTP(w, r)
+			return
 		}
 		methods := s.methods(r.URL.Path)
-		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" || methods == "" {
+		if methods == "" {
 			next.ServeHTTP(w, r) // unknown paths get their 404 with the headers
 			return
 		}

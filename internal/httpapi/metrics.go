@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,19 @@ type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	series   sync.Map // seriesKey → series: the vectors' children, looked up once
+}
+
+// seriesKey names the time series of a request; its values are bounded:
+// route patterns, methodLabel, statuses.
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func newMetrics(reg *prometheus.Registry, db Pinger) *metrics {
@@ -47,8 +61,14 @@ func newMetrics(reg *prometheus.Registry, db Pinger) *metrics {
 }
 
 func (m *metrics) observe(route, method string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(elapsed.Seconds())
+	k := seriesKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, series{m.requests.WithLabelValues(route, method, strconv.Itoa(status)), m.latency.WithLabelValues(route, method)})
+	}
+	s := v.(series)
+	s.requests.Inc()
+	s.latency.Observe(elapsed.Seconds())
 }
 
 func (m *metrics) handler() http.Handler {

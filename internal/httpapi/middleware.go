@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quire-dev/quire"
@@ -48,7 +50,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		if !saneID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id} // the key is canonical: Set would check it again
 		ctx := context.WithValue(r.Context(), infoCtx{}, &requestInfo{id: id, srv: s})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -66,10 +68,21 @@ func saneID(id string) bool {
 	return true
 }
 
+// requestIDs number the requests of this process after a random prefix
+// of its own: ids tell requests apart in logs and guard nothing, so they
+// need not be unpredictable, and counting is cheaper than reading random
+// bytes for every request.
+var requestIDs = struct {
+	prefix [4]byte
+	n      atomic.Uint64
+}{prefix: func() (b [4]byte) { rand.Read(b[:]); return b }()}
+
+// newRequestID returns 24 hex digits: 8 of the process, 16 of the count.
 func newRequestID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	var raw [12]byte
+	copy(raw[:4], requestIDs.prefix[:])
+	binary.BigEndian.PutUint64(raw[4:], requestIDs.n.Add(1))
+	return hex.EncodeToString(raw[:])
 }
 
 // recorder remembers the status and size of a response.
@@ -109,17 +122,18 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			rec.status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		route := infoOf(r.Context()).route
+		ri := infoOf(r.Context())
+		route := ri.route
 		if route == "" {
 			route = "unmatched"
 		}
 		s.metrics.observe(route, methodLabel(r.Method), rec.status, elapsed)
-		if infoOf(r.Context()).quiet && rec.status < 400 {
+		if ri.quiet && rec.status < 400 {
 			return
 		}
 		level := slog.LevelInfo
 		switch {
-		case infoOf(r.Context()).probe:
+		case ri.probe:
 			level = slog.LevelDebug
 		case rec.status == http.StatusServiceUnavailable: // shedding load, or the client went away
 			level = slog.LevelWarn

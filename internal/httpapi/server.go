@@ -215,7 +215,8 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		limit = s.opt.MaxBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		infoOf(r.Context()).quiet, infoOf(r.Context()).probe = rt.Quiet, rt.Probe
+		ri := infoOf(r.Context())
+		ri.quiet, ri.probe = rt.Quiet, rt.Probe
 		if r.ContentLength > limit {
 			s.fail(w, r, tooLarge(limit))
 			return

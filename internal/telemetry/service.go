@@ -5,7 +5,8 @@
 // A 204 from intake means the events are committed. To keep that promise
 // fast, concurrent requests share transactions (group commit): one writer
 // takes everything queued while the previous commit was running, lets the
-// requests being read join, and commits it at once. A commit only
+// requests being read join, waits briefly for the clients it answered
+// last when so configured, and commits it at once. A commit only
 // appends (on SQLite one row per event, the raw event); the writer counts
 // the committed opens into the per-document figures in bulk, and reports
 // count first. The queue is bounded; when the database falls behind,
@@ -42,6 +43,7 @@ type Options struct {
 	QueueLength   int           // requests waiting for a commit before 503
 	MaxBatch      int           // events per transaction
 	CommitTimeout time.Duration // longest time one commit may take
+	GatherWait    time.Duration // one sleep of the writer waiting for the clients it answered (await); 0: none
 	Retention     time.Duration // how long raw events are kept
 	MetadataBytes int           // largest metadata object stored as sent
 	Logger        *slog.Logger
@@ -58,6 +60,9 @@ type Service struct {
 	closed  bool
 	stopped chan struct{}
 	m       intakeMetrics
+	// answered is how many requests the last commit answered: the
+	// writer's own, read by gather only.
+	answered int
 }
 
 type job struct {
@@ -175,14 +180,50 @@ const maxYields = 5
 // else is running. Measured here with 64 clients on SQLite: about 23
 // events per commit instead of 16, and 3% more requests per second; a
 // 200 µs sleep instead gave 50 events per commit but 20% fewer requests
-// per second, the writer being the bottleneck.
+// per second, the writer being the bottleneck. Last, when so configured,
+// it waits for the clients the last commit answered (await).
 func (s *Service) gather(first *job) []*job {
 	batch, n := s.take([]*job{first}, len(first.events))
+	expected := len(batch) + s.answered
 	for range maxYields {
 		if n >= s.opt.MaxBatch {
 			break
 		}
 		runtime.Gosched()
+		had := len(batch)
+		if batch, n = s.take(batch, n); len(batch) == had {
+			break
+		}
+	}
+	return s.await(batch, n, expected)
+}
+
+// awaitRounds bounds the wait of await to that many GatherWait.
+const awaitRounds = 4
+
+// await adds to batch, which holds n events, the requests that arrive
+// until it holds expected requests: keep-alive clients under load send
+// again as soon as they are answered, and without the wait they fall in
+// two cohorts that take turns, each commit (and its fsync) taking half of
+// them while the other half is being answered and read. It sleeps
+// GatherWait at a time, while requests keep arriving, up to awaitRounds
+// times; a lone client (one request answered) is never kept waiting.
+// Sleeping rather than waking at each arrival spares the requests a
+// wake-up of the writer each. Measured with wrk, 64 clients on SQLite:
+// about 57 events per commit instead of 30; 35-45% more requests per
+// second (a first version, woken at each arrival) while commits took
+// 2 ms on a busy disk, but 25-50% fewer (either version) when they took
+// 1.5 ms and a round of answers and requests took longer than the commit
+// it would share: hence off by default.
+func (s *Service) await(batch []*job, n, expected int) []*job {
+	if s.opt.GatherWait <= 0 || s.answered < 2 {
+		return batch
+	}
+	for range awaitRounds {
+		if len(batch) >= expected || n >= s.opt.MaxBatch {
+			break
+		}
+		time.Sleep(s.opt.GatherWait)
 		had := len(batch)
 		if batch, n = s.take(batch, n); len(batch) == had {
 			break
@@ -228,6 +269,7 @@ func (s *Service) count() int {
 // the batch fails, each request is retried alone, so one request that
 // cannot be stored does not fail the others.
 func (s *Service) commit(batch []*job) int {
+	s.answered = len(batch)
 	events := make([]quire.OpenEvent, 0, len(batch)) // one event per request is the usual case
 	for _, j := range batch {
 		events = append(events, j.events...)

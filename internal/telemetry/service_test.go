@@ -134,3 +134,68 @@ func TestGatherYieldsToRequestsBeingRead(t *testing.T) {
 		t.Errorf("3 requests arriving together shared one commit in %d of 10 rounds, want at least 7", single)
 	}
 }
+
+// gated holds its first commit until open is closed, and records the
+// size of every commit.
+type gated struct {
+	*store.DB
+	entered, open chan struct{}
+	sizes         chan int
+}
+
+func (g *gated) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
+	select {
+	case g.entered <- struct{}{}:
+		<-g.open
+	default:
+	}
+	g.sizes <- len(events)
+	return g.DB.RecordOpens(ctx, events)
+}
+
+// TestGatherWaitsForTheClientsItAnswered makes the writer answer two
+// requests in one commit, then sends three requests 50 ms apart: the
+// writer, expecting both clients back, keeps the first waiting for them,
+// and commits the three at once. Without the wait, the first would be
+// committed alone.
+func TestGatherWaitsForTheClientsItAnswered(t *testing.T) {
+	g := &gated{DB: storetest.Open(t, storetest.URL(t, "sqlite")), entered: make(chan struct{}), open: make(chan struct{}), sizes: make(chan int, 10)}
+	opt := testOptions()
+	opt.GatherWait = 2 * time.Second // far longer than the 50 ms between the requests
+	s := New(g, opt)
+	defer s.Close()
+	errs := make(chan error, 6)
+	send := func(id string) {
+		go func() {
+			errs <- s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: id, ReceivedAt: now}})
+		}()
+	}
+	send("A")
+	<-g.entered // A's commit is held: B and C queue behind it
+	send("B")
+	send("C")
+	for len(s.queue) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	g.open <- struct{}{}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, bc := <-g.sizes, <-g.sizes; a != 1 || bc != 2 {
+		t.Fatalf("commits of %d and %d events, want 1 (A, its lone client not awaited) then 2 (B and C)", a, bc)
+	}
+	for _, id := range []string{"D", "E", "F"} {
+		send(id)
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := <-g.sizes; n != 3 {
+		t.Errorf("D, E and F, 50 ms apart, were committed %d at a time after a commit of 2, want 3 at once", n)
+	}
+}
