@@ -30,7 +30,6 @@ type imageUse struct {
 	width, height int
 	gray          bool
 	colorZ        []byte // zlib-compressed samples
-	alphaZ        []byte // zlib-compressed alpha channel; nil when opaque
 }
 
 type imageResult struct {
@@ -88,9 +87,6 @@ func (d *document) decodeImage(uri string) (*imageUse, error) {
 		gray:   r.gray,
 		colorZ: compress(r.color),
 	}
-	if r.alpha != nil {
-		img.alphaZ = compress(r.alpha)
-	}
 	d.images = append(d.images, img)
 	return img, nil
 }
@@ -145,14 +141,8 @@ func writeImage(w *pdfWriter, num int, img *imageUse) {
 	if img.gray {
 		space = "/DeviceGray"
 	}
-	dict := fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8", img.width, img.height, space)
-	if img.alphaZ == nil {
-		w.compressedStream(num, dict, img.colorZ)
-		return
-	}
-	mask := w.alloc()
-	w.compressedStream(num, fmt.Sprintf("%s /SMask %d 0 R", dict, mask), img.colorZ)
-	w.compressedStream(mask, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8", img.width, img.height), img.alphaZ)
+	w.compressedStream(num, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8",
+		img.width, img.height, space), img.colorZ)
 }
 
 // textStyle is how a line of text is drawn.

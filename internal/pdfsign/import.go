@@ -56,6 +56,9 @@ func (d *document) importPage(p page, memo map[int]Object) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
+	if ind, ok := res.(*Indirect); ok {
+		res = ind.Value
+	}
 	resDict, _ := res.(Dict)
 	return Page{MediaBox: mb, Content: content, Resources: resDict}, nil
 }
@@ -119,8 +122,10 @@ func (d *document) content(o Object) ([]byte, error) {
 }
 
 // inline replaces the references in o by the objects they name, keeping
-// streams encoded as they are. A referenced object is inlined once (memo),
-// so objects shared in the source stay one object in the result.
+// streams encoded as they are and other objects as *Indirect, so that what
+// was an indirect object stays one when written (a font descriptor must
+// be). A referenced object is inlined once (memo), so objects shared in the
+// source stay one object in the result.
 func (d *document) inline(o Object, memo map[int]Object, depth int) (Object, error) {
 	if depth > maxNesting {
 		return nil, errors.New("resources nest too deep")
@@ -141,8 +146,9 @@ func (d *document) inline(o Object, memo map[int]Object, depth int) (Object, err
 			out.Dict, _ = dict.(Dict)
 			return out, err
 		}
-		out, err := d.inline(obj, memo, depth+1)
+		out := &Indirect{}
 		memo[v.Num] = out
+		out.Value, err = d.inline(obj, memo, depth+1)
 		return out, err
 	case Dict:
 		out := make(Dict, len(v))

@@ -2,6 +2,7 @@ package pdfsign
 
 import (
 	"bytes"
+	"regexp"
 	"testing"
 
 	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
@@ -55,5 +56,39 @@ func TestPageLayoutRotated(t *testing.T) {
 	l, err := PageLayout(t.Context(), rotated)
 	if err != nil || l.Pages != 1 || l.LastWidth != 842 || l.LastHeight != 595 {
 		t.Errorf("layout %+v, %v", l, err)
+	}
+}
+
+// TestImportPagesKeepsIndirectObjectsIndirect: objects that the source
+// holds as indirect objects stay indirect in the output, as ISO 32000-1
+// requires of a font descriptor (pdffonts fails on one written inline),
+// and a dictionary shared by two pages is written once.
+func TestImportPagesKeepsIndirectObjectsIndirect(t *testing.T) {
+	src := pdftest.File(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 /MediaBox [0 0 300 400] >>",
+		"<< /Type /Page /Parent 2 0 R /Contents 5 0 R /Resources 6 0 R >>",
+		"<< /Type /Page /Parent 2 0 R /Contents 5 0 R /Resources 6 0 R >>",
+		"<< /Length 9 >>\nstream\n(one) Tj \nendstream",
+		"<< /Font << /F1 7 0 R >> >>",
+		"<< /Type /Font /Subtype /TrueType /BaseFont /Shared /FontDescriptor 8 0 R >>",
+		"<< /Type /FontDescriptor /FontName /Shared /Flags 32 >>")
+	pages, err := ImportPages(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := AppendPages(t.Context(), pdftest.OnePage("host"), pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := out[len(pdftest.OnePage("host")):]
+	if !regexp.MustCompile(`/FontDescriptor \d+ 0 R`).Match(added) {
+		t.Errorf("the font descriptor is not an indirect object:\n%s", added)
+	}
+	if n := bytes.Count(added, []byte("/Type /FontDescriptor")); n != 1 {
+		t.Errorf("the font descriptor is written %d times, want once", n)
+	}
+	if n := bytes.Count(added, []byte("/BaseFont /Shared")); n != 1 {
+		t.Errorf("the font shared by both pages is written %d times, want once", n)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // Object is a PDF value. It is one of: Null, Bool, Int, Real, Name, String,
-// HexString, Array, Dict, Ref or *Stream. The model is deliberately plain so
+// HexString, Array, Dict, Ref, *Stream or *Indirect. The model is deliberately plain so
 // that objects read from a file can be copied, changed and written back
 // without any hidden state.
 type Object any
@@ -54,6 +54,12 @@ type Stream struct {
 	Dict Dict
 	Data []byte
 }
+
+// Indirect is a value written as an object of its own, referred to where
+// it appears: some values must be indirect objects (a font's descriptor,
+// ISO 32000-1 9.8.1), and one *Indirect used in several places is one
+// object, as one *Stream is.
+type Indirect struct{ Value Object }
 
 // contentsHole is the /Contents placeholder of a signature dictionary: a hex
 // string of size zero bytes, which the writer remembers the position of.

@@ -16,14 +16,14 @@ import (
 // output, which is what keeps earlier signatures valid.
 type update struct {
 	doc     *document
-	next    int             // next unused object number
-	objects map[int]Object  // new and changed objects by number
-	gens    map[int]int     // generation numbers of changed objects
-	streams map[*Stream]Ref // streams already written: a stream shared by several pages is one object
+	next    int            // next unused object number
+	objects map[int]Object // new and changed objects by number
+	gens    map[int]int    // generation numbers of changed objects
+	shared  map[Object]Ref // *Stream and *Indirect values already added: one used twice is one object
 }
 
 func newUpdate(d *document) *update {
-	return &update{doc: d, next: d.size(), objects: map[int]Object{}, gens: map[int]int{}, streams: map[*Stream]Ref{}}
+	return &update{doc: d, next: d.size(), objects: map[int]Object{}, gens: map[int]int{}, shared: map[Object]Ref{}}
 }
 
 // add stores o as a new object and returns its reference.
@@ -40,9 +40,9 @@ func (u *update) replace(r Ref, o Object) {
 	u.gens[r.Num] = r.Gen
 }
 
-// hoist turns streams nested in dictionaries and arrays into objects of
-// their own (a stream must be an indirect object), so callers can build
-// resource trees with fonts and images inline.
+// hoist turns streams and *Indirect values nested in dictionaries and
+// arrays into objects of their own (a stream must be an indirect object),
+// so callers can build resource trees with fonts and images inline.
 func (u *update) hoist(o Object) Object {
 	switch v := o.(type) {
 	case Dict:
@@ -59,17 +59,25 @@ func (u *update) hoist(o Object) Object {
 		return c
 	case *Stream:
 		return &Stream{Dict: u.hoist(v.Dict).(Dict), Data: v.Data}
+	case *Indirect:
+		return u.hoist(v.Value)
 	}
 	return o
 }
 
+// hoistNested returns the reference of a nested stream or *Indirect value,
+// numbering it before its content is hoisted so that values referring to
+// each other in a cycle end.
 func (u *update) hoistNested(o Object) Object {
-	if st, ok := o.(*Stream); ok {
-		if r, done := u.streams[st]; done {
+	switch o.(type) {
+	case *Stream, *Indirect:
+		if r, done := u.shared[o]; done {
 			return r
 		}
-		r := u.add(st)
-		u.streams[st] = r
+		r := Ref{Num: u.next}
+		u.next++
+		u.shared[o] = r
+		u.objects[r.Num] = u.hoist(o)
 		return r
 	}
 	return u.hoist(o)

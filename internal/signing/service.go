@@ -42,6 +42,7 @@ type Options struct {
 	Logger           *slog.Logger
 	Now              func() time.Time
 	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
+	Organization     string // who operates the service, named on certificate pages; empty: not named
 }
 
 // Service signs documents and verifies signatures.
@@ -108,23 +109,30 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
+// Result is a signed document and what its caller is told about it.
+type Result struct {
+	PDF     []byte
+	EventID string // the request's event id, or the one generated for it
+	SHA256  string // hex SHA-256 of PDF, as recorded with the event
+}
+
 // Sign returns the signed PDF for a request made with the API key keyID,
 // and records the signing (hashes and event, never content). The request
 // is validated here, so that every entry point applies the same rules.
-func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, error) {
+func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, error) {
 	if err := req.Validate(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	if req.EventID == "" {
 		req.EventID = uuid.NewString()
 	}
 	in, err := s.Load(ctx, req.Document)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	pdf, err := s.asPDF(ctx, in)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	now := s.opt.Now().UTC()
 	inputSHA := sha(in)
@@ -133,20 +141,21 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		Limits: s.limits(), Timestamper: s.opt.Timestamper}
 	if req.Certificate {
 		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(ctx, pdf, req, inputSHA, now); err != nil {
-			return nil, err
+			return Result{}, err
 		}
-		opt.Appearance = appearance(opt.Rect, now, req.EventID)
+		opt.Appearance = appearance(opt.Rect)
 	}
 	out, digest, err := pdfsign.Sign(ctx, pdf, s.id, opt)
 	if err != nil {
-		return nil, s.documentError(err)
+		return Result{}, s.documentError(err)
 	}
-	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: sha(out),
+	res := Result{PDF: out, EventID: req.EventID, SHA256: sha(out)}
+	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {
-		return nil, fmt.Errorf("record signing: %w", err)
+		return Result{}, fmt.Errorf("record signing: %w", err)
 	}
-	return out, nil
+	return res, nil
 }
 
 // Load returns the bytes of a document: inline, or downloaded; either way

@@ -56,10 +56,11 @@ func TestInstancesTrustEachOther(t *testing.T) {
 		req := Request{Document: Document{Bytes: pdftest.OnePage("shared")}, EventID: "evt-a",
 			Signer:     Signer{Name: "Ann", Email: "ann@example.com"},
 			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
-		pdf, err := a.Sign(ctx, req, "key_a")
+		signed, err := a.Sign(ctx, req, "key_a")
 		if err != nil {
 			t.Fatal(err)
 		}
+		pdf := signed.PDF
 		if res, err := b.Verify(ctx, Document{Bytes: pdf}); err != nil || res.Valid {
 			t.Fatalf("before a published its root, b trusts its signature: %+v %v", res, err)
 		}
@@ -83,10 +84,11 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 	for _, who := range []Signer{{Name: "Ann", Email: "ann@example.com"}, {Name: "Bob", Email: "bob@example.com"}} {
 		req := Request{Document: Document{Bytes: pdf}, EventID: "evt-" + who.Name, Signer: who,
 			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
-		var err error
-		if pdf, err = svc.Sign(ctx, req, "key"); err != nil {
+		res, err := svc.Sign(ctx, req, "key")
+		if err != nil {
 			t.Fatal(err)
 		}
+		pdf = res.PDF
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdf) }))
 	defer srv.Close()
