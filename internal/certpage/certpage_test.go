@@ -43,7 +43,7 @@ func TestScripts(t *testing.T) {
 			text := extractText(t, path)
 			want := append([]string{name, "Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of 1",
 				"2025-03-04 05:06:07 UTC (Tuesday, 4 March 2025)", "2. field_change", "2025-03-04 05:04:07.25 UTC",
-				"X-Quire-Document-SHA256"},
+				"X-Quire-Document-SHA256", "Operated by", "Acme Légal GmbH"},
 				eventsText(d.Events)...)
 			for _, w := range want {
 				if !strings.Contains(text, w) {
