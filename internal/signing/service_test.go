@@ -123,13 +123,18 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 }
 
 // TestVerifyHint: the certificate page names the verification page by its
-// absolute URL when the service knows it, and says how to find it when not.
+// absolute URL when the service knows it, and says how to find it when not;
+// it names the operator (QUIRE_SIGNING_ORG).
 func TestVerifyHint(t *testing.T) {
 	s := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open /verify on the server that signed it") {
 		t.Errorf("hint without a public URL: %q", h)
 	}
 	s.opt.PublicURL = "https://docs.example.com/"
+	s.opt.Organization = "Acme Légal GmbH"
+	if o := s.certificateData(Request{}, "", time.Now()).Organization; o != "Acme Légal GmbH" {
+		t.Errorf("organisation on the page: %q", o)
+	}
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open https://docs.example.com/verify and drop the file") {
 		t.Errorf("hint with a public URL: %q", h)
 	}
