@@ -23,7 +23,8 @@ var coverageNames = map[string]string{
 // no glyph drawn is .notdef (glyph 0 of its embedded subset, the empty
 // box), and that the text maps back to the name (ToUnicode). It renders
 // the first page with pdftoppm into $CERTPAGE_PNG_DIR (a temporary
-// directory when unset, named in the log) for a reviewer's eye.
+// directory when unset, named in the log) for a reviewer's eye, with a
+// drawn signature in the signature box.
 func TestGlyphCoverage(t *testing.T) {
 	dir := os.Getenv("CERTPAGE_PNG_DIR")
 	if dir == "" {
@@ -34,6 +35,7 @@ func TestGlyphCoverage(t *testing.T) {
 	for script, name := range coverageNames {
 		t.Run(script, func(t *testing.T) {
 			d := sampleData(name)
+			d.Events = append(d.Events, Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": "signature", "value": signaturePNG(t, 400, 150)}})
 			path, pdf, _ := renderFile(t, d, A4)
 			pages, err := pdfsign.ImportPages(context.Background(), pdf)
 			if err != nil {

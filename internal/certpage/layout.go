@@ -242,16 +242,16 @@ func (l *layout) signatureBox(d Data) {
 	l.top -= 0.3 * m.lh
 }
 
-// drawnSignature draws the last image of the audit trail that can be shown,
-// the signature as the signer drew it last, centred in the box and scaled
-// to fit.
+// drawnSignature draws the last image of the listed events that can be
+// shown, the signature as the signer drew it last, centred in the box and
+// scaled to fit.
 func (l *layout) drawnSignature(events []Event, x, y, w, h float64) {
 	pad := 0.3 * l.m.fs
 	availW, availH := w-2*pad, h-2*pad
 	if availW <= 0 || availH <= 0 {
 		return
 	}
-	for i := len(events) - 1; i >= 0; i-- {
+	for i := min(len(events), maxEvents) - 1; i >= 0; i-- {
 		rows, _ := flattenData(events[i].Data, nil)
 		for j := len(rows) - 1; j >= 0; j-- {
 			if rows[j].image == "" {
@@ -343,8 +343,8 @@ func (l *layout) imageRow(label, uri string) {
 	l.top = min(l.top, top-h) - 0.4*m.lh
 }
 
-// footers writes "Event … / Certificate page i of n" at the bottom of every page, once
-// the number of pages is known.
+// footers writes "Event … / Certificate page i of n" at the bottom of every
+// page, once the number of pages is known.
 func (l *layout) footers(id string) {
 	m, st := l.m, l.small()
 	n := len(l.doc.pages)
