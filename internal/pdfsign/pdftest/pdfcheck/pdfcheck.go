@@ -97,6 +97,7 @@ var pdfcpuLog struct {
 	lines []string
 }
 
+// collector is the pdfcpu logger that keeps those reports in pdfcpuLog.
 type collector struct{}
 
 func (collector) Printf(format string, args ...any) {
@@ -106,13 +107,15 @@ func (collector) Println(args ...any) {
 	l := strings.TrimSpace(fmt.Sprintln(args...))
 	for _, kind := range []string{"pdfcpu repaired:", "pdfcpu skipped:", "pdfcpu digested:"} {
 		if strings.HasPrefix(l, kind) {
-			pdfcpuLog.lines = append(pdfcpuLog.lines, "pdfcpu: "+l)
+			pdfcpuLog.lines = append(pdfcpuLog.lines, "pdfcpu: "+strings.TrimPrefix(l, "pdfcpu "))
 		}
 	}
 }
 func (collector) Fatalf(format string, args ...any) { collector{}.Printf(format, args...) }
 func (collector) Fatalln(args ...any)               { collector{}.Println(args...) }
 
+// pdfcpuProblems validates pdf with pdfcpu in relaxed mode and returns its
+// error and what it reported tolerating.
 func pdfcpuProblems(pdf []byte) []string {
 	pdfcpuLog.Lock()
 	defer pdfcpuLog.Unlock()
