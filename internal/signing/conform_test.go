@@ -3,8 +3,12 @@ package signing
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +45,7 @@ func TestSignedOutputConforms(t *testing.T) {
 			out := signChecked(t, svc, in, cert, what)
 			pdfcheck.Valid(t, what, out)
 			if name == "PDF/A" {
-				checkPDFAAppearance(t, what, out)
+				checkPDFAAppearance(t, what, out, cert)
 			}
 		}
 	}
@@ -82,13 +86,17 @@ func TestSignedCorpusConforms(t *testing.T) {
 	t.Logf("signed %d clean corpus files, with and without certificate pages", signed)
 }
 
-// signChecked signs in for Ann and requires a valid signature over the
-// whole output.
+// signChecked signs in for Ann, who drew her signature (a PNG with a
+// transparent background), and requires a valid signature over the whole
+// output.
 func signChecked(t *testing.T, svc *Service, in []byte, cert bool, what string) []byte {
 	t.Helper()
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	req := Request{Document: Document{Bytes: in}, Certificate: cert,
-		Signer:     Signer{Name: "Ann Example", Email: "ann@example.com"},
-		AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}}}
+		Signer: Signer{Name: "Ann Example", Email: "ann@example.com"},
+		AuditTrail: []AuditEvent{
+			{Type: "field_change", Timestamp: at, Data: map[string]any{"fieldId": "signature", "value": drawnSignature}},
+			{Type: "submit", Timestamp: at}}}
 	res, err := svc.Sign(context.Background(), req, "key")
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -102,8 +110,9 @@ func signChecked(t *testing.T, svc *Service, in []byte, cert bool, what string) 
 
 // checkPDFAAppearance: what signing adds to a PDF/A document keeps to
 // PDF/A: every font embedded, no soft mask or transparency group, and the
-// catalog keeps its OutputIntent and XMP metadata.
-func checkPDFAAppearance(t *testing.T, what string, out []byte) {
+// catalog keeps its OutputIntent and XMP metadata. With the certificate
+// page, the drawn signature is there, as an opaque image.
+func checkPDFAAppearance(t *testing.T, what string, out []byte, cert bool) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pdfa.pdf")
 	if err := os.WriteFile(path, out, 0o600); err != nil {
@@ -116,6 +125,9 @@ func checkPDFAAppearance(t *testing.T, what string, out []byte) {
 		}
 	}
 	qdf := command(t, "qpdf", "--qdf", "--object-streams=disable", path, "-")
+	if cert && !strings.Contains(qdf, "/Subtype /Image") {
+		t.Errorf("%s: the drawn signature is not embedded", what)
+	}
 	for _, bad := range []string{"/SMask", "/Transparency"} {
 		if strings.Contains(qdf, bad) {
 			t.Errorf("%s: the output holds %s", what, bad)
@@ -128,6 +140,18 @@ func checkPDFAAppearance(t *testing.T, what string, out []byte) {
 		}
 	}
 }
+
+// drawnSignature is a data URI of a PNG as a signing pad sends it: a black
+// stroke on a transparent background.
+var drawnSignature = func() string {
+	img := image.NewNRGBA(image.Rect(0, 0, 120, 40))
+	for x := range 120 {
+		img.SetNRGBA(x, 20+x%10, color.NRGBA{A: 0xff})
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img) // writes to a bytes.Buffer cannot fail
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}()
 
 // pdfA is a one-page document that claims PDF/A-2B: XMP metadata with
 // pdfaid, and an sRGB OutputIntent. Its page draws a rectangle, no text,
