@@ -66,6 +66,7 @@ type Config struct {
 	SignMemoryBudget   Bytes
 	PDFMaxObjects      int
 	PDFMaxDecodedBytes Bytes
+	PDFMaxNesting      int
 	SigningP12         string
 	SigningP12Password string
 	SigningCert        string
@@ -144,6 +145,7 @@ func (c *Config) Settings() []Setting {
 		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
 		{"pdf-max-objects", "QUIRE_PDF_MAX_OBJECTS", "most objects (cross-reference entries, pages, form fields) read from a PDF to sign or verify; object numbers must stay below it (beyond: 422)", (*intValue)(&c.PDFMaxObjects), false},
 		{"pdf-max-decoded-bytes", "QUIRE_PDF_MAX_DECODED_BYTES", "largest decompressed stream of a PDF to sign or verify; a document may decompress at most 4 times this, and 8 MiB plus 8 times its size (beyond: 422)", &c.PDFMaxDecodedBytes, false},
+		{"pdf-max-nesting", "QUIRE_PDF_MAX_NESTING", "deepest nesting of arrays and dictionaries, of the page tree and of form fields in a PDF to sign or verify, and longest chain of references (deeper: 422)", (*intValue)(&c.PDFMaxNesting), false},
 		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
 		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*secretValue)(&c.SigningP12Password), true},
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
@@ -208,6 +210,7 @@ func Default() Config {
 		SignMemoryBudget:   1 << 30,
 		PDFMaxObjects:      pdf.DefaultLimits().MaxObjects,
 		PDFMaxDecodedBytes: Bytes(pdf.DefaultLimits().MaxDecodedSize),
+		PDFMaxNesting:      pdf.DefaultLimits().MaxNesting,
 		FetchTimeout:       30 * time.Second,
 		FetchMaxRedirects:  5,
 
@@ -289,7 +292,7 @@ func (c *Config) AnnotateLimits() annotate.Limits {
 // PDFLimits are the bounds of reading a PDF to sign or verify; the input
 // size follows from QUIRE_SIGN_MAX_BYTES.
 func (c *Config) PDFLimits() pdf.Limits {
-	return pdf.Limits{MaxObjects: c.PDFMaxObjects, MaxDecodedSize: int64(c.PDFMaxDecodedBytes)}
+	return pdf.Limits{MaxObjects: c.PDFMaxObjects, MaxDecodedSize: int64(c.PDFMaxDecodedBytes), MaxNesting: c.PDFMaxNesting}
 }
 
 // Check reports settings that cannot work together or at all.
@@ -346,7 +349,8 @@ func (c *Config) Check() error {
 		{"QUIRE_ANNOTATE_MAX_PART_BYTES", int64(c.AnnotateMaxPartBytes)}, {"QUIRE_ANNOTATE_MAX_XML_ELEMENTS", int64(c.AnnotateMaxXMLElements)},
 		{"QUIRE_ANNOTATE_MAX_XML_DEPTH", int64(c.AnnotateMaxXMLDepth)}, {"QUIRE_ANNOTATE_MAX_IMAGE_BYTES", int64(c.AnnotateMaxImageBytes)},
 		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)},
-		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)}} {
+		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)},
+		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}} {
 		if l.v < 1 {
 			return fmt.Errorf("%s must be at least 1", l.name)
 		}

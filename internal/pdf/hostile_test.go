@@ -56,11 +56,11 @@ func TestXRefRowsCappedOverAllSections(t *testing.T) {
 	// Free entries (type 0) listed three times over: each pass is backed by
 	// data, but together they exceed twice the object limit.
 	pdf := xrefStreamFile("[1 0 0]", "[0 100 0 100 0 100]", make([]byte, 300))
-	if _, err := readXRef(pdf, 100); err == nil || !strings.Contains(err.Error(), "more than 200 entries") {
+	if _, err := readXRef(pdf, Limits{MaxObjects: 100}.withDefaults()); err == nil || !strings.Contains(err.Error(), "more than 200 entries") {
 		t.Fatalf("readXRef: %v, want the row cap", err)
 	}
 	// Within the cap the same file reads.
-	if _, err := readXRef(xrefStreamFile("[1 0 0]", "[0 100 0 100]", make([]byte, 200)), 100); err != nil {
+	if _, err := readXRef(xrefStreamFile("[1 0 0]", "[0 100 0 100]", make([]byte, 200)), Limits{MaxObjects: 100}.withDefaults()); err != nil {
 		t.Fatalf("readXRef within the cap: %v", err)
 	}
 }
@@ -247,5 +247,18 @@ func TestRebuildTakesNewestDefinition(t *testing.T) {
 	}
 	if msg, ok := pdftest.QPDFClean(t, fixed); !ok {
 		t.Errorf("qpdf --check on the rebuilt file:\n%s", msg)
+	}
+}
+
+func TestNestingLimit(t *testing.T) {
+	nested := pdftest.File(
+		"<< /Type /Catalog /Pages 2 0 R /X [[[[[[[[[[1]]]]]]]]]] >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>")
+	if _, err := Read(nested, Limits{}); err != nil {
+		t.Fatalf("within the default limit: %v", err)
+	}
+	if _, err := Read(nested, Limits{MaxNesting: 5}); !errorsIs(err, ErrUnreadable) {
+		t.Fatalf("arrays 10 deep with MaxNesting 5: %v, want ErrUnreadable", err)
 	}
 }

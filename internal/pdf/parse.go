@@ -8,15 +8,12 @@ import (
 	"strings"
 )
 
-// MaxNesting bounds array/dictionary nesting so hostile input cannot
-// exhaust the stack.
-const MaxNesting = 64
-
 // parser reads PDF objects from data starting at pos. It never reads past
 // the end of data and reports malformed syntax as errors, not panics.
 type parser struct {
-	data []byte
-	pos  int
+	data     []byte
+	pos      int
+	maxDepth int // arrays and dictionaries nest at most this deep (Limits.MaxNesting)
 }
 
 func (p *parser) errorf(format string, a ...any) error {
@@ -79,8 +76,8 @@ func (p *parser) integer() (int64, error) {
 
 // object parses one direct object (a reference "n g R" counts as one).
 func (p *parser) object(depth int) (Object, error) {
-	if depth > MaxNesting {
-		return nil, p.errorf("objects nested deeper than %d", MaxNesting)
+	if depth > p.maxDepth {
+		return nil, p.errorf("objects nested deeper than %d", p.maxDepth)
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) {

@@ -12,11 +12,12 @@ type Limits struct {
 	MaxInputSize   int64 // largest accepted file, in bytes
 	MaxObjects     int   // most objects (xref entries, pages, fields) considered; object numbers stay below it
 	MaxDecodedSize int64 // largest decompressed stream, in bytes
+	MaxNesting     int   // deepest nesting of arrays and dictionaries, of the page tree and of form fields, and longest reference chain
 }
 
 // DefaultLimits fit the service's upload limit with room to spare.
 func DefaultLimits() Limits {
-	return Limits{MaxInputSize: 64 << 20, MaxObjects: 1_000_000, MaxDecodedSize: 64 << 20}
+	return Limits{MaxInputSize: 64 << 20, MaxObjects: 1_000_000, MaxDecodedSize: 64 << 20, MaxNesting: 64}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -29,6 +30,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDecodedSize > 0 {
 		d.MaxDecodedSize = l.MaxDecodedSize
+	}
+	if l.MaxNesting > 0 {
+		d.MaxNesting = l.MaxNesting
 	}
 	return d
 }
@@ -94,7 +98,7 @@ func read(data []byte, lim Limits) (*Document, error) {
 	if int64(len(data)) > lim.MaxInputSize {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), lim.MaxInputSize)
 	}
-	x, err := readXRef(data, lim.MaxObjects)
+	x, err := readXRef(data, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +188,7 @@ func (d *Document) Object(num int) (Object, error) {
 // object it is nested in (a string that holds all the objects after it)
 // would read the file once per object.
 func (d *Document) parseAt(num, off int) (Object, error) {
-	p := &parser{data: d.data[:d.objectEnd(off)], pos: off}
+	p := &parser{data: d.data[:d.objectEnd(off)], pos: off, maxDepth: d.lim.MaxNesting}
 	if _, _, err := p.objectHeader(); err != nil {
 		return nil, err
 	}
@@ -246,7 +250,7 @@ func (d *Document) fromObjStream(sn, index, num int) (Object, error) {
 			return nil, fmt.Errorf("not found in object stream %d", sn)
 		}
 	}
-	p := &parser{data: os.body[:os.ends[index]], pos: os.first + os.offsets[index]}
+	p := &parser{data: os.body[:os.ends[index]], pos: os.first + os.offsets[index], maxDepth: d.lim.MaxNesting}
 	return p.object(0)
 }
 
@@ -302,7 +306,7 @@ func objectEnds(offsets []int, first, size int) []int {
 
 // Resolve follows references until it reaches a direct object.
 func (d *Document) Resolve(o Object) (Object, error) {
-	for i := 0; i < MaxNesting; i++ {
+	for i := 0; i < d.lim.MaxNesting; i++ {
 		r, ok := o.(Ref)
 		if !ok {
 			return o, nil
@@ -372,7 +376,7 @@ func (d *Document) Pages() ([]PageObject, error) {
 }
 
 func (d *Document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {
-	if depth > MaxNesting || seen[ref.Num] || len(seen) > d.lim.MaxObjects {
+	if depth > d.lim.MaxNesting || seen[ref.Num] || len(seen) > d.lim.MaxObjects {
 		return structuref("page tree loops or is too deep at object %d", ref.Num)
 	}
 	seen[ref.Num] = true

@@ -208,7 +208,7 @@ func (d *Document) recover(ctx context.Context) (Dict, map[int]bool, error) {
 			}
 		}
 	}
-	if t, at := lastTrailer(d.data); at > trailerAt {
+	if t, at := lastTrailer(d.data, d.lim.MaxNesting); at > trailerAt {
 		trailer = t
 	}
 	if _, ok := trailer["Encrypt"]; ok {
@@ -245,13 +245,13 @@ func (d *Document) addCompressed(sn, at int) error {
 // catalog, and its offset (-1 when there is none). Each is read up to the
 // next one at most, so that a string running over the rest of the file
 // is not read once per trailer.
-func lastTrailer(data []byte) (Dict, int) {
+func lastTrailer(data []byte, maxDepth int) (Dict, int) {
 	for end := len(data); ; {
 		i := bytes.LastIndex(data[:end], []byte("trailer"))
 		if i < 0 {
 			return nil, -1
 		}
-		p := &parser{data: data[:end], pos: i + len("trailer")}
+		p := &parser{data: data[:end], pos: i + len("trailer"), maxDepth: maxDepth}
 		end = i
 		if o, err := p.object(0); err == nil {
 			if t, ok := o.(Dict); ok {

@@ -50,7 +50,7 @@ type xrefInfo struct {
 // readXRef walks the cross-reference chain from the last startxref through
 // every /Prev (and hybrid /XRefStm), then checks that each in-use entry
 // points at the object it claims. Any inconsistency is an errStructure.
-func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
+func readXRef(data []byte, lim Limits) (*xrefInfo, error) {
 	if !bytes.HasPrefix(data, []byte("%PDF-")) {
 		return nil, structuref("file does not start with %%PDF-")
 	}
@@ -65,7 +65,7 @@ func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
 			return nil, structuref("cross-reference /Prev chain loops at offset %d", off)
 		}
 		seen[off] = true
-		trailer, isStream, err := x.section(data, off, maxObjects)
+		trailer, isStream, err := x.section(data, off, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func readXRef(data []byte, maxObjects int) (*xrefInfo, error) {
 			x.trailer, x.lastIsStream = trailer, isStream
 		}
 		if stm, ok := trailer["XRefStm"].(Int); ok && !isStream {
-			if _, _, err := x.section(data, int(stm), maxObjects); err != nil {
+			if _, _, err := x.section(data, int(stm), lim); err != nil {
 				return nil, err
 			}
 		}
@@ -106,19 +106,19 @@ func lastStartXRef(data []byte) (int, error) {
 
 // section reads one cross-reference section (table or stream) at off and
 // records its entries unless a newer section already did.
-func (x *xrefInfo) section(data []byte, off, maxObjects int) (Dict, bool, error) {
+func (x *xrefInfo) section(data []byte, off int, lim Limits) (Dict, bool, error) {
 	if off < 0 || off >= len(data) {
 		return nil, false, structuref("cross-reference offset %d outside the file", off)
 	}
-	p := &parser{data: data, pos: off}
+	p := &parser{data: data, pos: off, maxDepth: lim.MaxNesting}
 	isStream := p.keyword() != "xref"
 	var d Dict
 	var err error
 	if isStream {
 		p.pos = off
-		d, err = x.stream(p, maxObjects)
+		d, err = x.stream(p, lim.MaxObjects)
 	} else {
-		d, err = x.table(p, maxObjects)
+		d, err = x.table(p, lim.MaxObjects)
 	}
 	// Sections do not overlap, so reading them all reads the file once.
 	// Sections that do (a trailer holding a string that runs over all the

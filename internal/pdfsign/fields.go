@@ -53,7 +53,7 @@ func walkField(d *pdf.Document, o pdf.Object, parent string, ft pdf.Name, depth 
 		}
 		w.seen[r.Num] = true
 	}
-	if depth > pdf.MaxNesting || len(w.seen) > d.Limits().MaxObjects {
+	if depth > d.Limits().MaxNesting || len(w.seen) > d.Limits().MaxObjects {
 		return errors.New("pdfsign: form field tree too deep or too large")
 	}
 	f, err := d.Dict(o)
