@@ -35,6 +35,7 @@ fuzz:
 	go test ./internal/pdf -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
 	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
 	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	go test ./internal/httpapi -run '^$$' -fuzz '^FuzzDecodeDocumentAhead$$' -fuzztime $(FUZZTIME)
 	go test ./internal/convert -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
 	go test ./internal/annotate -run '^$$' -fuzz '^FuzzFill$$' -fuzztime $(FUZZTIME)
 

@@ -43,6 +43,10 @@ const (
 // rules.
 func decodeSignRequest(body []byte, maxDocument int64) (signing.Request, error) {
 	d, body := newDecoder(body, maxDocument)
+	return d.signRequest(body, maxDocument)
+}
+
+func (d *decoder) signRequest(body []byte, maxDocument int64) (signing.Request, error) {
 	req := signing.Request{Certificate: true}
 	top := d.object("", json.RawMessage(body), signFields)
 	if top == nil {

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -190,4 +192,22 @@ func TestDecodeDocumentAhead(t *testing.T) {
 	if got := details(t, `{"document":{"base64":"`+b64+`"},`+rest+`,}`); got["body"] != "must be a JSON object" {
 		t.Errorf("broken JSON: %v", got)
 	}
+}
+
+// FuzzDecodeDocumentAhead: decoding the document ahead of the JSON
+// decoder changes nothing in what a body decodes to, or in how it is
+// refused.
+func FuzzDecodeDocumentAhead(f *testing.F) {
+	b64 := base64.StdEncoding.EncodeToString([]byte("%PDF-1.7 \xff\xff\xff"))
+	f.Add([]byte(minimal))
+	f.Add([]byte(`{"document":{"base64":"` + b64 + `"},"signer":{"email":"a@example.com","name":"Ann"},"auditTrail":[]}`))
+	f.Add([]byte(`{"metadata":{"document":{"base64":"eA=="}},"document":{"base64":"` + b64 + `","url":"x"}}`))
+	f.Add([]byte(`{"document":{"b\u0061se64":"` + b64 + `"},"document":{"base64":"eA"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, gotErr := decodeSignRequest(body, 1<<10)
+		want, wantErr := (&decoder{}).signRequest(body, 1<<10)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded ahead: %+v, %v\nas before: %+v, %v", got, gotErr, want, wantErr)
+		}
+	})
 }
