@@ -3,6 +3,8 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -137,6 +139,9 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 	signed, err := res.PDF()
 	if err != nil || res.Document.ContentType != "application/pdf" || !bytes.HasPrefix(signed, []byte("%PDF-")) {
 		t.Fatalf("signed document: %v, content type %q, starts %q", err, res.Document.ContentType, signed[:min(8, len(signed))])
+	}
+	if sum := sha256.Sum256(signed); res.EventID != req.EventID || res.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("sign answer names event %q and SHA-256 %q; want %q and %x", res.EventID, res.SHA256, req.EventID, sum)
 	}
 
 	v, err := c.VerifySignature(ctx, signed)

@@ -109,6 +109,11 @@ func Bool(v bool) *bool { return &v }
 // SignResponse is the answer of POST /v1/sign (contract section 2.6).
 type SignResponse struct {
 	Document SignedDocument `json:"document"`
+	// EventID is the signing event: the request's, or the one generated
+	// for it. SHA256 is the hex SHA-256 of the signed PDF, as recorded.
+	// Both are empty from a service that does not answer them.
+	EventID string `json:"eventId,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
 }
 
 // SignedDocument is the signed file, base64-encoded.

@@ -65,12 +65,12 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, fmt.Errorf("mail: %w", err)
 	}
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: cfg.DataDir, PKCS12File: cfg.SigningP12,
-		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey})
+		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg})
 	if err != nil {
 		return nil, err
 	}
 	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: log,
-		Timestamper: timestamper(cfg.TSAURL), PublicURL: cfg.PublicURL,
+		Timestamper: timestamper(cfg.TSAURL), PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
 		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err

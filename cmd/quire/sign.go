@@ -44,14 +44,14 @@ func runSign(args []string, stdout, stderr io.Writer) int {
 		req := signing.Request{Document: signing.Document{Bytes: in}, EventID: id, Certificate: !*noCert,
 			Signer:     signing.Signer{Name: *name, Email: *email},
 			AuditTrail: []signing.AuditEvent{{Type: "submit", Timestamp: time.Now().UTC(), Data: map[string]any{"via": "quire sign"}}}}
-		pdf, err := a.signing.Sign(ctx, req, "cli")
+		res, err := a.signing.Sign(ctx, req, "cli")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*out, pdf, 0o644); err != nil {
+		if err := os.WriteFile(*out, res.PDF, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "signed %s -> %s (event %s)\n", pos[0], *out, id)
+		fmt.Fprintf(stdout, "signed %s -> %s (event %s, SHA-256 %s)\n", pos[0], *out, res.EventID, res.SHA256)
 		return nil
 	})
 }

@@ -19,6 +19,7 @@ type Data struct {
 	Events         []Event        // the audit trail, in the order received
 	Metadata       map[string]any // the request's free-form metadata
 	Certificate    CertInfo       // the certificate the document is signed with
+	Organization   string         // who operates the signing service; empty: not shown
 	VerifyHint     string         // how to verify, e.g. "POST /v1/verify or pdfsig"
 }
 

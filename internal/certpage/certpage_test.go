@@ -41,8 +41,9 @@ func TestScripts(t *testing.T) {
 			d := sampleData(name)
 			path, _, _ := renderFile(t, d, A4)
 			text := extractText(t, path)
-			want := append([]string{name, "Signature certificate", d.DocumentSHA256, d.EventID, "Page 1 of 1",
-				"2025-03-04T05:06:07Z (Tuesday, 4 March 2025, 05:06:07 UTC)", "2. field_change", "2025-03-04T05:04:07.25Z"},
+			want := append([]string{name, "Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of 1",
+				"2025-03-04 05:06:07 UTC (Tuesday, 4 March 2025)", "2. field_change", "2025-03-04 05:04:07.25 UTC",
+				"X-Quire-Document-SHA256", "Operated by", "Acme Légal GmbH"},
 				eventsText(d.Events)...)
 			for _, w := range want {
 				if !strings.Contains(text, w) {
@@ -222,7 +223,7 @@ func TestLongTrail(t *testing.T) {
 	t.Logf("500 events: %d A4 pages, %d bytes", n, len(pdf))
 	for i := 1; i <= n; i++ {
 		page := extractText(t, path, "-f", strconv.Itoa(i), "-l", strconv.Itoa(i))
-		for _, w := range []string{fmt.Sprintf("Page %d of %d", i, n), "Event " + d.EventID} {
+		for _, w := range []string{fmt.Sprintf("Certificate page %d of %d", i, n), "Event " + d.EventID} {
 			if !strings.Contains(page, w) {
 				t.Errorf("page %d lacks footer text %q", i, w)
 			}
@@ -255,7 +256,8 @@ func TestEventLimit(t *testing.T) {
 }
 
 // TestSignatureImage checks a drawn signature sent as a data URI is embedded
-// once as an image with a soft mask, even when sent twice, and that
+// once, opaque (no soft mask: PDF/A-1 forbids transparency), even when sent
+// twice, drawn in the signature box and in the audit trail, and that
 // oversized or malformed images are replaced by a note.
 func TestSignatureImage(t *testing.T) {
 	sig := signaturePNG(t, 400, 150)
@@ -271,12 +273,12 @@ func TestSignatureImage(t *testing.T) {
 	path, _, _ := renderFile(t, d, A4)
 	list := run(t, "poppler-utils", "pdfimages", "-list", path)
 	rows := strings.Split(strings.TrimSpace(list), "\n")[2:]
-	if len(rows) != 4 { // the image and its soft mask, drawn twice
-		t.Fatalf("pdfimages -list: want the 400x150 image and its smask, each drawn twice; got\n%s", list)
+	if len(rows) != 3 { // in the signature box and in two events
+		t.Fatalf("pdfimages -list: want the 400x150 image drawn three times; got\n%s", list)
 	}
 	for _, r := range rows {
 		f := strings.Fields(r)
-		if f[3] != "400" || f[4] != "150" || (f[2] != "image" && f[2] != "smask") {
+		if f[3] != "400" || f[4] != "150" || f[2] != "image" || f[10] != strings.Fields(rows[0])[10] {
 			t.Errorf("unexpected image row %q", r)
 		}
 	}
@@ -391,8 +393,11 @@ func TestHostileInput(t *testing.T) {
 			t.Errorf("control character %q reached the PDF", bad)
 		}
 	}
+	// The note after the Arabic text is part of a right-to-left paragraph:
+	// pdftotext mirrors its parentheses or not depending on where the line
+	// falls, so they are left out of the comparison.
 	for _, w := range []string{
-		"Eveevil", "(shortened: first 200 of 4018 characters)", "(shortened: first 300 of 10000 characters)",
+		"Eveevil", "(shortened: first 200 of 4018 characters)", "shortened: first 300 of 10000 characters",
 		"(nested deeper than 8 levels; not shown)", "wide.k000", "more values not shown: at most 100 are listed per object.", "1e+300", "-1e-07", "(no time given)",
 	} {
 		if !strings.Contains(text, w) {

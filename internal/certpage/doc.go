@@ -39,10 +39,13 @@
 //
 // Fonts, in fallback order (each character uses the first font that has it):
 // DejaVu Sans (Debian package fonts-dejavu-core: Latin, Greek, Cyrillic,
-// Hebrew, Arabic) and WenQuanYi Zen Hei (fonts-wqy-zenhei: Chinese, Japanese
-// kana, Korean Hangul). They are read from /usr/share/fonts by default; see
-// Options. Fonts are parsed once per Renderer and shared read-only by
-// concurrent renders; a missing font is an error naming its package.
+// Hebrew, Arabic), Noto Sans for Thai and the Indic scripts (fonts-noto-core),
+// WenQuanYi Zen Hei (fonts-wqy-zenhei: Chinese, Japanese kana, Korean Hangul)
+// and Symbola (fonts-symbola: emoji, in outlines; colour emoji fonts are
+// bitmaps, which a PDF cannot embed as a font); see DefaultFonts. They are
+// read from /usr/share/fonts by default; see Options. Fonts are parsed once
+// per Renderer and shared read-only by concurrent renders; a missing font is
+// an error naming its package.
 //
 // # Untrusted input
 //

@@ -31,7 +31,6 @@ type imageUse struct {
 	width, height int
 	gray          bool
 	colorZ        []byte // zlib-compressed samples
-	alphaZ        []byte // zlib-compressed alpha channel; nil when opaque
 }
 
 type imageResult struct {
@@ -89,9 +88,6 @@ func (d *document) decodeImage(uri string) (*imageUse, error) {
 		gray:   r.gray,
 		colorZ: compress(r.color),
 	}
-	if r.alpha != nil {
-		img.alphaZ = compress(r.alpha)
-	}
 	d.images = append(d.images, img)
 	return img, nil
 }
@@ -118,22 +114,16 @@ func (d *document) pageObjects() []pdf.Page {
 	return pages
 }
 
-// imageObject is the image XObject of img, with its alpha channel as a
-// soft mask.
+// imageObject is the image XObject of img: opaque, as toRaster composed
+// any transparency onto white.
 func imageObject(img *imageUse) *pdf.Stream {
-	dict := func(space string) pdf.Dict {
-		return pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Image"), "Width": pdf.Int(img.width), "Height": pdf.Int(img.height),
-			"ColorSpace": pdf.Name(space), "BitsPerComponent": pdf.Int(8), "Filter": pdf.Name("FlateDecode")}
-	}
 	space := "DeviceRGB"
 	if img.gray {
 		space = "DeviceGray"
 	}
-	st := &pdf.Stream{Dict: dict(space), Data: img.colorZ}
-	if img.alphaZ != nil {
-		st.Dict["SMask"] = &pdf.Stream{Dict: dict("DeviceGray"), Data: img.alphaZ}
-	}
-	return st
+	return &pdf.Stream{Data: img.colorZ, Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Image"),
+		"Width": pdf.Int(img.width), "Height": pdf.Int(img.height), "ColorSpace": pdf.Name(space), "BitsPerComponent": pdf.Int(8),
+		"Filter": pdf.Name("FlateDecode")}}
 }
 
 // textStyle is how a line of text is drawn.

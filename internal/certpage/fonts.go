@@ -32,17 +32,31 @@ type FontFile struct {
 // order, under dir (DefaultFontDir when empty):
 //   - DejaVu Sans (fonts-dejavu-core): Latin, Greek, Cyrillic, Hebrew and
 //     Arabic, with the OpenType tables needed to join Arabic letters;
+//   - Noto Sans (fonts-noto-core) for Thai and the Indic scripts: Devanagari,
+//     Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada, Malayalam
+//     and Sinhala, whose conjuncts and vowel signs their OpenType tables form;
 //   - WenQuanYi Zen Hei (fonts-wqy-zenhei): Chinese, Japanese kana and Korean
-//     Hangul, with TrueType outlines.
+//     Hangul, with TrueType outlines;
+//   - Symbola (fonts-symbola): emoji and other symbols, in outlines. Colour
+//     emoji fonts (bitmaps) cannot be embedded as a TrueType font in a PDF.
+//
+// Each font is parsed once per process, and only the glyphs drawn are
+// embedded, so the length of the list costs start-up time, not render time.
 func DefaultFonts(dir string) []FontFile {
 	if dir == "" {
 		dir = DefaultFontDir
 	}
-	return []FontFile{
-		{Path: filepath.Join(dir, "truetype/dejavu/DejaVuSans.ttf"), Package: "fonts-dejavu-core"},
-		{Path: filepath.Join(dir, "truetype/wqy/wqy-zenhei.ttc"), Package: "fonts-wqy-zenhei"},
+	fonts := []FontFile{{Path: filepath.Join(dir, "truetype/dejavu/DejaVuSans.ttf"), Package: "fonts-dejavu-core"}}
+	for _, script := range notoScripts {
+		fonts = append(fonts, FontFile{Path: filepath.Join(dir, "truetype/noto/NotoSans"+script+"-Regular.ttf"), Package: "fonts-noto-core"})
 	}
+	return append(fonts,
+		FontFile{Path: filepath.Join(dir, "truetype/wqy/wqy-zenhei.ttc"), Package: "fonts-wqy-zenhei"},
+		FontFile{Path: filepath.Join(dir, "truetype/ancient-scripts/Symbola_hint.ttf"), Package: "fonts-symbola"})
 }
+
+// notoScripts are the Noto Sans fonts of DefaultFonts, by script.
+var notoScripts = []string{"Thai", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala"}
 
 // loadedFont is a font parsed once and shared, read-only, by every render.
 type loadedFont struct {

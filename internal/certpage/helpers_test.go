@@ -105,6 +105,7 @@ func sampleData(name string) Data {
 		EventID:        "evt_01HZX3",
 		Signer:         Signer{Name: name, Email: "signer@example.com", IP: "203.0.113.7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0"},
 		SignedAt:       t0,
+		Organization:   "Acme Légal GmbH",
 		Events: []Event{
 			{Type: "ready", Timestamp: t0.Add(-5 * time.Minute)},
 			{Type: "field_change", Timestamp: t0.Add(-2*time.Minute + 250*time.Millisecond), Data: map[string]any{"fieldId": "full_name", "value": name}},

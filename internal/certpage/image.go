@@ -22,12 +22,13 @@ const (
 )
 
 // raster is a decoded image ready to embed in a PDF: 8-bit samples, gray or
-// RGB, and an 8-bit alpha channel (an /SMask) unless every pixel is opaque.
+// RGB, opaque. Transparent pixels are composed onto white, the page's
+// colour, so the page has no soft mask: PDF/A-1 forbids transparency, and a
+// document that claims PDF/A keeps to it.
 type raster struct {
 	width, height int
 	gray          bool
 	color         []byte // width*height samples of 1 (gray) or 3 (RGB) bytes
-	alpha         []byte // width*height bytes; nil when the image is opaque
 }
 
 // decodeImageURI decodes a data:image/png;base64 URI. Its errors are shown on
@@ -71,22 +72,20 @@ func decodeBase64(s string) ([]byte, error) {
 	return base64.RawStdEncoding.DecodeString(s)
 }
 
-// toRaster converts any decoded image to non-premultiplied 8-bit samples,
-// dropping the alpha channel when it is fully opaque and the color channels
-// when the image is gray (a signature drawn in black is both small and gray).
+// toRaster converts any decoded image to 8-bit samples composed onto
+// white, keeping one channel when the image is gray (a signature drawn in
+// black is both small and gray).
 func toRaster(img image.Image) *raster {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	rgb := make([]byte, 0, w*h*3)
-	alpha := make([]byte, 0, w*h)
-	gray, opaque := true, true
+	gray := true
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			c := nrgbaAt(img, x, y)
+			c.R, c.G, c.B = onWhite(c.R, c.A), onWhite(c.G, c.A), onWhite(c.B, c.A)
 			rgb = append(rgb, c.R, c.G, c.B)
-			alpha = append(alpha, c.A)
 			gray = gray && c.R == c.G && c.G == c.B
-			opaque = opaque && c.A == 0xff
 		}
 	}
 	r := &raster{width: w, height: h, gray: gray, color: rgb}
@@ -96,10 +95,12 @@ func toRaster(img image.Image) *raster {
 			r.color[i] = rgb[3*i]
 		}
 	}
-	if !opaque {
-		r.alpha = alpha
-	}
 	return r
+}
+
+// onWhite composes a non-premultiplied sample of opacity a onto white.
+func onWhite(v, a uint8) uint8 {
+	return uint8((int(v)*int(a) + 255*(255-int(a)) + 127) / 255)
 }
 
 // nrgbaAt reads one pixel, without the per-pixel allocation of img.At for

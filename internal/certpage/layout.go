@@ -84,7 +84,7 @@ func (l *layout) certificate(d Data) {
 	l.paragraph("Who signed this document, when, and the audit trail of the signing.", l.small())
 
 	l.section("Signer")
-	l.signatureBox()
+	l.signatureBox(d)
 	l.field("Name", cleanShort(d.Signer.Name, maxNameRunes))
 	l.field("E-mail", cleanShort(d.Signer.Email, maxNameRunes))
 	if d.Signer.IP != "" {
@@ -98,8 +98,13 @@ func (l *layout) certificate(d Data) {
 	l.section("Document")
 	l.field("SHA-256 (as received)", cleanShort(d.DocumentSHA256, maxNameRunes))
 	l.field("Event ID", cleanShort(d.EventID, maxNameRunes))
+	l.note("The signed document, with these pages, cannot carry its own hash: its SHA-256 is returned to the " +
+		"caller that requested the signature (response header X-Quire-Document-SHA256) and recorded with the event.")
 
 	l.section("Signing certificate")
+	if d.Organization != "" {
+		l.field("Operated by", cleanShort(d.Organization, maxNameRunes))
+	}
 	l.field("Subject", cleanShort(d.Certificate.Subject, maxValueRunes))
 	l.field("Issuer", cleanShort(d.Certificate.Issuer, maxValueRunes))
 	l.field("SHA-256 fingerprint", cleanShort(d.Certificate.SHA256, maxNameRunes))
@@ -210,12 +215,14 @@ func (l *layout) note(text string) {
 }
 
 // signatureBox reserves the area where the caller may place a visible
-// signature widget, and marks it with a dashed frame. It shrinks rather than
+// signature widget, marks it with a dashed frame and draws in it the
+// signature as the signer drew it, if the audit trail holds one; a caption
+// under it says when the document was signed. The box shrinks rather than
 // move to a second page, so the rectangle is always on the first page.
-func (l *layout) signatureBox() {
+func (l *layout) signatureBox(d Data) {
 	m := l.m
 	w := min(m.valueW, 22*m.fs)
-	h := w * 0.32
+	h := w * 0.4
 	l.top -= 0.3 * m.lh
 	label := l.sh.lines("Signature", m.fs, m.labelW)
 	if m.stacked {
@@ -223,11 +230,43 @@ func (l *layout) signatureBox() {
 	} else {
 		l.drawLine(label[0], m.x0, l.label())
 	}
-	h = max(min(h, l.top-m.bottom), m.lh)
+	h = max(min(h, l.top-m.bottom-lineHeight(l.small())), m.lh)
 	x, y := m.valueX, l.top-h
 	l.pg.rect(x, y, w, h, 0.6, 0.5, true)
 	l.sigRect = [4]float64{x, y, x + w, y + h}
-	l.top = y - 0.5*m.lh
+	l.drawnSignature(d.Events, x, y, w, h)
+	l.top = y - 0.2*m.lh
+	if !d.SignedAt.IsZero() {
+		l.drawLines(l.sh.lines("Signed electronically at "+d.SignedAt.UTC().Format(secondsUTC), l.small().size, m.valueW), x, l.small())
+	}
+	l.top -= 0.3 * m.lh
+}
+
+// drawnSignature draws the last image of the listed events that can be
+// shown, the signature as the signer drew it last, centred in the box and
+// scaled to fit.
+func (l *layout) drawnSignature(events []Event, x, y, w, h float64) {
+	pad := 0.3 * l.m.fs
+	availW, availH := w-2*pad, h-2*pad
+	if availW <= 0 || availH <= 0 {
+		return
+	}
+	for i := min(len(events), maxEvents) - 1; i >= 0; i-- {
+		rows, _ := flattenData(events[i].Data, nil)
+		for j := len(rows) - 1; j >= 0; j-- {
+			if rows[j].image == "" {
+				continue
+			}
+			img, err := l.doc.image(rows[j].image)
+			if err != nil { // the audit trail says why, where it lists the image
+				continue
+			}
+			scale := min(availW/float64(img.width), availH/float64(img.height), 1)
+			iw, ih := float64(img.width)*scale, float64(img.height)*scale
+			l.pg.image(img, x+(w-iw)/2, y+(h-ih)/2, iw, ih)
+			return
+		}
+	}
 }
 
 // auditTrail lists the events in order, within the event and text limits.
@@ -304,14 +343,14 @@ func (l *layout) imageRow(label, uri string) {
 	l.top = min(l.top, top-h) - 0.4*m.lh
 }
 
-// footers writes "Event … / Page i of n" at the bottom of every page, once
-// the number of pages is known.
+// footers writes "Event … / Certificate page i of n" at the bottom of every
+// page, once the number of pages is known.
 func (l *layout) footers(id string) {
 	m, st := l.m, l.small()
 	n := len(l.doc.pages)
 	y := m.margin + 0.25*m.fs
 	for i, p := range l.doc.pages {
-		right := l.sh.lines(fmt.Sprintf("Page %d of %d", i+1, n), st.size, m.contentW)[0]
+		right := l.sh.lines(fmt.Sprintf("Certificate page %d of %d", i+1, n), st.size, m.contentW)[0]
 		p.rule(m.x0, m.x0+m.contentW, m.margin+1.2*m.lh, 0.7, 0.5)
 		p.text(l.doc, right, m.x0+m.contentW-right.width, y, st)
 		if left := l.sh.lines(id, st.size, m.contentW-right.width-2*m.fs); len(left) > 0 {
@@ -332,21 +371,29 @@ func footerID(d Data) string {
 	return ""
 }
 
-// signingTime shows the signing time in RFC 3339 and in words, both UTC.
+// Time layouts: all times are shown in UTC, and say so.
+const (
+	secondsUTC = "2006-01-02 15:04:05 UTC"
+	eventUTC   = "2006-01-02 15:04:05.999 UTC" // the fraction of a second only when there is one
+)
+
+// signingTime shows the signing time to the second, in UTC, with the date
+// in words.
 func signingTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	t = t.UTC()
-	return t.Format(time.RFC3339Nano) + " (" + t.Format("Monday, 2 January 2006, 15:04:05") + " UTC)"
+	return t.Format(secondsUTC) + " (" + t.Format("Monday, 2 January 2006") + ")"
 }
 
-// formatTime shows a time in RFC 3339, UTC.
+// formatTime shows a time of the certificate or the audit trail in UTC:
+// events keep milliseconds, which order events of one second.
 func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return "(no time given)"
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(eventUTC)
 }
 
 func plural(n int, one, many string) string {

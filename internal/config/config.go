@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
@@ -71,6 +73,7 @@ type Config struct {
 	SigningCert        string
 	SigningKey         string
 	TSAURL             string
+	SigningOrg         string
 	FetchTimeout       time.Duration
 	FetchMaxRedirects  int
 	FetchAllowPrivate  bool
@@ -150,6 +153,7 @@ func (c *Config) Settings() []Setting {
 		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*secretValue)(&c.SigningP12Password), true},
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
 		{"signing-key", "QUIRE_SIGNING_KEY", "PEM file with the signing private key (PKCS#8, EC or RSA)", (*stringValue)(&c.SigningKey), false},
+		{"signing-org", "QUIRE_SIGNING_ORG", "organisation operating the service (at most 64 characters): the O= of the signing certificates generated on first start, and named on certificate pages; empty: quire in generated certificates, not named on pages", (*stringValue)(&c.SigningOrg), false},
 		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp (PAdES B-T)", (*stringValue)(&c.TSAURL), false},
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
@@ -337,6 +341,9 @@ func (c *Config) Check() error {
 	}
 	if c.SigningP12 != "" && c.SigningCert != "" {
 		return fmt.Errorf("QUIRE_SIGNING_P12 and QUIRE_SIGNING_CERT exclude each other")
+	}
+	if n := utf8.RuneCountInString(c.SigningOrg); n > 64 || strings.IndexFunc(c.SigningOrg, unicode.IsControl) >= 0 {
+		return fmt.Errorf("QUIRE_SIGNING_ORG must be at most 64 characters without control characters (an X.509 organisation name), not %d characters", n)
 	}
 	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "") {
 		return fmt.Errorf("QUIRE_PUBLIC_URL must be an absolute http(s) URL such as https://docs.example.com, not %q", c.PublicURL)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -43,21 +44,31 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, _ := APIKey(r.Context())
-	pdf, err := s.deps.Signing.Sign(r.Context(), req, key.ID)
+	res, err := s.deps.Signing.Sign(r.Context(), req, key.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeDocument(w, pdf, "application/pdf")
+	w.Header().Set("X-Quire-Event-Id", res.EventID)
+	w.Header().Set("X-Quire-Document-SHA256", res.SHA256)
+	writeDocument(w, res.PDF, "application/pdf", jsonField{"eventId", res.EventID}, jsonField{"sha256", res.SHA256})
 }
 
+// jsonField is a top-level string field of an answer beside "document".
+type jsonField struct{ name, value string }
+
 // writeDocument writes the answer of POST /v1/sign and /v1/annotate
-// (DESIGN.md), {"document":{"base64":"...","contentType":"..."}}, encoding
-// the base64 on the way out rather than holding it (and a JSON copy of
-// it) in memory. contentType is one of quire's own media types, which
-// need no JSON escaping.
-func writeDocument(w http.ResponseWriter, doc []byte, contentType string) {
-	head, tail := `{"document":{"base64":"`, `","contentType":"`+contentType+`"}}`+"\n"
+// (DESIGN.md), {"document":{"base64":"...","contentType":"..."}} and any
+// further fields, encoding the base64 on the way out rather than holding
+// it (and a JSON copy of it) in memory. contentType is one of quire's own
+// media types, which need no JSON escaping.
+func writeDocument(w http.ResponseWriter, doc []byte, contentType string, fields ...jsonField) {
+	head, tail := `{"document":{"base64":"`, `","contentType":"`+contentType+`"}`
+	for _, f := range fields {
+		v, _ := json.Marshal(f.value) // a string always encodes
+		tail += `,"` + f.name + `":` + string(v)
+	}
+	tail += "}\n"
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(doc))+len(tail)))

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -208,7 +209,7 @@ func TestSignAsTheHostedAPIsClientsDo(t *testing.T) {
 		"auditTrail":[{"type":"submit","timestamp":"2026-11-22T11:00:00+01:00"}],"eventId":"evt-hosted","certificate":{"enable":true}}`
 	out := signedPDF(t, e.signPDF(key, body))
 	text := strings.Join(strings.Fields(tool(t, "poppler-utils", "pdftotext", pdftest.WriteTemp(t, out), "-")), " ")
-	if !strings.Contains(text, "2026-11-22T10:00:00Z") {
+	if !strings.Contains(text, "2026-11-22 10:00:00 UTC") {
 		t.Errorf("no certificate page with the submit time in UTC:\n%s", text)
 	}
 	off := signedPDF(t, e.signPDF(key, strings.Replace(strings.Replace(body, `"enable":true`, `"enable":false`, 1), "evt-hosted", "evt-hosted-2", 1)))
@@ -261,7 +262,7 @@ func TestSignWithCertificatePage(t *testing.T) {
 	}
 	text := strings.Join(strings.Fields(tool(t, "poppler-utils", "pdftotext", "-f", "2", path, "-")), " ")
 	for _, want := range []string{"Zoë Ångström 王小明", "zoe@example.com", "198.51.100.4", "evt-cert", "ready", "field_change", "submit",
-		"agree", "C-77", "2026-11-22T10:00:00Z"} {
+		"agree", "C-77", "2026-11-22 10:00:00 UTC", "Certificate page 1 of 1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the certificate page lacks %q:\n%s", want, text)
 		}
@@ -272,5 +273,35 @@ func TestSignWithCertificatePage(t *testing.T) {
 	}
 	if res := e.verifyPDF(out); !res.Valid || res.Signers[0].EventID != "evt-cert" {
 		t.Errorf("verify: %+v", res)
+	}
+}
+
+// TestSignTellsTheCaller: the answer names the event (the request's, or
+// the UUID generated for it) and the SHA-256 of the signed PDF, in the
+// headers X-Quire-Event-Id and X-Quire-Document-SHA256 and in the JSON
+// fields eventId and sha256, which the hosted schema allows.
+func TestSignTellsTheCaller(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("ann@example.com")
+	uuidRE := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	for _, tc := range []struct{ name, body, want string }{
+		{"given", signBody(inline(pdftest.OnePage("x"))), "evt-1"},
+		{"generated", strings.Replace(signBody(inline(pdftest.OnePage("x"))), `"eventId":"evt-1",`, "", 1), ""},
+	} {
+		r := e.signPDF(key, tc.body)
+		pdf := signedPDF(t, r)
+		var res struct{ EventID, SHA256 string }
+		r.json(t, &res)
+		sum := sha256.Sum256(pdf)
+		id, digest := r.header.Get("X-Quire-Event-Id"), r.header.Get("X-Quire-Document-SHA256")
+		if digest != hex.EncodeToString(sum[:]) || res.SHA256 != digest {
+			t.Errorf("%s: SHA-256 header %q, field %q; the PDF's is %x", tc.name, digest, res.SHA256, sum)
+		}
+		if (tc.want != "" && id != tc.want) || (tc.want == "" && !uuidRE.MatchString(id)) || res.EventID != id {
+			t.Errorf("%s: event id header %q, field %q", tc.name, id, res.EventID)
+		}
+		if v := e.verifyPDF(pdf); len(v.Signers) != 1 || v.Signers[0].EventID != id {
+			t.Errorf("%s: the event recorded is not the one answered: %+v", tc.name, v)
+		}
 	}
 }

@@ -45,6 +45,7 @@ type KeySource struct {
 	PKCS12Password string
 	CertFile       string
 	KeyFile        string
+	Organization   string // the O= of generated certificates; empty: quire
 }
 
 // oidDocumentSigning is Microsoft's "Document Signing" extended key usage,
@@ -86,7 +87,7 @@ func LoadIdentity(src KeySource) (*Identity, error) {
 		// that exists, breaking every signature verified against it.
 		return nil, fmt.Errorf("pdfsign: signing identity: %w", err)
 	}
-	return generate(src.DataDir)
+	return generate(src.DataDir, src.Organization)
 }
 
 // loadGenerated loads the identity that generate stored in dir.
@@ -190,13 +191,17 @@ func newIdentity(key crypto.Signer, cert *x509.Certificate, chain []*x509.Certif
 }
 
 // generate creates a self-signed issuing CA and a document-signing
-// certificate issued by it, and stores the CA certificate, the signing
+// certificate issued by it, both naming org as their organisation (quire
+// when empty), and stores the CA certificate, the signing
 // certificate and its key in dataDir/signing. The files are written to a
 // temporary directory beside it, which is then renamed into place, so the
 // directory holds a complete identity or does not exist. When another
 // process (or goroutine) got there first, the rename fails and its
 // identity is loaded instead: all of them end up with the same one.
-func generate(dataDir string) (*Identity, error) {
+func generate(dataDir, org string) (*Identity, error) {
+	if org == "" {
+		org = "quire"
+	}
 	host, _ := os.Hostname()
 	install := make([]byte, 4)
 	if _, err := rand.Read(install); err != nil {
@@ -210,7 +215,7 @@ func generate(dataDir string) (*Identity, error) {
 		return nil, err
 	}
 	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{"quire"}},
+		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(20, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -227,7 +232,7 @@ func generate(dataDir string) (*Identity, error) {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{"quire"}},
+		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(5, 0, 0),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,

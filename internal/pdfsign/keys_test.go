@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"os"
 	"path/filepath"
 	"sync"
@@ -92,13 +93,13 @@ func TestLoadIdentityDoesNotReplaceOnStatError(t *testing.T) {
 
 func TestGenerateLosingTheRaceLoadsTheWinner(t *testing.T) {
 	dir := t.TempDir()
-	first, err := generate(dir)
+	first, err := generate(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second instance that also found no identity generates its own,
 	// fails to rename it into place, and must use the stored one.
-	second, err := generate(dir)
+	second, err := generate(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +108,21 @@ func TestGenerateLosingTheRaceLoadsTheWinner(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("data directory holds %v", entries)
+	}
+}
+
+// TestGeneratedIdentityNamesTheOperator: QUIRE_SIGNING_ORG is the
+// organisation of both generated certificates; without it, quire.
+func TestGeneratedIdentityNamesTheOperator(t *testing.T) {
+	for org, want := range map[string]string{"Acme Légal GmbH": "Acme Légal GmbH", "": "quire"} {
+		id, err := LoadIdentity(KeySource{DataDir: t.TempDir(), Organization: org})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range append([]*x509.Certificate{id.Certificate}, id.Chain...) {
+			if got := c.Subject.Organization; len(got) != 1 || got[0] != want {
+				t.Errorf("Organization %q: certificate %s names %v", org, c.Subject.CommonName, got)
+			}
+		}
 	}
 }

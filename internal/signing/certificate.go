@@ -1,7 +1,6 @@
 package signing
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -47,7 +46,7 @@ func (s *Service) appendCertificate(doc *pdf.Document, req Request, inputSHA str
 
 func (s *Service) certificateData(req Request, inputSHA string, at time.Time) certpage.Data {
 	info := s.id.Info()
-	d := certpage.Data{DocumentSHA256: inputSHA, EventID: req.EventID, SignedAt: at, Metadata: req.Metadata,
+	d := certpage.Data{DocumentSHA256: inputSHA, EventID: req.EventID, SignedAt: at, Metadata: req.Metadata, Organization: s.opt.Organization,
 		Signer:      certpage.Signer{Name: req.Signer.Name, Email: req.Signer.Email, IP: req.Signer.IP, UserAgent: req.Signer.UserAgent},
 		Certificate: certpage.CertInfo{Subject: info.Subject, Issuer: info.IssuerDN, SHA256: info.FingerprintSHA256, NotBefore: info.NotBefore, NotAfter: info.NotAfter},
 		VerifyHint:  s.verifyHint()}
@@ -57,43 +56,14 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 	return d
 }
 
-// appearance draws the visible signature in rect: a frame and, with text,
-// three lines in Helvetica (a standard font, so nothing is embedded; the
-// text is kept to printable ASCII, which it can show). PDF/A forbids a
-// font that is not embedded: a PDF/A document's signature shows the frame
-// alone, and the certificate page around it, whose fonts are embedded,
-// gives the signing time and event.
-func appearance(rect [4]float64, at time.Time, eventID string, text bool) *pdf.Stream {
+// appearance is the visible signature's frame over rect. What it frames,
+// the drawn signature and the signing time, is on the certificate page in
+// the page's embedded fonts: the widget itself needs no font, as a font
+// that is not embedded would break a PDF/A document.
+func appearance(rect [4]float64) *pdf.Stream {
 	w, h := rect[2]-rect[0], rect[3]-rect[1]
-	var c bytes.Buffer
-	fmt.Fprintf(&c, "q 0.2 0.3 0.6 RG 1 w 0.5 0.5 %.2f %.2f re S Q\n", w-1, h-1)
-	dict := pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
-		"BBox": pdf.Array{pdf.Real(0), pdf.Real(0), pdf.Real(w), pdf.Real(h)}}
-	if !text {
-		return &pdf.Stream{Data: c.Bytes(), Dict: dict}
-	}
-	size := min(9, h/4)
-	lines := []string{"Digitally signed with quire", at.Format("2006-01-02 15:04:05 UTC"), "Event " + ascii(eventID)}
-	fmt.Fprintf(&c, "BT /Helv %.2f Tf 0.1 0.15 0.4 rg\n", size)
-	for i, l := range lines {
-		fmt.Fprintf(&c, "1 0 0 1 %.2f %.2f Tm (%s) Tj\n", size/2, h-float64(i+1)*size*1.3, escapeLiteral(l))
-	}
-	c.WriteString("ET\n")
-	font := pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("Type1"),
-		"BaseFont": pdf.Name("Helvetica"), "Encoding": pdf.Name("WinAnsiEncoding")}
-	dict["Resources"] = pdf.Dict{"Font": pdf.Dict{"Helv": font}}
-	return &pdf.Stream{Data: c.Bytes(), Dict: dict}
-}
-
-func ascii(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r > 0x7e {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-func escapeLiteral(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `(`, `\(`, `)`, `\)`).Replace(s)
+	frame := fmt.Sprintf("q 0.2 0.3 0.6 RG 1 w 0.5 0.5 %.2f %.2f re S Q\n", w-1, h-1)
+	return &pdf.Stream{Data: []byte(frame), Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
+		"BBox":      pdf.Array{pdf.Real(0), pdf.Real(0), pdf.Real(w), pdf.Real(h)},
+		"Resources": pdf.Dict{}}}
 }

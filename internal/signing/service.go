@@ -45,6 +45,7 @@ type Options struct {
 	Logger           *slog.Logger
 	Now              func() time.Time
 	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
+	Organization     string // who operates the service, named on certificate pages; empty: not named
 }
 
 // Service signs documents and verifies signatures.
@@ -113,28 +114,35 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
+// Result is a signed document and what its caller is told about it.
+type Result struct {
+	PDF     []byte
+	EventID string // the request's event id, or the one generated for it
+	SHA256  string // hex SHA-256 of PDF, as recorded with the event
+}
+
 // Sign returns the signed PDF for a request made with the API key keyID,
 // and records the signing (hashes and event, never content). The request
 // is validated here, so that every entry point applies the same rules.
-func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, error) {
+func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, error) {
 	if err := req.Validate(); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	if req.EventID == "" {
 		req.EventID = uuid.NewString()
 	}
 	in, err := s.Load(ctx, req.Document)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	b, err := s.asPDF(ctx, in, req.PDFA)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	now := s.opt.Now().UTC()
 	doc, err := pdf.Open(ctx, b, s.limits())
 	if err != nil {
-		return nil, s.documentError(err)
+		return Result{}, s.documentError(err)
 	}
 	// The document hashes its bytes once for the input's, the signature's
 	// and the output's SHA-256 (when the input is the document's bytes).
@@ -144,20 +152,21 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		Timestamper: s.opt.Timestamper}
 	if req.Certificate {
 		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
-			return nil, err
+			return Result{}, err
 		}
-		opt.Appearance = appearance(opt.Rect, now, req.EventID, req.PDFA == "")
+		opt.Appearance = appearance(opt.Rect)
 	}
 	out, digest, err := pdfsign.Sign(ctx, doc, s.id, opt)
 	if err != nil {
-		return nil, s.documentError(err)
+		return Result{}, s.documentError(err)
 	}
-	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil)),
+	res := Result{PDF: out, EventID: req.EventID, SHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil))}
+	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now, AuditTrail: req.AuditTrail}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {
-		return nil, fmt.Errorf("record signing: %w", err)
+		return Result{}, fmt.Errorf("record signing: %w", err)
 	}
-	return out, nil
+	return res, nil
 }
 
 // Load returns the bytes of a document: inline, or downloaded; either way

@@ -57,10 +57,11 @@ func TestInstancesTrustEachOther(t *testing.T) {
 		req := Request{Document: Document{Bytes: pdftest.OnePage("shared")}, EventID: "evt-a",
 			Signer:     Signer{Name: "Ann", Email: "ann@example.com"},
 			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
-		pdf, err := a.Sign(ctx, req, "key_a")
+		signed, err := a.Sign(ctx, req, "key_a")
 		if err != nil {
 			t.Fatal(err)
 		}
+		pdf := signed.PDF
 		if res, err := b.Verify(ctx, Document{Bytes: pdf}); err != nil || res.Valid {
 			t.Fatalf("before a published its root, b trusts its signature: %+v %v", res, err)
 		}
@@ -84,10 +85,11 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 	for _, who := range []Signer{{Name: "Ann", Email: "ann@example.com"}, {Name: "Bob", Email: "bob@example.com"}} {
 		req := Request{Document: Document{Bytes: pdf}, EventID: "evt-" + who.Name, Signer: who,
 			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
-		var err error
-		if pdf, err = svc.Sign(ctx, req, "key"); err != nil {
+		res, err := svc.Sign(ctx, req, "key")
+		if err != nil {
 			t.Fatal(err)
 		}
+		pdf = res.PDF
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdf) }))
 	defer srv.Close()
@@ -122,20 +124,25 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 }
 
 // TestVerifyHint: the certificate page names the verification page by its
-// absolute URL when the service knows it, and says how to find it when not.
+// absolute URL when the service knows it, and says how to find it when not;
+// it names the operator (QUIRE_SIGNING_ORG).
 func TestVerifyHint(t *testing.T) {
 	s := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open /verify on the server that signed it") {
 		t.Errorf("hint without a public URL: %q", h)
 	}
 	s.opt.PublicURL = "https://docs.example.com/"
+	s.opt.Organization = "Acme Légal GmbH"
+	if o := s.certificateData(Request{}, "", time.Now()).Organization; o != "Acme Légal GmbH" {
+		t.Errorf("organisation on the page: %q", o)
+	}
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open https://docs.example.com/verify and drop the file") {
 		t.Errorf("hint with a public URL: %q", h)
 	}
 }
 
 // TestSigningRecordsHashes: the record names the input and the output by
-// their SHA-256, whether the output extends the input in its own memory
+// their SHA-256, and the caller is told the output's, whether the output extends the input in its own memory
 // (room to spare after it), in a copy, or is a repaired rewrite of it.
 func TestSigningRecordsHashes(t *testing.T) {
 	ctx := context.Background()
@@ -149,9 +156,13 @@ func TestSigningRecordsHashes(t *testing.T) {
 		for _, cert := range []bool{false, true} {
 			req := Request{Document: Document{Bytes: in}, EventID: fmt.Sprintf("evt-%d-%v", i, cert), Certificate: cert,
 				Signer: Signer{Name: "Ann", Email: "ann@example.com"}, AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
-			out, err := svc.Sign(ctx, req, "key")
+			signed, err := svc.Sign(ctx, req, "key")
 			if err != nil {
 				t.Fatal(err)
+			}
+			out := signed.PDF
+			if signed.SHA256 != sha(out) {
+				t.Errorf("input %d, certificate %v: the caller is told %s, want %s", i, cert, signed.SHA256, sha(out))
 			}
 			res, err := svc.Verify(ctx, Document{Bytes: out})
 			if err != nil || len(res.Signers) != 1 {

@@ -43,10 +43,11 @@ func signed(t *testing.T, s *apitest.Server) (good, tampered []byte) {
 	t.Helper()
 	req := signing.Request{Document: signing.Document{Bytes: pdftest.OnePage("Service agreement")},
 		Signer: signing.Signer{Name: "Ann Example", Email: "ann@example.com"}, EventID: "evt-web-1", AuditTrail: trail}
-	pdf, err := s.Signing.Sign(context.Background(), req, "")
+	res, err := s.Signing.Sign(context.Background(), req, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pdf := res.PDF
 	tampered = bytes.Clone(pdf)
 	i := bytes.Index(tampered, []byte("Service agreement"))
 	tampered[i] = 'X'
