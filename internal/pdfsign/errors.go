@@ -35,7 +35,7 @@ var (
 // a context that ended the work; any other (a damaged structure, an object
 // that cannot be read) becomes ErrUnreadable.
 func inputError(err error) error {
-	for _, s := range []error{ErrEncrypted, ErrTooLarge, ErrUnreadable, ErrDamagedSigned, ErrSignatureTooLarge, context.Canceled, context.DeadlineExceeded} {
+	for _, s := range []error{ErrEncrypted, ErrTooLarge, ErrUnreadable, ErrDamagedSigned, ErrSignatureTooLarge, ErrCertified, context.Canceled, context.DeadlineExceeded} {
 		if err == nil || errors.Is(err, s) {
 			return err
 		}

@@ -173,6 +173,10 @@ func (d *document) inline(o Object, memo map[int]Object, depth int) (Object, err
 type Layout struct {
 	Pages                 int
 	LastWidth, LastHeight float64 // the last page as shown, in points (/Rotate applied)
+	// Certified is the DocMDP P of the document's certification signature
+	// (0: none). Certified documents take no new pages (AppendPages
+	// refuses them with ErrCertified); P=1 takes no signature either.
+	Certified int
 }
 
 // PageLayout reads the page count and the size of the last page of pdf.
@@ -197,7 +201,7 @@ func PageLayout(ctx context.Context, pdf []byte, lim ...Limits) (l Layout, err e
 	if err != nil {
 		return l, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
-	l = Layout{Pages: len(ps), LastWidth: b[2] - b[0], LastHeight: b[3] - b[1]}
+	l = Layout{Pages: len(ps), LastWidth: b[2] - b[0], LastHeight: b[3] - b[1], Certified: d.certification()}
 	if rot := intOr(last.inherited["Rotate"], 0); rot%180 != 0 {
 		l.LastWidth, l.LastHeight = l.LastHeight, l.LastWidth
 	}

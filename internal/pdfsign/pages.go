@@ -47,6 +47,9 @@ func AppendPages(ctx context.Context, pdf []byte, pages []Page, lim ...Limits) (
 	if err != nil {
 		return nil, inputError(err)
 	}
+	if err := d.allowsPages(); err != nil {
+		return nil, err
+	}
 	u := newUpdate(d)
 	rootRef, newRoot, err := treeRoot(u)
 	if err != nil {

@@ -25,6 +25,17 @@ type Options struct {
 	Appearance *Stream    // normal appearance (a Form XObject) of a visible widget
 
 	Timestamper  Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
+	// Level above LevelT adds validation data and a document time-stamp
+	// after the signature (ltv.go); it needs a Timestamper.
+	Level Level
+	// FetchCRL downloads the CRL a certificate names (its distribution
+	// point), for LevelLT and above; nil: only quire's own CA's CRL is
+	// added. It must guard against SSRF: the URLs come from certificates.
+	FetchCRL func(ctx context.Context, url string) ([]byte, error)
+	// DocMDP, 1 to 3, makes this a certification signature allowing the
+	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
+	// signature.
+	DocMDP int
 	ContentsSize int         // bytes reserved for the CMS; 0: estimated
 	Limits       Limits
 }
@@ -34,7 +45,10 @@ type Options struct {
 const tokenReserve = 12 << 10
 
 // Sign returns pdf with an incremental update that adds a PAdES signature
-// (SubFilter ETSI.CAdES.detached) by id. The input is a byte prefix of the
+// (SubFilter ETSI.CAdES.detached) by id, followed, at Options.Level B-LT
+// and B-LTA, by the updates that add validation data and a document
+// time-stamp.  A document certified with DocMDP P=1 is refused with
+// ErrCertified. The input is a byte prefix of the
 // output, so earlier signatures stay valid, unless the input's structure
 // is damaged and it carries no signature: then it is rewritten cleanly
 // first. Errors caused by the input wrap the sentinel errors of this
@@ -54,29 +68,55 @@ func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byt
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
-	if len(before) >= maxSignatures {
+	if len(before)+opt.Level.signatures() > maxSignatures {
 		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", ErrUnreadable, len(before))
+	}
+	if err := checkLevel(opt); err != nil {
+		return nil, "", err
+	}
+	if err := d.allowsSigning(); err != nil {
+		return nil, "", err
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
 		size = estimateSize(id, opt.Timestamper != nil)
 	}
+	value := signatureDict(opt, size)
+	if opt.DocMDP != 0 {
+		if opt.DocMDP < 1 || opt.DocMDP > 3 || len(before) > 0 {
+			return nil, "", fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
+		}
+		value["Reference"] = docMDPReference(opt.DocMDP)
+	}
 	u := newUpdate(d)
-	if err := addSignatureField(u, opt, size); err != nil {
+	sig, err := addSignatureField(u, opt, value)
+	if err != nil {
 		return nil, "", err
+	}
+	if opt.DocMDP != 0 {
+		if err := certify(u, sig); err != nil {
+			return nil, "", err
+		}
 	}
 	w, err := u.write()
 	if err != nil {
 		return nil, "", err
 	}
-	sum, err := fillSignature(ctx, w, id, opt.Timestamper, size)
+	sum, contents, err := fillSignature(w, size, func(digest []byte) ([]byte, error) {
+		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
+			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(w.pdf, len(before)+1, opt.Limits); err != nil {
+	out, added, err := addLongTerm(ctx, w.pdf, contents, id, opt)
+	if err != nil {
 		return nil, "", err
 	}
-	return w.pdf, hex.EncodeToString(sum), nil
+	if err := selfCheck(out, len(before)+1+added, opt.Limits); err != nil {
+		return nil, "", err
+	}
+	return out, hex.EncodeToString(sum), nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature
@@ -94,20 +134,20 @@ func estimateSize(id *Identity, timestamp bool) int {
 
 // addSignatureField adds the signature dictionary, the field+widget that
 // holds it, the page's /Annots entry and the form's /Fields entry.
-func addSignatureField(u *update, opt Options, size int) error {
+func addSignatureField(u *update, opt Options, value Dict) (Ref, error) {
 	pages, err := u.doc.pages()
 	if err != nil {
-		return err
+		return Ref{}, err
 	}
 	i := len(pages) - 1
 	if opt.Page > 0 {
 		if opt.Page > len(pages) {
-			return fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
+			return Ref{}, fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
 		}
 		i = opt.Page - 1
 	}
 	pg := pages[i]
-	sig := u.add(signatureDict(opt, size))
+	sig := u.add(value)
 	widget := Dict{
 		"Type": Name("Annot"), "Subtype": Name("Widget"), "FT": Name("Sig"),
 		"T": textString(fieldName(u.doc)), "V": sig, "P": pg.ref,
@@ -120,10 +160,10 @@ func addSignatureField(u *update, opt Options, size int) error {
 	w := u.add(widget)
 	pd := pg.dict.clone()
 	if err := u.appendRef(pd, "Annots", w); err != nil {
-		return fmt.Errorf("%w: page %d: %v", ErrUnreadable, i+1, err)
+		return Ref{}, fmt.Errorf("%w: page %d: %v", ErrUnreadable, i+1, err)
 	}
 	u.replace(pg.ref, pd)
-	return addToForm(u, w)
+	return sig, addToForm(u, w)
 }
 
 // signatureDict is the signature value with its two placeholders.
@@ -219,30 +259,32 @@ func extendForm(u *update, form Dict, field Ref) error {
 	return nil
 }
 
-// fillSignature writes the /ByteRange, hashes the two ranges and puts the
-// CMS into /Contents, and returns the hash. Offsets come from the writer's
-// marks, never from searching the output.
-func fillSignature(ctx context.Context, w written, id *Identity, tsa Timestamper, size int) ([]byte, error) {
+// fillSignature writes the /ByteRange, hashes the two ranges, puts what
+// sign makes of the hash (a CMS, a time-stamp token) into /Contents, and
+// returns the hash and the whole /Contents value. Offsets come from the
+// writer's marks, never from searching the output.
+func fillSignature(w written, size int, sign func(sha256Digest []byte) ([]byte, error)) (digest, contents []byte, err error) {
 	out, m := w.pdf, w.marks
 	br := fmt.Sprintf("[0 %d %d %d", m.contentsStart, m.contentsEnd, len(out)-m.contentsEnd)
 	if len(br) >= byteRangeWidth {
-		return nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
+		return nil, nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[m.byteRangeAt:], br)
 	h := sha256.New()
 	h.Write(out[:m.contentsStart])
 	h.Write(out[m.contentsEnd:])
 	sum := h.Sum(nil)
-	cms, err := signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
-		cmsContent{contentType: oidData, digest: sum}, tsa)
+	cms, err := sign(sum)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(cms) > size {
-		return nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
+		return nil, nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
 	}
 	hex.Encode(out[m.contentsStart+1:], cms)
-	return sum, nil
+	contents = make([]byte, size)
+	copy(contents, cms)
+	return sum, contents, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want
@@ -250,7 +292,7 @@ func fillSignature(ctx context.Context, w written, id *Identity, tsa Timestamper
 // It guards against ever handing out a broken file. The output may be
 // larger than lim allows the input to be: its own size is accepted.
 func selfCheck(pdf []byte, want int, lim Limits) error {
-	res, err := verify(pdf, nil, outputLimits(lim, pdf))
+	res, err := verify(pdf, VerifyOptions{}, outputLimits(lim, pdf))
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}

@@ -1,0 +1,258 @@
+package pdfsign
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Level is a PAdES baseline level (ETSI EN 319 142-1).
+type Level int
+
+const (
+	LevelB   Level = iota // B-B: the signature alone (B-T when Options.Timestamper is set)
+	LevelT                // B-T: with a signature time-stamp
+	LevelLT               // B-LT: and, after it, a DSS with the certificates and CRLs to check it offline
+	LevelLTA              // B-LTA: and, after the DSS, a document time-stamp over everything
+)
+
+var levelNames = []string{"B-B", "B-T", "B-LT", "B-LTA"}
+
+func (l Level) String() string {
+	if l < 0 || int(l) >= len(levelNames) {
+		return fmt.Sprintf("Level(%d)", int(l))
+	}
+	return levelNames[l]
+}
+
+// ParseLevel reads "B-B", "B-T", "B-LT" or "B-LTA".
+func ParseLevel(s string) (Level, error) {
+	for i, n := range levelNames {
+		if strings.EqualFold(s, n) {
+			return Level(i), nil
+		}
+	}
+	return 0, fmt.Errorf("pdfsign: unknown PAdES level %q (want B-B, B-T, B-LT or B-LTA)", s)
+}
+
+// signatures is how many signatures a signing at level l adds.
+func (l Level) signatures() int {
+	if l >= LevelLTA {
+		return 2
+	}
+	return 1
+}
+
+func checkLevel(opt Options) error {
+	if opt.Level >= LevelT && opt.Timestamper == nil {
+		return fmt.Errorf("pdfsign: PAdES %s needs a time-stamp authority", opt.Level)
+	}
+	if opt.Level > LevelLTA || opt.Level < LevelB {
+		return fmt.Errorf("pdfsign: unknown PAdES level %d", int(opt.Level))
+	}
+	return nil
+}
+
+// addLongTerm appends to pdf, just signed with contents as /Contents, the
+// updates of opt.Level: a DSS (B-LT), then a document time-stamp (B-LTA).
+// Both are incremental updates after the signed byte range, so the
+// signature stays intact. It returns the output and the number of
+// signatures it added.
+func addLongTerm(ctx context.Context, pdf, contents []byte, id *Identity, opt Options) ([]byte, int, error) {
+	if opt.Level < LevelLT {
+		return pdf, 0, nil
+	}
+	certs, crls := validationData(ctx, contents, id, opt)
+	out, err := appendDSS(pdf, opt.Limits, contents, certs, crls)
+	if err != nil || opt.Level < LevelLTA {
+		return out, 0, err
+	}
+	out, err = appendDocTimestamp(ctx, out, opt)
+	return out, 1, err
+}
+
+// validationData gathers the certificates of the signer's chain and of
+// the time-stamp's, and a CRL for each certificate that has one: the CRL of
+// quire's own CA, issued now, or the one a certificate names, downloaded.
+// A CRL that cannot be obtained is left out: the signature is still
+// valid, and a verifier may find revocation data elsewhere.
+func validationData(ctx context.Context, contents []byte, id *Identity, opt Options) (certs []*x509.Certificate, crls [][]byte) {
+	certs = append([]*x509.Certificate{id.Certificate}, id.Chain...)
+	if sd, err := parseSignedData(contents); err == nil {
+		if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
+			if ts, err := parseSignedData(tok); err == nil {
+				certs = appendNew(certs, ts.certs...)
+			}
+		}
+	}
+	at := opt.Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	fetched := map[string]bool{}
+	for _, c := range certs {
+		issuer := issuerOf(c, certs)
+		if issuer == nil || issuer == c {
+			continue // a root, or a certificate whose issuer is unknown
+		}
+		if id.ca != nil && bytes.Equal(issuer.Raw, id.ca.cert.Raw) {
+			if der, err := id.ca.issueCRL(at); err == nil {
+				crls = append(crls, der)
+			}
+			continue
+		}
+		for _, url := range c.CRLDistributionPoints {
+			if opt.FetchCRL == nil || fetched[url] || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
+				continue
+			}
+			fetched[url] = true
+			if der, err := fetchCRL(ctx, opt.FetchCRL, url, issuer); err == nil {
+				crls = append(crls, der)
+				break
+			}
+		}
+	}
+	return certs, crls
+}
+
+// fetchCRL downloads a CRL (DER, or PEM as some servers send it) and
+// checks that issuer signed it.
+func fetchCRL(ctx context.Context, fetch func(context.Context, string) ([]byte, error), url string, issuer *x509.Certificate) ([]byte, error) {
+	der, err := fetch(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if b, _ := pem.Decode(der); b != nil {
+		der = b.Bytes
+	}
+	crl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		return nil, err
+	}
+	if err := crl.CheckSignatureFrom(issuer); err != nil {
+		return nil, err
+	}
+	return der, nil
+}
+
+// issuerOf finds the certificate among certs that issued c; c itself when
+// it is self-signed, nil when none did.
+func issuerOf(c *x509.Certificate, certs []*x509.Certificate) *x509.Certificate {
+	for _, p := range certs {
+		if bytes.Equal(p.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(p) == nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// appendNew appends the certificates of add that list does not hold yet.
+func appendNew(list []*x509.Certificate, add ...*x509.Certificate) []*x509.Certificate {
+	for _, c := range add {
+		dup := false
+		for _, have := range list {
+			dup = dup || bytes.Equal(have.Raw, c.Raw)
+		}
+		if !dup {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
+// appendDSS adds to pdf an update holding the document security store
+// (ISO 32000-2, 12.8.4.3): the certificates and CRLs, and a VRI entry for
+// the signature whose /Contents is contents, keyed by the upper-case hex
+// SHA-1 of it. A DSS already in the document is extended.
+func appendDSS(pdf []byte, lim Limits, contents []byte, certs []*x509.Certificate, crls [][]byte) ([]byte, error) {
+	d, err := readDocument(pdf, outputLimits(lim, pdf))
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: adding the DSS: %w", err)
+	}
+	catRef, cat, err := d.catalog()
+	if err != nil {
+		return nil, err
+	}
+	u := newUpdate(d)
+	dss := Dict{"Type": Name("DSS")}
+	if old, err := d.dict(cat["DSS"]); err == nil {
+		dss = old.clone()
+	}
+	vriEntry := Dict{}
+	for _, part := range []struct {
+		key, vriKey Name
+		ders        [][]byte
+	}{{"Certs", "Cert", rawOf(certs)}, {"CRLs", "CRL", crls}} {
+		var refs Array
+		for _, der := range part.ders {
+			r := u.add(&Stream{Dict: Dict{}, Data: der})
+			refs = append(refs, r)
+			if err := u.appendRef(dss, part.key, r); err != nil {
+				return nil, fmt.Errorf("%w: /DSS: %v", ErrUnreadable, err)
+			}
+		}
+		if len(refs) > 0 {
+			vriEntry[part.vriKey] = refs
+		}
+	}
+	vri := Dict{}
+	if old, err := d.dict(dss["VRI"]); err == nil {
+		vri = old.clone()
+	}
+	sum := sha1.Sum(contents)
+	vri[Name(strings.ToUpper(hex.EncodeToString(sum[:])))] = vriEntry
+	dss["VRI"] = vri
+	c := cat.clone()
+	c["DSS"] = u.add(dss)
+	u.replace(catRef, c)
+	w, err := u.write()
+	if err != nil {
+		return nil, err
+	}
+	return w.pdf, nil
+}
+
+func rawOf(certs []*x509.Certificate) [][]byte {
+	out := make([][]byte, len(certs))
+	for i, c := range certs {
+		out[i] = c.Raw
+	}
+	return out
+}
+
+// appendDocTimestamp adds an invisible document time-stamp (ISO 32000-2,
+// 12.8.5): an RFC 3161 token over every byte before it, the DSS included.
+func appendDocTimestamp(ctx context.Context, pdf []byte, opt Options) ([]byte, error) {
+	d, err := readDocument(pdf, outputLimits(opt.Limits, pdf))
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: adding the document time-stamp: %w", err)
+	}
+	u := newUpdate(d)
+	size := tokenReserve
+	value := Dict{"Type": Name("DocTimeStamp"), "Filter": Name("Adobe.PPKLite"), "SubFilter": Name("ETSI.RFC3161"),
+		"ByteRange": byteRangeHole{}, "Contents": contentsHole{size: size}}
+	if _, err := addSignatureField(u, Options{}, value); err != nil {
+		return nil, err
+	}
+	w, err := u.write()
+	if err != nil {
+		return nil, err
+	}
+	_, _, err = fillSignature(w, size, func(digest []byte) ([]byte, error) {
+		tok, err := opt.Timestamper.Timestamp(ctx, digest)
+		if err != nil {
+			return nil, fmt.Errorf("pdfsign: document time-stamp: %w", err)
+		}
+		return tok, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w.pdf, nil
+}

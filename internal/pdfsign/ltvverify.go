@@ -1,0 +1,259 @@
+package pdfsign
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"time"
+)
+
+// verifier checks the signatures of one document.
+type verifier struct {
+	pdf []byte
+	d   *document
+	opt VerifyOptions
+
+	dssRead  bool
+	dssCerts []*x509.Certificate
+	dssCRLs  []*x509.RevocationList
+}
+
+// maxDSSEntries bounds the certificates and CRLs read from a DSS.
+const maxDSSEntries = 1000
+
+// dss reads the certificates and CRLs of the document's DSS once; entries
+// that do not parse are skipped.
+func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList) {
+	if vr.dssRead {
+		return vr.dssCerts, vr.dssCRLs
+	}
+	vr.dssRead = true
+	_, cat, err := vr.d.catalog()
+	if err != nil {
+		return nil, nil
+	}
+	dss, err := vr.d.dict(cat["DSS"])
+	if err != nil {
+		return nil, nil
+	}
+	for _, der := range vr.streams(dss["Certs"]) {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			vr.dssCerts = append(vr.dssCerts, c)
+		}
+	}
+	for _, der := range vr.streams(dss["CRLs"]) {
+		if c, err := x509.ParseRevocationList(der); err == nil {
+			vr.dssCRLs = append(vr.dssCRLs, c)
+		}
+	}
+	return vr.dssCerts, vr.dssCRLs
+}
+
+// streams decodes the streams of a DSS array, at most maxDSSEntries.
+func (vr *verifier) streams(o Object) [][]byte {
+	arr, _ := vr.d.array(o)
+	var out [][]byte
+	for _, e := range arr[:min(len(arr), maxDSSEntries)] {
+		s, err := vr.d.resolve(e)
+		if st, ok := s.(*Stream); ok && err == nil {
+			if data, err := vr.d.decode(st); err == nil {
+				out = append(out, data)
+			}
+		}
+	}
+	return out
+}
+
+// intermediates pools the certificates a chain may be built from.
+func (vr *verifier) intermediates(cms []*x509.Certificate) *x509.CertPool {
+	pool := x509.NewCertPool()
+	certs, _ := vr.dss()
+	for _, c := range append(append([]*x509.Certificate(nil), cms...), certs...) {
+		pool.AddCert(c)
+	}
+	return pool
+}
+
+// timestampResult is a checked RFC 3161 token.
+type timestampResult struct {
+	genTime time.Time
+	trusted bool // its TSA chains to VerifyOptions.TSARoots now
+	tsa     *x509.Certificate
+	digest  []byte
+}
+
+// timestamp checks that token is over the data that digestOf hashes
+// (with the hash the token names) and signed by the certificate it
+// carries, and whether that TSA is trusted.
+func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (timestampResult, error) {
+	sd, err := parseSignedData(token)
+	if err != nil {
+		return timestampResult{}, err
+	}
+	info, err := parseTimeStampToken(token)
+	if err != nil {
+		return timestampResult{}, err
+	}
+	h, err := hashFor(info.hashAlg)
+	if err != nil {
+		return timestampResult{}, err
+	}
+	if !bytes.Equal(info.digest, digestOf(h)) {
+		return timestampResult{}, errors.New("token is not over this signature")
+	}
+	cert, err := sd.signerCert()
+	if err != nil {
+		return timestampResult{}, err
+	}
+	ch, err := hashFor(sd.signer.digestAlg)
+	if err != nil {
+		return timestampResult{}, err
+	}
+	hh := ch.New()
+	hh.Write(sd.content)
+	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
+		return timestampResult{}, err
+	}
+	res := timestampResult{genTime: info.genTime, tsa: cert, digest: info.digest}
+	if vr.opt.TSARoots != nil {
+		_, err := cert.Verify(x509.VerifyOptions{Roots: vr.opt.TSARoots, Intermediates: vr.intermediates(sd.certs),
+			CurrentTime: vr.opt.Now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}})
+		res.trusted = err == nil
+	}
+	return res, nil
+}
+
+// verifyDocTimestamp checks a document time-stamp: its token must be over
+// the byte ranges. It is valid when intact and correctly signed; Trusted
+// says whether its TSA chains to the TSA roots.
+func (vr *verifier) verifyDocTimestamp(r SignerResult, token []byte, ranges [4]int) SignerResult {
+	ts, err := vr.timestamp(token, func(h crypto.Hash) []byte {
+		hh := h.New()
+		hh.Write(vr.pdf[:ranges[1]])
+		hh.Write(vr.pdf[ranges[2] : ranges[2]+ranges[3]])
+		return hh.Sum(nil)
+	})
+	if err != nil {
+		r.Reason = fmt.Sprintf("document time-stamp: %v", err)
+		return r
+	}
+	describeCert(&r, ts.tsa)
+	r.Digest = hex.EncodeToString(ts.digest)
+	r.TimestampTime, r.TimestampTrusted, r.Trusted = &ts.genTime, ts.trusted, ts.trusted
+	r.DigestValid, r.SignatureValid, r.Valid = true, true, true
+	return r
+}
+
+// checkCertificate verifies cert up to the roots at the verification time,
+// and when that fails (an expired certificate), at the time of a trusted
+// time-stamp of the signature, with the DSS's CRLs proving that the chain
+// was not revoked then. It returns when the chain was found valid and
+// whether revocation was checked. A CRL in the DSS that revokes the
+// certificate by the time checked fails it in both cases.
+func (vr *verifier) checkCertificate(cert *x509.Certificate, cms []*x509.Certificate, r SignerResult) (time.Time, bool, error) {
+	opts := x509.VerifyOptions{Roots: vr.opt.Roots, Intermediates: vr.intermediates(cms), CurrentTime: vr.opt.Now,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
+	chains, err := cert.Verify(opts)
+	if err == nil {
+		checked, err := vr.notRevoked(chains[0], vr.opt.Now, false)
+		return vr.opt.Now, checked, err
+	}
+	if r.TimestampTime == nil || !r.TimestampTrusted {
+		return time.Time{}, false, err
+	}
+	opts.CurrentTime = *r.TimestampTime
+	chains, terr := cert.Verify(opts)
+	if terr != nil {
+		return time.Time{}, false, fmt.Errorf("%v; at the time-stamp's time: %v", err, terr)
+	}
+	if _, rerr := vr.notRevoked(chains[0], opts.CurrentTime, true); rerr != nil {
+		return time.Time{}, false, fmt.Errorf("%v; at the time-stamp's time: %v", err, rerr)
+	}
+	return opts.CurrentTime, true, nil
+}
+
+// notRevoked looks up each certificate of chain below the root in the
+// DSS's CRLs (signed by its issuer, issued by the verification time) and
+// fails if one revokes it at or before at. With required, a certificate
+// without a CRL fails too. It reports whether every certificate had one.
+func (vr *verifier) notRevoked(chain []*x509.Certificate, at time.Time, required bool) (bool, error) {
+	_, crls := vr.dss()
+	all := true
+	for i := 0; i+1 < len(chain); i++ {
+		c, issuer := chain[i], chain[i+1]
+		crl := findCRL(crls, c, issuer, vr.opt.Now)
+		if crl == nil {
+			if required {
+				return false, fmt.Errorf("no CRL for %q in the document's DSS", c.Subject.String())
+			}
+			all = false
+			continue
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if e.SerialNumber != nil && e.SerialNumber.Cmp(c.SerialNumber) == 0 && !e.RevocationTime.After(at) {
+				return false, fmt.Errorf("%q was revoked on %s", c.Subject.String(), e.RevocationTime.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return all, nil
+}
+
+// findCRL returns the newest CRL by issuer covering c, issued by now.
+func findCRL(crls []*x509.RevocationList, c, issuer *x509.Certificate, now time.Time) *x509.RevocationList {
+	var best *x509.RevocationList
+	for _, crl := range crls {
+		if !bytes.Equal(crl.RawIssuer, c.RawIssuer) || crl.ThisUpdate.After(now) || crl.CheckSignatureFrom(issuer) != nil {
+			continue
+		}
+		if best == nil || crl.ThisUpdate.After(best.ThisUpdate) {
+			best = crl
+		}
+	}
+	return best
+}
+
+// onlyValidationDataAfter reports whether the updates after offset end
+// (where the newest signature's byte range ends) change nothing but the
+// catalog's /DSS (and /Extensions): new objects, and the catalog
+// otherwise equal. Such updates add what a verifier needs and leave the
+// signed content alone (PAdES B-LT).
+func (vr *verifier) onlyValidationDataAfter(end int, lim Limits) bool {
+	if end <= 0 || end >= len(vr.pdf) {
+		return false
+	}
+	old, err := readDocument(vr.pdf[:end], lim)
+	if err != nil {
+		return false
+	}
+	root, ok := vr.d.xref.trailer["Root"].(Ref)
+	if !ok || old.xref.trailer["Root"] != root {
+		return false
+	}
+	for num, e := range vr.d.xref.entries {
+		if oe, had := old.xref.entries[num]; had && oe.kind != 0 && oe != e && num != root.Num {
+			return false
+		}
+	}
+	for num, oe := range old.xref.entries {
+		if _, kept := vr.d.xref.entries[num]; oe.kind != 0 && !kept {
+			return false
+		}
+	}
+	oc, err1 := old.dict(root)
+	nc, err2 := vr.d.dict(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	strip := func(c Dict) Dict {
+		c = maps.Clone(c)
+		delete(c, "DSS")
+		delete(c, "Extensions")
+		return c
+	}
+	return reflect.DeepEqual(strip(oc), strip(nc))
+}
