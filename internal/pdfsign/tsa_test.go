@@ -4,74 +4,19 @@ import (
 	"context"
 	"crypto"
 	"crypto/sha256"
-	"encoding/asn1"
-	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"golang.org/x/crypto/cryptobyte"
-	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
+	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
 )
-
-// tsaServer is a real RFC 3161 responder on loopback: it parses the
-// TimeStampReq, builds a TSTInfo and signs it with the CMS code.
-func tsaServer(t *testing.T) *httptest.Server {
-	tsa := testIdentity(t)
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		in := cryptobyte.String(body)
-		var req, imprint, alg cryptobyte.String
-		var version int64
-		var digest []byte
-		nonce := new(big.Int)
-		if r.Header.Get("Content-Type") != "application/timestamp-query" ||
-			!in.ReadASN1(&req, cbasn1.SEQUENCE) || !req.ReadASN1Integer(&version) ||
-			!req.ReadASN1(&imprint, cbasn1.SEQUENCE) || !imprint.ReadASN1(&alg, cbasn1.SEQUENCE) ||
-			!imprint.ReadASN1Bytes(&digest, cbasn1.OCTET_STRING) || !req.ReadASN1Integer(nonce) {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		tst := derOf(func(b *cryptobyte.Builder) {
-			b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
-				b.AddASN1Int64(1)
-				b.AddASN1ObjectIdentifier(asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1})
-				b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
-					addAlgorithm(b, oidSHA256, false)
-					b.AddASN1OctetString(digest)
-				})
-				b.AddASN1Int64(time.Now().UnixNano())
-				b.AddASN1GeneralizedTime(time.Now().UTC().Truncate(time.Second))
-				b.AddASN1BigInt(nonce)
-			})
-		})
-		d := sha256.Sum256(tst)
-		token, err := signCMS(r.Context(), cmsSigner{key: tsa.Key, cert: tsa.Certificate, chain: tsa.Chain},
-			cmsContent{contentType: oidTSTInfo, digest: d[:], embedded: tst}, nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		resp := derOf(func(b *cryptobyte.Builder) {
-			b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
-				b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) { b.AddASN1Int64(0) })
-				b.AddBytes(token)
-			})
-		})
-		w.Header().Set("Content-Type", "application/timestamp-reply")
-		w.Write(resp)
-	}))
-}
 
 func TestTimestampedSignature(t *testing.T) {
 	requireValidators(t)
-	srv := tsaServer(t)
-	defer srv.Close()
+	tsa := pdftest.NewTSA(t)
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: srv.URL}})
+	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +35,7 @@ func TestTimestampedSignature(t *testing.T) {
 }
 
 func TestTSARefusesWrongAnswer(t *testing.T) {
-	srv := tsaServer(t)
-	defer srv.Close()
-	c := &TSAClient{URL: srv.URL + "/x"}
+	c := &TSAClient{URL: pdftest.NewTSA(t).URL + "/x"}
 	token, err := c.Timestamp(context.Background(), make([]byte, 32))
 	if err != nil || token == nil {
 		t.Fatalf("timestamp: %v", err)
