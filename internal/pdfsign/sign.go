@@ -24,7 +24,7 @@ type Options struct {
 	Rect       [4]float64 // widget rectangle in page space; zero: invisible
 	Appearance *Stream    // normal appearance (a Form XObject) of a visible widget
 
-	Timestamper  Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
+	Timestamper Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
 	// Level above LevelT adds validation data and a document time-stamp
 	// after the signature (ltv.go); it needs a Timestamper.
 	Level Level
@@ -35,8 +35,8 @@ type Options struct {
 	// DocMDP, 1 to 3, makes this a certification signature allowing the
 	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
 	// signature.
-	DocMDP int
-	ContentsSize int         // bytes reserved for the CMS; 0: estimated
+	DocMDP       int
+	ContentsSize int // bytes reserved for the CMS; 0: estimated
 	Limits       Limits
 }
 
