@@ -32,7 +32,8 @@ FUZZTIME ?= 1m
 fuzz:
 	go test ./docid -run '^$$' -fuzz '^FuzzIdentify$$' -fuzztime $(FUZZTIME)
 	go test ./docid -run '^$$' -fuzz '^FuzzStamp$$' -fuzztime $(FUZZTIME)
-	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	go test ./internal/pdf -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME)
+	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
 	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 	go test ./internal/convert -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
 	go test ./internal/annotate -run '^$$' -fuzz '^FuzzFill$$' -fuzztime $(FUZZTIME)

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // Settings of the signing benchmark.

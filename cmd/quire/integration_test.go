@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 func TestSignAndVerifyCLI(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // corpusDir holds real DOCX files written by other people (shared/ beside

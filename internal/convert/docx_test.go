@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // TestMarkdownAndHTMLToDOCX converts to DOCX on the warm workers, then

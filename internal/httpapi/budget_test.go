@@ -13,7 +13,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 

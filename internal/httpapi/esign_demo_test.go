@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/annotate/annotatetest"
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 

@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // TestCorpus signs every PDF of the shared corpus. Each must be signed
@@ -27,7 +30,7 @@ func TestCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, err := Sign(context.Background(), in, id, Options{Name: "Corpus"})
+		out, _, err := signBytes(context.Background(), in, id, Options{Name: "Corpus"})
 		if err != nil {
 			reason := sentinel(err)
 			if reason == "" {
@@ -39,7 +42,7 @@ func TestCorpus(t *testing.T) {
 			continue
 		}
 		counts["signed"]++
-		res, err := Verify(out, id.Roots())
+		res, err := Verify(out, id.Roots(), pdf.Limits{})
 		last := len(res.Signers) - 1
 		if err != nil || last < 0 || !res.Signers[last].Valid || !res.Signers[last].CoversWholeDocument {
 			t.Errorf("%s: signed output does not verify: %v %+v", name, err, res)
@@ -54,7 +57,7 @@ func TestCorpus(t *testing.T) {
 		}
 		// qpdf must find no problem in the output that it does not find
 		// in the input already (some corpus files have broken content).
-		if msg, ok := qpdfClean(t, out); !ok {
+		if msg, ok := pdftest.QPDFClean(t, out); !ok {
 			if extra := newProblems(msg, qpdfOutput(t, in)); len(extra) > 0 {
 				t.Errorf("%s: qpdf --check on output: %v", name, extra)
 				continue
@@ -75,7 +78,7 @@ func TestCorpus(t *testing.T) {
 
 // sentinel names the sentinel error err wraps, or "" for none.
 func sentinel(err error) string {
-	for _, s := range []error{ErrEncrypted, ErrDamagedSigned, ErrUnreadable, ErrTooLarge, ErrSignatureTooLarge} {
+	for _, s := range []error{pdf.ErrEncrypted, pdf.ErrDamagedSigned, pdf.ErrUnreadable, pdf.ErrTooLarge, ErrSignatureTooLarge} {
 		if errors.Is(err, s) {
 			return strings.TrimPrefix(s.Error(), "pdfsign: ")
 		}
@@ -83,13 +86,8 @@ func sentinel(err error) string {
 	return ""
 }
 
-func qpdfClean(t *testing.T, pdf []byte) (string, bool) {
-	out, err := run(t, "qpdf", "--check", writeTemp(t, "q.pdf", pdf))
-	return out, err == nil && strings.Contains(out, "No syntax or stream encoding errors found") && !strings.Contains(out, "WARNING")
-}
-
 func qpdfOutput(t *testing.T, pdf []byte) string {
-	out, _ := qpdfClean(t, pdf)
+	out, _ := pdftest.QPDFClean(t, pdf)
 	return out
 }
 

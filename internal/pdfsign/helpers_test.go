@@ -1,21 +1,20 @@
 package pdfsign
 
 import (
-	"bytes"
-	"compress/zlib"
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 const corpusDir = "../../../shared/corpus/pdf"
@@ -28,15 +27,6 @@ func corpusFiles(t testing.TB) []string {
 		t.Skipf("PDF corpus not found at %s (it lives beside the repository in shared/corpus/pdf)", corpusDir)
 	}
 	return files
-}
-
-// requireTool fails (never skips) when a validator is missing: a green
-// run must mean the real tools accepted the output.
-func requireTool(t testing.TB, tool, debianPackage string) {
-	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		t.Fatalf("%s not found: install the Debian package %s (apt-get install %s)", tool, debianPackage, debianPackage)
-	}
 }
 
 // run runs a command and returns its combined output and exit error.
@@ -53,62 +43,6 @@ func writeTemp(t testing.TB, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// testPDF builds a small valid PDF with n pages, its cross-reference data
-// as a classic table or as a compressed xref stream; pad adds about that
-// many bytes to the first page's content.
-func testPDF(t testing.TB, n int, xrefStream bool, pad int) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := map[int]int{}
-	obj := func(num int, body string) {
-		offsets[num] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", num, body)
-	}
-	kids := ""
-	for i := 0; i < n; i++ {
-		kids += fmt.Sprintf("%d 0 R ", 4+2*i)
-	}
-	obj(1, "<< /Type /Catalog /Pages 2 0 R >>")
-	obj(2, fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d /MediaBox [0 0 595 842] >>", kids, n))
-	obj(3, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	for i := 0; i < n; i++ {
-		content := fmt.Sprintf("BT /F1 24 Tf 72 720 Td (Page %d) Tj ET", i+1)
-		obj(4+2*i, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		if i == 0 && pad > 0 {
-			// Comment lines: a large but valid content stream.
-			content += "\n" + strings.Repeat("%"+strings.Repeat("x", 78)+"\n", pad/80)
-		}
-		obj(5+2*i, fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
-	}
-	size := 4 + 2*n
-	xrefAt := b.Len()
-	if !xrefStream {
-		fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f\r\n", size)
-		for i := 1; i < size; i++ {
-			fmt.Fprintf(&b, "%010d 00000 n\r\n", offsets[i])
-		}
-		fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", size, xrefAt)
-		return b.Bytes()
-	}
-	offsets[size] = xrefAt
-	var rows bytes.Buffer
-	rows.Write([]byte{0, 0, 0, 0, 0xff, 0xff})
-	for i := 1; i <= size; i++ {
-		o := offsets[i]
-		rows.Write([]byte{1, byte(o >> 24), byte(o >> 16), byte(o >> 8), byte(o), 0})
-	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write(rows.Bytes())
-	zw.Close()
-	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 1] /Root 1 0 R /Filter /FlateDecode /Length %d >>\nstream\n",
-		size, size+1, z.Len())
-	b.Write(z.Bytes())
-	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xrefAt)
-	return b.Bytes()
 }
 
 // testIdentity generates (once per directory) a quire identity.
@@ -154,4 +88,25 @@ func rsaIdentity(t testing.TB) *Identity {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// signBytes opens b as the signing service does and signs it.
+func signBytes(ctx context.Context, b []byte, id *Identity, opt Options) ([]byte, string, error) {
+	d, err := pdf.Open(ctx, b, pdf.Limits{})
+	if err != nil {
+		return nil, "", err
+	}
+	return Sign(ctx, d, id, opt)
+}
+
+// appendPages opens b, appends pages and saves the result.
+func appendPages(ctx context.Context, b []byte, pages []pdf.Page) ([]byte, error) {
+	d, err := pdf.Open(ctx, b, pdf.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.AppendPages(pages); err != nil {
+		return nil, err
+	}
+	return d.Save()
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // Level is a PAdES baseline level (ETSI EN 319 142-1).
@@ -59,21 +61,21 @@ func checkLevel(opt Options) error {
 	return nil
 }
 
-// addLongTerm appends to pdf, just signed with contents as /Contents, the
+// addLongTerm appends to b, just signed with contents as /Contents, the
 // updates of opt.Level: a DSS (B-LT), then a document time-stamp (B-LTA).
 // Both are incremental updates after the signed byte range, so the
 // signature stays intact. It returns the output and the number of
 // signatures it added.
-func addLongTerm(ctx context.Context, pdf, contents []byte, id *Identity, opt Options) ([]byte, int, error) {
+func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Options, lim pdf.Limits) ([]byte, int, error) {
 	if opt.Level < LevelLT {
-		return pdf, 0, nil
+		return b, 0, nil
 	}
 	certs, crls := validationData(ctx, contents, id, opt)
-	out, err := appendDSS(pdf, opt.Limits, contents, certs, crls)
+	out, err := appendDSS(b, lim, contents, certs, crls)
 	if err != nil || opt.Level < LevelLTA {
 		return out, 0, err
 	}
-	out, err = appendDocTimestamp(ctx, out, opt)
+	out, err = appendDocTimestamp(ctx, out, opt.Timestamper, lim)
 	return out, 1, err
 }
 
@@ -166,56 +168,58 @@ func appendNew(list []*x509.Certificate, add ...*x509.Certificate) []*x509.Certi
 	return list
 }
 
-// appendDSS adds to pdf an update holding the document security store
+// reopen reads a file this package just wrote, to add an update to it;
+// lim applies, with room for the file's own size.
+func reopen(b []byte, lim pdf.Limits) (*pdf.Document, error) {
+	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(b)))
+	return pdf.Read(b, lim)
+}
+
+// appendDSS adds to b an update holding the document security store
 // (ISO 32000-2, 12.8.4.3): the certificates and CRLs, and a VRI entry for
 // the signature whose /Contents is contents, keyed by the upper-case hex
 // SHA-1 of it. A DSS already in the document is extended.
-func appendDSS(pdf []byte, lim Limits, contents []byte, certs []*x509.Certificate, crls [][]byte) ([]byte, error) {
-	d, err := readDocument(pdf, outputLimits(lim, pdf))
+func appendDSS(b []byte, lim pdf.Limits, contents []byte, certs []*x509.Certificate, crls [][]byte) ([]byte, error) {
+	d, err := reopen(b, lim)
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: adding the DSS: %w", err)
 	}
-	catRef, cat, err := d.catalog()
+	catRef, cat, err := d.Catalog()
 	if err != nil {
 		return nil, err
 	}
-	u := newUpdate(d)
-	dss := Dict{"Type": Name("DSS")}
-	if old, err := d.dict(cat["DSS"]); err == nil {
-		dss = old.clone()
+	dss := pdf.Dict{"Type": pdf.Name("DSS")}
+	if old, err := d.Dict(cat["DSS"]); err == nil {
+		dss = old.Clone()
 	}
-	vriEntry := Dict{}
+	vriEntry := pdf.Dict{}
 	for _, part := range []struct {
-		key, vriKey Name
+		key, vriKey pdf.Name
 		ders        [][]byte
 	}{{"Certs", "Cert", rawOf(certs)}, {"CRLs", "CRL", crls}} {
-		var refs Array
+		var refs pdf.Array
 		for _, der := range part.ders {
-			r := u.add(&Stream{Dict: Dict{}, Data: der})
+			r := d.Add(&pdf.Stream{Dict: pdf.Dict{}, Data: der})
 			refs = append(refs, r)
-			if err := u.appendRef(dss, part.key, r); err != nil {
-				return nil, fmt.Errorf("%w: /DSS: %v", ErrUnreadable, err)
+			if err := d.AppendRef(dss, part.key, r); err != nil {
+				return nil, fmt.Errorf("%w: /DSS: %v", pdf.ErrUnreadable, err)
 			}
 		}
 		if len(refs) > 0 {
 			vriEntry[part.vriKey] = refs
 		}
 	}
-	vri := Dict{}
-	if old, err := d.dict(dss["VRI"]); err == nil {
-		vri = old.clone()
+	vri := pdf.Dict{}
+	if old, err := d.Dict(dss["VRI"]); err == nil {
+		vri = old.Clone()
 	}
 	sum := sha1.Sum(contents)
-	vri[Name(strings.ToUpper(hex.EncodeToString(sum[:])))] = vriEntry
+	vri[pdf.Name(strings.ToUpper(hex.EncodeToString(sum[:])))] = vriEntry
 	dss["VRI"] = vri
-	c := cat.clone()
-	c["DSS"] = u.add(dss)
-	u.replace(catRef, c)
-	w, err := u.write()
-	if err != nil {
-		return nil, err
-	}
-	return w.pdf, nil
+	c := cat.Clone()
+	c["DSS"] = d.Add(dss)
+	d.Replace(catRef, c)
+	return d.Save()
 }
 
 func rawOf(certs []*x509.Certificate) [][]byte {
@@ -228,24 +232,27 @@ func rawOf(certs []*x509.Certificate) [][]byte {
 
 // appendDocTimestamp adds an invisible document time-stamp (ISO 32000-2,
 // 12.8.5): an RFC 3161 token over every byte before it, the DSS included.
-func appendDocTimestamp(ctx context.Context, pdf []byte, opt Options) ([]byte, error) {
-	d, err := readDocument(pdf, outputLimits(opt.Limits, pdf))
+func appendDocTimestamp(ctx context.Context, b []byte, tsa Timestamper, lim pdf.Limits) ([]byte, error) {
+	d, err := reopen(b, lim)
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: adding the document time-stamp: %w", err)
 	}
-	u := newUpdate(d)
-	size := tokenReserve
-	value := Dict{"Type": Name("DocTimeStamp"), "Filter": Name("Adobe.PPKLite"), "SubFilter": Name("ETSI.RFC3161"),
-		"ByteRange": byteRangeHole{}, "Contents": contentsHole{size: size}}
-	if _, err := addSignatureField(u, Options{}, value); err != nil {
+	pages, err := d.Pages()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+	}
+	ph := newPlaceholders(tokenReserve)
+	value := pdf.Dict{"Type": pdf.Name("DocTimeStamp"), "Filter": pdf.Name("Adobe.PPKLite"), "SubFilter": pdf.Name("ETSI.RFC3161"),
+		"ByteRange": ph.byteRange, "Contents": ph.contents}
+	if _, err := addSignatureField(d, pages, Options{}, value); err != nil {
 		return nil, err
 	}
-	w, err := u.write()
+	out, err := d.Save()
 	if err != nil {
 		return nil, err
 	}
-	_, _, err = fillSignature(w, size, func(digest []byte) ([]byte, error) {
-		tok, err := opt.Timestamper.Timestamp(ctx, digest)
+	_, _, err = fillSignature(out, ph, func(digest []byte) ([]byte, error) {
+		tok, err := tsa.Timestamp(ctx, digest)
 		if err != nil {
 			return nil, fmt.Errorf("pdfsign: document time-stamp: %w", err)
 		}
@@ -254,5 +261,5 @@ func appendDocTimestamp(ctx context.Context, pdf []byte, opt Options) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return w.pdf, nil
+	return out, nil
 }

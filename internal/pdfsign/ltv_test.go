@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // shortLivedIdentity is a quire identity (own CA, which issues CRLs) whose
@@ -44,20 +45,20 @@ func shortLivedIdentity(t *testing.T, life time.Duration) *Identity {
 }
 
 // dssOf parses the DSS of pdf: its certificates, CRLs and VRI keys.
-func dssOf(t *testing.T, pdf []byte) (certs []*x509.Certificate, crls []*x509.RevocationList, vri Dict) {
+func dssOf(t *testing.T, b []byte) (certs []*x509.Certificate, crls []*x509.RevocationList, vri pdf.Dict) {
 	t.Helper()
-	d, err := readDocument(pdf, Limits{})
+	d, err := pdf.Read(b, pdf.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &verifier{pdf: pdf, d: d}
+	v := &verifier{pdf: b, d: d}
 	certs, crls = v.dss()
-	_, cat, _ := d.catalog()
-	dss, err := d.dict(cat["DSS"])
+	_, cat, _ := d.Catalog()
+	dss, err := d.Dict(cat["DSS"])
 	if err != nil {
 		t.Fatalf("no DSS in the catalog: %v", err)
 	}
-	vri, _ = d.dict(dss["VRI"])
+	vri, _ = d.Dict(dss["VRI"])
 	return certs, crls, vri
 }
 
@@ -65,8 +66,8 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 	requireValidators(t)
 	tsa := pdftest.NewTSA(t)
 	id := shortLivedIdentity(t, time.Hour)
-	in := testPDF(t, 1, true, 0)
-	out, _, err := Sign(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
+	in := pdftest.Generated(1, true, 0)
+	out, _, err := signBytes(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,19 +77,19 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 	}
 	contents, _ := extractCMS(t, out, 0)
 	key := sha1.Sum(contents)
-	entry, ok := vri[Name(strings.ToUpper(hex.EncodeToString(key[:])))].(Dict)
-	if !ok || len(entry["Cert"].(Array)) != 3 || len(entry["CRL"].(Array)) != 1 {
+	entry, ok := vri[pdf.Name(strings.ToUpper(hex.EncodeToString(key[:])))].(pdf.Dict)
+	if !ok || len(entry["Cert"].(pdf.Array)) != 3 || len(entry["CRL"].(pdf.Array)) != 1 {
 		t.Fatalf("VRI has no entry for the signature: %v", vri)
 	}
 
 	now := VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()}
-	res, err := VerifyWith(out, now)
+	res, err := VerifyWith(out, now, pdf.Limits{})
 	if err != nil || !res.Valid || !res.Signers[0].CoversWholeDocument || !res.Signers[0].RevocationChecked {
 		t.Fatalf("verify now: %v %+v", err, res)
 	}
 	later := now
 	later.Now = time.Now().Add(3 * time.Hour) // the certificate expired an hour or two ago
-	res, err = VerifyWith(out, later)
+	res, err = VerifyWith(out, later, pdf.Limits{})
 	s := res.Signers[0]
 	if err != nil || !res.Valid || !s.TimestampTrusted || s.CertificateCheckedAt == nil || !s.CertificateCheckedAt.Equal(*s.TimestampTime) {
 		t.Fatalf("verify after expiry: %v %+v", err, res)
@@ -96,15 +97,15 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 	// Without a trusted time-stamp, an expired certificate fails.
 	untrusted := later
 	untrusted.TSARoots = x509.NewCertPool()
-	if res, _ := VerifyWith(out, untrusted); res.Valid || !strings.Contains(res.Reason, "expired") {
+	if res, _ := VerifyWith(out, untrusted, pdf.Limits{}); res.Valid || !strings.Contains(res.Reason, "expired") {
 		t.Fatalf("expired certificate accepted without a trusted time-stamp: %+v", res)
 	}
 	// Without the DSS's CRL, neither.
-	bt, _, err := Sign(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
+	bt, _, err := signBytes(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := VerifyWith(bt, later); res.Valid || !strings.Contains(res.Reason, "no CRL") {
+	if res, _ := VerifyWith(bt, later, pdf.Limits{}); res.Valid || !strings.Contains(res.Reason, "no CRL") {
 		t.Fatalf("B-T signature accepted after expiry: %+v", res)
 	}
 
@@ -141,7 +142,7 @@ func opensslWithCRL(t *testing.T, id *Identity, pdf, crl []byte, at time.Time) {
 func TestRevokedInDSSFails(t *testing.T) {
 	tsa := pdftest.NewTSA(t)
 	id := shortLivedIdentity(t, time.Hour)
-	bt, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
+	bt, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +153,12 @@ func TestRevokedInDSSFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	contents, _ := extractCMS(t, bt, 0)
-	out, err := appendDSS(bt, Limits{}, contents, append([]*x509.Certificate{id.Certificate}, id.Chain...), [][]byte{crl})
+	out, err := appendDSS(bt, pdf.Limits{}, contents, append([]*x509.Certificate{id.Certificate}, id.Chain...), [][]byte{crl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, at := range []time.Time{time.Now(), time.Now().Add(3 * time.Hour)} {
-		res, err := VerifyWith(out, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots(), Now: at})
+		res, err := VerifyWith(out, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots(), Now: at}, pdf.Limits{})
 		if err != nil || res.Valid || !strings.Contains(res.Reason, "revoked") {
 			t.Fatalf("revoked certificate accepted at %v: %v %+v", at, err, res)
 		}
@@ -167,19 +168,15 @@ func TestRevokedInDSSFails(t *testing.T) {
 func TestChangeAfterDSSIsDetected(t *testing.T) {
 	tsa := pdftest.NewTSA(t)
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := ImportPages(context.Background(), testPDF(t, 1, false, 0))
+	changed, err := appendPages(context.Background(), out, []pdf.Page{{MediaBox: [4]float64{0, 0, 200, 200}, Content: []byte("0 0 m 10 10 l S")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, err := AppendPages(context.Background(), out, pages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := VerifyWith(changed, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()})
+	res, err := VerifyWith(changed, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()}, pdf.Limits{})
 	if err != nil || res.Valid || res.Signers[0].CoversWholeDocument {
 		t.Fatalf("a page added after the DSS went unnoticed: %v %+v", err, res)
 	}
@@ -189,11 +186,11 @@ func TestArchiveTimestamp(t *testing.T) {
 	requireValidators(t)
 	tsa := pdftest.NewTSA(t)
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 2, true, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLTA})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(2, true, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLTA})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := VerifyWith(out, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()})
+	res, err := VerifyWith(out, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()}, pdf.Limits{})
 	if err != nil || !res.Valid || len(res.Signers) != 2 {
 		t.Fatalf("verify: %v %+v", err, res)
 	}
@@ -216,14 +213,14 @@ func TestArchiveTimestamp(t *testing.T) {
 	i := bytes.LastIndex(out, []byte("/DSS"))
 	tampered := append([]byte(nil), out...)
 	copy(tampered[i:], "/DSX")
-	if res, _ := VerifyWith(tampered, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()}); res.Valid {
+	if res, _ := VerifyWith(tampered, VerifyOptions{Roots: id.Roots(), TSARoots: tsa.Roots()}, pdf.Limits{}); res.Valid {
 		t.Fatal("tampered DSS accepted")
 	}
 }
 
 func TestLevelsNeedATimestamper(t *testing.T) {
 	for _, l := range []Level{LevelT, LevelLT, LevelLTA} {
-		if _, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), testIdentity(t), Options{Level: l}); err == nil {
+		if _, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), testIdentity(t), Options{Level: l}); err == nil {
 			t.Errorf("%s without a TSA: no error", l)
 		}
 	}

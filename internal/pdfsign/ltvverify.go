@@ -10,12 +10,14 @@ import (
 	"maps"
 	"reflect"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // verifier checks the signatures of one document.
 type verifier struct {
 	pdf []byte
-	d   *document
+	d   *pdf.Document
 	opt VerifyOptions
 
 	dssRead  bool
@@ -33,11 +35,11 @@ func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList) {
 		return vr.dssCerts, vr.dssCRLs
 	}
 	vr.dssRead = true
-	_, cat, err := vr.d.catalog()
+	_, cat, err := vr.d.Catalog()
 	if err != nil {
 		return nil, nil
 	}
-	dss, err := vr.d.dict(cat["DSS"])
+	dss, err := vr.d.Dict(cat["DSS"])
 	if err != nil {
 		return nil, nil
 	}
@@ -55,13 +57,13 @@ func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList) {
 }
 
 // streams decodes the streams of a DSS array, at most maxDSSEntries.
-func (vr *verifier) streams(o Object) [][]byte {
-	arr, _ := vr.d.array(o)
+func (vr *verifier) streams(o pdf.Object) [][]byte {
+	arr, _ := vr.d.Array(o)
 	var out [][]byte
 	for _, e := range arr[:min(len(arr), maxDSSEntries)] {
-		s, err := vr.d.resolve(e)
-		if st, ok := s.(*Stream); ok && err == nil {
-			if data, err := vr.d.decode(st); err == nil {
+		s, err := vr.d.Resolve(e)
+		if st, ok := s.(*pdf.Stream); ok && err == nil {
+			if data, err := vr.d.Decode(st); err == nil {
 				out = append(out, data)
 			}
 		}
@@ -222,34 +224,25 @@ func findCRL(crls []*x509.RevocationList, c, issuer *x509.Certificate, now time.
 // catalog's /DSS (and /Extensions): new objects, and the catalog
 // otherwise equal. Such updates add what a verifier needs and leave the
 // signed content alone (PAdES B-LT).
-func (vr *verifier) onlyValidationDataAfter(end int, lim Limits) bool {
+func (vr *verifier) onlyValidationDataAfter(end int, lim pdf.Limits) bool {
 	if end <= 0 || end >= len(vr.pdf) {
 		return false
 	}
-	old, err := readDocument(vr.pdf[:end], lim)
+	old, err := pdf.Read(vr.pdf[:end], lim)
 	if err != nil {
 		return false
 	}
-	root, ok := vr.d.xref.trailer["Root"].(Ref)
-	if !ok || old.xref.trailer["Root"] != root {
+	root, nc, err1 := vr.d.Catalog()
+	oldRoot, oc, err2 := old.Catalog()
+	if err1 != nil || err2 != nil || root != oldRoot {
 		return false
 	}
-	for num, e := range vr.d.xref.entries {
-		if oe, had := old.xref.entries[num]; had && oe.kind != 0 && oe != e && num != root.Num {
+	for _, num := range vr.d.ChangedSince(old) {
+		if num != root.Num {
 			return false
 		}
 	}
-	for num, oe := range old.xref.entries {
-		if _, kept := vr.d.xref.entries[num]; oe.kind != 0 && !kept {
-			return false
-		}
-	}
-	oc, err1 := old.dict(root)
-	nc, err2 := vr.d.dict(root)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	strip := func(c Dict) Dict {
+	strip := func(c pdf.Dict) pdf.Dict {
 		c = maps.Clone(c)
 		delete(c, "DSS")
 		delete(c, "Extensions")

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // Options describe one signature. Only the identity is required; the zero
@@ -20,11 +20,12 @@ type Options struct {
 	ContactInfo string    // /ContactInfo
 	Time        time.Time // /M, the claimed signing time; zero: now
 
-	Page       int        // 1-based page of the widget; 0: the last page
-	Rect       [4]float64 // widget rectangle in page space; zero: invisible
-	Appearance *Stream    // normal appearance (a Form XObject) of a visible widget
+	Page       int         // 1-based page of the widget; 0: the last page
+	Rect       [4]float64  // widget rectangle in page space; zero: invisible
+	Appearance *pdf.Stream // normal appearance (a Form XObject) of a visible widget
 
-	Timestamper Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
+	Timestamper  Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
+	ContentsSize int         // bytes reserved for the CMS; 0: estimated
 	// Level above LevelT adds validation data and a document time-stamp
 	// after the signature (ltv.go); it needs a Timestamper.
 	Level Level
@@ -35,85 +36,86 @@ type Options struct {
 	// DocMDP, 1 to 3, makes this a certification signature allowing the
 	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
 	// signature.
-	DocMDP       int
-	ContentsSize int // bytes reserved for the CMS; 0: estimated
-	Limits       Limits
+	DocMDP int
 }
 
 // tokenReserve is the room kept for a time-stamp token: tokens with a
 // certificate chain are typically 3-7 KB.
 const tokenReserve = 12 << 10
 
-// Sign returns pdf with an incremental update that adds a PAdES signature
-// (SubFilter ETSI.CAdES.detached) by id, followed, at Options.Level B-LT
-// and B-LTA, by the updates that add validation data and a document
-// time-stamp.  A document certified with DocMDP P=1 is refused with
-// ErrCertified. The input is a byte prefix of the
-// output, so earlier signatures stay valid, unless the input's structure
-// is damaged and it carries no signature: then it is rewritten cleanly
-// first. Errors caused by the input wrap the sentinel errors of this
-// package. A document that already carries 100 signatures (the most that
-// Verify checks) is refused with ErrUnreadable.
+// Sign signs doc with a PAdES signature (SubFilter ETSI.CAdES.detached) by
+// id and returns the signed file: doc saved with its pending changes (such
+// as appended pages) and the signature in one incremental update. The
+// bytes doc was opened with are a byte prefix of the output, so earlier
+// signatures stay valid. Errors caused by the document wrap the sentinel
+// errors of package pdf or ErrSignatureTooLarge. A document that already
+// carries 100 signatures (the most that Verify checks) is refused with
+// pdf.ErrUnreadable. doc is not to be used after Sign.
 //
 // It also returns the hex SHA-256 of the bytes the new signature covers
 // (the CMS message digest): it names this signature in any later copy of
 // the file, whatever is appended to it.
-func Sign(ctx context.Context, pdf []byte, id *Identity, opt Options) (out []byte, digest string, err error) {
-	defer catchPanic(&err)
-	d, err := openForUpdate(ctx, pdf, opt.Limits)
+//
+// At Options.Level B-LT and B-LTA, the signature's update is followed by
+// one adding validation data (a DSS), then one adding a document
+// time-stamp. A document certified with DocMDP P=1 is refused with
+// ErrCertified.
+func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (out []byte, digest string, err error) {
+	defer pdf.Recover(&err)
+	before, err := signatureFields(doc)
 	if err != nil {
-		return nil, "", err
-	}
-	before, err := d.signatureFields()
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrUnreadable, err)
+		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	if len(before)+opt.Level.signatures() > maxSignatures {
-		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", ErrUnreadable, len(before))
+		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
 	}
 	if err := checkLevel(opt); err != nil {
 		return nil, "", err
 	}
-	if err := d.allowsSigning(); err != nil {
+	if err := allowsSigning(doc); err != nil {
 		return nil, "", err
+	}
+	pages, err := doc.Pages()
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
 		size = estimateSize(id, opt.Timestamper != nil)
 	}
-	value := signatureDict(opt, size)
+	ph := newPlaceholders(size)
+	value := signatureDict(opt, ph)
 	if opt.DocMDP != 0 {
 		if opt.DocMDP < 1 || opt.DocMDP > 3 || len(before) > 0 {
 			return nil, "", fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
 		}
 		value["Reference"] = docMDPReference(opt.DocMDP)
 	}
-	u := newUpdate(d)
-	sig, err := addSignatureField(u, opt, value)
+	sig, err := addSignatureField(doc, pages, opt, value)
 	if err != nil {
 		return nil, "", err
 	}
 	if opt.DocMDP != 0 {
-		if err := certify(u, sig); err != nil {
+		if err := certify(doc, sig); err != nil {
 			return nil, "", err
 		}
 	}
-	w, err := u.write()
+	out, err = doc.Save()
 	if err != nil {
 		return nil, "", err
 	}
-	sum, contents, err := fillSignature(w, size, func(digest []byte) ([]byte, error) {
+	sum, contents, err := fillSignature(out, ph, func(digest []byte) ([]byte, error) {
 		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	out, added, err := addLongTerm(ctx, w.pdf, contents, id, opt)
+	out, added, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(out, len(before)+1+added, opt.Limits); err != nil {
+	if err := selfCheck(out, len(before)+1+added, len(pages), doc.Limits()); err != nil {
 		return nil, "", err
 	}
 	return out, hex.EncodeToString(sum), nil
@@ -132,54 +134,70 @@ func estimateSize(id *Identity, timestamp bool) int {
 	return n
 }
 
-// addSignatureField adds the signature dictionary, the field+widget that
-// holds it, the page's /Annots entry and the form's /Fields entry.
-func addSignatureField(u *update, opt Options, value Dict) (Ref, error) {
-	pages, err := u.doc.pages()
-	if err != nil {
-		return Ref{}, err
+// placeholders are the parts of the signature dictionary that are filled
+// in once the file is written.
+type placeholders struct {
+	byteRange, contents *pdf.Placeholder
+}
+
+// byteRangeWidth is the width of the /ByteRange placeholder, "[" and "]"
+// included: room for four 10-digit numbers, which covers files up to 9 GB.
+const byteRangeWidth = 1 + 4*11 + 1
+
+// newPlaceholders makes the placeholders of a signature value whose
+// /Contents holds size bytes.
+func newPlaceholders(size int) placeholders {
+	return placeholders{
+		byteRange: &pdf.Placeholder{Text: []byte("[" + strings.Repeat(" ", byteRangeWidth-2) + "]")},
+		contents:  &pdf.Placeholder{Text: []byte("<" + strings.Repeat("0", 2*size) + ">")},
 	}
+}
+
+// addSignatureField adds the signature value, the field+widget that holds
+// it, the page's /Annots entry and the form's /Fields entry, and returns
+// the value's reference.
+func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, value pdf.Dict) (pdf.Ref, error) {
 	i := len(pages) - 1
 	if opt.Page > 0 {
 		if opt.Page > len(pages) {
-			return Ref{}, fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
+			return pdf.Ref{}, fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
 		}
 		i = opt.Page - 1
 	}
 	pg := pages[i]
-	sig := u.add(value)
-	widget := Dict{
-		"Type": Name("Annot"), "Subtype": Name("Widget"), "FT": Name("Sig"),
-		"T": textString(fieldName(u.doc)), "V": sig, "P": pg.ref,
-		"F":    Int(132), // Print | Locked
-		"Rect": Array{Real(opt.Rect[0]), Real(opt.Rect[1]), Real(opt.Rect[2]), Real(opt.Rect[3])},
+	sig := d.Add(value)
+	widget := pdf.Dict{
+		"Type": pdf.Name("Annot"), "Subtype": pdf.Name("Widget"), "FT": pdf.Name("Sig"),
+		"T": pdf.TextString(fieldName(d)), "V": sig, "P": pg.Ref,
+		"F":    pdf.Int(132), // Print | Locked
+		"Rect": pdf.Array{pdf.Real(opt.Rect[0]), pdf.Real(opt.Rect[1]), pdf.Real(opt.Rect[2]), pdf.Real(opt.Rect[3])},
 	}
 	if opt.Appearance != nil {
-		widget["AP"] = Dict{"N": opt.Appearance}
+		widget["AP"] = pdf.Dict{"N": opt.Appearance}
 	}
-	w := u.add(widget)
-	pd := pg.dict.clone()
-	if err := u.appendRef(pd, "Annots", w); err != nil {
-		return Ref{}, fmt.Errorf("%w: page %d: %v", ErrUnreadable, i+1, err)
+	w := d.Add(widget)
+	pd := pg.Dict.Clone()
+	if err := d.AppendRef(pd, "Annots", w); err != nil {
+		return pdf.Ref{}, fmt.Errorf("%w: page %d: %v", pdf.ErrUnreadable, i+1, err)
 	}
-	u.replace(pg.ref, pd)
-	return sig, addToForm(u, w)
+	d.Replace(pg.Ref, pd)
+	return sig, addToForm(d, w)
 }
 
 // signatureDict is the signature value with its two placeholders.
-func signatureDict(opt Options, size int) Dict {
+func signatureDict(opt Options, ph placeholders) pdf.Dict {
 	t := opt.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
-	d := Dict{
-		"Type": Name("Sig"), "Filter": Name("Adobe.PPKLite"), "SubFilter": Name("ETSI.CAdES.detached"),
-		"ByteRange": byteRangeHole{}, "Contents": contentsHole{size: size},
-		"M": String(pdfDate(t)),
+	d := pdf.Dict{
+		"Type": pdf.Name("Sig"), "Filter": pdf.Name("Adobe.PPKLite"), "SubFilter": pdf.Name("ETSI.CAdES.detached"),
+		"ByteRange": ph.byteRange, "Contents": ph.contents,
+		"M": pdf.String(pdfDate(t)),
 	}
-	for k, v := range map[Name]string{"Name": opt.Name, "Reason": opt.Reason, "Location": opt.Location, "ContactInfo": opt.ContactInfo} {
+	for k, v := range map[pdf.Name]string{"Name": opt.Name, "Reason": opt.Reason, "Location": opt.Location, "ContactInfo": opt.ContactInfo} {
 		if v != "" {
-			d[k] = textString(v)
+			d[k] = pdf.TextString(v)
 		}
 	}
 	return d
@@ -200,15 +218,15 @@ func pdfDate(t time.Time) string {
 }
 
 // fieldName picks a field name not used by a top-level form field.
-func fieldName(d *document) string {
+func fieldName(d *pdf.Document) string {
 	used := map[string]bool{}
-	_, cat, _ := d.catalog()
-	if form, err := d.dict(cat["AcroForm"]); err == nil {
-		fields, _ := d.array(form["Fields"])
+	_, cat, _ := d.Catalog()
+	if form, err := d.Dict(cat["AcroForm"]); err == nil {
+		fields, _ := d.Array(form["Fields"])
 		for _, f := range fields {
-			if fd, err := d.dict(f); err == nil {
-				if t, ok := fd["T"].(String); ok {
-					used[decodeText(t)] = true
+			if fd, err := d.Dict(f); err == nil {
+				if t, ok := fd["T"].(pdf.String); ok {
+					used[pdf.DecodeText(t)] = true
 				}
 			}
 		}
@@ -223,38 +241,38 @@ func fieldName(d *document) string {
 // addToForm lists field in the catalog's /AcroForm, creating the form or
 // extending the existing one (its fields kept), and sets /SigFlags 3
 // (SignaturesExist | AppendOnly) so viewers save later edits incrementally.
-func addToForm(u *update, field Ref) error {
-	catRef, cat, err := u.doc.catalog()
+func addToForm(d *pdf.Document, field pdf.Ref) error {
+	catRef, cat, err := d.Catalog()
 	if err != nil {
 		return err
 	}
-	if r, ok := cat["AcroForm"].(Ref); ok {
-		if form, err := u.doc.dict(r); err == nil {
-			f := form.clone()
-			if err := extendForm(u, f, field); err != nil {
+	if r, ok := cat["AcroForm"].(pdf.Ref); ok {
+		if form, err := d.Dict(r); err == nil {
+			f := form.Clone()
+			if err := extendForm(d, f, field); err != nil {
 				return err
 			}
-			u.replace(r, f)
+			d.Replace(r, f)
 			return nil
 		}
 	}
-	form := Dict{}
-	if f, ok := cat["AcroForm"].(Dict); ok {
-		form = f.clone()
+	form := pdf.Dict{}
+	if f, ok := cat["AcroForm"].(pdf.Dict); ok {
+		form = f.Clone()
 	}
-	if err := extendForm(u, form, field); err != nil {
+	if err := extendForm(d, form, field); err != nil {
 		return err
 	}
-	c := cat.clone()
+	c := cat.Clone()
 	c["AcroForm"] = form
-	u.replace(catRef, c)
+	d.Replace(catRef, c)
 	return nil
 }
 
-func extendForm(u *update, form Dict, field Ref) error {
-	form["SigFlags"] = Int(intOr(form["SigFlags"], 0) | 3)
-	if err := u.appendRef(form, "Fields", field); err != nil {
-		return fmt.Errorf("%w: /AcroForm: %v", ErrUnreadable, err)
+func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
+	form["SigFlags"] = pdf.Int(pdf.IntOr(form["SigFlags"], 0) | 3)
+	if err := d.AppendRef(form, "Fields", field); err != nil {
+		return fmt.Errorf("%w: /AcroForm: %v", pdf.ErrUnreadable, err)
 	}
 	return nil
 }
@@ -262,17 +280,19 @@ func extendForm(u *update, form Dict, field Ref) error {
 // fillSignature writes the /ByteRange, hashes the two ranges, puts what
 // sign makes of the hash (a CMS, a time-stamp token) into /Contents, and
 // returns the hash and the whole /Contents value. Offsets come from the
-// writer's marks, never from searching the output.
-func fillSignature(w written, size int, sign func(sha256Digest []byte) ([]byte, error)) (digest, contents []byte, err error) {
-	out, m := w.pdf, w.marks
-	br := fmt.Sprintf("[0 %d %d %d", m.contentsStart, m.contentsEnd, len(out)-m.contentsEnd)
+// placeholders, never from searching the output.
+func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (digest, contents []byte, err error) {
+	start := ph.contents.Offset()
+	end := start + len(ph.contents.Text)
+	size := (len(ph.contents.Text) - 2) / 2
+	br := fmt.Sprintf("[0 %d %d %d", start, end, len(out)-end)
 	if len(br) >= byteRangeWidth {
 		return nil, nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
-	copy(out[m.byteRangeAt:], br)
+	copy(out[ph.byteRange.Offset():], br)
 	h := sha256.New()
-	h.Write(out[:m.contentsStart])
-	h.Write(out[m.contentsEnd:])
+	h.Write(out[:start])
+	h.Write(out[end:])
 	sum := h.Sum(nil)
 	cms, err := sign(sum)
 	if err != nil {
@@ -281,82 +301,32 @@ func fillSignature(w written, size int, sign func(sha256Digest []byte) ([]byte, 
 	if len(cms) > size {
 		return nil, nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
 	}
-	hex.Encode(out[m.contentsStart+1:], cms)
+	hex.Encode(out[start+1:], cms)
 	contents = make([]byte, size)
 	copy(contents, cms)
 	return sum, contents, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want
-// signatures, and the new one must be intact and cover the whole file.
-// It guards against ever handing out a broken file. The output may be
-// larger than lim allows the input to be: its own size is accepted.
-func selfCheck(pdf []byte, want int, lim Limits) error {
-	res, err := verify(pdf, VerifyOptions{}, outputLimits(lim, pdf))
+// signatures and pages, and the new signature must be intact and cover
+// the whole file. It guards against ever handing out a broken file. The
+// output may be larger than lim allows the input to be: its own size is
+// accepted.
+func selfCheck(out []byte, want, pages int, lim pdf.Limits) error {
+	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
+	res, err := Verify(out, nil, lim)
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}
 	if len(res.Signers) != want { // the input's form hides the new field from readers
-		return fmt.Errorf("%w: self-check: %d signatures found, %d expected", ErrUnreadable, len(res.Signers), want)
+		return fmt.Errorf("%w: self-check: %d signatures found, %d expected", pdf.ErrUnreadable, len(res.Signers), want)
+	}
+	if res.Pages != pages {
+		return fmt.Errorf("%w: self-check: %d pages found, %d expected", pdf.ErrUnreadable, res.Pages, pages)
 	}
 	last := res.Signers[want-1]
 	if !last.DigestValid || !last.SignatureValid || !last.CoversWholeDocument {
 		return fmt.Errorf("pdfsign: self-check: new signature not valid: %s", last.Reason)
 	}
 	return nil
-}
-
-// outputLimits are lim with room for out, a file this package produced
-// from an input that lim admitted, so that re-reading it for a self-check
-// does not fail only because an update made it grow.
-func outputLimits(lim Limits, out []byte) Limits {
-	lim = lim.withDefaults()
-	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
-	return lim
-}
-
-// catchPanic turns a panic while handling a document into ErrUnreadable:
-// hostile input must never take the server down. The error names the
-// frames that led to the panic, so that the log shows where it happened.
-func catchPanic(err *error) {
-	if r := recover(); r != nil {
-		*err = errors.Join(ErrUnreadable, fmt.Errorf("pdfsign: internal error: %v [at %s]", r, panicFrames(debug.Stack())))
-	}
-}
-
-// maxPanicFrames bounds the frames that catchPanic reports.
-const maxPanicFrames = 8
-
-// panicFrames condenses a stack trace taken while recovering from a panic
-// (the text of runtime/debug.Stack) to one line: "function (file:line)"
-// for the innermost frames, joined by " < ", without the frames of the
-// runtime and of the recovery itself, without arguments and directories.
-func panicFrames(stack []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
-	var frames []string
-	// After the "goroutine N [running]:" line, each frame is a function
-	// line followed by an indented "file:line +0xNN" line.
-	for i := 1; i+1 < len(lines) && len(frames) < maxPanicFrames; i += 2 {
-		fn, loc := strings.TrimSpace(lines[i]), strings.TrimSpace(lines[i+1])
-		if strings.HasPrefix(fn, "created by ") {
-			break
-		}
-		if j := strings.LastIndexByte(fn, '('); j > 0 {
-			fn = fn[:j]
-		}
-		fn = fn[strings.LastIndexByte(fn, '/')+1:]
-		if fn == "panic" || strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "debug.") ||
-			strings.HasSuffix(fn, ".catchPanic") {
-			continue
-		}
-		if j := strings.LastIndex(loc, " +0x"); j > 0 {
-			loc = loc[:j]
-		}
-		loc = loc[strings.LastIndexByte(loc, '/')+1:]
-		frames = append(frames, fn+" ("+loc+")")
-	}
-	if len(frames) == 0 {
-		return "unknown location"
-	}
-	return strings.Join(frames, " < ")
 }

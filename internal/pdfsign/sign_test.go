@@ -5,20 +5,23 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 func TestSignMinimal(t *testing.T) {
 	id := testIdentity(t)
 	for _, xs := range []bool{false, true} {
-		in := testPDF(t, 2, xs, 0)
-		out, _, err := Sign(context.Background(), in, id, Options{Name: "Jane Doe", Reason: "Approved", Location: "Berlin"})
+		in := pdftest.Generated(2, xs, 0)
+		out, _, err := signBytes(context.Background(), in, id, Options{Name: "Jane Doe", Reason: "Approved", Location: "Berlin"})
 		if err != nil {
 			t.Fatalf("xrefStream=%v: %v", xs, err)
 		}
 		if !bytes.HasPrefix(out, in) {
 			t.Fatal("input is not a prefix of the output")
 		}
-		res, err := Verify(out, id.Roots())
+		res, err := Verify(out, id.Roots(), pdf.Limits{})
 		if err != nil || !res.Valid {
 			t.Fatalf("verify: %v %+v", err, res)
 		}

@@ -11,16 +11,19 @@ import (
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
+
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // The real validators: pdfsig (poppler-utils) with an NSS database that
 // trusts the signing CA (certutil, libnss3-tools), qpdf --check (qpdf),
 // openssl cms -verify (openssl).
 func requireValidators(t *testing.T) {
-	requireTool(t, "pdfsig", "poppler-utils")
-	requireTool(t, "qpdf", "qpdf")
-	requireTool(t, "openssl", "openssl")
-	requireTool(t, "certutil", "libnss3-tools")
+	pdftest.RequireTool(t, "pdfsig", "poppler-utils")
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	pdftest.RequireTool(t, "openssl", "openssl")
+	pdftest.RequireTool(t, "certutil", "libnss3-tools")
 }
 
 // nssDB creates an NSS database in a temporary directory that trusts the
@@ -57,21 +60,21 @@ func qpdfCheck(t *testing.T, pdf []byte) string {
 }
 
 // extractCMS returns the CMS of the n-th signature and the bytes it covers.
-func extractCMS(t *testing.T, pdf []byte, n int) (cms, content []byte) {
+func extractCMS(t *testing.T, b []byte, n int) (cms, content []byte) {
 	t.Helper()
-	d, err := readDocument(pdf, Limits{})
+	d, err := pdf.Read(b, pdf.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fields, err := d.signatureFields()
+	fields, err := signatureFields(d)
 	if err != nil || len(fields) <= n {
 		t.Fatalf("signature %d not found: %v", n, err)
 	}
-	br, err := byteRanges(pdf, fields[n].value)
+	br, err := byteRanges(b, fields[n].value)
 	if err != nil {
 		t.Fatal(err)
 	}
-	content = append(append([]byte{}, pdf[:br[1]]...), pdf[br[2]:br[2]+br[3]]...)
+	content = append(append([]byte{}, b[:br[1]]...), b[br[2]:br[2]+br[3]]...)
 	return contentsOf(fields[n].value), content
 }
 
@@ -125,7 +128,7 @@ func TestValidatorsAcceptSignature(t *testing.T) {
 	for name, id := range ids {
 		nss := nssDB(t, id)
 		for _, xs := range []bool{false, true} {
-			out, _, err := Sign(context.Background(), testPDF(t, 1, xs, 0), id, Options{Name: "Jane Doe", Reason: "Approved"})
+			out, _, err := signBytes(context.Background(), pdftest.Generated(1, xs, 0), id, Options{Name: "Jane Doe", Reason: "Approved"})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -150,13 +153,13 @@ func TestValidatorsAcceptSignature(t *testing.T) {
 func TestTamperingDetected(t *testing.T) {
 	requireValidators(t)
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := bytes.Index(out, []byte("(Page 1)"))
 	out[i+6] = '7' // inside the first signed range
-	res, err := Verify(out, id.Roots())
+	res, err := Verify(out, id.Roots(), pdf.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,18 +176,18 @@ func TestTamperingDetected(t *testing.T) {
 func TestSignTwiceKeepsBothValid(t *testing.T) {
 	requireValidators(t)
 	id := testIdentity(t)
-	once, _, err := Sign(context.Background(), testPDF(t, 1, true, 0), id, Options{Name: "First"})
+	once, _, err := signBytes(context.Background(), pdftest.Generated(1, true, 0), id, Options{Name: "First"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice, _, err := Sign(context.Background(), once, id, Options{Name: "Second"})
+	twice, _, err := signBytes(context.Background(), once, id, Options{Name: "Second"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(twice, once) {
 		t.Fatal("second signature rewrote the file")
 	}
-	res, err := Verify(twice, id.Roots())
+	res, err := Verify(twice, id.Roots(), pdf.Limits{})
 	if err != nil || !res.Valid || len(res.Signers) != 2 {
 		t.Fatalf("verify: %v %+v", err, res)
 	}

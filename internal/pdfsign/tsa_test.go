@@ -9,18 +9,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 func TestTimestampedSignature(t *testing.T) {
 	requireValidators(t)
 	tsa := pdftest.NewTSA(t)
 	id := testIdentity(t)
-	out, _, err := Sign(context.Background(), testPDF(t, 1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Verify(out, id.Roots())
+	res, err := Verify(out, id.Roots(), pdf.Limits{})
 	if err != nil || !res.Valid || res.Signers[0].TimestampTime == nil {
 		t.Fatalf("verify: %v %+v", err, res)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // Result is the outcome of Verify, shaped for the API's
@@ -66,7 +68,7 @@ type SignerResult struct {
 	CoversWholeDocument bool `json:"coversWholeDocument"` // nothing but validation data (a DSS) was appended after it
 }
 
-// VerifyOptions say what Verify trusts, and when.
+// VerifyOptions say what VerifyWith trusts, and when.
 type VerifyOptions struct {
 	Roots *x509.CertPool // the roots signer certificates must chain to; nil: none checked
 	// TSARoots are the roots a time-stamp authority must chain to for its
@@ -82,14 +84,15 @@ type VerifyOptions struct {
 // newest one covers the whole file. Signer certificates are checked at the
 // current time, whether or not a signature carries a time-stamp.
 //
-// Verify reads pdf within DefaultLimits (64 MiB of input at most, larger
-// files fail with ErrTooLarge). A signature dictionary that several fields
-// share is checked once. A document with more than 100 signatures is
-// refused with an error wrapping ErrUnreadable rather than checked in
-// part: each signature hashes up to the whole file, and a partial verdict
-// would leave signatures unchecked.
-func Verify(pdf []byte, trust *x509.CertPool) (Result, error) {
-	return verify(pdf, VerifyOptions{Roots: trust}, Limits{})
+// Verify reads pdf as it is, within lim (zero fields take
+// pdf.DefaultLimits; a larger file fails with pdf.ErrTooLarge), never
+// repairing it. A signature dictionary that several fields share is
+// checked once. A document with more than 100 signatures is refused with
+// an error wrapping pdf.ErrUnreadable rather than checked in part: each
+// signature hashes up to the whole file, and a partial verdict would
+// leave signatures unchecked.
+func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
+	return VerifyWith(b, VerifyOptions{Roots: trust}, lim)
 }
 
 // VerifyWith is Verify with time-stamp roots and a verification time.
@@ -99,35 +102,25 @@ func Verify(pdf []byte, trust *x509.CertPool) (Result, error) {
 // document's DSS holds, for every certificate of the chain below the
 // root, a CRL from its issuer that does not revoke it by then (PAdES
 // B-LT). Document time-stamps (ETSI.RFC3161) are checked like signatures:
-// intact, and correctly signed by their TSA.
-func VerifyWith(pdf []byte, opt VerifyOptions) (Result, error) {
-	return verify(pdf, opt, Limits{})
-}
-
-// maxSignatures bounds the signatures that verify checks (see Verify); Sign
-// does not add one beyond it.
-const maxSignatures = 100
-
-func verify(pdf []byte, opt VerifyOptions, lim Limits) (res Result, err error) {
-	defer catchPanic(&err)
-	d, err := readDocument(pdf, lim)
-	if errors.Is(err, errStructure) {
-		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
-	}
+// intact, and correctly signed by their TSA; Trusted when the TSA chains
+// to opt.TSARoots.
+func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (res Result, err error) {
+	defer pdf.Recover(&err)
+	d, err := pdf.Read(b, lim)
 	if err != nil {
 		return Result{}, err
 	}
-	fields, err := d.signatureFields()
+	fields, err := signatureFields(d)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrUnreadable, err)
+		return Result{}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	if len(fields) > maxSignatures {
-		return Result{}, fmt.Errorf("%w: %d signatures, more than the %d that are verified", ErrUnreadable, len(fields), maxSignatures)
+		return Result{}, fmt.Errorf("%w: %d signatures, more than the %d that are verified", pdf.ErrUnreadable, len(fields), maxSignatures)
 	}
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	v := &verifier{pdf: pdf, d: d, opt: opt}
+	v := &verifier{pdf: b, d: d, opt: opt}
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	for _, f := range fields {
@@ -137,11 +130,15 @@ func verify(pdf []byte, opt VerifyOptions, lim Limits) (res Result, err error) {
 		res.Signers[n-1].CoversWholeDocument = v.onlyValidationDataAfter(rangeEnd(fields[n-1].value), lim)
 	}
 	res.Valid, res.Reason = overall(res.Signers, opt.Roots != nil)
-	if pages, err := d.pages(); err == nil { // signatures can be checked without a page tree
+	if pages, err := d.Pages(); err == nil { // signatures can be checked without a page tree
 		res.Pages = len(pages)
 	}
 	return res, nil
 }
+
+// maxSignatures bounds the signatures that Verify checks; Sign does not
+// add one beyond it.
+const maxSignatures = 100
 
 // overall summarises the signatures into the document's verdict.
 func overall(signers []SignerResult, trustGiven bool) (bool, string) {
@@ -164,19 +161,19 @@ func overall(signers []SignerResult, trustGiven bool) (bool, string) {
 
 // rangeEnd is where a signature's second byte range ends: signatures made
 // later cover more of the file.
-func rangeEnd(v Dict) int {
-	br, _ := v["ByteRange"].(Array)
+func rangeEnd(v pdf.Dict) int {
+	br, _ := v["ByteRange"].(pdf.Array)
 	if len(br) != 4 {
 		return 0
 	}
-	return intOr(br[2], 0) + intOr(br[3], 0)
+	return pdf.IntOr(br[2], 0) + pdf.IntOr(br[3], 0)
 }
 
 // verifySignature checks one signature; failures go into Reason.
 func (vr *verifier) verifySignature(f sigField) SignerResult {
-	pdf, v := vr.pdf, f.value
+	b, v := vr.pdf, f.value
 	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"]),
-		Certification: vr.d.docMDP(v)}
+		Certification: docMDP(vr.d, v)}
 	r.SubFilter, _ = nameOf(v["SubFilter"])
 	if t, ok := parsePDFDate(textOf(v["M"])); ok {
 		r.SigningTime = &t
@@ -188,11 +185,11 @@ func (vr *verifier) verifySignature(f sigField) SignerResult {
 	if r.SubFilter != "ETSI.CAdES.detached" && r.SubFilter != "adbe.pkcs7.detached" && r.SubFilter != "ETSI.RFC3161" {
 		return fail("unsupported signature type /SubFilter /%s", r.SubFilter)
 	}
-	ranges, err := byteRanges(pdf, v)
+	ranges, err := byteRanges(b, v)
 	if err != nil {
 		return fail("%v", err)
 	}
-	r.CoversWholeDocument = ranges[2]+ranges[3] == len(pdf)
+	r.CoversWholeDocument = ranges[2]+ranges[3] == len(b)
 	if r.SubFilter == "ETSI.RFC3161" {
 		return vr.verifyDocTimestamp(r, contentsOf(v), ranges)
 	}
@@ -210,8 +207,8 @@ func (vr *verifier) verifySignature(f sigField) SignerResult {
 		return fail("%v", err)
 	}
 	hh := h.New()
-	hh.Write(pdf[:ranges[1]])
-	hh.Write(pdf[ranges[2] : ranges[2]+ranges[3]])
+	hh.Write(b[:ranges[1]])
+	hh.Write(b[ranges[2] : ranges[2]+ranges[3]])
 	digest := hh.Sum(nil)
 	r.Digest = hex.EncodeToString(digest)
 	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
@@ -249,22 +246,22 @@ func (vr *verifier) verifySignature(f sigField) SignerResult {
 
 // byteRanges checks /ByteRange: it must start at 0, lie within the file,
 // and leave out exactly the /Contents hex string of this dictionary.
-func byteRanges(pdf []byte, v Dict) ([4]int, error) {
+func byteRanges(b []byte, v pdf.Dict) ([4]int, error) {
 	var br [4]int
-	a, ok := v["ByteRange"].(Array)
+	a, ok := v["ByteRange"].(pdf.Array)
 	if !ok || len(a) != 4 {
 		return br, errors.New("/ByteRange is not an array of four integers")
 	}
 	for i := range br {
-		br[i] = intOr(a[i], -1)
+		br[i] = pdf.IntOr(a[i], -1)
 		if br[i] < 0 {
 			return br, errors.New("/ByteRange holds a negative or non-integer value")
 		}
 	}
-	if br[0] != 0 || br[1] < 2 || br[2] <= br[1]+1 || br[2] > len(pdf) || br[3] > len(pdf)-br[2] {
+	if br[0] != 0 || br[1] < 2 || br[2] <= br[1]+1 || br[2] > len(b) || br[3] > len(b)-br[2] {
 		return br, fmt.Errorf("/ByteRange %v does not describe the file", br)
 	}
-	gap := pdf[br[1]:br[2]]
+	gap := b[br[1]:br[2]]
 	if gap[0] != '<' || gap[len(gap)-1] != '>' {
 		return br, errors.New("/ByteRange does not exclude exactly a hex string")
 	}
@@ -287,8 +284,8 @@ func hexEqual(h, raw []byte) (isHex, equal bool) {
 	}
 	equal = len(h) == 2*len(raw)
 	for i := 0; i < len(h); i += 2 {
-		hi, ok1 := hexDigit(h[i])
-		lo, ok2 := hexDigit(h[i+1])
+		hi, ok1 := pdf.HexDigit(h[i])
+		lo, ok2 := pdf.HexDigit(h[i+1])
 		if !ok1 || !ok2 {
 			return false, false
 		}
@@ -297,24 +294,12 @@ func hexEqual(h, raw []byte) (isHex, equal bool) {
 	return true, equal
 }
 
-func hexDigit(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
 // contentsOf returns /Contents as bytes (written as hex or literal).
-func contentsOf(v Dict) []byte {
+func contentsOf(v pdf.Dict) []byte {
 	switch c := v["Contents"].(type) {
-	case HexString:
+	case pdf.HexString:
 		return c
-	case String:
+	case pdf.String:
 		return c
 	}
 	return nil
@@ -333,18 +318,18 @@ func describeCert(r *SignerResult, c *x509.Certificate) {
 	}
 }
 
-func textOf(o Object) string {
+func textOf(o pdf.Object) string {
 	switch s := o.(type) {
-	case String:
-		return decodeText(s)
-	case HexString:
-		return decodeText(s)
+	case pdf.String:
+		return pdf.DecodeText(s)
+	case pdf.HexString:
+		return pdf.DecodeText(s)
 	}
 	return ""
 }
 
-func nameOf(o Object) (string, bool) {
-	n, ok := o.(Name)
+func nameOf(o pdf.Object) (string, bool) {
+	n, ok := o.(pdf.Name)
 	return string(n), ok
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/certpage"
-	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // verifyHint tells the reader of a certificate page how to check it: in
@@ -25,29 +25,33 @@ func (s *Service) verifyHint() string {
 }
 
 // appendCertificate appends the certificate pages (signer and audit trail)
-// to pdf, in the size of its last page, and returns the result with the
-// page and rectangle for the visible signature.
-func (s *Service) appendCertificate(ctx context.Context, pdf []byte, req Request, inputSHA string, at time.Time) ([]byte, int, [4]float64, error) {
+// to doc, in the size of its last page, and returns the page and rectangle
+// for the visible signature.
+func (s *Service) appendCertificate(ctx context.Context, doc *pdf.Document, req Request, inputSHA string, at time.Time) (int, [4]float64, error) {
 	var rect [4]float64
-	layout, err := pdfsign.PageLayout(ctx, pdf, s.limits())
+	w, h, err := doc.LastPageSize()
 	if err != nil {
-		return nil, 0, rect, s.documentError(err)
+		return 0, rect, s.documentError(err)
 	}
-	cert, rect, err := certpage.Render(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: layout.LastWidth, Height: layout.LastHeight})
+	cert, rect, err := certpage.Render(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
 	if err != nil {
 		s.opt.Logger.Error("certificate page", "err", err)
-		return nil, 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
+		return 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
 			Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
 	}
-	pages, err := pdfsign.ImportPages(ctx, cert)
+	certDoc, err := pdf.Open(ctx, cert, pdf.Limits{})
 	if err != nil {
-		return nil, 0, rect, fmt.Errorf("certificate pages: %w", err)
+		return 0, rect, fmt.Errorf("certificate pages: %w", err)
 	}
-	out, err := pdfsign.AppendPages(ctx, pdf, pages, s.limits())
+	pages, err := certDoc.CopyPages()
 	if err != nil {
-		return nil, 0, rect, s.documentError(err)
+		return 0, rect, fmt.Errorf("certificate pages: %w", err)
 	}
-	return out, layout.Pages + 1, rect, nil
+	first, err := doc.AppendPages(pages)
+	if err != nil {
+		return 0, rect, s.documentError(err)
+	}
+	return first, rect, nil
 }
 
 func (s *Service) certificateData(req Request, inputSHA string, at time.Time) certpage.Data {
@@ -65,7 +69,7 @@ func (s *Service) certificateData(req Request, inputSHA string, at time.Time) ce
 // appearance draws the visible signature in rect: a frame and three lines
 // in Helvetica (a standard font, so nothing is embedded; the text is kept
 // to printable ASCII, which it can show).
-func appearance(rect [4]float64, at time.Time, eventID string) *pdfsign.Stream {
+func appearance(rect [4]float64, at time.Time, eventID string) *pdf.Stream {
 	w, h := rect[2]-rect[0], rect[3]-rect[1]
 	size := min(9, h/4)
 	lines := []string{"Digitally signed with quire", at.Format("2006-01-02 15:04:05 UTC"), "Event " + ascii(eventID)}
@@ -75,11 +79,11 @@ func appearance(rect [4]float64, at time.Time, eventID string) *pdfsign.Stream {
 		fmt.Fprintf(&c, "1 0 0 1 %.2f %.2f Tm (%s) Tj\n", size/2, h-float64(i+1)*size*1.3, escapeLiteral(l))
 	}
 	c.WriteString("ET\n")
-	font := pdfsign.Dict{"Type": pdfsign.Name("Font"), "Subtype": pdfsign.Name("Type1"),
-		"BaseFont": pdfsign.Name("Helvetica"), "Encoding": pdfsign.Name("WinAnsiEncoding")}
-	return &pdfsign.Stream{Data: c.Bytes(), Dict: pdfsign.Dict{"Type": pdfsign.Name("XObject"), "Subtype": pdfsign.Name("Form"),
-		"BBox":      pdfsign.Array{pdfsign.Real(0), pdfsign.Real(0), pdfsign.Real(w), pdfsign.Real(h)},
-		"Resources": pdfsign.Dict{"Font": pdfsign.Dict{"Helv": font}}}}
+	font := pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("Type1"),
+		"BaseFont": pdf.Name("Helvetica"), "Encoding": pdf.Name("WinAnsiEncoding")}
+	return &pdf.Stream{Data: c.Bytes(), Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
+		"BBox":      pdf.Array{pdf.Real(0), pdf.Real(0), pdf.Real(w), pdf.Real(h)},
+		"Resources": pdf.Dict{"Font": pdf.Dict{"Helv": font}}}}
 }
 
 func ascii(s string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
@@ -37,6 +38,7 @@ type Recorder interface {
 // Options are the limits and settings of signing.
 type Options struct {
 	MaxDocumentBytes int64               // largest document, inline or downloaded
+	PDFLimits        pdf.Limits          // the PDF reader's bounds; MaxInputSize is set from MaxDocumentBytes
 	Fetch            fetch.Options       // document.url downloads
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
 	Logger           *slog.Logger
@@ -91,10 +93,12 @@ func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// limits bound the PDF reader: twice the largest document, room for the
-// certificate pages and a converted DOCX.
-func (s *Service) limits() pdfsign.Limits {
-	return pdfsign.Limits{MaxInputSize: 2 * s.opt.MaxDocumentBytes}
+// limits bound the PDF reader: the configured limits, and twice the
+// largest document as input, room for a converted DOCX.
+func (s *Service) limits() pdf.Limits {
+	l := s.opt.PDFLimits
+	l.MaxInputSize = 2 * s.opt.MaxDocumentBytes
+	return l
 }
 
 // MaxDocumentBytes is the largest document accepted.
@@ -122,22 +126,26 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	pdf, err := s.asPDF(ctx, in)
+	b, err := s.asPDF(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	now := s.opt.Now().UTC()
 	inputSHA := sha(in)
+	doc, err := pdf.Open(ctx, b, s.limits())
+	if err != nil {
+		return nil, s.documentError(err)
+	}
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
-		Reason: "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Limits: s.limits(), Timestamper: s.opt.Timestamper}
+		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
+		Timestamper: s.opt.Timestamper}
 	if req.Certificate {
-		if pdf, opt.Page, opt.Rect, err = s.appendCertificate(ctx, pdf, req, inputSHA, now); err != nil {
+		if opt.Page, opt.Rect, err = s.appendCertificate(ctx, doc, req, inputSHA, now); err != nil {
 			return nil, err
 		}
 		opt.Appearance = appearance(opt.Rect, now, req.EventID)
 	}
-	out, digest, err := pdfsign.Sign(ctx, pdf, s.id, opt)
+	out, digest, err := pdfsign.Sign(ctx, doc, s.id, opt)
 	if err != nil {
 		return nil, s.documentError(err)
 	}
@@ -238,7 +246,7 @@ type DocumentInfo struct {
 // Verify checks every signature of the document, inline or downloaded,
 // against the service's roots.
 func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) {
-	pdf, err := s.Load(ctx, d)
+	b, err := s.Load(ctx, d)
 	if err != nil {
 		return VerifyResult{}, err
 	}
@@ -246,12 +254,12 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	res, err := pdfsign.Verify(pdf, roots)
+	res, err := pdfsign.Verify(b, roots, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
 	out := VerifyResult{Valid: res.Valid, Reason: res.Reason, Signers: make([]SignerResult, len(res.Signers)),
-		Document: DocumentInfo{SHA256: sha(pdf), Size: len(pdf), Pages: res.Pages, ContentType: "application/pdf", Signatures: len(res.Signers)}}
+		Document: DocumentInfo{SHA256: sha(b), Size: len(b), Pages: res.Pages, ContentType: "application/pdf", Signatures: len(res.Signers)}}
 	for i, sr := range res.Signers {
 		out.Signers[i].SignerResult = sr
 		if !sr.DigestValid || !sr.SignatureValid { // only an intact signature is named by its record
@@ -274,19 +282,19 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 	return out, nil
 }
 
-// documentError translates pdfsign's refusals of a document into the
+// documentError translates pdf's refusals of a document into the
 // contract's error codes. The cause of an unreadable document is logged,
 // not answered: it names the parser's internals.
 func (s *Service) documentError(err error) error {
 	switch {
-	case errors.Is(err, pdfsign.ErrEncrypted):
+	case errors.Is(err, pdf.ErrEncrypted):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is encrypted; send it without a password.")
-	case errors.Is(err, pdfsign.ErrDamagedSigned):
+	case errors.Is(err, pdf.ErrDamagedSigned):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is damaged and already signed: repairing it would break the earlier signature.")
-	case errors.Is(err, pdfsign.ErrUnreadable):
+	case errors.Is(err, pdf.ErrUnreadable):
 		s.opt.Logger.Info("unreadable PDF", "err", err)
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read, even after an attempt to repair its structure.")
-	case errors.Is(err, pdfsign.ErrTooLarge):
+	case errors.Is(err, pdf.ErrTooLarge):
 		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
 	}
 	return err

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -18,12 +18,12 @@ import (
 func decodeStream(d Dict, raw []byte, max int64) (out []byte, produced int64, err error) {
 	filters, parms := filterList(d)
 	if len(filters) == 0 && int64(len(raw)) > max {
-		return nil, 0, fmt.Errorf("pdfsign: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
+		return nil, 0, fmt.Errorf("pdf: stream of %d bytes exceeds the %d bytes left to decode", len(raw), max)
 	}
 	out = raw
 	for i, f := range filters {
 		if f != "FlateDecode" && f != "Fl" {
-			return nil, produced, fmt.Errorf("pdfsign: unsupported stream filter /%s", f)
+			return nil, produced, fmt.Errorf("pdf: unsupported stream filter /%s", f)
 		}
 		var n int64
 		out, n, err = inflate(out, max)
@@ -83,11 +83,11 @@ func inflate(in []byte, max int64) (out []byte, produced int64, err error) {
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(in))
 	if err != nil {
-		return nil, n, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return nil, n, fmt.Errorf("pdf: flate stream: %w", err)
 	}
 	out = make([]byte, n)
 	if _, err := io.ReadFull(zr, out); err != nil {
-		return nil, n, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return nil, n, fmt.Errorf("pdf: flate stream: %w", err)
 	}
 	return out, n, nil
 }
@@ -97,14 +97,14 @@ func inflate(in []byte, max int64) (out []byte, produced int64, err error) {
 func inflateInto(w io.Writer, in []byte, max int64) (int64, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(in))
 	if err != nil {
-		return 0, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return 0, fmt.Errorf("pdf: flate stream: %w", err)
 	}
 	n, err := io.Copy(w, io.LimitReader(zr, max+1))
 	if n > max {
-		return n, fmt.Errorf("pdfsign: flate stream expands beyond %d bytes", max)
+		return n, fmt.Errorf("pdf: flate stream expands beyond %d bytes", max)
 	}
 	if err != nil && !(n > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
-		return n, fmt.Errorf("pdfsign: flate stream: %w", err)
+		return n, fmt.Errorf("pdf: flate stream: %w", err)
 	}
 	return n, nil
 }
@@ -120,13 +120,13 @@ func unpredict(in []byte, parms Dict) ([]byte, error) {
 		return in, nil
 	}
 	if pred < 10 {
-		return nil, fmt.Errorf("pdfsign: unsupported predictor %d", pred)
+		return nil, fmt.Errorf("pdf: unsupported predictor %d", pred)
 	}
-	cols := intOr(parms["Columns"], 1)
-	colors := intOr(parms["Colors"], 1)
-	bpc := intOr(parms["BitsPerComponent"], 8)
+	cols := IntOr(parms["Columns"], 1)
+	colors := IntOr(parms["Colors"], 1)
+	bpc := IntOr(parms["BitsPerComponent"], 8)
 	if cols < 1 || cols > 1<<20 || colors < 1 || colors > 32 || bpc < 1 || bpc > 16 {
-		return nil, errors.New("pdfsign: predictor parameters out of range")
+		return nil, errors.New("pdf: predictor parameters out of range")
 	}
 	if len(in) == 0 {
 		return in, nil
@@ -134,7 +134,7 @@ func unpredict(in []byte, parms Dict) ([]byte, error) {
 	bpp := (colors*bpc + 7) / 8
 	rowLen := (cols*colors*bpc + 7) / 8
 	if len(in) < rowLen+1 {
-		return nil, fmt.Errorf("pdfsign: %d bytes of predicted data, less than one row of %d", len(in), rowLen+1)
+		return nil, fmt.Errorf("pdf: %d bytes of predicted data, less than one row of %d", len(in), rowLen+1)
 	}
 	out := make([]byte, 0, len(in))
 	prev := make([]byte, rowLen)
@@ -158,7 +158,7 @@ func unpredict(in []byte, parms Dict) ([]byte, error) {
 			case 4:
 				row[i] += paeth(left, up, ul)
 			default:
-				return nil, fmt.Errorf("pdfsign: invalid PNG filter type %d", ft)
+				return nil, fmt.Errorf("pdf: invalid PNG filter type %d", ft)
 			}
 		}
 		out = append(out, row...)
@@ -186,8 +186,8 @@ func abs(x int) int {
 	return x
 }
 
-// intOr returns o as an int, or def when o is not an integer.
-func intOr(o Object, def int) int {
+// IntOr returns o as an int, or def when o is not an integer.
+func IntOr(o Object, def int) int {
 	if v, ok := o.(Int); ok && v >= -1<<31 && v <= 1<<31 {
 		return int(v)
 	}

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -7,11 +7,29 @@ import (
 	"fmt"
 )
 
-// openForUpdate reads pdf so that an incremental update can be added. A
-// file whose structure is damaged is rebuilt cleanly first, unless it
-// already carries a signature: the rebuild would invalidate it, so that
-// case is refused with ErrDamagedSigned.
-func openForUpdate(ctx context.Context, pdf []byte, lim Limits) (*document, error) {
+// Open reads pdf within lim (zero fields take DefaultLimits) so that
+// pages and an incremental update can be added. A file whose structure is
+// damaged is rebuilt cleanly first, unless it already carries a
+// signature: the rebuild would invalidate it, so that case is refused
+// with ErrDamagedSigned. The rebuild stops with ctx's error once ctx is
+// done. The document must have at least one page. Every other error
+// caused by pdf wraps one of the sentinel errors of this package.
+func Open(ctx context.Context, pdf []byte, lim Limits) (d *Document, err error) {
+	defer Recover(&err)
+	d, err = open(ctx, pdf, lim.withDefaults())
+	return d, inputError(err)
+}
+
+// Read reads pdf as it is, within lim, to inspect it (verify its
+// signatures): a damaged structure is refused with ErrUnreadable, never
+// repaired, and a document without pages is accepted.
+func Read(pdf []byte, lim Limits) (d *Document, err error) {
+	defer Recover(&err)
+	d, err = read(pdf, lim.withDefaults())
+	return d, inputError(err)
+}
+
+func open(ctx context.Context, pdf []byte, lim Limits) (*Document, error) {
 	d, err := readSound(pdf, lim)
 	if err == nil || !errors.Is(err, errStructure) {
 		return d, err
@@ -19,7 +37,7 @@ func openForUpdate(ctx context.Context, pdf []byte, lim Limits) (*document, erro
 	if bytes.Contains(pdf, []byte("/ByteRange")) {
 		return nil, fmt.Errorf("%w: %v", ErrDamagedSigned, err)
 	}
-	fixed, rerr := rebuild(ctx, pdf, lim.withDefaults())
+	fixed, rerr := rebuild(ctx, pdf, lim)
 	if rerr != nil {
 		return nil, fmt.Errorf("%w (while repairing: %v)", rerr, err)
 	}
@@ -32,12 +50,12 @@ func openForUpdate(ctx context.Context, pdf []byte, lim Limits) (*document, erro
 
 // readSound reads pdf and checks that its page tree can be walked and
 // holds at least one page, so that an update has somewhere to go.
-func readSound(pdf []byte, lim Limits) (*document, error) {
-	d, err := readDocument(pdf, lim)
+func readSound(pdf []byte, lim Limits) (*Document, error) {
+	d, err := read(pdf, lim)
 	if err != nil {
 		return nil, err
 	}
-	pages, err := d.pages()
+	pages, err := d.Pages()
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +171,7 @@ func headerBefore(data []byte, at int) (num, gen int64, off int, ok bool) {
 // finds the trailer. It returns the trailer and the objects that a clean
 // file does not keep: object streams and cross-reference streams, whose
 // content it holds in its own way.
-func (d *document) recover(ctx context.Context) (Dict, map[int]bool, error) {
+func (d *Document) recover(ctx context.Context) (Dict, map[int]bool, error) {
 	x := d.xref
 	skip := map[int]bool{}
 	var trailer Dict
@@ -163,7 +181,7 @@ func (d *document) recover(ctx context.Context) (Dict, map[int]bool, error) {
 			return nil, nil, ctx.Err()
 		}
 		e := x.entries[num]
-		o, err := d.object(num)
+		o, err := d.Object(num)
 		if err != nil {
 			continue // written as missing; what refers to it gets null
 		}
@@ -206,7 +224,7 @@ func (d *document) recover(ctx context.Context) (Dict, map[int]bool, error) {
 
 // addCompressed lists the objects of object stream sn, found at offset
 // at, where no definition later in the file overrides them.
-func (d *document) addCompressed(sn, at int) error {
+func (d *Document) addCompressed(sn, at int) error {
 	os, err := d.objStream(sn)
 	if err != nil {
 		return nil // a broken object stream holds nothing usable; its bytes count against the budget all the same
@@ -246,7 +264,7 @@ func lastTrailer(data []byte) (Dict, int) {
 
 // writeClean writes the objects of d, except those in skip, into a new
 // file with one cross-reference table and trailer.
-func (d *document) writeClean(ctx context.Context, trailer Dict, gens map[int]int, skip map[int]bool) ([]byte, error) {
+func (d *Document) writeClean(ctx context.Context, trailer Dict, gens map[int]int, skip map[int]bool) ([]byte, error) {
 	s := &serializer{}
 	s.buf.Grow(len(d.data) + 4096)
 	s.buf.WriteString(headerLine(d.data) + "\n%\xe2\xe3\xcf\xd3\n")
@@ -259,7 +277,7 @@ func (d *document) writeClean(ctx context.Context, trailer Dict, gens map[int]in
 		if skip[num] {
 			continue
 		}
-		o, err := d.object(num)
+		o, err := d.Object(num)
 		if err != nil {
 			continue
 		}

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -55,21 +55,21 @@ type Stream struct {
 	Data []byte
 }
 
-// contentsHole is the /Contents placeholder of a signature dictionary: a hex
-// string of size zero bytes, which the writer remembers the position of.
-type contentsHole struct{ size int }
+// Placeholder is a value whose bytes are decided after the file is written,
+// such as a signature's /Contents and /ByteRange: the writer puts Text as
+// it is and records where, so that the caller can overwrite those bytes
+// in place (with as many bytes) without searching the output.
+type Placeholder struct {
+	Text   []byte
+	offset int
+}
 
-// byteRangeHole is the /ByteRange placeholder: a fixed-width array that is
-// filled in once the final file length is known.
-type byteRangeHole struct{}
+// Offset is where the writer put p's first byte in the saved file.
+func (p *Placeholder) Offset() int { return p.offset }
 
-// byteRangeWidth is the width of the /ByteRange placeholder, "[" and "]"
-// included: room for four 10-digit numbers, which covers files up to 9 GB.
-const byteRangeWidth = 1 + 4*11 + 1
-
-// clone returns a shallow copy of d, so a changed version of an object read
+// Clone returns a shallow copy of d, so a changed version of an object read
 // from the file never aliases the cached original.
-func (d Dict) clone() Dict {
+func (d Dict) Clone() Dict {
 	c := make(Dict, len(d)+2)
 	for k, v := range d {
 		c[k] = v
@@ -77,19 +77,11 @@ func (d Dict) clone() Dict {
 	return c
 }
 
-// marks records where the writer put the placeholders, as absolute offsets
-// in the output file.
-type marks struct {
-	contentsStart, contentsEnd int // the '<' and one past the '>'
-	byteRangeAt                int // the '['
-}
-
 // serializer turns objects into PDF syntax. base is the output offset of
 // buf[0], so that placeholder positions come out as file offsets.
 type serializer struct {
 	buf  bytes.Buffer
 	base int
-	m    marks
 }
 
 func (s *serializer) write(o Object) error {
@@ -102,7 +94,7 @@ func (s *serializer) write(o Object) error {
 		s.buf.WriteString(strconv.FormatInt(int64(v), 10))
 	case Real:
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("pdfsign: cannot write real number %v", float64(v))
+			return fmt.Errorf("pdf: cannot write real number %v", float64(v))
 		}
 		s.buf.WriteString(strconv.FormatFloat(float64(v), 'f', -1, 64))
 	case Name:
@@ -121,19 +113,11 @@ func (s *serializer) write(o Object) error {
 		return s.writeDict(v)
 	case *Stream:
 		return s.writeStream(v)
-	case contentsHole:
-		s.m.contentsStart = s.base + s.buf.Len()
-		s.buf.WriteByte('<')
-		s.buf.Write(bytes.Repeat([]byte("0"), 2*v.size))
-		s.buf.WriteByte('>')
-		s.m.contentsEnd = s.base + s.buf.Len()
-	case byteRangeHole:
-		s.m.byteRangeAt = s.base + s.buf.Len()
-		s.buf.WriteByte('[')
-		s.buf.Write(bytes.Repeat([]byte(" "), byteRangeWidth-2))
-		s.buf.WriteByte(']')
+	case *Placeholder:
+		v.offset = s.base + s.buf.Len()
+		s.buf.Write(v.Text)
 	default:
-		return fmt.Errorf("pdfsign: cannot write value of type %T", o)
+		return fmt.Errorf("pdf: cannot write value of type %T", o)
 	}
 	return nil
 }
@@ -166,7 +150,7 @@ func (s *serializer) writeDict(d Dict) error {
 }
 
 func (s *serializer) writeStream(st *Stream) error {
-	d := st.Dict.clone()
+	d := st.Dict.Clone()
 	d["Length"] = Int(len(st.Data))
 	if err := s.writeDict(d); err != nil {
 		return err
@@ -239,9 +223,9 @@ func isSpace(c byte) bool {
 	return false
 }
 
-// textString encodes s as a PDF text string: PDFDocEncoding is a superset
+// TextString encodes s as a PDF text string: PDFDocEncoding is a superset
 // of ASCII, anything else is written as UTF-16BE with a byte-order mark.
-func textString(s string) String {
+func TextString(s string) String {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -263,4 +247,27 @@ func textString(s string) String {
 		out = append(out, byte(r>>8), byte(r))
 	}
 	return String(out)
+}
+
+// DecodeText decodes a PDF text string: UTF-16BE with a byte-order mark,
+// or PDFDocEncoding, which is read as Latin-1 (exact for the ASCII range).
+func DecodeText(s []byte) string {
+	if len(s) >= 2 && s[0] == 0xFE && s[1] == 0xFF {
+		var rs []rune
+		for i := 2; i+1 < len(s); i += 2 {
+			u := rune(s[i])<<8 | rune(s[i+1])
+			if u >= 0xD800 && u < 0xDC00 && i+3 < len(s) {
+				lo := rune(s[i+2])<<8 | rune(s[i+3])
+				u = 0x10000 + (u-0xD800)<<10 + (lo - 0xDC00)
+				i += 2
+			}
+			rs = append(rs, u)
+		}
+		return string(rs)
+	}
+	rs := make([]rune, len(s))
+	for i, c := range s {
+		rs[i] = rune(c)
+	}
+	return string(rs)
 }

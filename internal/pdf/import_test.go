@@ -1,10 +1,10 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/pdfsign/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // twoPages is a PDF whose two pages share one resource dictionary holding
@@ -22,8 +22,12 @@ func twoPages() []byte {
 		"<< /Length 29 >>\nstream\n"+font+"\nendstream")
 }
 
-func TestImportPagesKeepsSharedStreamsShared(t *testing.T) {
-	pages, err := ImportPages(t.Context(), twoPages())
+func TestCopyPagesKeepsSharedStreamsShared(t *testing.T) {
+	src, err := Open(t.Context(), twoPages(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := src.CopyPages()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,15 +35,15 @@ func TestImportPagesKeepsSharedStreamsShared(t *testing.T) {
 		!bytes.Contains(pages[0].Content, []byte("(one)")) || !bytes.Contains(pages[1].Content, []byte("(two)")) {
 		t.Fatalf("pages %+v", pages)
 	}
-	out, err := AppendPages(t.Context(), pdftest.OnePage("host"), pages)
+	out, err := appended(t.Context(), pdftest.OnePage("host"), pages)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := bytes.Count(out, []byte("FONTDATA-shared-by-both-pages")); n != 1 {
 		t.Errorf("the shared stream is written %d times, want once", n)
 	}
-	l, err := PageLayout(t.Context(), out)
-	if err != nil || l.Pages != 3 || l.LastWidth != 400 || l.LastHeight != 300 {
+	l, err := pageLayout(t.Context(), out)
+	if err != nil || l.pages != 3 || l.width != 400 || l.height != 300 {
 		t.Errorf("layout %+v, %v", l, err)
 	}
 	if !bytes.HasPrefix(out, pdftest.OnePage("host")) {
@@ -47,13 +51,13 @@ func TestImportPagesKeepsSharedStreamsShared(t *testing.T) {
 	}
 }
 
-func TestPageLayoutRotated(t *testing.T) {
+func TestLastPageSizeRotated(t *testing.T) {
 	rotated := pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Rotate 90 >>")
-	l, err := PageLayout(t.Context(), rotated)
-	if err != nil || l.Pages != 1 || l.LastWidth != 842 || l.LastHeight != 595 {
+	l, err := pageLayout(t.Context(), rotated)
+	if err != nil || l.pages != 1 || l.width != 842 || l.height != 595 {
 		t.Errorf("layout %+v, %v", l, err)
 	}
 }

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"errors"
@@ -19,16 +19,6 @@ func DefaultLimits() Limits {
 	return Limits{MaxInputSize: 64 << 20, MaxObjects: 1_000_000, MaxDecodedSize: 64 << 20}
 }
 
-// limitsOf returns the Limits passed as the optional last argument of a
-// function such as PageLayout: the zero Limits (the defaults) when none
-// was given, the first one otherwise.
-func limitsOf(lim []Limits) Limits {
-	if len(lim) == 0 {
-		return Limits{}
-	}
-	return lim[0]
-}
-
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxInputSize > 0 {
@@ -43,10 +33,12 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// document is a parsed PDF file: its bytes, its cross-reference data and
-// the objects loaded so far. Objects are loaded lazily, so only what
-// signing needs (catalog, page tree, form) is ever parsed.
-type document struct {
+// Document is a PDF file opened once: its bytes, its cross-reference data,
+// the objects loaded so far and the changes made to it, which Save writes
+// as one incremental update. Objects are loaded lazily, so only what is
+// asked for (catalog, page tree, form) is ever parsed; a changed object
+// reads as its new version. A Document is not safe for concurrent use.
+type Document struct {
 	data       []byte
 	xref       *xrefInfo
 	lim        Limits
@@ -56,6 +48,7 @@ type document struct {
 	loading    map[int]bool // guards against reference cycles
 	decoded    int64        // bytes decompressed so far, against decodeBudget
 	starts     []int        // offsets of the objects in the file, ascending; built on first use
+	changes    changes      // the pending incremental update
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the
@@ -63,7 +56,7 @@ type document struct {
 // multiple of the file's size (real object and content streams compress
 // a few times at most), plus a floor for small files, and never more than
 // four of the largest streams.
-func (d *document) decodeBudget() int64 {
+func (d *Document) decodeBudget() int64 {
 	return min(4*d.lim.MaxDecodedSize, decodeFloor+decodeRatio*int64(len(d.data)))
 }
 
@@ -76,7 +69,7 @@ const (
 // decode undoes the filters of st within what is left of the document's
 // decode budget. The bytes the filters put out are charged to the budget
 // also when decoding fails, so that failing bombs exhaust it too.
-func (d *document) decode(st *Stream) ([]byte, error) {
+func (d *Document) decode(st *Stream) ([]byte, error) {
 	limit := min(d.lim.MaxDecodedSize, d.decodeBudget()-d.decoded)
 	out, produced, err := decodeStream(st.Dict, st.Data, limit)
 	d.decoded += produced
@@ -92,10 +85,10 @@ type objStream struct {
 	ends    []int // where each object's syntax must end, as in parseAt
 }
 
-// readDocument parses the structure of data. It fails with ErrTooLarge,
+// read parses the structure of data. It fails with ErrTooLarge,
 // ErrEncrypted, or an errStructure error when the file's cross-reference
 // data cannot be relied on.
-func readDocument(data []byte, lim Limits) (*document, error) {
+func read(data []byte, lim Limits) (*Document, error) {
 	lim = lim.withDefaults()
 	if int64(len(data)) > lim.MaxInputSize {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), lim.MaxInputSize)
@@ -108,23 +101,24 @@ func readDocument(data []byte, lim Limits) (*document, error) {
 		return nil, ErrEncrypted
 	}
 	d := newDocument(data, x, lim)
-	if _, _, err := d.catalog(); err != nil {
+	if _, _, err := d.Catalog(); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-func newDocument(data []byte, x *xrefInfo, lim Limits) *document {
-	return &document{data: data, xref: x, lim: lim,
-		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{}}
+func newDocument(data []byte, x *xrefInfo, lim Limits) *Document {
+	return &Document{data: data, xref: x, lim: lim,
+		cache: map[int]Object{}, failed: map[int]error{}, objStreams: map[int]*objStream{}, loading: map[int]bool{},
+		changes: newChanges()}
 }
 
 // size is the trailer /Size an update must extend: one more than the
 // highest object number in use. A /Size beyond the object limit is a lie
 // (no entry can be there) and is not followed, so that the numbers of an
 // update stay within the limit too.
-func (d *document) size() int {
-	n := intOr(d.xref.trailer["Size"], 0)
+func (d *Document) size() int {
+	n := IntOr(d.xref.trailer["Size"], 0)
 	if n > d.lim.MaxObjects {
 		n = 0
 	}
@@ -134,19 +128,25 @@ func (d *document) size() int {
 	return n
 }
 
-// catalog returns the document catalog and its reference.
-func (d *document) catalog() (Ref, Dict, error) {
+// Limits are the bounds the document is read within.
+func (d *Document) Limits() Limits { return d.lim }
+
+// Catalog returns the document catalog and its reference.
+func (d *Document) Catalog() (Ref, Dict, error) {
 	ref := d.xref.trailer["Root"].(Ref)
-	cat, err := d.dict(ref)
+	cat, err := d.Dict(ref)
 	if err != nil {
 		return Ref{}, nil, structuref("catalog %d %d R: %v", ref.Num, ref.Gen, err)
 	}
 	return ref, cat, nil
 }
 
-// object loads object num; a missing or free object is null, as the
-// standard says.
-func (d *document) object(num int) (Object, error) {
+// Object loads object num; a missing or free object is null, as the
+// standard says. A changed object reads as its new version.
+func (d *Document) Object(num int) (Object, error) {
+	if o, ok := d.changes.objects[num]; ok {
+		return o, nil
+	}
 	if o, ok := d.cache[num]; ok {
 		return o, nil
 	}
@@ -158,7 +158,7 @@ func (d *document) object(num int) (Object, error) {
 		return Null{}, nil
 	}
 	if d.loading[num] {
-		return nil, fmt.Errorf("pdfsign: object %d refers to itself", num)
+		return nil, fmt.Errorf("pdf: object %d refers to itself", num)
 	}
 	d.loading[num] = true
 	defer delete(d.loading, num)
@@ -170,7 +170,7 @@ func (d *document) object(num int) (Object, error) {
 		o, err = d.fromObjStream(e.stream, e.index, num)
 	}
 	if err != nil {
-		d.failed[num] = fmt.Errorf("pdfsign: object %d: %w", num, err)
+		d.failed[num] = fmt.Errorf("pdf: object %d: %w", num, err)
 		return nil, d.failed[num]
 	}
 	d.cache[num] = o
@@ -182,7 +182,7 @@ func (d *document) object(num int) (Object, error) {
 // excepted): objects do not overlap, and parsing each to the end of an
 // object it is nested in (a string that holds all the objects after it)
 // would read the file once per object.
-func (d *document) parseAt(num, off int) (Object, error) {
+func (d *Document) parseAt(num, off int) (Object, error) {
 	p := &parser{data: d.data[:d.objectEnd(off)], pos: off}
 	if _, _, err := p.objectHeader(); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func (d *document) parseAt(num, off int) (Object, error) {
 	if !ok {
 		return dict, nil
 	}
-	length, err := d.resolve(dict["Length"])
+	length, err := d.Resolve(dict["Length"])
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (d *document) parseAt(num, off int) (Object, error) {
 
 // objectEnd is where the syntax of the object at off must end: where the
 // next object that the cross-reference data lists starts.
-func (d *document) objectEnd(off int) int {
+func (d *Document) objectEnd(off int) int {
 	if d.starts == nil {
 		d.starts = make([]int, 0, len(d.xref.entries))
 		for _, e := range d.xref.entries {
@@ -229,7 +229,7 @@ func (d *document) objectEnd(off int) int {
 }
 
 // fromObjStream parses the object stored at index of object stream sn.
-func (d *document) fromObjStream(sn, index, num int) (Object, error) {
+func (d *Document) fromObjStream(sn, index, num int) (Object, error) {
 	os, err := d.objStream(sn)
 	if err != nil {
 		return nil, err
@@ -249,11 +249,11 @@ func (d *document) fromObjStream(sn, index, num int) (Object, error) {
 	return p.object(0)
 }
 
-func (d *document) objStream(sn int) (*objStream, error) {
+func (d *Document) objStream(sn int) (*objStream, error) {
 	if os, ok := d.objStreams[sn]; ok {
 		return os, nil
 	}
-	o, err := d.object(sn)
+	o, err := d.Object(sn)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (d *document) objStream(sn int) (*objStream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object stream %d: %w", sn, err)
 	}
-	n, first := intOr(st.Dict["N"], -1), intOr(st.Dict["First"], -1)
+	n, first := IntOr(st.Dict["N"], -1), IntOr(st.Dict["First"], -1)
 	if n < 0 || first < 0 || first > len(body) || n > len(body) {
 		return nil, fmt.Errorf("object stream %d: bad /N or /First", sn)
 	}
@@ -299,24 +299,24 @@ func objectEnds(offsets []int, first, size int) []int {
 	return ends
 }
 
-// resolve follows references until it reaches a direct object.
-func (d *document) resolve(o Object) (Object, error) {
-	for i := 0; i < maxNesting; i++ {
+// Resolve follows references until it reaches a direct object.
+func (d *Document) Resolve(o Object) (Object, error) {
+	for i := 0; i < MaxNesting; i++ {
 		r, ok := o.(Ref)
 		if !ok {
 			return o, nil
 		}
 		var err error
-		if o, err = d.object(r.Num); err != nil {
+		if o, err = d.Object(r.Num); err != nil {
 			return nil, err
 		}
 	}
-	return nil, errors.New("pdfsign: reference chain too long")
+	return nil, errors.New("pdf: reference chain too long")
 }
 
-// dict resolves o and requires a dictionary (a stream's dictionary counts).
-func (d *document) dict(o Object) (Dict, error) {
-	r, err := d.resolve(o)
+// Dict resolves o and requires a dictionary (a stream's dictionary counts).
+func (d *Document) Dict(o Object) (Dict, error) {
+	r, err := d.Resolve(o)
 	if err != nil {
 		return nil, err
 	}
@@ -326,12 +326,12 @@ func (d *document) dict(o Object) (Dict, error) {
 	case *Stream:
 		return v.Dict, nil
 	}
-	return nil, fmt.Errorf("pdfsign: expected a dictionary, found %T", r)
+	return nil, fmt.Errorf("pdf: expected a dictionary, found %T", r)
 }
 
-// array resolves o and requires an array; null counts as empty.
-func (d *document) array(o Object) (Array, error) {
-	r, err := d.resolve(o)
+// Array resolves o and requires an array; null counts as empty.
+func (d *Document) Array(o Object) (Array, error) {
+	r, err := d.Resolve(o)
 	if err != nil {
 		return nil, err
 	}
@@ -341,22 +341,22 @@ func (d *document) array(o Object) (Array, error) {
 	case Null, nil:
 		return nil, nil
 	}
-	return nil, fmt.Errorf("pdfsign: expected an array, found %T", r)
+	return nil, fmt.Errorf("pdf: expected an array, found %T", r)
 }
 
 // inheritable lists the page attributes a page takes from its ancestors.
 var inheritable = []Name{"Resources", "MediaBox", "CropBox", "Rotate"}
 
-// page is a leaf of the page tree.
-type page struct {
-	ref       Ref
-	dict      Dict
-	inherited Dict // inheritable attributes, resolved from the ancestors
+// PageObject is a leaf of the page tree.
+type PageObject struct {
+	Ref       Ref
+	Dict      Dict
+	Inherited Dict // inheritable attributes, resolved from the ancestors
 }
 
-// pages returns the pages in document order.
-func (d *document) pages() ([]page, error) {
-	_, cat, err := d.catalog()
+// Pages returns the pages in document order.
+func (d *Document) Pages() ([]PageObject, error) {
+	_, cat, err := d.Catalog()
 	if err != nil {
 		return nil, err
 	}
@@ -364,27 +364,27 @@ func (d *document) pages() ([]page, error) {
 	if !ok {
 		return nil, structuref("catalog /Pages is not a reference")
 	}
-	var out []page
+	var out []PageObject
 	seen := map[int]bool{}
 	err = d.walkPages(root, Dict{}, 0, seen, &out)
 	return out, err
 }
 
-func (d *document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, out *[]page) error {
-	if depth > maxNesting || seen[ref.Num] || len(seen) > d.lim.MaxObjects {
+func (d *Document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {
+	if depth > MaxNesting || seen[ref.Num] || len(seen) > d.lim.MaxObjects {
 		return structuref("page tree loops or is too deep at object %d", ref.Num)
 	}
 	seen[ref.Num] = true
-	node, err := d.dict(ref)
+	node, err := d.Dict(ref)
 	if err != nil {
 		return structuref("page tree node %d: %v", ref.Num, err)
 	}
 	inh = inherit(inh, node)
 	if isLeaf(node) {
-		*out = append(*out, page{ref: ref, dict: node, inherited: inh})
+		*out = append(*out, PageObject{Ref: ref, Dict: node, Inherited: inh})
 		return nil
 	}
-	arr, err := d.array(node["Kids"])
+	arr, err := d.Array(node["Kids"])
 	if err != nil {
 		return structuref("page tree node %d /Kids: %v", ref.Num, err)
 	}
@@ -414,7 +414,7 @@ func inherit(inh, node Dict) Dict {
 	if !own {
 		return inh
 	}
-	inh = inh.clone()
+	inh = inh.Clone()
 	for _, k := range inheritable {
 		if v, ok := node[k]; ok {
 			inh[k] = v
@@ -428,112 +428,4 @@ func inherit(inh, node Dict) Dict {
 func isLeaf(node Dict) bool {
 	_, hasKids := node["Kids"]
 	return node["Type"] == Name("Page") || !hasKids
-}
-
-// sigField is a signature form field that carries a signature value.
-type sigField struct {
-	name  string
-	value Dict // the signature dictionary (/V)
-}
-
-// signatureFields returns the signed signature fields of the form. A
-// signature dictionary (/V) that several fields share by reference is
-// listed once, for the first of them: it is one signature, and checking it
-// again would only hash the file again.
-func (d *document) signatureFields() ([]sigField, error) {
-	_, cat, err := d.catalog()
-	if err != nil {
-		return nil, err
-	}
-	form, err := d.dict(cat["AcroForm"])
-	if err != nil {
-		return nil, nil // no form, no signatures
-	}
-	fields, err := d.array(form["Fields"])
-	if err != nil {
-		return nil, fmt.Errorf("pdfsign: /AcroForm /Fields: %w", err)
-	}
-	w := fieldWalk{seen: map[int]bool{}, values: map[int]bool{}}
-	for _, f := range fields {
-		if err := d.walkField(f, "", "", 0, &w); err != nil {
-			return nil, err
-		}
-	}
-	return w.out, nil
-}
-
-// fieldWalk is the state of a walk of the form's field tree.
-type fieldWalk struct {
-	seen   map[int]bool // field objects visited
-	values map[int]bool // signature dictionaries (/V by reference) listed
-	out    []sigField
-}
-
-func (d *document) walkField(o Object, parent string, ft Name, depth int, w *fieldWalk) error {
-	if r, ok := o.(Ref); ok {
-		if w.seen[r.Num] {
-			return nil
-		}
-		w.seen[r.Num] = true
-	}
-	if depth > maxNesting || len(w.seen) > d.lim.MaxObjects {
-		return errors.New("pdfsign: form field tree too deep or too large")
-	}
-	f, err := d.dict(o)
-	if err != nil {
-		return nil // a broken field is not a signature
-	}
-	name := parent
-	if t, ok := f["T"].(String); ok {
-		name = joinFieldName(parent, decodeText(t))
-	}
-	if v, ok := f["FT"].(Name); ok {
-		ft = v
-	}
-	if v, err := d.dict(f["V"]); ft == "Sig" && err == nil {
-		r, isRef := f["V"].(Ref)
-		if !isRef || !w.values[r.Num] {
-			if isRef {
-				w.values[r.Num] = true
-			}
-			w.out = append(w.out, sigField{name: name, value: v})
-		}
-	}
-	kids, _ := d.array(f["Kids"])
-	for _, k := range kids {
-		if err := d.walkField(k, name, ft, depth+1, w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func joinFieldName(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
-}
-
-// decodeText decodes a PDF text string: UTF-16BE with a byte-order mark,
-// or PDFDocEncoding, which is read as Latin-1 (exact for the ASCII range).
-func decodeText(s []byte) string {
-	if len(s) >= 2 && s[0] == 0xFE && s[1] == 0xFF {
-		var rs []rune
-		for i := 2; i+1 < len(s); i += 2 {
-			u := rune(s[i])<<8 | rune(s[i+1])
-			if u >= 0xD800 && u < 0xDC00 && i+3 < len(s) {
-				lo := rune(s[i+2])<<8 | rune(s[i+3])
-				u = 0x10000 + (u-0xD800)<<10 + (lo - 0xDC00)
-				i += 2
-			}
-			rs = append(rs, u)
-		}
-		return string(rs)
-	}
-	rs := make([]rune, len(s))
-	for i, c := range s {
-		rs[i] = rune(c)
-	}
-	return string(rs)
 }

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// maxNesting bounds array/dictionary nesting so hostile input cannot
+// MaxNesting bounds array/dictionary nesting so hostile input cannot
 // exhaust the stack.
-const maxNesting = 64
+const MaxNesting = 64
 
 // parser reads PDF objects from data starting at pos. It never reads past
 // the end of data and reports malformed syntax as errors, not panics.
@@ -20,7 +20,7 @@ type parser struct {
 }
 
 func (p *parser) errorf(format string, a ...any) error {
-	return fmt.Errorf("pdfsign: offset %d: "+format, append([]any{p.pos}, a...)...)
+	return fmt.Errorf("pdf: offset %d: "+format, append([]any{p.pos}, a...)...)
 }
 
 // skipSpace skips white space and comments.
@@ -79,8 +79,8 @@ func (p *parser) integer() (int64, error) {
 
 // object parses one direct object (a reference "n g R" counts as one).
 func (p *parser) object(depth int) (Object, error) {
-	if depth > maxNesting {
-		return nil, p.errorf("objects nested deeper than %d", maxNesting)
+	if depth > MaxNesting {
+		return nil, p.errorf("objects nested deeper than %d", MaxNesting)
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) {
@@ -262,7 +262,7 @@ func (p *parser) hexString() (Object, error) {
 		if isSpace(c) {
 			continue
 		}
-		v, ok := hexDigit(c)
+		v, ok := HexDigit(c)
 		if !ok {
 			return nil, p.errorf("invalid character %q in hex string", c)
 		}
@@ -356,4 +356,17 @@ func (p *parser) streamStart() (int, bool) {
 		p.pos++
 	}
 	return p.pos, true
+}
+
+// HexDigit returns the value of the hexadecimal digit c.
+func HexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }

@@ -1,4 +1,4 @@
-package pdfsign
+package pdf
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 var errStructure = errors.New("broken file structure")
 
 func structuref(format string, a ...any) error {
-	return fmt.Errorf("pdfsign: %w: "+format, append([]any{errStructure}, a...)...)
+	return fmt.Errorf("pdf: %w: "+format, append([]any{errStructure}, a...)...)
 }
 
 // maxXRefSections bounds the /Prev chain of a file.
@@ -223,7 +223,7 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 	}
 	var widths [3]int
 	for i := range widths {
-		widths[i] = intOr(w[i], -1)
+		widths[i] = IntOr(w[i], -1)
 		if widths[i] < 0 || widths[i] > 8 {
 			return structuref("xref stream /W value out of range")
 		}
@@ -239,7 +239,7 @@ func (x *xrefInfo) streamEntries(d Dict, body []byte, maxObjects int) error {
 		return structuref("xref stream /W gives rows of zero bytes")
 	}
 	for i := 0; i+1 < len(index); i += 2 {
-		start, count := intOr(index[i], -1), intOr(index[i+1], -1)
+		start, count := IntOr(index[i], -1), IntOr(index[i+1], -1)
 		if start < 0 || count < 0 || start+count > maxObjects {
 			return structuref("xref stream /Index out of range")
 		}

@@ -1,0 +1,113 @@
+package pdf
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Page is a page to append. Resources may hold *Stream values anywhere
+// (fonts, font files, images): the writer stores each as an object of its
+// own, so later callers can add fonts and image XObjects without new API.
+type Page struct {
+	MediaBox  [4]float64 // page size in points, e.g. {0, 0, 595.28, 841.89} for A4
+	Content   []byte     // the content stream, uncompressed
+	Resources Dict       // the resource dictionary (/Font, /XObject, …)
+}
+
+// AppendPages adds pages at the end of the document, to be written by
+// Save as part of its incremental update: the input stays a byte prefix of
+// the output, so signatures already in it stay intact (they just no longer
+// cover the whole file). It returns the 1-based number of the first
+// appended page.
+//
+// Errors caused by the document wrap the sentinel errors; errors in pages
+// (none given, an empty or non-finite MediaBox, a value that cannot be
+// written) do not, being the caller's.
+//
+// Each appended page sets /Rotate 0 and a /CropBox equal to its MediaBox,
+// so that it does not inherit a rotation or a crop from the page tree.
+func (d *Document) AppendPages(pages []Page) (first int, err error) {
+	defer Recover(&err)
+	if len(pages) == 0 {
+		return 0, errors.New("pdf: no pages to append")
+	}
+	existing, err := d.Pages()
+	if err != nil {
+		return 0, inputError(err)
+	}
+	rootRef, newRoot, err := d.treeRoot()
+	if err != nil {
+		return 0, inputError(err)
+	}
+	for i, p := range pages {
+		ref, err := d.addPage(p, rootRef)
+		if err != nil {
+			return 0, fmt.Errorf("pdf: appended page %d: %w", i+1, err)
+		}
+		if err := d.AppendRef(newRoot, "Kids", ref); err != nil {
+			return 0, fmt.Errorf("%w: page tree root /Kids: %v", ErrUnreadable, err)
+		}
+	}
+	newRoot["Count"] = Int(len(existing) + len(pages)) // the root's /Count may lie
+	d.Replace(rootRef, newRoot)
+	return len(existing) + 1, nil
+}
+
+// treeRoot returns the root of the page tree, which pages are appended
+// to, and a copy of it to change. A catalog whose /Pages names a page
+// rather than a page tree node (as damaged files may have) gets a new root
+// above that page, so that appended pages follow it instead of becoming
+// children of a page.
+func (d *Document) treeRoot() (Ref, Dict, error) {
+	catRef, cat, err := d.Catalog()
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	ref, _ := cat["Pages"].(Ref) // Pages checked it is a reference
+	node, err := d.Dict(ref)
+	if err != nil {
+		return Ref{}, nil, fmt.Errorf("%w: page tree root: %v", ErrUnreadable, err)
+	}
+	if !isLeaf(node) {
+		return ref, node.Clone(), nil
+	}
+	root := d.Add(Dict{}) // replaced by the caller's version
+	page := node.Clone()
+	page["Parent"] = root
+	d.Replace(ref, page)
+	c := cat.Clone()
+	c["Pages"] = root
+	d.Replace(catRef, c)
+	return root, Dict{"Type": Name("Pages"), "Kids": Array{ref}}, nil
+}
+
+// addPage adds the page object and its content stream, compressed. The
+// page states every inheritable attribute that matters for how it shows
+// (/Rotate, /CropBox) rather than taking the page tree's.
+func (d *Document) addPage(p Page, parent Ref) (Ref, error) {
+	for _, v := range p.MediaBox {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return Ref{}, fmt.Errorf("MediaBox %v holds a non-finite number", p.MediaBox)
+		}
+	}
+	if p.MediaBox[2] <= p.MediaBox[0] || p.MediaBox[3] <= p.MediaBox[1] {
+		return Ref{}, fmt.Errorf("empty MediaBox %v", p.MediaBox)
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	_, _ = zw.Write(p.Content)
+	if err := zw.Close(); err != nil {
+		return Ref{}, err
+	}
+	res := p.Resources
+	if res == nil {
+		res = Dict{}
+	}
+	content := d.Add(&Stream{Dict: Dict{"Filter": Name("FlateDecode")}, Data: z.Bytes()})
+	mb := Array{Real(p.MediaBox[0]), Real(p.MediaBox[1]), Real(p.MediaBox[2]), Real(p.MediaBox[3])}
+	return d.Add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "CropBox": mb, "Rotate": Int(0),
+		"Resources": res, "Contents": content}), nil
+}
