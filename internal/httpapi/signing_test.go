@@ -266,3 +266,27 @@ func TestSignWithCertificatePage(t *testing.T) {
 		t.Errorf("verify: %+v", res)
 	}
 }
+
+// TestCAPublishesCRL: quire's own CA serves its CRL and certificate,
+// without an API key, at the URLs named by its id; other ids are unknown.
+func TestCAPublishesCRL(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	var k struct{ CAID, ChainPEM string }
+	e.get("/v1/verify/key").json(t, &k)
+	block, _ := pem.Decode([]byte(k.ChainPEM))
+	if k.CAID == "" || block == nil {
+		t.Fatalf("key: %+v", k)
+	}
+	ca, _ := x509.ParseCertificate(block.Bytes)
+	r := e.get("/v1/ca/" + k.CAID + "/crl")
+	crl, err := x509.ParseRevocationList(r.body)
+	if r.status != 200 || r.header.Get("Content-Type") != "application/pkix-crl" || err != nil || crl.CheckSignatureFrom(ca) != nil ||
+		crl.NextUpdate.Before(time.Now().Add(6*24*time.Hour)) {
+		t.Fatalf("CRL: %d %s %v", r.status, r.header.Get("Content-Type"), err)
+	}
+	r = e.get("/v1/ca/" + k.CAID + "/certificate")
+	if r.status != 200 || r.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(r.body, ca.Raw) {
+		t.Fatalf("certificate: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	e.get("/v1/ca/0123456789abcdef/crl").errorBody(t, 404, "NOT_FOUND")
+}

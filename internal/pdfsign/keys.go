@@ -377,6 +377,9 @@ type KeyInfo struct {
 	SerialNumber      string    `json:"serialNumber"`
 	NotBefore         time.Time `json:"notBefore"`
 	NotAfter          time.Time `json:"notAfter"`
+	// CAID names quire's own CA in GET /v1/ca/{id}/crl and /certificate;
+	// empty for identities from operator files.
+	CAID string `json:"caId,omitempty"`
 }
 
 // Info returns the public description of the identity.
@@ -404,6 +407,7 @@ func (id *Identity) Info() KeyInfo {
 		SerialNumber:      serialString(c.SerialNumber),
 		NotBefore:         c.NotBefore.UTC(),
 		NotAfter:          c.NotAfter.UTC(),
+		CAID:              id.CAID(),
 	}
 }
 

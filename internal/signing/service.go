@@ -41,6 +41,8 @@ type Options struct {
 	PDFLimits        pdf.Limits          // the PDF reader's bounds; MaxInputSize is set from MaxDocumentBytes
 	Fetch            fetch.Options       // document.url downloads
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
+	Level            pdfsign.Level       // PAdES level of signatures; above B-B it needs the Timestamper
+	TSARoots         *x509.CertPool      // roots whose time-stamps Verify relies on (long-term validation); nil: none
 	Logger           *slog.Logger
 	Now              func() time.Time
 	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
@@ -112,6 +114,27 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
+// CRL is a fresh CRL (DER) of quire's own CA named caID, for the CRL
+// distribution point of the signing certificate; NOT_FOUND for any other.
+func (s *Service) CRL(caID string) ([]byte, error) {
+	if caID != s.id.CAID() || caID == "" {
+		return nil, errUnknownCA(caID)
+	}
+	return s.id.CRL(s.opt.Now())
+}
+
+// CACertificate is the certificate (DER) of quire's own CA named caID.
+func (s *Service) CACertificate(caID string) ([]byte, error) {
+	if caID != s.id.CAID() || caID == "" {
+		return nil, errUnknownCA(caID)
+	}
+	return s.id.CACertificate()
+}
+
+func errUnknownCA(caID string) error {
+	return quire.Errorf(quire.CodeNotFound, "This server has no signing CA %q; each instance serves its own CA's CRL and certificate.", caID)
+}
+
 // Sign returns the signed PDF for a request made with the API key keyID,
 // and records the signing (hashes and event, never content). The request
 // is validated here, so that every entry point applies the same rules.
@@ -138,7 +161,13 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	}
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Timestamper: s.opt.Timestamper}
+		Timestamper: s.opt.Timestamper, Level: s.opt.Level, FetchCRL: s.fetcher.Get}
+	if p := pdfsign.Certification(doc); p != 0 && req.Certificate {
+		// No DocMDP level allows new pages: the document is signed
+		// without its certificate page (P=1 is refused by Sign).
+		s.opt.Logger.Info("certified document: signed without the certificate page", "docmdp", p, "event", req.EventID)
+		req.Certificate = false
+	}
 	if req.Certificate {
 		if opt.Page, opt.Rect, err = s.appendCertificate(ctx, doc, req, inputSHA, now); err != nil {
 			return nil, err
@@ -254,7 +283,7 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	res, err := pdfsign.Verify(b, roots, s.limits())
+	res, err := pdfsign.VerifyWith(b, pdfsign.VerifyOptions{Roots: roots, TSARoots: s.opt.TSARoots, Now: s.opt.Now()}, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
@@ -287,6 +316,8 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 // not answered: it names the parser's internals.
 func (s *Service) documentError(err error) error {
 	switch {
+	case errors.Is(err, pdfsign.ErrCertified):
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF is certified with DocMDP permissions P=1, which forbid any change, a new signature included.")
 	case errors.Is(err, pdf.ErrEncrypted):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is encrypted; send it without a password.")
 	case errors.Is(err, pdf.ErrDamagedSigned):

@@ -1,0 +1,143 @@
+package signing
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// operatorIdentity is an identity an operator brings as PEM files: a
+// signing certificate valid for life, whose CRL distribution point is a
+// server of the CA's (counted in hits).
+func operatorIdentity(t *testing.T, life time.Duration) (*pdfsign.Identity, *atomic.Int32) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Now()
+	caT := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "operator CA"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.AddDate(5, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+	caDER, _ := x509.CreateCertificate(rand.Reader, caT, caT, &caKey.PublicKey, caKey)
+	ca, _ := x509.ParseCertificate(caDER)
+	hits := new(atomic.Int32)
+	crlServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		der, _ := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(time.Now().UnixNano()),
+			ThisUpdate: time.Now(), NextUpdate: time.Now().Add(24 * time.Hour)}, ca, caKey)
+		w.Write(der)
+	}))
+	t.Cleanup(crlServer.Close)
+	lT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "operator signer", Organization: []string{"Example Ltd"}},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		CRLDistributionPoints: []string{crlServer.URL + "/operator.crl"}}
+	der, _ := x509.CreateCertificate(rand.Reader, lT, ca, &key.PublicKey, caKey)
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{CertFile: certFile, KeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, hits
+}
+
+func submitted(doc []byte, certificate bool) Request {
+	return Request{Document: Document{Bytes: doc}, Signer: Signer{Name: "Ann", Email: "ann@example.com"}, Certificate: certificate,
+		AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
+}
+
+// TestLongTermVerifyAfterExpiry signs at B-LT with an operator's
+// short-lived certificate (its CRL fetched from its distribution point),
+// then verifies on a clock set after the certificate expired.
+func TestLongTermVerifyAfterExpiry(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	id, hits := operatorIdentity(t, time.Hour)
+	tsa := pdftest.NewTSA(t)
+	service := func(now time.Time, tsaRoots *x509.CertPool) *Service {
+		return New(id, db, nil, Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsaRoots,
+			Fetch: fetch.Options{AllowPrivate: true}, Now: func() time.Time { return now }})
+	}
+	out, err := service(time.Now(), tsa.Roots()).Sign(ctx, submitted(pdftest.OnePage("long term"), false), "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("the CRL distribution point was asked %d times, want 1", hits.Load())
+	}
+	later := time.Now().Add(3 * time.Hour)
+	res, err := service(later, tsa.Roots()).Verify(ctx, Document{Bytes: out})
+	if err != nil || !res.Valid {
+		t.Fatalf("verify after expiry: %v %+v", err, res)
+	}
+	if s := res.Signer; !s.RevocationChecked || s.CertificateCheckedAt == nil || !s.CertificateCheckedAt.Equal(*s.TimestampTime) || s.EventID == "" {
+		t.Fatalf("signer after expiry: %+v", s)
+	}
+	if res, err := service(later, x509.NewCertPool()).Verify(ctx, Document{Bytes: out}); err != nil || res.Valid {
+		t.Fatalf("verified after expiry without trusting the TSA: %v %+v", err, res)
+	}
+}
+
+// certifiedPDF is a one-page PDF certified with DocMDP level p.
+func certifiedPDF(t *testing.T, p int) []byte {
+	t.Helper()
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := pdf.Open(context.Background(), pdftest.OnePage("certified"), pdf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := pdfsign.Sign(context.Background(), doc, id, pdfsign.Options{Name: "Certifier", DocMDP: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCertifiedDocuments(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
+	_, err := svc.Sign(ctx, submitted(certifiedPDF(t, 1), true), "key")
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code != quire.CodeUnprocessable || !strings.Contains(qe.Message, "P=1") {
+		t.Fatalf("P=1: %v", err)
+	}
+	for _, p := range []int{2, 3} {
+		out, err := svc.Sign(ctx, submitted(certifiedPDF(t, p), true), "key")
+		if err != nil {
+			t.Fatalf("P=%d: %v", p, err)
+		}
+		res, err := svc.Verify(ctx, Document{Bytes: out})
+		if err != nil || len(res.Signers) != 2 || res.Document.Pages != 1 || res.Signers[0].Certification != p || !res.Signers[1].SignatureValid {
+			t.Fatalf("P=%d: signed without a certificate page? %v %+v", p, err, res)
+		}
+	}
+}
