@@ -91,6 +91,15 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatalf("the CRL distribution point was asked %d times, want 1", hits.Load())
 	}
+	signer := service(time.Now(), tsa.Roots())
+	for range 2 { // the CRL is reused, not downloaded for every signature
+		if _, err := signer.Sign(ctx, submitted(pdftest.OnePage("again"), false), "key"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits.Load() != 2 {
+		t.Fatalf("the CRL distribution point was asked %d times for 3 signatures by 2 services, want 2", hits.Load())
+	}
 	later := time.Now().Add(3 * time.Hour)
 	res, err := service(later, tsa.Roots()).Verify(ctx, Document{Bytes: out})
 	if err != nil || !res.Valid {

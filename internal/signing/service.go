@@ -54,6 +54,7 @@ type Service struct {
 	rec     Recorder
 	conv    Converter
 	fetcher *fetch.Fetcher
+	crls    *crlCache
 	opt     Options
 }
 
@@ -63,7 +64,8 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Servi
 		opt.Now = time.Now
 	}
 	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
-	return &Service{id: id, rec: rec, conv: conv, fetcher: fetch.New(opt.Fetch), opt: opt}
+	f := fetch.New(opt.Fetch)
+	return &Service{id: id, rec: rec, conv: conv, fetcher: f, crls: &crlCache{get: f.Get, now: opt.Now}, opt: opt}
 }
 
 // Publish records this instance's signing root in the database, so that
@@ -161,7 +163,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	}
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Timestamper: s.opt.Timestamper, Level: s.opt.Level, FetchCRL: s.fetcher.Get}
+		Timestamper: s.opt.Timestamper, Level: s.opt.Level, FetchCRL: s.crls.Get}
 	if p := pdfsign.Certification(doc); p != 0 && req.Certificate {
 		// No DocMDP level allows new pages: the document is signed
 		// without its certificate page (P=1 is refused by Sign).
