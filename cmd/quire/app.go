@@ -79,7 +79,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 	if err != nil {
 		return nil, err
 	}
-	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), Logger: log,
+	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: log,
 		Timestamper: timestamper(cfg.TSAURL), Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL,
 		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {

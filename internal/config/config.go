@@ -18,6 +18,7 @@ import (
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
@@ -62,6 +63,8 @@ type Config struct {
 
 	SignMaxBytes       Bytes
 	SignMemoryBudget   Bytes
+	PDFMaxObjects      int
+	PDFMaxDecodedBytes Bytes
 	SigningP12         string
 	SigningP12Password string
 	SigningCert        string
@@ -139,6 +142,8 @@ func (c *Config) Settings() []Setting {
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
+		{"pdf-max-objects", "QUIRE_PDF_MAX_OBJECTS", "most objects (cross-reference entries, pages, form fields) read from a PDF to sign or verify; object numbers must stay below it (beyond: 422)", (*intValue)(&c.PDFMaxObjects), false},
+		{"pdf-max-decoded-bytes", "QUIRE_PDF_MAX_DECODED_BYTES", "largest decompressed stream of a PDF to sign or verify; a document may decompress at most 4 times this, and 8 MiB plus 8 times its size (beyond: 422)", &c.PDFMaxDecodedBytes, false},
 		{"signing-p12", "QUIRE_SIGNING_P12", "PKCS#12 file with the signing key and certificate chain; empty (and no PEM files): a CA and signing certificate generated on first start in DATA_DIR/signing", (*stringValue)(&c.SigningP12), false},
 		{"signing-p12-password", "QUIRE_SIGNING_P12_PASSWORD", "password of QUIRE_SIGNING_P12", (*secretValue)(&c.SigningP12Password), true},
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
@@ -200,10 +205,12 @@ func Default() Config {
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
 
-		SignMaxBytes:      25 << 20,
-		SignMemoryBudget:  1 << 30,
-		FetchTimeout:      30 * time.Second,
-		FetchMaxRedirects: 5,
+		SignMaxBytes:       25 << 20,
+		SignMemoryBudget:   1 << 30,
+		PDFMaxObjects:      pdf.DefaultLimits().MaxObjects,
+		PDFMaxDecodedBytes: Bytes(pdf.DefaultLimits().MaxDecodedSize),
+		FetchTimeout:       30 * time.Second,
+		FetchMaxRedirects:  5,
 
 		ConvertJobTimeout:    60 * time.Second,
 		ConvertStartTimeout:  60 * time.Second,
@@ -299,6 +306,12 @@ func (c *Config) Level() (pdfsign.Level, error) {
 	return pdfsign.LevelB, nil
 }
 
+// PDFLimits are the bounds of reading a PDF to sign or verify; the input
+// size follows from QUIRE_SIGN_MAX_BYTES.
+func (c *Config) PDFLimits() pdf.Limits {
+	return pdf.Limits{MaxObjects: c.PDFMaxObjects, MaxDecodedSize: int64(c.PDFMaxDecodedBytes)}
+}
+
 // Check reports settings that cannot work together or at all.
 func (c *Config) Check() error {
 	if _, err := c.Level(); err != nil {
@@ -352,7 +365,8 @@ func (c *Config) Check() error {
 	}{{"QUIRE_ANNOTATE_MAX_BYTES", int64(c.AnnotateMaxBytes)}, {"QUIRE_ANNOTATE_MAX_EXPANDED_BYTES", int64(c.AnnotateMaxExpandedBytes)},
 		{"QUIRE_ANNOTATE_MAX_PART_BYTES", int64(c.AnnotateMaxPartBytes)}, {"QUIRE_ANNOTATE_MAX_XML_ELEMENTS", int64(c.AnnotateMaxXMLElements)},
 		{"QUIRE_ANNOTATE_MAX_XML_DEPTH", int64(c.AnnotateMaxXMLDepth)}, {"QUIRE_ANNOTATE_MAX_IMAGE_BYTES", int64(c.AnnotateMaxImageBytes)},
-		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)}} {
+		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)},
+		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)}} {
 		if l.v < 1 {
 			return fmt.Errorf("%s must be at least 1", l.name)
 		}

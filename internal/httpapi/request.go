@@ -42,7 +42,7 @@ const (
 // field at once: those of the shape, and those that break the request's
 // rules.
 func decodeSignRequest(body []byte, maxDocument int64) (signing.Request, error) {
-	d := &decoder{}
+	d, body := newDecoder(body, maxDocument)
 	req := signing.Request{Certificate: true}
 	top := d.object("", json.RawMessage(body), signFields)
 	if top == nil {
@@ -65,7 +65,7 @@ func decodeSignRequest(body []byte, maxDocument int64) (signing.Request, error) 
 // decodeVerifyRequest decodes the JSON form of a verify request,
 // {"document":{"base64":"..."}} or {"document":{"url":"..."}}.
 func decodeVerifyRequest(body []byte, maxDocument int64) (signing.Document, error) {
-	d := &decoder{}
+	d, body := newDecoder(body, maxDocument)
 	var doc signing.Document
 	if top := d.object("", json.RawMessage(body), verifyFields); top != nil {
 		doc = d.document(top["document"], maxDocument)
@@ -74,7 +74,184 @@ func decodeVerifyRequest(body []byte, maxDocument int64) (signing.Document, erro
 }
 
 // decoder collects the details of everything wrong with a request's shape.
-type decoder struct{ details []quire.Detail }
+type decoder struct {
+	details []quire.Detail
+	inline  []byte // document.base64, decoded ahead (see newDecoder); nil when it was not
+}
+
+// newDecoder returns a decoder for body, and body to decode. A document
+// sent as plain base64 (no white space, escapes or data: prefix) is most of
+// the body: it is decoded here, in one pass, into a buffer with room for
+// what signing appends, and the body to decode holds an empty string in
+// its place, so that the JSON decoder does not walk it again and again.
+// Anything else about the document (its absence, a second one, a value
+// that is not plain base64 or is too large) leaves the body as it is, for
+// the decoder to read and report as usual.
+func newDecoder(body []byte, maxDocument int64) (*decoder, []byte) {
+	start, end, ok := documentBase64(body)
+	if !ok || int64(base64.StdEncoding.DecodedLen(end-start)) > maxDocument+2 {
+		return &decoder{}, body
+	}
+	doc, ok := decodePlainBase64(body[start:end])
+	if !ok || int64(len(doc)) > maxDocument {
+		return &decoder{}, body
+	}
+	rest := make([]byte, 0, len(body)-(end-start))
+	return &decoder{inline: doc}, append(append(rest, body[:start]...), body[end:]...)
+}
+
+// signingRoom is the spare capacity of a decoded document: the incremental
+// update of a signing (certificate pages, signature) is written after the
+// document in the same buffer.
+const signingRoom = 256 << 10
+
+// decodePlainBase64 decodes s, padded or not, when it is base64 and
+// nothing else.
+func decodePlainBase64(s []byte) ([]byte, bool) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
+		n := enc.DecodedLen(len(s))
+		b := make([]byte, n, n+signingRoom)
+		if n, err := enc.Decode(b, s); err == nil && n > 0 {
+			return b[:n], true
+		}
+	}
+	return nil, false
+}
+
+// documentBase64 finds the string value of document.base64 in a JSON body
+// (between its quotes) when the body's object has one "document" member
+// holding one "base64" member, spelled without escapes. It reads only the
+// structure; the JSON decoder checks the rest of the body.
+func documentBase64(body []byte) (start, end int, ok bool) {
+	s := jsonScan{b: body}
+	found := 0
+	ok = s.members(func(key []byte) bool {
+		if string(key) != `"document"` || s.peek() != '{' {
+			return s.skipValue()
+		}
+		return s.members(func(key []byte) bool {
+			if string(key) != `"base64"` || s.peek() != '"' {
+				return s.skipValue()
+			}
+			from := s.i
+			if !s.skipString() {
+				return false
+			}
+			start, end, found = from+1, s.i-1, found+1
+			return true
+		})
+	})
+	return start, end, ok && found == 1
+}
+
+// jsonScan walks the structure of JSON text, finding the end of strings
+// with a fast search for quotes. It does not validate.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScan) peek() byte {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+	if s.i == len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// members calls member for each member of the object at s, with s at the
+// member's value and its key as written (quotes included).
+func (s *jsonScan) members(member func(key []byte) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		from := s.i
+		if s.peek() != '"' || !s.skipString() {
+			return false
+		}
+		key := s.b[from:s.i]
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.peek()
+		if !member(key) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// skipString moves past the string at s.
+func (s *jsonScan) skipString() bool {
+	for i := s.i + 1; ; {
+		j := bytes.IndexByte(s.b[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j
+		escapes := 0
+		for k := i - 1; k > s.i && s.b[k] == '\\'; k-- {
+			escapes++
+		}
+		i++
+		if escapes%2 == 0 {
+			s.i = i
+			return true
+		}
+	}
+}
+
+// skipValue moves past the value at s: a string, an object or array with
+// everything in it, or a literal.
+func (s *jsonScan) skipValue() bool {
+	depth := 0
+	for {
+		switch c := s.peek(); c {
+		case 0:
+			return false
+		case '"':
+			if !s.skipString() {
+				return false
+			}
+		case '{', '[':
+			depth++
+			s.i++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			depth--
+			s.i++
+		case ',', ':':
+			if depth == 0 {
+				return c == ','
+			}
+			s.i++
+		default:
+			s.i++
+		}
+		if depth == 0 && s.peek() != 0 && strings.IndexByte(",}]", s.peek()) >= 0 {
+			return true
+		}
+	}
+}
 
 func (d *decoder) bad(field, issue string) {
 	d.details = append(d.details, quire.Detail{Field: field, Issue: issue})
@@ -175,6 +352,8 @@ func (d *decoder) document(raw json.RawMessage, maxBytes int64) signing.Document
 	doc.URL = d.string("document.url", m["url"])
 	if b64 := d.string("document.base64", m["base64"]); b64 != "" {
 		doc.Bytes = d.base64Document(b64, maxBytes)
+	} else if d.inline != nil {
+		doc.Bytes = d.inline
 	}
 	return doc
 }

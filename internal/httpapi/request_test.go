@@ -154,3 +154,40 @@ func TestDecodeDocumentLimit(t *testing.T) {
 		t.Errorf("a 2000-byte document under a 1000-byte limit: %v", err)
 	}
 }
+
+func TestDecodeDocumentAhead(t *testing.T) {
+	pdf := []byte("%PDF-1.7 the whole document \xff\xff\xff") // \xff\xff\xff: "////"
+	b64 := base64.StdEncoding.EncodeToString(pdf)
+	withSlash := strings.ReplaceAll(b64, "/", `\/`) // an escape JSON allows
+	rest := `"signer":{"email":"ann@example.com","name":"Ann Example"},"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}]`
+	for _, c := range []struct {
+		name, body string
+		ahead      bool
+	}{
+		{"plain", `{"document":{"base64":"` + b64 + `"},` + rest + `}`, true},
+		{"white space around", ` { "document" : { "base64" : "` + b64 + `" } , ` + rest + `} `, true},
+		{"unpadded", `{"document":{"base64":"` + strings.TrimRight(b64, "=") + `"},` + rest + `}`, true},
+		{"line breaks", `{"document":{"base64":"` + b64[:8] + `\n` + b64[8:] + `"},` + rest + `}`, false},
+		{"escaped slash", `{"document":{"base64":"` + withSlash + `"},` + rest + `}`, false},
+		{"escaped key", `{"document":{"b\u0061se64":"` + b64 + `"},` + rest + `}`, false},
+		{"data URI", `{"document":{"base64":"data:application/pdf;base64,` + b64 + `"},` + rest + `}`, false},
+		{"nested look-alike", `{"metadata":{"document":{"base64":"eA=="}},"document":{"base64":"` + b64 + `"},` + rest + `}`, true},
+		{"two documents", `{"document":{"base64":"eA=="},"document":{"base64":"` + b64 + `"},` + rest + `}`, false},
+	} {
+		d, _ := newDecoder([]byte(c.body), 1<<20)
+		if ahead := d.inline != nil; ahead != c.ahead {
+			t.Errorf("%s: decoded ahead %v, want %v", c.name, ahead, c.ahead)
+		}
+		r, err := decodeSignRequest([]byte(c.body), 1<<20)
+		if err != nil || string(r.Document.Bytes) != string(pdf) {
+			t.Errorf("%s: document %q, %v", c.name, r.Document.Bytes, err)
+		}
+		if c.ahead && cap(r.Document.Bytes)-len(r.Document.Bytes) < signingRoom {
+			t.Errorf("%s: no room for the signing after the document", c.name)
+		}
+	}
+	// A body that is not JSON around a plain document is refused as before.
+	if got := details(t, `{"document":{"base64":"`+b64+`"},`+rest+`,}`); got["body"] != "must be a JSON object" {
+		t.Errorf("broken JSON: %v", got)
+	}
+}

@@ -74,9 +74,19 @@ func writeDocument(w http.ResponseWriter, doc []byte, contentType string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Length", strconv.Itoa(len(head)+base64.StdEncoding.EncodedLen(len(doc))+len(tail)))
 	io.WriteString(w, head)
-	enc := base64.NewEncoder(base64.StdEncoding, w)
-	enc.Write(doc)
-	enc.Close()
+	// Chunks of 48 KiB (a multiple of 3: no padding until the last) make
+	// few large writes; the base64 encoder of the standard library writes
+	// 1 KiB at a time.
+	const chunk = 48 << 10
+	buf := make([]byte, base64.StdEncoding.EncodedLen(min(chunk, len(doc))))
+	for len(doc) > 0 {
+		n := min(chunk, len(doc))
+		base64.StdEncoding.Encode(buf, doc[:n])
+		if _, err := w.Write(buf[:base64.StdEncoding.EncodedLen(n)]); err != nil {
+			return // the client has gone
+		}
+		doc = doc[n:]
+	}
 	io.WriteString(w, tail)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // decodeStream undoes the stream's filters. Only FlateDecode (with PNG
@@ -67,6 +68,21 @@ func filterList(d Dict) ([]Name, []Dict) {
 		}
 	}
 	return names, parms
+}
+
+// zlibWriters keeps compressors between updates: making one costs more
+// than compressing a page's content.
+var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
+
+// deflate compresses data with zlib (/FlateDecode).
+func deflate(data []byte) []byte {
+	var b bytes.Buffer
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(&b)
+	zw.Write(data) // writes to a bytes.Buffer cannot fail
+	zw.Close()
+	return b.Bytes()
 }
 
 // inflate decompresses zlib data. A truncated stream or a bad checksum is

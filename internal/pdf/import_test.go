@@ -61,3 +61,18 @@ func TestLastPageSizeRotated(t *testing.T) {
 		t.Errorf("layout %+v, %v", l, err)
 	}
 }
+
+func TestSaveBuildsInSpareCapacity(t *testing.T) {
+	host := pdftest.OnePage("host")
+	in := append(make([]byte, 0, len(host)+64<<10), host...)
+	out, err := appended(t.Context(), in, []Page{{MediaBox: [4]float64{0, 0, 100, 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &out[0] != &in[0] {
+		t.Error("the update was not written in the spare capacity of the input")
+	}
+	if !bytes.Equal(in, host) || !bytes.HasPrefix(out, host) {
+		t.Error("the input bytes changed")
+	}
+}

@@ -1,8 +1,6 @@
 package pdf
 
 import (
-	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"math"
@@ -96,17 +94,12 @@ func (d *Document) addPage(p Page, parent Ref) (Ref, error) {
 	if p.MediaBox[2] <= p.MediaBox[0] || p.MediaBox[3] <= p.MediaBox[1] {
 		return Ref{}, fmt.Errorf("empty MediaBox %v", p.MediaBox)
 	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	_, _ = zw.Write(p.Content)
-	if err := zw.Close(); err != nil {
-		return Ref{}, err
-	}
+	z := deflate(p.Content)
 	res := p.Resources
 	if res == nil {
 		res = Dict{}
 	}
-	content := d.Add(&Stream{Dict: Dict{"Filter": Name("FlateDecode")}, Data: z.Bytes()})
+	content := d.Add(&Stream{Dict: Dict{"Filter": Name("FlateDecode")}, Data: z})
 	mb := Array{Real(p.MediaBox[0]), Real(p.MediaBox[1]), Real(p.MediaBox[2]), Real(p.MediaBox[3])}
 	return d.Add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "CropBox": mb, "Rotate": Int(0),
 		"Resources": res, "Contents": content}), nil

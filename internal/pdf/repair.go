@@ -13,7 +13,8 @@ import (
 // signature: the rebuild would invalidate it, so that case is refused
 // with ErrDamagedSigned. The rebuild stops with ctx's error once ctx is
 // done. The document must have at least one page. Every other error
-// caused by pdf wraps one of the sentinel errors of this package.
+// caused by pdf wraps one of the sentinel errors of this package. Save
+// writes into the spare capacity of pdf, as append does.
 func Open(ctx context.Context, pdf []byte, lim Limits) (d *Document, err error) {
 	defer Recover(&err)
 	d, err = open(ctx, pdf, lim.withDefaults())

@@ -2,7 +2,6 @@ package pdf
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/rand"
 	"fmt"
 	"maps"
@@ -101,12 +100,13 @@ func (d *Document) AppendRef(holder Dict, key Name, r Ref) error {
 }
 
 // Save returns the file with the changes appended as an incremental
-// update, and records in each Placeholder where it was written. The
-// output extends the bytes the document was opened with.
+// update, and records in each Placeholder where it was written. The output
+// extends the bytes the document was opened with, in place when their
+// spare capacity holds the update (as append does): a caller that gives
+// Open a buffer with room to spare has the file built without a copy,
+// and must not use that room for anything else. Save is called once.
 func (d *Document) Save() ([]byte, error) {
-	orig := d.data
-	out := make([]byte, len(orig), len(orig)+64<<10)
-	copy(out, orig)
+	out := d.data
 	if n := len(out); n > 0 && out[n-1] != '\n' && out[n-1] != '\r' {
 		out = append(out, '\n')
 	}
@@ -230,16 +230,11 @@ func (d *Document) writeXRefStream(s *serializer, offsets map[int]int) error {
 	for _, r := range runs(nums) {
 		index = append(index, Int(r[0]), Int(r[1]))
 	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	_, _ = zw.Write(rows.Bytes())
-	if err := zw.Close(); err != nil {
-		return err
-	}
+	z := deflate(rows.Bytes())
 	tr := d.trailer(self + 1)
 	tr["Type"], tr["W"], tr["Index"], tr["Filter"] = Name("XRef"), Array{Int(1), Int(ow), Int(2)}, index, Name("FlateDecode")
 	fmt.Fprintf(&s.buf, "%d 0 obj\n", self)
-	if err := s.write(&Stream{Dict: tr, Data: z.Bytes()}); err != nil {
+	if err := s.write(&Stream{Dict: tr, Data: z}); err != nil {
 		return err
 	}
 	fmt.Fprintf(&s.buf, "\nendobj\nstartxref\n%d\n%%%%EOF\n", at)

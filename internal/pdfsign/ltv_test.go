@@ -66,8 +66,7 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 	requireValidators(t)
 	tsa := pdftest.NewTSA(t)
 	id := shortLivedIdentity(t, time.Hour)
-	in := pdftest.Generated(1, true, 0)
-	out, _, err := signBytes(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
+	out, _, err := signBytes(context.Background(), pdftest.Generated(1, true, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelLT})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +100,7 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 		t.Fatalf("expired certificate accepted without a trusted time-stamp: %+v", res)
 	}
 	// Without the DSS's CRL, neither.
-	bt, _, err := signBytes(context.Background(), in, id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
+	bt, _, err := signBytes(context.Background(), pdftest.Generated(1, true, 0), id, Options{Timestamper: &TSAClient{URL: tsa.URL}, Level: LevelT})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,10 @@ import (
 
 // verifier checks the signatures of one document.
 type verifier struct {
-	pdf []byte
-	d   *pdf.Document
-	opt VerifyOptions
+	pdf   []byte
+	d     *pdf.Document
+	opt   VerifyOptions
+	known *knownDigest // Sign's digest of its new signature, for the self-check
 
 	dssRead  bool
 	dssCerts []*x509.Certificate
@@ -134,12 +135,7 @@ func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (
 // the byte ranges. It is valid when intact and correctly signed; Trusted
 // says whether its TSA chains to the TSA roots.
 func (vr *verifier) verifyDocTimestamp(r SignerResult, token []byte, ranges [4]int) SignerResult {
-	ts, err := vr.timestamp(token, func(h crypto.Hash) []byte {
-		hh := h.New()
-		hh.Write(vr.pdf[:ranges[1]])
-		hh.Write(vr.pdf[ranges[2] : ranges[2]+ranges[3]])
-		return hh.Sum(nil)
-	})
+	ts, err := vr.timestamp(token, func(h crypto.Hash) []byte { return vr.known.of(h, vr.pdf, ranges) })
 	if err != nil {
 		r.Reason = fmt.Sprintf("document time-stamp: %v", err)
 		return r

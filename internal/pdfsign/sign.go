@@ -2,7 +2,7 @@ package pdfsign
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -104,7 +104,7 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	sum, contents, err := fillSignature(out, ph, func(digest []byte) ([]byte, error) {
+	known, contents, err := fillSignature(out, ph, func(digest []byte) ([]byte, error) {
 		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
 	})
@@ -115,10 +115,10 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(out, len(before)+1+added, len(pages), doc.Limits()); err != nil {
+	if err := selfCheck(out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
 		return nil, "", err
 	}
-	return out, hex.EncodeToString(sum), nil
+	return out, hex.EncodeToString(known.sum), nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature
@@ -281,19 +281,17 @@ func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
 // sign makes of the hash (a CMS, a time-stamp token) into /Contents, and
 // returns the hash and the whole /Contents value. Offsets come from the
 // placeholders, never from searching the output.
-func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (digest, contents []byte, err error) {
+func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (known *knownDigest, contents []byte, err error) {
 	start := ph.contents.Offset()
 	end := start + len(ph.contents.Text)
 	size := (len(ph.contents.Text) - 2) / 2
+	ranges := [4]int{0, start, end, len(out) - end}
 	br := fmt.Sprintf("[0 %d %d %d", start, end, len(out)-end)
 	if len(br) >= byteRangeWidth {
 		return nil, nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[ph.byteRange.Offset():], br)
-	h := sha256.New()
-	h.Write(out[:start])
-	h.Write(out[end:])
-	sum := h.Sum(nil)
+	sum := rangeDigest(crypto.SHA256, out, ranges)
 	cms, err := sign(sum)
 	if err != nil {
 		return nil, nil, err
@@ -304,17 +302,18 @@ func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) (
 	hex.Encode(out[start+1:], cms)
 	contents = make([]byte, size)
 	copy(contents, cms)
-	return sum, contents, nil
+	return &knownDigest{hash: crypto.SHA256, ranges: ranges, sum: sum}, contents, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want
 // signatures and pages, and the new signature must be intact and cover
 // the whole file. It guards against ever handing out a broken file. The
 // output may be larger than lim allows the input to be: its own size is
-// accepted.
-func selfCheck(out []byte, want, pages int, lim pdf.Limits) error {
+// accepted. The new signature's digest is not computed again when the
+// reader finds the byte ranges it was computed over (known).
+func selfCheck(out []byte, want, pages int, lim pdf.Limits, known *knownDigest) error {
 	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
-	res, err := Verify(out, nil, lim)
+	res, err := verify(out, VerifyOptions{}, lim, known)
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}

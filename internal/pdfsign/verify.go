@@ -104,7 +104,36 @@ func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
 // B-LT). Document time-stamps (ETSI.RFC3161) are checked like signatures:
 // intact, and correctly signed by their TSA; Trusted when the TSA chains
 // to opt.TSARoots.
-func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (res Result, err error) {
+func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
+	return verify(b, opt, lim, nil)
+}
+
+// knownDigest is a digest already computed over the byte ranges of a
+// signature (Sign's own), which its self-check need not compute again.
+type knownDigest struct {
+	hash   crypto.Hash
+	ranges [4]int
+	sum    []byte
+}
+
+// of returns the digest of ranges with h when it is the known one, and
+// computes it otherwise.
+func (k *knownDigest) of(h crypto.Hash, b []byte, ranges [4]int) []byte {
+	if k != nil && k.hash == h && k.ranges == ranges {
+		return k.sum
+	}
+	return rangeDigest(h, b, ranges)
+}
+
+// rangeDigest hashes the two byte ranges of a signature with h.
+func rangeDigest(h crypto.Hash, b []byte, ranges [4]int) []byte {
+	hh := h.New()
+	hh.Write(b[:ranges[1]])
+	hh.Write(b[ranges[2] : ranges[2]+ranges[3]])
+	return hh.Sum(nil)
+}
+
+func verify(b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (res Result, err error) {
 	defer pdf.Recover(&err)
 	d, err := pdf.Read(b, lim)
 	if err != nil {
@@ -120,7 +149,7 @@ func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (res Result, err er
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	v := &verifier{pdf: b, d: d, opt: opt}
+	v := &verifier{pdf: b, d: d, opt: opt, known: known}
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	for _, f := range fields {
@@ -206,10 +235,7 @@ func (vr *verifier) verifySignature(f sigField) SignerResult {
 	if err != nil {
 		return fail("%v", err)
 	}
-	hh := h.New()
-	hh.Write(b[:ranges[1]])
-	hh.Write(b[ranges[2] : ranges[2]+ranges[3]])
-	digest := hh.Sum(nil)
+	digest := vr.known.of(h, b, ranges)
 	r.Digest = hex.EncodeToString(digest)
 	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
 	ess, err := sd.verify(digest, cert)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"time"
 
@@ -156,7 +157,9 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		return nil, err
 	}
 	now := s.opt.Now().UTC()
-	inputSHA := sha(in)
+	inHash := sha256.New()
+	inHash.Write(in)
+	inputSHA := hex.EncodeToString(inHash.Sum(nil))
 	doc, err := pdf.Open(ctx, b, s.limits())
 	if err != nil {
 		return nil, s.documentError(err)
@@ -180,7 +183,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	if err != nil {
 		return nil, s.documentError(err)
 	}
-	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: sha(out),
+	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: extendedSHA(inHash, in, out),
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {
 		return nil, fmt.Errorf("record signing: %w", err)
@@ -236,6 +239,17 @@ func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 // look for it (some producers write junk before it).
 func isPDF(b []byte) bool {
 	return bytes.Contains(b[:min(len(b), 1024)], []byte("%PDF-"))
+}
+
+// extendedSHA is the SHA-256 of out, continuing h, which has hashed in,
+// when in is a prefix of out (as it is unless the input was repaired or
+// converted; often in the same memory, which the comparison sees at once).
+func extendedSHA(h hash.Hash, in, out []byte) string {
+	if !bytes.HasPrefix(out, in) {
+		return sha(out)
+	}
+	h.Write(out[len(in):])
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sha(b []byte) string {

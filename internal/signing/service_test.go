@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -130,5 +131,39 @@ func TestVerifyHint(t *testing.T) {
 	s.opt.PublicURL = "https://docs.example.com/"
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open https://docs.example.com/verify and drop the file") {
 		t.Errorf("hint with a public URL: %q", h)
+	}
+}
+
+// TestSigningRecordsHashes: the record names the input and the output by
+// their SHA-256, whether the output extends the input in its own memory
+// (room to spare after it), in a copy, or is a repaired rewrite of it.
+func TestSigningRecordsHashes(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	svc := newService(t, db)
+	onePage := pdftest.OnePage("hashes")
+	roomy := append(make([]byte, 0, len(onePage)+1<<20), onePage...)
+	damaged := pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>")
+	for i, in := range [][]byte{onePage, roomy, damaged} {
+		for _, cert := range []bool{false, true} {
+			req := Request{Document: Document{Bytes: in}, EventID: fmt.Sprintf("evt-%d-%v", i, cert), Certificate: cert,
+				Signer: Signer{Name: "Ann", Email: "ann@example.com"}, AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}
+			out, err := svc.Sign(ctx, req, "key")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := svc.Verify(ctx, Document{Bytes: out})
+			if err != nil || len(res.Signers) != 1 {
+				t.Fatalf("verify: %+v %v", res, err)
+			}
+			rec, err := db.SigningByDigest(ctx, res.Signers[0].Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.InputSHA256 != sha(in) || rec.OutputSHA256 != sha(out) {
+				t.Errorf("input %d, certificate %v: recorded %s, %s; want %s, %s", i, cert, rec.InputSHA256, rec.OutputSHA256, sha(in), sha(out))
+			}
+		}
 	}
 }
