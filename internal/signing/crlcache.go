@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -15,6 +16,7 @@ import (
 type crlCache struct {
 	get func(ctx context.Context, url string) ([]byte, error)
 	now func() time.Time
+	log *slog.Logger
 
 	mu      sync.Mutex
 	entries map[string]cachedCRL
@@ -43,6 +45,8 @@ func (c *crlCache) Get(ctx context.Context, url string) ([]byte, error) {
 	}
 	der, err := c.get(ctx, url)
 	if err != nil {
+		// The signature is made without this CRL; the operator should know.
+		c.log.Warn("CRL download failed; the signature's validation data lacks it", "url", url, "err", err)
 		return nil, err
 	}
 	expires := now.Add(crlReuse)

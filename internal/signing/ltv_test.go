@@ -150,3 +150,25 @@ func TestCertifiedDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestCRLBehindSSRFGuardLeftOut: a distribution point on a private
+// address is not fetched unless private fetches are allowed; the document
+// is signed without its CRL, and cannot be validated after expiry.
+func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	id, hits := operatorIdentity(t, time.Hour)
+	tsa := pdftest.NewTSA(t)
+	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(), Now: time.Now}
+	out, err := New(id, db, nil, opt).Sign(ctx, submitted(pdftest.OnePage("guarded"), false), "key")
+	if err != nil || hits.Load() != 0 {
+		t.Fatalf("sign: %v, CRL server asked %d times", err, hits.Load())
+	}
+	later := time.Now().Add(3 * time.Hour)
+	opt.Now = func() time.Time { return later }
+	res, err := New(id, db, nil, opt).Verify(ctx, Document{Bytes: out})
+	if err != nil || res.Valid || !strings.Contains(res.Reason, "no CRL") {
+		t.Fatalf("verify after expiry without a CRL: %v %+v", err, res)
+	}
+}

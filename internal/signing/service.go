@@ -66,7 +66,7 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Servi
 	}
 	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
 	f := fetch.New(opt.Fetch)
-	return &Service{id: id, rec: rec, conv: conv, fetcher: f, crls: &crlCache{get: f.Get, now: opt.Now}, opt: opt}
+	return &Service{id: id, rec: rec, conv: conv, fetcher: f, crls: &crlCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
 }
 
 // Publish records this instance's signing root in the database, so that
