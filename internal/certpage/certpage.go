@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // Data is what a certificate shows. Every string may come from an API caller
@@ -94,12 +96,27 @@ func NewRenderer(opts Options) (*Renderer, error) {
 // the rectangle [llx lly urx ury], in points on the first page, reserved for
 // a visible signature widget. A size outside 144..14400 points per side is
 // clamped into that range, and one that is not a positive number gives A4.
-func (r *Renderer) Render(d Data, size PageSize) (pdf []byte, sigRect [4]float64, err error) {
+func (r *Renderer) Render(d Data, size PageSize) (file []byte, sigRect [4]float64, err error) {
+	pages, sigRect, err := r.Pages(d, size)
+	if err != nil {
+		return nil, sigRect, err
+	}
+	if file, err = pdf.Write(pages); err != nil {
+		return nil, [4]float64{}, fmt.Errorf("certpage: %w", err)
+	}
+	return file, sigRect, nil
+}
+
+// Pages lays out the certificate as Render does and returns its pages, to
+// be appended to a document (pdf.Document.AppendPages) without a file in
+// between. The pages share their resources: fonts and images are streams
+// that the document writes once.
+func (r *Renderer) Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]float64, err error) {
 	// The input is untrusted and the shaping code large: a panic on some
 	// unforeseen input must fail this render, not the process.
 	defer func() {
 		if v := recover(); v != nil {
-			pdf, sigRect, err = nil, [4]float64{}, fmt.Errorf("certpage: rendering failed: %v", v)
+			pages, sigRect, err = nil, [4]float64{}, fmt.Errorf("certpage: rendering failed: %v", v)
 		}
 	}()
 	sh := r.shapers.Get().(*shaper)
@@ -107,7 +124,7 @@ func (r *Renderer) Render(d Data, size PageSize) (pdf []byte, sigRect [4]float64
 	l := newLayout(doc, sh)
 	l.certificate(d)
 	r.shapers.Put(sh) // not reached after a panic: that state is dropped
-	return doc.write(), l.sigRect, nil
+	return doc.pageObjects(), l.sigRect, nil
 }
 
 // normalizeSize clamps the page size to what can hold a readable page.
@@ -141,10 +158,19 @@ func Default() (*Renderer, error) {
 }
 
 // Render renders with the default renderer; see Renderer.Render.
-func Render(d Data, size PageSize) (pdf []byte, sigRect [4]float64, err error) {
+func Render(d Data, size PageSize) (file []byte, sigRect [4]float64, err error) {
 	r, err := Default()
 	if err != nil {
 		return nil, sigRect, err
 	}
 	return r.Render(d, size)
+}
+
+// Pages lays out with the default renderer; see Renderer.Pages.
+func Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]float64, err error) {
+	r, err := Default()
+	if err != nil {
+		return nil, sigRect, err
+	}
+	return r.Pages(d, size)
 }

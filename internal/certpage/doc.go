@@ -3,11 +3,11 @@
 // verify, the request's metadata and the whole audit trail, with any drawn
 // signature shown as an image.
 //
-// Render returns a small standalone PDF (one or more pages, every font and
-// image embedded, no object streams, classic cross-reference table) whose page
-// objects the signer copies into the signed document as an incremental
-// update, and the rectangle on its first page reserved for a visible
-// signature widget. Pages take the size of the document's last page; margins
+// Pages returns the pages (content, and the resources they share: fonts and
+// images as objects) that the signer appends to the document it signs
+// (pdf.Document.AppendPages), and the rectangle on the first page reserved
+// for a visible signature widget; Render writes the same pages as a small
+// standalone PDF. Pages take the size of the document's last page; margins
 // and type scale with the page, and narrow pages put labels above values.
 //
 // # Text: shaping, bidi and fonts

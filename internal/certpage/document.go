@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // maxTotalPixels bounds the pixels of all images of one certificate together,
@@ -95,64 +96,44 @@ func (d *document) decodeImage(uri string) (*imageUse, error) {
 	return img, nil
 }
 
-// write assembles the PDF: catalog, page tree, pages sharing one resource
-// dictionary, fonts (subset now that every glyph is known) and images.
-func (d *document) write() []byte {
-	w := newPDFWriter()
-	catalog, pagesObj, resources := w.alloc(), w.alloc(), w.alloc()
-	pageObjs := make([]int, len(d.pages))
-	kids := make([]string, len(d.pages))
-	for i := range d.pages {
-		pageObjs[i] = w.alloc()
-		kids[i] = fmt.Sprintf("%d 0 R", pageObjs[i])
+// pageObjects assembles the pages: their content, and one resource
+// dictionary that they share, with the fonts (subset now that every glyph
+// is known) and images as objects.
+func (d *document) pageObjects() []pdf.Page {
+	fonts, xobjects := pdf.Dict{}, pdf.Dict{}
+	for i, u := range d.fonts {
+		if u.used() {
+			fonts[pdf.Name(fmt.Sprintf("F%d", i))] = u.object()
+		}
 	}
-	w.object(catalog, fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj))
-	w.object(pagesObj, fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(d.pages)))
-	mediaBox := "[" + string(appendNums(nil, 0, 0, d.size.Width, d.size.Height)) + "]"
+	for _, img := range d.images {
+		xobjects[pdf.Name(img.name)] = imageObject(img)
+	}
+	res := pdf.Dict{"Font": fonts, "XObject": xobjects}
+	mediaBox := [4]float64{0, 0, roundNum(d.size.Width), roundNum(d.size.Height)}
+	pages := make([]pdf.Page, len(d.pages))
 	for i, p := range d.pages {
-		content := w.alloc()
-		w.object(pageObjs[i], fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox %s /Resources %d 0 R /Contents %d 0 R >>",
-			pagesObj, mediaBox, resources, content))
-		w.stream(content, "", p.buf)
+		pages[i] = pdf.Page{MediaBox: mediaBox, Content: p.buf, Resources: res}
 	}
-	var fonts, xobjects strings.Builder
-	fontObjs := map[int]int{}
-	for i, u := range d.fonts {
-		if u.used() {
-			fontObjs[i] = w.alloc()
-			fmt.Fprintf(&fonts, " /F%d %d 0 R", i, fontObjs[i])
-		}
-	}
-	imageObjs := make([]int, len(d.images))
-	for i, img := range d.images {
-		imageObjs[i] = w.alloc()
-		fmt.Fprintf(&xobjects, " /%s %d 0 R", img.name, imageObjs[i])
-	}
-	w.object(resources, fmt.Sprintf("<< /Font <<%s >> /XObject <<%s >> >>", fonts.String(), xobjects.String()))
-	for i, u := range d.fonts {
-		if u.used() {
-			u.write(w, fontObjs[i])
-		}
-	}
-	for i, img := range d.images {
-		writeImage(w, imageObjs[i], img)
-	}
-	return w.finish(catalog)
+	return pages
 }
 
-func writeImage(w *pdfWriter, num int, img *imageUse) {
-	space := "/DeviceRGB"
+// imageObject is the image XObject of img, with its alpha channel as a
+// soft mask.
+func imageObject(img *imageUse) *pdf.Stream {
+	dict := func(space string) pdf.Dict {
+		return pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Image"), "Width": pdf.Int(img.width), "Height": pdf.Int(img.height),
+			"ColorSpace": pdf.Name(space), "BitsPerComponent": pdf.Int(8), "Filter": pdf.Name("FlateDecode")}
+	}
+	space := "DeviceRGB"
 	if img.gray {
-		space = "/DeviceGray"
+		space = "DeviceGray"
 	}
-	dict := fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8", img.width, img.height, space)
-	if img.alphaZ == nil {
-		w.compressedStream(num, dict, img.colorZ)
-		return
+	st := &pdf.Stream{Dict: dict(space), Data: img.colorZ}
+	if img.alphaZ != nil {
+		st.Dict["SMask"] = &pdf.Stream{Dict: dict("DeviceGray"), Data: img.alphaZ}
 	}
-	mask := w.alloc()
-	w.compressedStream(num, fmt.Sprintf("%s /SMask %d 0 R", dict, mask), img.colorZ)
-	w.compressedStream(mask, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8", img.width, img.height), img.alphaZ)
+	return st
 }
 
 // textStyle is how a line of text is drawn.

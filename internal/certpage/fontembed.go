@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // fontUse records which glyphs of one font a render draws. Glyphs are
@@ -50,43 +52,40 @@ func (u *fontUse) width(cid int) int {
 	return int(math.Round(float64(sf.advance(u.order[cid])) * 1000 / float64(sf.upem)))
 }
 
-// write emits the Type0 font at object num and the objects it refers to: the
-// CIDFontType2 descendant, its descriptor, the subset font file and the
-// /ToUnicode CMap that lets pdftotext and copy-paste recover the text.
-func (u *fontUse) write(w *pdfWriter, num int) {
-	cidFont, desc, file, toUni := w.alloc(), w.alloc(), w.alloc(), w.alloc()
+// object is the Type0 font with what it refers to: the CIDFontType2
+// descendant, its descriptor, the subset font file and the /ToUnicode CMap
+// that lets pdftotext and copy-paste recover the text; each an object of
+// its own, which the pages share.
+func (u *fontUse) object() *pdf.Indirect {
 	data, glyphs := u.lf.sf.subset(u.order)
-	name := subsetTag(glyphs) + "+" + u.lf.name
-	w.object(num, fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /%s /Encoding /Identity-H /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>",
-		name, cidFont, toUni))
-	w.object(cidFont, fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /%s /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor %d 0 R /DW 1000 /W %s /CIDToGIDMap /Identity >>",
-		name, desc, u.widths()))
-	w.object(desc, u.descriptor(name, file))
-	w.stream(file, fmt.Sprintf("/Length1 %d", len(data)), data)
-	w.stream(toUni, "", []byte(u.toUnicode()))
+	name := pdf.Name(subsetTag(glyphs) + "+" + u.lf.name)
+	file := &pdf.Stream{Dict: pdf.Dict{"Length1": pdf.Int(len(data)), "Filter": pdf.Name("FlateDecode")}, Data: compress(data)}
+	toUnicode := &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Name("FlateDecode")}, Data: compress([]byte(u.toUnicode()))}
+	cidFont := pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("CIDFontType2"), "BaseFont": name,
+		"CIDSystemInfo":  pdf.Dict{"Registry": pdf.String("Adobe"), "Ordering": pdf.String("Identity"), "Supplement": pdf.Int(0)},
+		"FontDescriptor": &pdf.Indirect{Object: u.descriptor(name, file)}, "DW": pdf.Int(1000), "W": u.widths(), "CIDToGIDMap": pdf.Name("Identity")}
+	return &pdf.Indirect{Object: pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("Type0"), "BaseFont": name, "Encoding": pdf.Name("Identity-H"),
+		"DescendantFonts": pdf.Array{&pdf.Indirect{Object: cidFont}}, "ToUnicode": toUnicode}}
 }
 
-func (u *fontUse) widths() string {
-	var b strings.Builder
-	b.WriteString("[0 [")
+// widths is the /W array: the width of each CID from 0 on.
+func (u *fontUse) widths() pdf.Array {
+	ws := make(pdf.Array, len(u.order))
 	for c := range u.order {
-		if c > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprint(&b, u.width(c))
+		ws[c] = pdf.Int(u.width(c))
 	}
-	b.WriteString("]]")
-	return b.String()
+	return pdf.Array{pdf.Int(0), ws}
 }
 
-func (u *fontUse) descriptor(name string, file int) string {
+func (u *fontUse) descriptor(name pdf.Name, file *pdf.Stream) pdf.Dict {
 	sf := u.lf.sf
-	scale := func(v int) int { return int(math.Round(float64(v) * 1000 / float64(sf.upem))) }
+	scale := func(v int) pdf.Int { return pdf.Int(math.Round(float64(v) * 1000 / float64(sf.upem))) }
 	// Flags 4: symbolic, as the font is addressed by glyph id, not by a
 	// standard encoding. StemV is required but only a rendering hint.
-	return fmt.Sprintf("<< /Type /FontDescriptor /FontName /%s /Flags 4 /FontBBox [%d %d %d %d] /ItalicAngle 0 /Ascent %d /Descent %d /CapHeight %d /StemV 80 /FontFile2 %d 0 R >>",
-		name, scale(sf.bbox[0]), scale(sf.bbox[1]), scale(sf.bbox[2]), scale(sf.bbox[3]),
-		scale(sf.ascent), scale(sf.descent), scale(sf.capHeight), file)
+	return pdf.Dict{"Type": pdf.Name("FontDescriptor"), "FontName": name, "Flags": pdf.Int(4),
+		"FontBBox":    pdf.Array{scale(sf.bbox[0]), scale(sf.bbox[1]), scale(sf.bbox[2]), scale(sf.bbox[3])},
+		"ItalicAngle": pdf.Int(0), "Ascent": scale(sf.ascent), "Descent": scale(sf.descent), "CapHeight": scale(sf.capHeight),
+		"StemV": pdf.Int(80), "FontFile2": file}
 }
 
 // toUnicode builds the CMap mapping each CID to its characters (UTF-16BE),

@@ -10,7 +10,8 @@ import (
 )
 
 // Object is a PDF value. It is one of: Null, Bool, Int, Real, Name, String,
-// HexString, Array, Dict, Ref or *Stream. The model is deliberately plain so
+// HexString, Array, Dict, Ref or *Stream; and, in objects being added to a
+// document, *Indirect or *Placeholder. The model is deliberately plain so
 // that objects read from a file can be copied, changed and written back
 // without any hidden state.
 type Object any
@@ -53,6 +54,13 @@ type Ref struct {
 type Stream struct {
 	Dict Dict
 	Data []byte
+}
+
+// Indirect is an object to be written as an object of its own, referred
+// to where it is nested: a resource dictionary or font that several pages
+// share. Like a stream, the same *Indirect nested twice is one object.
+type Indirect struct {
+	Object Object
 }
 
 // Placeholder is a value whose bytes are decided after the file is written,

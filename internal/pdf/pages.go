@@ -6,9 +6,9 @@ import (
 	"math"
 )
 
-// Page is a page to append. Resources may hold *Stream values anywhere
-// (fonts, font files, images): the writer stores each as an object of its
-// own, so later callers can add fonts and image XObjects without new API.
+// Page is a page to append. Resources may hold *Stream and *Indirect
+// values anywhere (fonts, font files, images): each is written as an
+// object of its own, once however many pages share it.
 type Page struct {
 	MediaBox  [4]float64 // page size in points, e.g. {0, 0, 595.28, 841.89} for A4
 	Content   []byte     // the content stream, uncompressed
@@ -52,6 +52,30 @@ func (d *Document) AppendPages(pages []Page) (first int, err error) {
 	newRoot["Count"] = Int(len(existing) + len(pages)) // the root's /Count may lie
 	d.Replace(rootRef, newRoot)
 	return len(existing) + 1, nil
+}
+
+// Write returns a new file holding pages, each written as AppendPages
+// writes it: a catalog, a page tree and the pages, with a classic
+// cross-reference table. Its file identifier is a hash of its content, so
+// equal pages give equal files.
+func Write(pages []Page) (out []byte, err error) {
+	defer Recover(&err)
+	if len(pages) == 0 {
+		return nil, errors.New("pdf: no pages to write")
+	}
+	x := &xrefInfo{entries: map[int]xrefEntry{}, trailer: Dict{}, startxref: -1}
+	d := newDocument([]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"), x, DefaultLimits())
+	d.changes.next = 1
+	root := d.Add(Dict{}) // replaced once the kids are known
+	x.trailer["Root"] = d.Add(Dict{"Type": Name("Catalog"), "Pages": root})
+	kids := make(Array, len(pages))
+	for i, p := range pages {
+		if kids[i], err = d.addPage(p, root); err != nil {
+			return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+		}
+	}
+	d.Replace(root, Dict{"Type": Name("Pages"), "Kids": kids, "Count": Int(len(pages))})
+	return d.Save()
 }
 
 // treeRoot returns the root of the page tree, which pages are appended
@@ -103,4 +127,51 @@ func (d *Document) addPage(p Page, parent Ref) (Ref, error) {
 	mb := Array{Real(p.MediaBox[0]), Real(p.MediaBox[1]), Real(p.MediaBox[2]), Real(p.MediaBox[3])}
 	return d.Add(Dict{"Type": Name("Page"), "Parent": parent, "MediaBox": mb, "CropBox": mb, "Rotate": Int(0),
 		"Resources": res, "Contents": content}), nil
+}
+
+// LastPageSize is the size of the last page as shown, in points: its
+// /MediaBox with its /Rotate applied.
+func (d *Document) LastPageSize() (width, height float64, err error) {
+	defer Recover(&err)
+	ps, err := d.Pages()
+	if err != nil || len(ps) == 0 { // Open checked both already
+		return 0, 0, fmt.Errorf("%w: the document has no pages", ErrUnreadable)
+	}
+	last := ps[len(ps)-1]
+	b, err := d.box(last.Inherited["MediaBox"])
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	width, height = b[2]-b[0], b[3]-b[1]
+	if rot := IntOr(last.Inherited["Rotate"], 0); rot%180 != 0 {
+		width, height = height, width
+	}
+	return width, height, nil
+}
+
+// box reads a rectangle such as /MediaBox.
+func (d *Document) box(o Object) ([4]float64, error) {
+	var b [4]float64
+	a, err := d.Array(o)
+	if err != nil || len(a) != 4 {
+		return b, errors.New("page has no valid /MediaBox")
+	}
+	for i, v := range a {
+		r, err := d.Resolve(v)
+		if err != nil {
+			return b, err
+		}
+		switch n := r.(type) {
+		case Int:
+			b[i] = float64(n)
+		case Real:
+			b[i] = float64(n)
+		default:
+			return b, errors.New("/MediaBox holds a non-number")
+		}
+		if math.IsInf(b[i], 0) || math.IsNaN(b[i]) {
+			return b, errors.New("/MediaBox holds a non-finite number")
+		}
+	}
+	return b, nil
 }

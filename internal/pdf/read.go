@@ -49,6 +49,7 @@ type Document struct {
 	decoded    int64        // bytes decompressed so far, against decodeBudget
 	starts     []int        // offsets of the objects in the file, ascending; built on first use
 	changes    changes      // the pending incremental update
+	dataHash   []byte       // the state of a SHA-256 that has hashed data; taken on first use
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the

@@ -3,6 +3,7 @@ package pdf
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,20 +16,20 @@ import (
 // file stays a byte prefix of the output, which is what keeps earlier
 // signatures valid.
 type changes struct {
-	next    int             // next unused object number; 0 until the first Add
-	objects map[int]Object  // new and changed objects by number
-	gens    map[int]int     // generation numbers of changed objects
-	streams map[*Stream]Ref // streams already added: a stream shared by several pages is one object
+	next    int            // next unused object number; 0 until the first Add
+	objects map[int]Object // new and changed objects by number
+	gens    map[int]int    // generation numbers of changed objects
+	added   map[any]Ref    // *Stream and *Indirect values added: one shared by several pages is one object
 }
 
 func newChanges() changes {
-	return changes{objects: map[int]Object{}, gens: map[int]int{}, streams: map[*Stream]Ref{}}
+	return changes{objects: map[int]Object{}, gens: map[int]int{}, added: map[any]Ref{}}
 }
 
-// Add stores o as a new object and returns its reference. Streams nested
-// in o become objects of their own (a stream must be an indirect object),
-// each once however often it is nested, so callers can build resource
-// trees with fonts and images inline.
+// Add stores o as a new object and returns its reference. Streams and
+// *Indirect values nested in o become objects of their own (a stream must
+// be an indirect object), each once however often it is nested, so
+// callers can build resource trees with fonts and images inline.
 func (d *Document) Add(o Object) Ref {
 	if d.changes.next == 0 {
 		d.changes.next = d.size()
@@ -45,13 +46,14 @@ func (d *Document) Replace(r Ref, o Object) {
 	d.changes.gens[r.Num] = r.Gen
 }
 
-// hoist turns the streams nested in o into objects of their own.
+// hoist turns the streams and *Indirect values nested in o into objects
+// of their own.
 func (d *Document) hoist(o Object) Object {
 	switch v := o.(type) {
 	case Dict:
 		c := make(Dict, len(v))
-		for k, e := range v {
-			c[k] = d.hoistNested(e)
+		for _, k := range sortedKeys(v) { // numbered in the order written: equal objects give equal files
+			c[k] = d.hoistNested(v[k])
 		}
 		return c
 	case Array:
@@ -62,17 +64,20 @@ func (d *Document) hoist(o Object) Object {
 		return c
 	case *Stream:
 		return &Stream{Dict: d.hoist(v.Dict).(Dict), Data: v.Data}
+	case *Indirect:
+		return d.hoist(v.Object)
 	}
 	return o
 }
 
 func (d *Document) hoistNested(o Object) Object {
-	if st, ok := o.(*Stream); ok {
-		if r, done := d.changes.streams[st]; done {
+	switch o.(type) {
+	case *Stream, *Indirect:
+		if r, done := d.changes.added[o]; done {
 			return r
 		}
-		r := d.Add(st)
-		d.changes.streams[st] = r
+		r := d.Add(o)
+		d.changes.added[o] = r
 		return r
 	}
 	return d.hoist(o)
@@ -138,16 +143,27 @@ func (d *Document) Save() ([]byte, error) {
 }
 
 // trailer builds the trailer entries of the update: /Prev chains it to
-// the file's previous section; /Root, /Info and /ID carry over.
-func (d *Document) trailer(size int) Dict {
+// the file's previous section; /Root, /Info and /ID carry over. A new file
+// (see Write) has no previous section, and its identifier is a hash of
+// its body, the bytes before the cross-reference section.
+func (d *Document) trailer(size int, body []byte) Dict {
 	t := d.xref.trailer
-	tr := Dict{"Size": Int(size), "Prev": Int(d.xref.startxref), "Root": t["Root"]}
+	tr := Dict{"Size": Int(size), "Root": t["Root"]}
 	if info, ok := t["Info"].(Ref); ok {
 		tr["Info"] = info
 	}
+	if d.isNew() {
+		sum := sha256.Sum256(body)
+		tr["ID"] = Array{HexString(sum[:16]), HexString(sum[:16])}
+		return tr
+	}
+	tr["Prev"] = Int(d.xref.startxref)
 	tr["ID"] = fileID(t["ID"])
 	return tr
 }
+
+// isNew reports a document made by Write rather than read from a file.
+func (d *Document) isNew() bool { return d.xref.startxref < 0 }
 
 // fileID keeps the file identifier; a file without a valid one gets a
 // fresh random one (both halves equal, as for a newly created file).
@@ -192,6 +208,9 @@ func (d *Document) writeXRefTable(s *serializer, offsets map[int]int) error {
 	at := s.base + s.buf.Len()
 	nums := sortedNums(offsets)
 	s.buf.WriteString("xref\n")
+	if d.isNew() {
+		s.buf.WriteString("0 1\n0000000000 65535 f\r\n")
+	}
 	for _, r := range runs(nums) {
 		fmt.Fprintf(&s.buf, "%d %d\n", r[0], r[1])
 		for n := r[0]; n < r[0]+r[1]; n++ {
@@ -199,7 +218,7 @@ func (d *Document) writeXRefTable(s *serializer, offsets map[int]int) error {
 		}
 	}
 	s.buf.WriteString("trailer\n")
-	if err := s.write(d.trailer(d.changes.next)); err != nil {
+	if err := s.write(d.trailer(d.changes.next, s.buf.Bytes())); err != nil {
 		return err
 	}
 	fmt.Fprintf(&s.buf, "\nstartxref\n%d\n%%%%EOF\n", at)
@@ -231,7 +250,7 @@ func (d *Document) writeXRefStream(s *serializer, offsets map[int]int) error {
 		index = append(index, Int(r[0]), Int(r[1]))
 	}
 	z := deflate(rows.Bytes())
-	tr := d.trailer(self + 1)
+	tr := d.trailer(self+1, s.buf.Bytes())
 	tr["Type"], tr["W"], tr["Index"], tr["Filter"] = Name("XRef"), Array{Int(1), Int(ow), Int(2)}, index, Name("FlateDecode")
 	fmt.Fprintf(&s.buf, "%d 0 obj\n", self)
 	if err := s.write(&Stream{Dict: tr, Data: z}); err != nil {

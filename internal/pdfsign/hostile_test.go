@@ -98,9 +98,6 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := d.CopyPages(); err != nil && sentinel(err) == "" {
-			t.Errorf("%s: CopyPages: %v matches no sentinel error", name, err)
-		}
 		first, err := d.AppendPages([]pdf.Page{page})
 		if err != nil {
 			if sentinel(err) == "" {

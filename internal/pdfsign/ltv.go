@@ -251,7 +251,7 @@ func appendDocTimestamp(ctx context.Context, b []byte, tsa Timestamper, lim pdf.
 	if err != nil {
 		return nil, err
 	}
-	_, _, err = fillSignature(out, ph, func(digest []byte) ([]byte, error) {
+	_, _, err = fillSignature(d, out, ph, func(digest []byte) ([]byte, error) {
 		tok, err := tsa.Timestamp(ctx, digest)
 		if err != nil {
 			return nil, fmt.Errorf("pdfsign: document time-stamp: %w", err)

@@ -50,7 +50,7 @@ const tokenReserve = 12 << 10
 // signatures stay valid. Errors caused by the document wrap the sentinel
 // errors of package pdf or ErrSignatureTooLarge. A document that already
 // carries 100 signatures (the most that Verify checks) is refused with
-// pdf.ErrUnreadable. doc is not to be used after Sign.
+// pdf.ErrUnreadable. Sign saves doc: nothing is to be added to it afterwards.
 //
 // It also returns the hex SHA-256 of the bytes the new signature covers
 // (the CMS message digest): it names this signature in any later copy of
@@ -104,7 +104,7 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	known, contents, err := fillSignature(out, ph, func(digest []byte) ([]byte, error) {
+	known, contents, err := fillSignature(doc, out, ph, func(digest []byte) ([]byte, error) {
 		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
 	})
@@ -281,7 +281,7 @@ func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
 // sign makes of the hash (a CMS, a time-stamp token) into /Contents, and
 // returns the hash and the whole /Contents value. Offsets come from the
 // placeholders, never from searching the output.
-func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (known *knownDigest, contents []byte, err error) {
+func fillSignature(doc *pdf.Document, out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (known *knownDigest, contents []byte, err error) {
 	start := ph.contents.Offset()
 	end := start + len(ph.contents.Text)
 	size := (len(ph.contents.Text) - 2) / 2
@@ -291,7 +291,9 @@ func fillSignature(out []byte, ph placeholders, sign func(sha256Digest []byte) (
 		return nil, nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[ph.byteRange.Offset():], br)
-	sum := rangeDigest(crypto.SHA256, out, ranges)
+	h := doc.SHA256(out[:start]) // the document's bytes are hashed once per signing
+	h.Write(out[end:])
+	sum := h.Sum(nil)
 	cms, err := sign(sum)
 	if err != nil {
 		return nil, nil, err

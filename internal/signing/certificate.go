@@ -2,7 +2,6 @@ package signing
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -27,25 +26,17 @@ func (s *Service) verifyHint() string {
 // appendCertificate appends the certificate pages (signer and audit trail)
 // to doc, in the size of its last page, and returns the page and rectangle
 // for the visible signature.
-func (s *Service) appendCertificate(ctx context.Context, doc *pdf.Document, req Request, inputSHA string, at time.Time) (int, [4]float64, error) {
+func (s *Service) appendCertificate(doc *pdf.Document, req Request, inputSHA string, at time.Time) (int, [4]float64, error) {
 	var rect [4]float64
 	w, h, err := doc.LastPageSize()
 	if err != nil {
 		return 0, rect, s.documentError(err)
 	}
-	cert, rect, err := certpage.Render(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
+	pages, rect, err := certpage.Pages(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
 	if err != nil {
 		s.opt.Logger.Error("certificate page", "err", err)
 		return 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
 			Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
-	}
-	certDoc, err := pdf.Open(ctx, cert, pdf.Limits{})
-	if err != nil {
-		return 0, rect, fmt.Errorf("certificate pages: %w", err)
-	}
-	pages, err := certDoc.CopyPages()
-	if err != nil {
-		return 0, rect, fmt.Errorf("certificate pages: %w", err)
 	}
 	first, err := doc.AppendPages(pages)
 	if err != nil {

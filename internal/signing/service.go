@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"log/slog"
 	"time"
 
@@ -157,13 +156,13 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		return nil, err
 	}
 	now := s.opt.Now().UTC()
-	inHash := sha256.New()
-	inHash.Write(in)
-	inputSHA := hex.EncodeToString(inHash.Sum(nil))
 	doc, err := pdf.Open(ctx, b, s.limits())
 	if err != nil {
 		return nil, s.documentError(err)
 	}
+	// The document hashes its bytes once for the input's, the signature's
+	// and the output's SHA-256 (when the input is the document's bytes).
+	inputSHA := hex.EncodeToString(doc.SHA256(in).Sum(nil))
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
 		Timestamper: s.opt.Timestamper, Level: s.opt.Level, FetchCRL: s.crls.Get}
@@ -174,7 +173,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 		req.Certificate = false
 	}
 	if req.Certificate {
-		if opt.Page, opt.Rect, err = s.appendCertificate(ctx, doc, req, inputSHA, now); err != nil {
+		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
 			return nil, err
 		}
 		opt.Appearance = appearance(opt.Rect, now, req.EventID)
@@ -183,7 +182,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	if err != nil {
 		return nil, s.documentError(err)
 	}
-	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: extendedSHA(inHash, in, out),
+	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil)),
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {
 		return nil, fmt.Errorf("record signing: %w", err)
@@ -239,17 +238,6 @@ func (s *Service) asPDF(ctx context.Context, in []byte) ([]byte, error) {
 // look for it (some producers write junk before it).
 func isPDF(b []byte) bool {
 	return bytes.Contains(b[:min(len(b), 1024)], []byte("%PDF-"))
-}
-
-// extendedSHA is the SHA-256 of out, continuing h, which has hashed in,
-// when in is a prefix of out (as it is unless the input was repaired or
-// converted; often in the same memory, which the comparison sees at once).
-func extendedSHA(h hash.Hash, in, out []byte) string {
-	if !bytes.HasPrefix(out, in) {
-		return sha(out)
-	}
-	h.Write(out[len(in):])
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sha(b []byte) string {
