@@ -5,11 +5,16 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ocsp"
 
 	"github.com/quire-dev/quire/internal/pdf"
 )
@@ -70,8 +75,8 @@ func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Opti
 	if opt.Level < LevelLT {
 		return b, 0, nil
 	}
-	certs, crls := validationData(ctx, contents, id, opt)
-	out, err := appendDSS(b, lim, contents, certs, crls)
+	v := validationData(ctx, contents, id, opt)
+	out, err := appendDSS(b, lim, contents, v)
 	if err != nil || opt.Level < LevelLTA {
 		return out, 0, err
 	}
@@ -79,13 +84,21 @@ func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Opti
 	return out, 1, err
 }
 
+// validation is what a DSS holds: certificates, and revocation data as
+// DER CRLs and OCSP responses.
+type validation struct {
+	certs        []*x509.Certificate
+	crls, ocsps [][]byte
+}
+
 // validationData gathers the certificates of the signer's chain and of
-// the time-stamp's, and a CRL for each certificate that has one: the CRL of
-// quire's own CA, issued now, or the one a certificate names, downloaded.
-// A CRL that cannot be obtained is left out: the signature is still
-// valid, and a verifier may find revocation data elsewhere.
-func validationData(ctx context.Context, contents []byte, id *Identity, opt Options) (certs []*x509.Certificate, crls [][]byte) {
-	certs = append([]*x509.Certificate{id.Certificate}, id.Chain...)
+// the time-stamp's, and revocation data for each certificate below a
+// root: the CRL of quire's own CA, issued now; or, for other issuers, a
+// "good" answer of the OCSP responder the certificate names, else the CRL
+// it names, downloaded. Revocation data that cannot be obtained is left
+// out: the signature is still valid, and a verifier may find it elsewhere.
+func validationData(ctx context.Context, contents []byte, id *Identity, opt Options) validation {
+	certs := append([]*x509.Certificate{id.Certificate}, id.Chain...)
 	if sd, err := parseSignedData(contents); err == nil {
 		if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
 			if ts, err := parseSignedData(tok); err == nil {
@@ -97,6 +110,7 @@ func validationData(ctx context.Context, contents []byte, id *Identity, opt Opti
 	if at.IsZero() {
 		at = time.Now()
 	}
+	v := validation{certs: certs}
 	fetched := map[string]bool{}
 	for _, c := range certs {
 		issuer := issuerOf(c, certs)
@@ -105,28 +119,62 @@ func validationData(ctx context.Context, contents []byte, id *Identity, opt Opti
 		}
 		if id.ca != nil && bytes.Equal(issuer.Raw, id.ca.cert.Raw) {
 			if der, err := id.ca.issueCRL(at); err == nil {
-				crls = append(crls, der)
+				v.crls = append(v.crls, der)
 			}
 			continue
 		}
-		for _, url := range c.CRLDistributionPoints {
-			if opt.FetchCRL == nil || fetched[url] || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
+		if opt.Fetch == nil {
+			continue
+		}
+		if der, err := fetchOCSP(ctx, opt.Fetch, c, issuer); err == nil {
+			v.ocsps = append(v.ocsps, der)
+			continue
+		}
+		for _, u := range c.CRLDistributionPoints {
+			if fetched[u] || !isHTTP(u) {
 				continue
 			}
-			fetched[url] = true
-			if der, err := fetchCRL(ctx, opt.FetchCRL, url, issuer); err == nil {
-				crls = append(crls, der)
+			fetched[u] = true
+			if der, err := fetchCRL(ctx, opt.Fetch, u, issuer); err == nil {
+				v.crls = append(v.crls, der)
 				break
 			}
 		}
 	}
-	return certs, crls
+	return v
+}
+
+func isHTTP(u string) bool { return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") }
+
+// fetchOCSP asks the first OCSP responder c names about c, by GET (RFC
+// 5019, so that it goes through the same fetcher as the CRLs), and returns
+// the response if it is signed for issuer and says "good".
+func fetchOCSP(ctx context.Context, fetch func(context.Context, string) ([]byte, error), c, issuer *x509.Certificate) ([]byte, error) {
+	if len(c.OCSPServer) == 0 || !isHTTP(c.OCSPServer[0]) {
+		return nil, errors.New("no OCSP responder")
+	}
+	req, err := ocsp.CreateRequest(c, issuer, nil)
+	if err != nil {
+		return nil, err
+	}
+	der, err := fetch(ctx, strings.TrimRight(c.OCSPServer[0], "/")+"/"+url.PathEscape(base64.StdEncoding.EncodeToString(req)))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := ocsp.ParseResponseForCert(der, c, issuer)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status != ocsp.Good {
+		return nil, fmt.Errorf("OCSP status %d", resp.Status)
+	}
+	return der, nil
 }
 
 // fetchCRL downloads a CRL (DER, or PEM as some servers send it) and
 // checks that issuer signed it.
-func fetchCRL(ctx context.Context, fetch func(context.Context, string) ([]byte, error), url string, issuer *x509.Certificate) ([]byte, error) {
-	der, err := fetch(ctx, url)
+func fetchCRL(ctx context.Context, fetch func(context.Context, string) ([]byte, error), u string, issuer *x509.Certificate) ([]byte, error) {
+	der, err := fetch(ctx, u)
 	if err != nil {
 		return nil, err
 	}
@@ -176,10 +224,10 @@ func reopen(b []byte, lim pdf.Limits) (*pdf.Document, error) {
 }
 
 // appendDSS adds to b an update holding the document security store
-// (ISO 32000-2, 12.8.4.3): the certificates and CRLs, and a VRI entry for
+// (ISO 32000-2, 12.8.4.3): the certificates, CRLs and OCSP responses, and a VRI entry for
 // the signature whose /Contents is contents, keyed by the upper-case hex
 // SHA-1 of it. A DSS already in the document is extended.
-func appendDSS(b []byte, lim pdf.Limits, contents []byte, certs []*x509.Certificate, crls [][]byte) ([]byte, error) {
+func appendDSS(b []byte, lim pdf.Limits, contents []byte, v validation) ([]byte, error) {
 	d, err := reopen(b, lim)
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: adding the DSS: %w", err)
@@ -196,7 +244,7 @@ func appendDSS(b []byte, lim pdf.Limits, contents []byte, certs []*x509.Certific
 	for _, part := range []struct {
 		key, vriKey pdf.Name
 		ders        [][]byte
-	}{{"Certs", "Cert", rawOf(certs)}, {"CRLs", "CRL", crls}} {
+	}{{"Certs", "Cert", rawOf(v.certs)}, {"CRLs", "CRL", v.crls}, {"OCSPs", "OCSP", v.ocsps}} {
 		var refs pdf.Array
 		for _, der := range part.ders {
 			r := d.Add(&pdf.Stream{Dict: pdf.Dict{}, Data: der})

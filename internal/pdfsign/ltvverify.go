@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"time"
 
+	"golang.org/x/crypto/ocsp"
+
 	"github.com/quire-dev/quire/internal/pdf"
 )
 
@@ -24,25 +26,26 @@ type verifier struct {
 	dssRead  bool
 	dssCerts []*x509.Certificate
 	dssCRLs  []*x509.RevocationList
+	dssOCSPs [][]byte // DER responses, parsed for the certificate they answer about
 }
 
 // maxDSSEntries bounds the certificates and CRLs read from a DSS.
 const maxDSSEntries = 1000
 
-// dss reads the certificates and CRLs of the document's DSS once; entries
-// that do not parse are skipped.
-func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList) {
+// dss reads the certificates, CRLs and OCSP responses of the document's
+// DSS once; certificates and CRLs that do not parse are skipped.
+func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList, [][]byte) {
 	if vr.dssRead {
-		return vr.dssCerts, vr.dssCRLs
+		return vr.dssCerts, vr.dssCRLs, vr.dssOCSPs
 	}
 	vr.dssRead = true
 	_, cat, err := vr.d.Catalog()
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	dss, err := vr.d.Dict(cat["DSS"])
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for _, der := range vr.streams(dss["Certs"]) {
 		if c, err := x509.ParseCertificate(der); err == nil {
@@ -54,7 +57,8 @@ func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList) {
 			vr.dssCRLs = append(vr.dssCRLs, c)
 		}
 	}
-	return vr.dssCerts, vr.dssCRLs
+	vr.dssOCSPs = vr.streams(dss["OCSPs"])
+	return vr.dssCerts, vr.dssCRLs, vr.dssOCSPs
 }
 
 // streams decodes the streams of a DSS array, at most maxDSSEntries.
@@ -75,7 +79,7 @@ func (vr *verifier) streams(o pdf.Object) [][]byte {
 // intermediates pools the certificates a chain may be built from.
 func (vr *verifier) intermediates(cms []*x509.Certificate) *x509.CertPool {
 	pool := x509.NewCertPool()
-	certs, _ := vr.dss()
+	certs, _, _ := vr.dss()
 	for _, c := range append(append([]*x509.Certificate(nil), cms...), certs...) {
 		pool.AddCert(c)
 	}
@@ -176,29 +180,53 @@ func (vr *verifier) checkCertificate(cert *x509.Certificate, cms []*x509.Certifi
 }
 
 // notRevoked looks up each certificate of chain below the root in the
-// DSS's CRLs (signed by its issuer, issued by the verification time) and
-// fails if one revokes it at or before at. With required, a certificate
-// without a CRL fails too. It reports whether every certificate had one.
+// DSS's OCSP responses and CRLs (signed for its issuer, issued by the
+// verification time) and fails if one revokes it at or before at. With
+// required, a certificate without either fails too. It reports whether
+// every certificate had one.
 func (vr *verifier) notRevoked(chain []*x509.Certificate, at time.Time, required bool) (bool, error) {
-	_, crls := vr.dss()
+	_, crls, ocsps := vr.dss()
 	all := true
 	for i := 0; i+1 < len(chain); i++ {
 		c, issuer := chain[i], chain[i+1]
-		crl := findCRL(crls, c, issuer, vr.opt.Now)
-		if crl == nil {
-			if required {
-				return false, fmt.Errorf("no CRL for %q in the document's DSS", c.Subject.String())
+		revokedAt, found := findOCSP(ocsps, c, issuer, vr.opt.Now)
+		if crl := findCRL(crls, c, issuer, vr.opt.Now); crl != nil {
+			found = true
+			for _, e := range crl.RevokedCertificateEntries {
+				if e.SerialNumber != nil && e.SerialNumber.Cmp(c.SerialNumber) == 0 && (revokedAt == nil || e.RevocationTime.Before(*revokedAt)) {
+					revokedAt = &e.RevocationTime
+				}
 			}
-			all = false
-			continue
 		}
-		for _, e := range crl.RevokedCertificateEntries {
-			if e.SerialNumber != nil && e.SerialNumber.Cmp(c.SerialNumber) == 0 && !e.RevocationTime.After(at) {
-				return false, fmt.Errorf("%q was revoked on %s", c.Subject.String(), e.RevocationTime.UTC().Format(time.RFC3339))
-			}
+		switch {
+		case revokedAt != nil && !revokedAt.After(at):
+			return false, fmt.Errorf("%q was revoked on %s", c.Subject.String(), revokedAt.UTC().Format(time.RFC3339))
+		case !found && required:
+			return false, fmt.Errorf("no CRL or OCSP response for %q in the document's DSS", c.Subject.String())
+		case !found:
+			all = false
 		}
 	}
 	return all, nil
+}
+
+// findOCSP looks for an OCSP response about c signed for issuer and
+// produced by now; it reports whether there was one, and when it says c
+// was revoked.
+func findOCSP(ocsps [][]byte, c, issuer *x509.Certificate, now time.Time) (revokedAt *time.Time, found bool) {
+	for _, der := range ocsps {
+		resp, err := ocsp.ParseResponseForCert(der, c, issuer)
+		if err != nil || resp.ThisUpdate.After(now) {
+			continue
+		}
+		switch resp.Status {
+		case ocsp.Revoked:
+			return &resp.RevokedAt, true
+		case ocsp.Good:
+			found = true
+		}
+	}
+	return nil, found
 }
 
 // findCRL returns the newest CRL by issuer covering c, issued by now.

@@ -29,10 +29,10 @@ type Options struct {
 	// Level above LevelT adds validation data and a document time-stamp
 	// after the signature (ltv.go); it needs a Timestamper.
 	Level Level
-	// FetchCRL downloads the CRL a certificate names (its distribution
-	// point), for LevelLT and above; nil: only quire's own CA's CRL is
+	// Fetch downloads (GET) the CRLs and OCSP responses that certificates
+	// name, for LevelLT and above; nil: only quire's own CA's CRL is
 	// added. It must guard against SSRF: the URLs come from certificates.
-	FetchCRL func(ctx context.Context, url string) ([]byte, error)
+	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// DocMDP, 1 to 3, makes this a certification signature allowing the
 	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
 	// signature.

@@ -49,8 +49,8 @@ type SignerResult struct {
 	// the verification time, or, for a certificate that has expired
 	// since, the trusted time-stamp's time (long-term validation).
 	CertificateCheckedAt *time.Time `json:"certificateCheckedAt,omitempty"`
-	// RevocationChecked: CRLs of the document's DSS showed the chain was
-	// not revoked at CertificateCheckedAt.
+	// RevocationChecked: CRLs or OCSP responses of the document's DSS
+	// showed the chain was not revoked at CertificateCheckedAt.
 	RevocationChecked bool `json:"revocationChecked"`
 	// Certification is the DocMDP P (1-3) of a certification signature;
 	// 0 for an approval signature or a document time-stamp.
@@ -100,7 +100,7 @@ func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
 // accepted when the signature carries a time-stamp by a TSA that chains
 // to opt.TSARoots, the chain was valid at the time-stamp's time, and the
 // document's DSS holds, for every certificate of the chain below the
-// root, a CRL from its issuer that does not revoke it by then (PAdES
+// root, a CRL or OCSP response for its issuer that does not revoke it by then (PAdES
 // B-LT). Document time-stamps (ETSI.RFC3161) are checked like signatures:
 // intact, and correctly signed by their TSA; Trusted when the TSA chains
 // to opt.TSARoots.

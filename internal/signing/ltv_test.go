@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -14,12 +15,15 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ocsp"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -31,8 +35,9 @@ import (
 
 // operatorIdentity is an identity an operator brings as PEM files: a
 // signing certificate valid for life, whose CRL distribution point is a
-// server of the CA's (counted in hits).
-func operatorIdentity(t *testing.T, life time.Duration) (*pdfsign.Identity, *atomic.Int32) {
+// server of the CA's (its requests counted in hits), and with withOCSP an
+// OCSP responder too (counted in ocspHits).
+func operatorIdentity(t *testing.T, life time.Duration, withOCSP bool) (id *pdfsign.Identity, hits, ocspHits *atomic.Int32) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -41,7 +46,7 @@ func operatorIdentity(t *testing.T, life time.Duration) (*pdfsign.Identity, *ato
 		NotAfter: now.AddDate(5, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
 	caDER, _ := x509.CreateCertificate(rand.Reader, caT, caT, &caKey.PublicKey, caKey)
 	ca, _ := x509.ParseCertificate(caDER)
-	hits := new(atomic.Int32)
+	hits, ocspHits = new(atomic.Int32), new(atomic.Int32)
 	crlServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		der, _ := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(time.Now().UnixNano()),
@@ -52,6 +57,9 @@ func operatorIdentity(t *testing.T, life time.Duration) (*pdfsign.Identity, *ato
 	lT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "operator signer", Organization: []string{"Example Ltd"}},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
 		CRLDistributionPoints: []string{crlServer.URL + "/operator.crl"}}
+	if withOCSP {
+		lT.OCSPServer = []string{ocspResponder(t, ca, caKey, ocspHits)}
+	}
 	der, _ := x509.CreateCertificate(rand.Reader, lT, ca, &key.PublicKey, caKey)
 	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
 	dir := t.TempDir()
@@ -63,7 +71,32 @@ func operatorIdentity(t *testing.T, life time.Duration) (*pdfsign.Identity, *ato
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id, hits
+	return id, hits, ocspHits
+}
+
+// ocspResponder answers RFC 5019 GET requests: "good" for every serial,
+// signed by the CA itself.
+func ocspResponder(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, hits *atomic.Int32) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		raw, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/"))
+		der, err2 := base64.StdEncoding.DecodeString(raw)
+		req, err3 := ocsp.ParseRequest(der)
+		if err != nil || err2 != nil || err3 != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		resp, err := ocsp.CreateResponse(ca, ca, ocsp.Response{Status: ocsp.Good, SerialNumber: req.SerialNumber,
+			ThisUpdate: time.Now().Add(-time.Minute), NextUpdate: time.Now().Add(time.Hour)}, caKey)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/ocsp-response")
+		w.Write(resp)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func submitted(doc []byte, certificate bool) Request {
@@ -77,7 +110,7 @@ func submitted(doc []byte, certificate bool) Request {
 func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
-	id, hits := operatorIdentity(t, time.Hour)
+	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
 	service := func(now time.Time, tsaRoots *x509.CertPool) *Service {
 		return New(id, db, nil, Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -157,7 +190,7 @@ func TestCertifiedDocuments(t *testing.T) {
 func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
-	id, hits := operatorIdentity(t, time.Hour)
+	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(), Now: time.Now}
@@ -168,7 +201,40 @@ func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 	later := time.Now().Add(3 * time.Hour)
 	opt.Now = func() time.Time { return later }
 	res, err := New(id, db, nil, opt).Verify(ctx, Document{Bytes: out})
-	if err != nil || res.Valid || !strings.Contains(res.Reason, "no CRL") {
+	if err != nil || res.Valid || !strings.Contains(res.Reason, "no CRL or OCSP response") {
 		t.Fatalf("verify after expiry without a CRL: %v %+v", err, res)
+	}
+}
+
+// TestOCSPPreferred: a certificate that names an OCSP responder gets its
+// "good" answer in the DSS (/OCSPs) instead of its CRL, and the answer
+// validates the signature after the certificate expired.
+func TestOCSPPreferred(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t, storetest.URL(t, "sqlite"))
+	id, crlHits, ocspHits := operatorIdentity(t, time.Hour, true)
+	tsa := pdftest.NewTSA(t)
+	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(),
+		Fetch: fetch.Options{AllowPrivate: true}, Now: time.Now}
+	out, err := New(id, db, nil, opt).Sign(ctx, submitted(pdftest.OnePage("ocsp"), false), "key")
+	if err != nil || ocspHits.Load() != 1 || crlHits.Load() != 0 {
+		t.Fatalf("sign: %v; OCSP asked %d times, CRL %d", err, ocspHits.Load(), crlHits.Load())
+	}
+	d, err := pdf.Read(out, pdf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cat, _ := d.Catalog()
+	dss, err := d.Dict(cat["DSS"])
+	ocsps, _ := d.Array(dss["OCSPs"])
+	if err != nil || len(ocsps) != 1 || dss["CRLs"] != nil {
+		t.Fatalf("DSS %v: want one OCSP response and no CRL", dss)
+	}
+	later := time.Now().Add(3 * time.Hour)
+	opt.Now = func() time.Time { return later }
+	res, err := New(id, db, nil, opt).Verify(ctx, Document{Bytes: out})
+	if err != nil || !res.Valid || !res.Signer.RevocationChecked {
+		t.Fatalf("verify after expiry with OCSP: %v %+v", err, res)
 	}
 }

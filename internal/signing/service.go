@@ -54,7 +54,7 @@ type Service struct {
 	rec     Recorder
 	conv    Converter
 	fetcher *fetch.Fetcher
-	crls    *crlCache
+	revocation *revocationCache
 	opt     Options
 }
 
@@ -65,7 +65,7 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Servi
 	}
 	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
 	f := fetch.New(opt.Fetch)
-	return &Service{id: id, rec: rec, conv: conv, fetcher: f, crls: &crlCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
+	return &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
 }
 
 // Publish records this instance's signing root in the database, so that
@@ -165,7 +165,7 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) ([]byte, 
 	inputSHA := hex.EncodeToString(doc.SHA256(in).Sum(nil))
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Timestamper: s.opt.Timestamper, Level: s.opt.Level, FetchCRL: s.crls.Get}
+		Timestamper: s.opt.Timestamper, Level: s.opt.Level, Fetch: s.revocation.Get}
 	if p := pdfsign.Certification(doc); p != 0 && req.Certificate {
 		// No DocMDP level allows new pages: the document is signed
 		// without its certificate page (P=1 is refused by Sign).
