@@ -87,7 +87,7 @@ func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Opti
 // validation is what a DSS holds: certificates, and revocation data as
 // DER CRLs and OCSP responses.
 type validation struct {
-	certs        []*x509.Certificate
+	certs       []*x509.Certificate
 	crls, ocsps [][]byte
 }
 
@@ -144,7 +144,9 @@ func validationData(ctx context.Context, contents []byte, id *Identity, opt Opti
 	return v
 }
 
-func isHTTP(u string) bool { return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") }
+func isHTTP(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+}
 
 // fetchOCSP asks the first OCSP responder c names about c, by GET (RFC
 // 5019, so that it goes through the same fetcher as the CRLs), and returns

@@ -100,10 +100,10 @@ func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
 // accepted when the signature carries a time-stamp by a TSA that chains
 // to opt.TSARoots, the chain was valid at the time-stamp's time, and the
 // document's DSS holds, for every certificate of the chain below the
-// root, a CRL or OCSP response for its issuer that does not revoke it by then (PAdES
-// B-LT). Document time-stamps (ETSI.RFC3161) are checked like signatures:
-// intact, and correctly signed by their TSA; Trusted when the TSA chains
-// to opt.TSARoots.
+// root, a CRL or OCSP response for its issuer that does not revoke it by
+// then (PAdES B-LT). Document time-stamps (ETSI.RFC3161) are checked like
+// signatures: intact, and correctly signed by their TSA; Trusted when the
+// TSA chains to opt.TSARoots.
 func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
 	return verify(b, opt, lim, nil)
 }

@@ -50,12 +50,12 @@ type Options struct {
 
 // Service signs documents and verifies signatures.
 type Service struct {
-	id      *pdfsign.Identity
-	rec     Recorder
-	conv    Converter
-	fetcher *fetch.Fetcher
+	id         *pdfsign.Identity
+	rec        Recorder
+	conv       Converter
+	fetcher    *fetch.Fetcher
 	revocation *revocationCache
-	opt     Options
+	opt        Options
 }
 
 // New returns the signing service, signing as id.
