@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -15,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -289,4 +292,26 @@ func TestCAPublishesCRL(t *testing.T) {
 		t.Fatalf("certificate: %d %s", r.status, r.header.Get("Content-Type"))
 	}
 	e.get("/v1/ca/0123456789abcdef/crl").errorBody(t, 404, "NOT_FOUND")
+}
+
+// TestSignCertifiedNoChanges: a document certified against any change
+// (DocMDP P=1) is refused with 422 saying why.
+func TestSignCertifiedNoChanges(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := pdf.Open(context.Background(), pdftest.OnePage("certified"), pdf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certified, _, err := pdfsign.Sign(context.Background(), doc, id, pdfsign.Options{DocMDP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.signPDF(e.key("c@example.com"), signBody(inline(certified))).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+	if !strings.Contains(b.Message, "DocMDP") || !strings.Contains(b.Message, "P=1") {
+		t.Errorf("message %q does not say why", b.Message)
+	}
 }
