@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -65,12 +67,20 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, fmt.Errorf("mail: %w", err)
 	}
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: cfg.DataDir, PKCS12File: cfg.SigningP12,
-		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg})
+		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg, PublicURL: cfg.PublicURL})
+	if err != nil {
+		return nil, err
+	}
+	level, err := cfg.Level()
+	if err != nil {
+		return nil, err
+	}
+	tsaRoots, err := loadRoots(cfg.TSACAFile)
 	if err != nil {
 		return nil, err
 	}
 	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: log,
-		Timestamper: timestamper(cfg.TSAURL), PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
+		Timestamper: timestamper(cfg.TSAURL), Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
 		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err
@@ -111,6 +121,27 @@ func timestamper(url string) pdfsign.Timestamper {
 		return nil
 	}
 	return &pdfsign.TSAClient{URL: url}
+}
+
+// loadRoots reads the PEM certificates of file (QUIRE_TSA_CA_FILE), or
+// returns the system's roots when file is empty.
+func loadRoots(file string) (*x509.CertPool, error) {
+	if file == "" {
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			return nil, fmt.Errorf("system roots for time-stamps: %w", err)
+		}
+		return pool, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE %s holds no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 // Close commits the telemetry still queued, then closes the database.

@@ -21,6 +21,7 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
@@ -74,6 +75,8 @@ type Config struct {
 	SigningKey         string
 	TSAURL             string
 	SigningOrg         string
+	TSACAFile          string
+	SignLevel          string
 	FetchTimeout       time.Duration
 	FetchMaxRedirects  int
 	FetchAllowPrivate  bool
@@ -154,7 +157,9 @@ func (c *Config) Settings() []Setting {
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
 		{"signing-key", "QUIRE_SIGNING_KEY", "PEM file with the signing private key (PKCS#8, EC or RSA)", (*stringValue)(&c.SigningKey), false},
 		{"signing-org", "QUIRE_SIGNING_ORG", "organisation operating the service (at most 64 characters): the O= of the signing certificates generated on first start, and named on certificate pages; empty: quire in generated certificates, not named on pages", (*stringValue)(&c.SigningOrg), false},
-		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp (PAdES B-T)", (*stringValue)(&c.TSAURL), false},
+		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp and long-term validation data (PAdES B-LT, see QUIRE_SIGN_LEVEL)", (*stringValue)(&c.TSAURL), false},
+		{"tsa-ca-file", "QUIRE_TSA_CA_FILE", "PEM file of the root certificates whose time-stamps /v1/verify relies on to accept a signature whose certificate has expired since (long-term validation); empty: the system's roots", (*stringValue)(&c.TSACAFile), false},
+		{"sign-level", "QUIRE_SIGN_LEVEL", "PAdES level of signatures: B-B, B-T (time-stamp), B-LT (and a DSS with certificates and CRLs), B-LTA (and a document time-stamp); above B-B needs QUIRE_TSA_URL; empty: B-LT with a TSA, B-B without", (*stringValue)(&c.SignLevel), false},
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
@@ -295,6 +300,25 @@ func (c *Config) AnnotateLimits() annotate.Limits {
 	return l
 }
 
+// Level is the PAdES level of signatures (QUIRE_SIGN_LEVEL): as set, or
+// B-LT with a time-stamp authority and B-B without.
+func (c *Config) Level() (pdfsign.Level, error) {
+	switch {
+	case c.SignLevel != "":
+		l, err := pdfsign.ParseLevel(c.SignLevel)
+		if err != nil {
+			return 0, fmt.Errorf("QUIRE_SIGN_LEVEL: %w", err)
+		}
+		if l > pdfsign.LevelB && c.TSAURL == "" {
+			return 0, fmt.Errorf("QUIRE_SIGN_LEVEL %s needs a time-stamp authority: set QUIRE_TSA_URL", l)
+		}
+		return l, nil
+	case c.TSAURL != "":
+		return pdfsign.LevelLT, nil
+	}
+	return pdfsign.LevelB, nil
+}
+
 // PDFLimits are the bounds of reading a PDF to sign or verify; the input
 // size follows from QUIRE_SIGN_MAX_BYTES.
 func (c *Config) PDFLimits() pdf.Limits {
@@ -303,6 +327,9 @@ func (c *Config) PDFLimits() pdf.Limits {
 
 // Check reports settings that cannot work together or at all.
 func (c *Config) Check() error {
+	if _, err := c.Level(); err != nil {
+		return err
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -95,3 +95,20 @@ func TestSecretsAreNeverPrinted(t *testing.T) {
 		t.Errorf("usage output shows a secret:\n%s", out.String())
 	}
 }
+
+func TestSignLevel(t *testing.T) {
+	for _, c := range []struct {
+		level, tsa, want string // want "" : refused
+	}{{"", "", "B-B"}, {"", "https://tsa.example", "B-LT"}, {"B-LTA", "https://tsa.example", "B-LTA"},
+		{"b-t", "https://tsa.example", "B-T"}, {"B-B", "https://tsa.example", "B-B"}, {"B-LT", "", ""}, {"B-X", "https://tsa.example", ""}} {
+		cfg := Default()
+		cfg.SignLevel, cfg.TSAURL = c.level, c.tsa
+		l, err := cfg.Level()
+		if got := l.String(); (err != nil) != (c.want == "") || err == nil && got != c.want {
+			t.Errorf("QUIRE_SIGN_LEVEL=%q QUIRE_TSA_URL=%q: %s, %v; want %q", c.level, c.tsa, got, err, c.want)
+		}
+		if err != nil && (cfg.Check() == nil || !strings.Contains(cfg.Check().Error(), "QUIRE_SIGN_LEVEL")) {
+			t.Errorf("Check does not refuse QUIRE_SIGN_LEVEL=%q: %v", c.level, cfg.Check())
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/signing"
@@ -17,6 +18,27 @@ func (s *Server) signingRoutes() []Route {
 		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true},
 		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
+		{Method: "GET", Path: "/v1/ca/{id}/crl", Handler: s.caFile(s.deps.Signing.CRL, "application/pkix-crl", "no-cache")},
+		{Method: "GET", Path: "/v1/ca/{id}/certificate", Handler: s.caFile(s.deps.Signing.CACertificate, "application/pkix-cert", "max-age=86400")},
+	}
+}
+
+// caFile serves a DER file of quire's own signing CA: its CRL (issued
+// afresh, so never cached) or its certificate. Relying parties fetch them
+// from the URLs in the signing certificate, without an API key.
+func (s *Server) caFile(get func(caID string) ([]byte, error), contentType, cache string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		// dispatch routes with mux.Handler, which sets no path values.
+		der, err := get(strings.Split(r.URL.Path, "/")[3]) // "", "v1", "ca", id, file
+
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", cache)
+		w.Header().Set("Content-Length", strconv.Itoa(len(der)))
+		w.Write(der)
 	}
 }
 

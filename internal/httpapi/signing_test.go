@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -18,7 +19,9 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -303,5 +306,51 @@ func TestSignTellsTheCaller(t *testing.T) {
 		if v := e.verifyPDF(pdf); len(v.Signers) != 1 || v.Signers[0].EventID != id {
 			t.Errorf("%s: the event recorded is not the one answered: %+v", tc.name, v)
 		}
+	}
+}
+
+// TestCAPublishesCRL: quire's own CA serves its CRL and certificate,
+// without an API key, at the URLs named by its id; other ids are unknown.
+func TestCAPublishesCRL(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	var k struct{ CAID, ChainPEM string }
+	e.get("/v1/verify/key").json(t, &k)
+	block, _ := pem.Decode([]byte(k.ChainPEM))
+	if k.CAID == "" || block == nil {
+		t.Fatalf("key: %+v", k)
+	}
+	ca, _ := x509.ParseCertificate(block.Bytes)
+	r := e.get("/v1/ca/" + k.CAID + "/crl")
+	crl, err := x509.ParseRevocationList(r.body)
+	if r.status != 200 || r.header.Get("Content-Type") != "application/pkix-crl" || err != nil || crl.CheckSignatureFrom(ca) != nil ||
+		crl.NextUpdate.Before(time.Now().Add(6*24*time.Hour)) {
+		t.Fatalf("CRL: %d %s %v", r.status, r.header.Get("Content-Type"), err)
+	}
+	r = e.get("/v1/ca/" + k.CAID + "/certificate")
+	if r.status != 200 || r.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(r.body, ca.Raw) {
+		t.Fatalf("certificate: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	e.get("/v1/ca/0123456789abcdef/crl").errorBody(t, 404, "NOT_FOUND")
+}
+
+// TestSignCertifiedNoChanges: a document certified against any change
+// (DocMDP P=1) is refused with 422 saying why.
+func TestSignCertifiedNoChanges(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := pdf.Open(context.Background(), pdftest.OnePage("certified"), pdf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certified, _, err := pdfsign.Sign(context.Background(), doc, id, pdfsign.Options{DocMDP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.signPDF(e.key("c@example.com"), signBody(inline(certified))).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+	if !strings.Contains(b.Message, "DocMDP") || !strings.Contains(b.Message, "P=1") {
+		t.Errorf("message %q does not say why", b.Message)
 	}
 }

@@ -54,13 +54,13 @@ func TestConcurrentLoadIdentityAgrees(t *testing.T) {
 	if err := stored.Certificate.CheckSignatureFrom(stored.Chain[0]); err != nil {
 		t.Fatalf("the signing certificate is not issued by the stored CA: %v", err)
 	}
-	// The CA key is not kept, and no temporary directory is left behind.
+	// The CA key is kept (for CRLs), and no temporary directory is left behind.
 	names, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != identityDir {
 		t.Errorf("data directory holds %v, want only %s", entries, identityDir)
 	}
-	want := map[string]bool{caCertFile: true, sigCertFile: true, sigKeyFile: true}
+	want := map[string]bool{caCertFile: true, caKeyFile: true, sigCertFile: true, sigKeyFile: true}
 	for _, p := range names {
 		if !want[filepath.Base(p)] {
 			t.Errorf("unexpected file %s", p)
@@ -93,13 +93,13 @@ func TestLoadIdentityDoesNotReplaceOnStatError(t *testing.T) {
 
 func TestGenerateLosingTheRaceLoadsTheWinner(t *testing.T) {
 	dir := t.TempDir()
-	first, err := generate(dir, "")
+	first, err := generate(dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second instance that also found no identity generates its own,
 	// fails to rename it into place, and must use the stored one.
-	second, err := generate(dir, "")
+	second, err := generate(dir, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,17 @@ type Options struct {
 
 	Timestamper  Timestamper // non-nil: add an RFC 3161 token (PAdES B-T)
 	ContentsSize int         // bytes reserved for the CMS; 0: estimated
+	// Level above LevelT adds validation data and a document time-stamp
+	// after the signature (ltv.go); it needs a Timestamper.
+	Level Level
+	// Fetch downloads (GET) the CRLs and OCSP responses that certificates
+	// name, for LevelLT and above; nil: only quire's own CA's CRL is
+	// added. It must guard against SSRF: the URLs come from certificates.
+	Fetch func(ctx context.Context, url string) ([]byte, error)
+	// DocMDP, 1 to 3, makes this a certification signature allowing the
+	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
+	// signature.
+	DocMDP int
 }
 
 // tokenReserve is the room kept for a time-stamp token: tokens with a
@@ -44,14 +55,25 @@ const tokenReserve = 12 << 10
 // It also returns the hex SHA-256 of the bytes the new signature covers
 // (the CMS message digest): it names this signature in any later copy of
 // the file, whatever is appended to it.
+//
+// At Options.Level B-LT and B-LTA, the signature's update is followed by
+// one adding validation data (a DSS), then one adding a document
+// time-stamp. A document certified with DocMDP P=1 is refused with
+// ErrCertified.
 func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (out []byte, digest string, err error) {
 	defer pdf.Recover(&err)
 	before, err := signatureFields(doc)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
-	if len(before) >= maxSignatures {
+	if len(before)+opt.Level.signatures() > maxSignatures {
 		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
+	}
+	if err := checkLevel(opt); err != nil {
+		return nil, "", err
+	}
+	if err := allowsSigning(doc); err != nil {
+		return nil, "", err
 	}
 	pages, err := doc.Pages()
 	if err != nil {
@@ -61,19 +83,39 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if size <= 0 {
 		size = estimateSize(id, opt.Timestamper != nil)
 	}
-	ph, err := addSignatureField(doc, pages, opt, size)
+	ph := newPlaceholders(size)
+	value := signatureDict(opt, ph)
+	if opt.DocMDP != 0 {
+		if opt.DocMDP < 1 || opt.DocMDP > 3 || len(before) > 0 {
+			return nil, "", fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
+		}
+		value["Reference"] = docMDPReference(opt.DocMDP)
+	}
+	sig, err := addSignatureField(doc, pages, opt, value)
 	if err != nil {
 		return nil, "", err
+	}
+	if opt.DocMDP != 0 {
+		if err := certify(doc, sig); err != nil {
+			return nil, "", err
+		}
 	}
 	out, err = doc.Save()
 	if err != nil {
 		return nil, "", err
 	}
-	known, err := fillSignature(ctx, doc, out, ph, id, opt.Timestamper, size)
+	known, contents, err := fillSignature(doc, out, ph, func(digest []byte) ([]byte, error) {
+		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
+			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(out, len(before)+1, len(pages), doc.Limits(), known); err != nil {
+	out, added, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
+	if err != nil {
+		return nil, "", err
+	}
+	if err := selfCheck(out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
 		return nil, "", err
 	}
 	return out, hex.EncodeToString(known.sum), nil
@@ -102,22 +144,28 @@ type placeholders struct {
 // included: room for four 10-digit numbers, which covers files up to 9 GB.
 const byteRangeWidth = 1 + 4*11 + 1
 
-// addSignatureField adds the signature dictionary, the field+widget that
-// holds it, the page's /Annots entry and the form's /Fields entry.
-func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, size int) (placeholders, error) {
+// newPlaceholders makes the placeholders of a signature value whose
+// /Contents holds size bytes.
+func newPlaceholders(size int) placeholders {
+	return placeholders{
+		byteRange: &pdf.Placeholder{Text: []byte("[" + strings.Repeat(" ", byteRangeWidth-2) + "]")},
+		contents:  &pdf.Placeholder{Text: []byte("<" + strings.Repeat("0", 2*size) + ">")},
+	}
+}
+
+// addSignatureField adds the signature value, the field+widget that holds
+// it, the page's /Annots entry and the form's /Fields entry, and returns
+// the value's reference.
+func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, value pdf.Dict) (pdf.Ref, error) {
 	i := len(pages) - 1
 	if opt.Page > 0 {
 		if opt.Page > len(pages) {
-			return placeholders{}, fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
+			return pdf.Ref{}, fmt.Errorf("pdfsign: page %d requested, document has %d", opt.Page, len(pages))
 		}
 		i = opt.Page - 1
 	}
 	pg := pages[i]
-	ph := placeholders{
-		byteRange: &pdf.Placeholder{Text: []byte("[" + strings.Repeat(" ", byteRangeWidth-2) + "]")},
-		contents:  &pdf.Placeholder{Text: []byte("<" + strings.Repeat("0", 2*size) + ">")},
-	}
-	sig := d.Add(signatureDict(opt, ph))
+	sig := d.Add(value)
 	widget := pdf.Dict{
 		"Type": pdf.Name("Annot"), "Subtype": pdf.Name("Widget"), "FT": pdf.Name("Sig"),
 		"T": pdf.TextString(fieldName(d)), "V": sig, "P": pg.Ref,
@@ -130,10 +178,10 @@ func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, siz
 	w := d.Add(widget)
 	pd := pg.Dict.Clone()
 	if err := d.AppendRef(pd, "Annots", w); err != nil {
-		return placeholders{}, fmt.Errorf("%w: page %d: %v", pdf.ErrUnreadable, i+1, err)
+		return pdf.Ref{}, fmt.Errorf("%w: page %d: %v", pdf.ErrUnreadable, i+1, err)
 	}
 	d.Replace(pg.Ref, pd)
-	return ph, addToForm(d, w)
+	return sig, addToForm(d, w)
 }
 
 // signatureDict is the signature value with its two placeholders.
@@ -229,31 +277,34 @@ func extendForm(d *pdf.Document, form pdf.Dict, field pdf.Ref) error {
 	return nil
 }
 
-// fillSignature writes the /ByteRange, hashes the two ranges and puts the
-// CMS into /Contents, and returns the hash. Offsets come from the
+// fillSignature writes the /ByteRange, hashes the two ranges, puts what
+// sign makes of the hash (a CMS, a time-stamp token) into /Contents, and
+// returns the hash and the whole /Contents value. Offsets come from the
 // placeholders, never from searching the output.
-func fillSignature(ctx context.Context, doc *pdf.Document, out []byte, ph placeholders, id *Identity, tsa Timestamper, size int) (*knownDigest, error) {
+func fillSignature(doc *pdf.Document, out []byte, ph placeholders, sign func(sha256Digest []byte) ([]byte, error)) (known *knownDigest, contents []byte, err error) {
 	start := ph.contents.Offset()
 	end := start + len(ph.contents.Text)
+	size := (len(ph.contents.Text) - 2) / 2
 	ranges := [4]int{0, start, end, len(out) - end}
 	br := fmt.Sprintf("[0 %d %d %d", start, end, len(out)-end)
 	if len(br) >= byteRangeWidth {
-		return nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
+		return nil, nil, fmt.Errorf("pdfsign: byte range %s] does not fit its placeholder", br)
 	}
 	copy(out[ph.byteRange.Offset():], br)
 	h := doc.SHA256(out[:start]) // the document's bytes are hashed once per signing
 	h.Write(out[end:])
 	sum := h.Sum(nil)
-	cms, err := signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
-		cmsContent{contentType: oidData, digest: sum}, tsa)
+	cms, err := sign(sum)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(cms) > size {
-		return nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
+		return nil, nil, fmt.Errorf("%w: CMS is %d bytes, %d reserved", ErrSignatureTooLarge, len(cms), size)
 	}
 	hex.Encode(out[start+1:], cms)
-	return &knownDigest{hash: crypto.SHA256, ranges: ranges, sum: sum}, nil
+	contents = make([]byte, size)
+	copy(contents, cms)
+	return &knownDigest{hash: crypto.SHA256, ranges: ranges, sum: sum}, contents, nil
 }
 
 // selfCheck re-reads the signed output: it must parse, hold want
@@ -264,7 +315,7 @@ func fillSignature(ctx context.Context, doc *pdf.Document, out []byte, ph placeh
 // reader finds the byte ranges it was computed over (known).
 func selfCheck(out []byte, want, pages int, lim pdf.Limits, known *knownDigest) error {
 	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
-	res, err := verify(out, nil, lim, known)
+	res, err := verify(out, VerifyOptions{}, lim, known)
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}

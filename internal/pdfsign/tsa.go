@@ -137,13 +137,14 @@ func timeStampToken(resp []byte) ([]byte, error) {
 
 // tstInfo is the part of a TSTInfo (RFC 3161, 2.4.2) that is checked.
 type tstInfo struct {
+	hashAlg asn1.ObjectIdentifier // of the message imprint
 	digest  []byte
 	genTime time.Time
 	nonce   *big.Int
 }
 
 // parseTimeStampToken reads the TSTInfo of a token. The token's own CMS
-// signature is checked by verifyTimestamp where that matters.
+// signature is checked by verifier.timestamp where that matters.
 func parseTimeStampToken(token []byte) (tstInfo, error) {
 	sd, err := parseSignedData(token)
 	if err != nil {
@@ -165,7 +166,8 @@ func parseTSTInfo(der []byte) (tstInfo, error) {
 	serial := new(big.Int)
 	ok := in.ReadASN1(&s, cbasn1.SEQUENCE) && s.ReadASN1Integer(&version) &&
 		s.ReadASN1ObjectIdentifier(&policy) && s.ReadASN1(&imprint, cbasn1.SEQUENCE) &&
-		imprint.ReadASN1(&alg, cbasn1.SEQUENCE) && imprint.ReadASN1Bytes(&t.digest, cbasn1.OCTET_STRING) &&
+		imprint.ReadASN1(&alg, cbasn1.SEQUENCE) && alg.ReadASN1ObjectIdentifier(&t.hashAlg) &&
+		imprint.ReadASN1Bytes(&t.digest, cbasn1.OCTET_STRING) &&
 		s.ReadASN1Integer(serial) && s.ReadASN1Bytes(&genTime, cbasn1.GeneralizedTime)
 	if !ok {
 		return tstInfo{}, errors.New("malformed TSTInfo")

@@ -1,9 +1,7 @@
 package pdfsign
 
 import (
-	"bytes"
 	"crypto"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
@@ -45,6 +43,18 @@ type SignerResult struct {
 	Issuer       string `json:"issuer,omitempty"`
 
 	TimestampTime *time.Time `json:"timestampTime,omitempty"` // from an RFC 3161 token
+	// TimestampTrusted: the token's TSA chains to VerifyOptions.TSARoots.
+	TimestampTrusted bool `json:"timestampTrusted"`
+	// CertificateCheckedAt is when the signer's chain was found valid:
+	// the verification time, or, for a certificate that has expired
+	// since, the trusted time-stamp's time (long-term validation).
+	CertificateCheckedAt *time.Time `json:"certificateCheckedAt,omitempty"`
+	// RevocationChecked: CRLs or OCSP responses of the document's DSS
+	// showed the chain was not revoked at CertificateCheckedAt.
+	RevocationChecked bool `json:"revocationChecked"`
+	// Certification is the DocMDP P (1-3) of a certification signature;
+	// 0 for an approval signature or a document time-stamp.
+	Certification int `json:"certification,omitempty"`
 
 	// Digest is the hex digest of the signed byte ranges (SHA-256 for
 	// quire's signatures): it identifies the signature in any later copy of
@@ -55,7 +65,16 @@ type SignerResult struct {
 	SignatureValid      bool `json:"signatureValid"`      // CMS signature verifies with the certificate
 	CertificateBound    bool `json:"certificateBound"`    // ESS signing-certificate hash matches
 	Trusted             bool `json:"trusted"`             // certificate chains to the given roots
-	CoversWholeDocument bool `json:"coversWholeDocument"` // nothing was appended after it
+	CoversWholeDocument bool `json:"coversWholeDocument"` // nothing but validation data (a DSS) was appended after it
+}
+
+// VerifyOptions say what VerifyWith trusts, and when.
+type VerifyOptions struct {
+	Roots *x509.CertPool // the roots signer certificates must chain to; nil: none checked
+	// TSARoots are the roots a time-stamp authority must chain to for its
+	// time to count; nil: time-stamps are reported but not relied on.
+	TSARoots *x509.CertPool
+	Now      time.Time // the verification time; zero: now
 }
 
 // Verify checks every signature of pdf. trust holds the roots the signer
@@ -73,7 +92,20 @@ type SignerResult struct {
 // signature hashes up to the whole file, and a partial verdict would
 // leave signatures unchecked.
 func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
-	return verify(b, trust, lim, nil)
+	return VerifyWith(b, VerifyOptions{Roots: trust}, lim)
+}
+
+// VerifyWith is Verify with time-stamp roots and a verification time.
+// A signer certificate that is no longer valid at opt.Now is still
+// accepted when the signature carries a time-stamp by a TSA that chains
+// to opt.TSARoots, the chain was valid at the time-stamp's time, and the
+// document's DSS holds, for every certificate of the chain below the
+// root, a CRL or OCSP response for its issuer that does not revoke it by
+// then (PAdES B-LT). Document time-stamps (ETSI.RFC3161) are checked like
+// signatures: intact, and correctly signed by their TSA; Trusted when the
+// TSA chains to opt.TSARoots.
+func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
+	return verify(b, opt, lim, nil)
 }
 
 // knownDigest is a digest already computed over the byte ranges of a
@@ -101,7 +133,7 @@ func rangeDigest(h crypto.Hash, b []byte, ranges [4]int) []byte {
 	return hh.Sum(nil)
 }
 
-func verify(b []byte, trust *x509.CertPool, lim pdf.Limits, known *knownDigest) (res Result, err error) {
+func verify(b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (res Result, err error) {
 	defer pdf.Recover(&err)
 	d, err := pdf.Read(b, lim)
 	if err != nil {
@@ -114,12 +146,19 @@ func verify(b []byte, trust *x509.CertPool, lim pdf.Limits, known *knownDigest) 
 	if len(fields) > maxSignatures {
 		return Result{}, fmt.Errorf("%w: %d signatures, more than the %d that are verified", pdf.ErrUnreadable, len(fields), maxSignatures)
 	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	v := &verifier{pdf: b, d: d, opt: opt, known: known}
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	for _, f := range fields {
-		res.Signers = append(res.Signers, verifySignature(b, f, trust, known))
+		res.Signers = append(res.Signers, v.verifySignature(f))
 	}
-	res.Valid, res.Reason = overall(res.Signers, trust != nil)
+	if n := len(res.Signers); n > 0 && !res.Signers[n-1].CoversWholeDocument {
+		res.Signers[n-1].CoversWholeDocument = v.onlyValidationDataAfter(rangeEnd(fields[n-1].value), lim)
+	}
+	res.Valid, res.Reason = overall(res.Signers, opt.Roots != nil)
 	if pages, err := d.Pages(); err == nil { // signatures can be checked without a page tree
 		res.Pages = len(pages)
 	}
@@ -160,9 +199,10 @@ func rangeEnd(v pdf.Dict) int {
 }
 
 // verifySignature checks one signature; failures go into Reason.
-func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDigest) SignerResult {
-	v := f.value
-	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"])}
+func (vr *verifier) verifySignature(f sigField) SignerResult {
+	b, v := vr.pdf, f.value
+	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"]),
+		Certification: docMDP(vr.d, v)}
 	r.SubFilter, _ = nameOf(v["SubFilter"])
 	if t, ok := parsePDFDate(textOf(v["M"])); ok {
 		r.SigningTime = &t
@@ -171,7 +211,7 @@ func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDig
 		r.Reason = fmt.Sprintf(format, a...)
 		return r
 	}
-	if r.SubFilter != "ETSI.CAdES.detached" && r.SubFilter != "adbe.pkcs7.detached" {
+	if r.SubFilter != "ETSI.CAdES.detached" && r.SubFilter != "adbe.pkcs7.detached" && r.SubFilter != "ETSI.RFC3161" {
 		return fail("unsupported signature type /SubFilter /%s", r.SubFilter)
 	}
 	ranges, err := byteRanges(b, v)
@@ -179,6 +219,9 @@ func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDig
 		return fail("%v", err)
 	}
 	r.CoversWholeDocument = ranges[2]+ranges[3] == len(b)
+	if r.SubFilter == "ETSI.RFC3161" {
+		return vr.verifyDocTimestamp(r, contentsOf(v), ranges)
+	}
 	sd, err := parseSignedData(contentsOf(v))
 	if err != nil {
 		return fail("%v", err)
@@ -192,7 +235,7 @@ func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDig
 	if err != nil {
 		return fail("%v", err)
 	}
-	digest := known.of(h, b, ranges)
+	digest := vr.known.of(h, b, ranges)
 	r.Digest = hex.EncodeToString(digest)
 	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
 	ess, err := sd.verify(digest, cert)
@@ -204,19 +247,25 @@ func verifySignature(b []byte, f sigField, trust *x509.CertPool, known *knownDig
 		return fail("PAdES signature without the ESS signing-certificate attribute")
 	}
 	if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
-		t, err := verifyTimestamp(tok, sd.signer.signature)
+		ts, err := vr.timestamp(tok, func(h crypto.Hash) []byte {
+			hh := h.New()
+			hh.Write(sd.signer.signature)
+			return hh.Sum(nil)
+		})
 		if err != nil {
 			return fail("time-stamp token: %v", err)
 		}
-		r.TimestampTime = &t
+		r.TimestampTime, r.TimestampTrusted = &ts.genTime, ts.trusted
 	}
-	if trust == nil {
+	if vr.opt.Roots == nil {
 		r.Valid = true
 		return r
 	}
-	if err := chains(cert, sd.certs, trust); err != nil {
+	at, revoked, err := vr.checkCertificate(cert, sd.certs, r)
+	if err != nil {
 		return fail("signer certificate not trusted: %v", err)
 	}
+	r.CertificateCheckedAt, r.RevocationChecked = &at, revoked
 	r.Trusted, r.Valid = true, true
 	return r
 }
@@ -280,54 +329,6 @@ func contentsOf(v pdf.Dict) []byte {
 		return c
 	}
 	return nil
-}
-
-// verifyTimestamp checks an RFC 3161 token over the signature value and
-// returns its time. The TSA's certificate is not checked against any trust
-// root, so the time is only reported (SignerResult.TimestampTime): it is
-// never the time at which the signer's certificate is checked, since anyone
-// holding the key of an expired certificate could make a token that
-// backdates it.
-func verifyTimestamp(token, signature []byte) (time.Time, error) {
-	sd, err := parseSignedData(token)
-	if err != nil {
-		return time.Time{}, err
-	}
-	info, err := parseTimeStampToken(token)
-	if err != nil {
-		return time.Time{}, err
-	}
-	want := sha256.Sum256(signature)
-	if !bytes.Equal(info.digest, want[:]) {
-		return time.Time{}, errors.New("token is not over this signature")
-	}
-	cert, err := sd.signerCert()
-	if err != nil {
-		return time.Time{}, err
-	}
-	h, err := hashFor(sd.signer.digestAlg)
-	if err != nil {
-		return time.Time{}, err
-	}
-	hh := h.New()
-	hh.Write(sd.content)
-	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
-		return time.Time{}, err
-	}
-	return info.genTime, nil
-}
-
-// chains verifies cert up to one of roots, using the CMS certificates as
-// intermediates, at the current time (see verifyTimestamp for why a
-// time-stamp's time is not used).
-func chains(cert *x509.Certificate, certs []*x509.Certificate, roots *x509.CertPool) error {
-	inter := x509.NewCertPool()
-	for _, c := range certs {
-		inter.AddCert(c)
-	}
-	_, err := cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, CurrentTime: time.Now(),
-		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
-	return err
 }
 
 func describeCert(r *SignerResult, c *x509.Certificate) {

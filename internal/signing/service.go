@@ -42,6 +42,8 @@ type Options struct {
 	PDFLimits        pdf.Limits          // the PDF reader's bounds; MaxInputSize is set from MaxDocumentBytes
 	Fetch            fetch.Options       // document.url downloads
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
+	Level            pdfsign.Level       // PAdES level of signatures; above B-B it needs the Timestamper
+	TSARoots         *x509.CertPool      // roots whose time-stamps Verify relies on (long-term validation); nil: none
 	Logger           *slog.Logger
 	Now              func() time.Time
 	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
@@ -50,11 +52,12 @@ type Options struct {
 
 // Service signs documents and verifies signatures.
 type Service struct {
-	id      *pdfsign.Identity
-	rec     Recorder
-	conv    Converter
-	fetcher *fetch.Fetcher
-	opt     Options
+	id         *pdfsign.Identity
+	rec        Recorder
+	conv       Converter
+	fetcher    *fetch.Fetcher
+	revocation *revocationCache
+	opt        Options
 }
 
 // New returns the signing service, signing as id.
@@ -63,7 +66,8 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Servi
 		opt.Now = time.Now
 	}
 	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
-	return &Service{id: id, rec: rec, conv: conv, fetcher: fetch.New(opt.Fetch), opt: opt}
+	f := fetch.New(opt.Fetch)
+	return &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
 }
 
 // Publish records this instance's signing root in the database, so that
@@ -121,6 +125,27 @@ type Result struct {
 	SHA256  string // hex SHA-256 of PDF, as recorded with the event
 }
 
+// CRL is a fresh CRL (DER) of quire's own CA named caID, for the CRL
+// distribution point of the signing certificate; NOT_FOUND for any other.
+func (s *Service) CRL(caID string) ([]byte, error) {
+	if caID != s.id.CAID() || caID == "" {
+		return nil, errUnknownCA(caID)
+	}
+	return s.id.CRL(s.opt.Now())
+}
+
+// CACertificate is the certificate (DER) of quire's own CA named caID.
+func (s *Service) CACertificate(caID string) ([]byte, error) {
+	if caID != s.id.CAID() || caID == "" {
+		return nil, errUnknownCA(caID)
+	}
+	return s.id.CACertificate()
+}
+
+func errUnknownCA(caID string) error {
+	return quire.Errorf(quire.CodeNotFound, "This server has no signing CA %q; each instance serves its own CA's CRL and certificate.", caID)
+}
+
 // Sign returns the signed PDF for a request made with the API key keyID,
 // and records the signing (hashes and event, never content). The request
 // is validated here, so that every entry point applies the same rules.
@@ -149,7 +174,13 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 	inputSHA := hex.EncodeToString(doc.SHA256(in).Sum(nil))
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
 		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Timestamper: s.opt.Timestamper}
+		Timestamper: s.opt.Timestamper, Level: s.opt.Level, Fetch: s.revocation.Get}
+	if p := pdfsign.Certification(doc); p != 0 && req.Certificate {
+		// No DocMDP level allows new pages: the document is signed
+		// without its certificate page (P=1 is refused by Sign).
+		s.opt.Logger.Info("certified document: signed without the certificate page", "docmdp", p, "event", req.EventID)
+		req.Certificate = false
+	}
 	if req.Certificate {
 		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
 			return Result{}, err
@@ -272,7 +303,7 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	res, err := pdfsign.Verify(b, roots, s.limits())
+	res, err := pdfsign.VerifyWith(b, pdfsign.VerifyOptions{Roots: roots, TSARoots: s.opt.TSARoots, Now: s.opt.Now()}, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
@@ -306,6 +337,8 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 // not answered: it names the parser's internals.
 func (s *Service) documentError(err error) error {
 	switch {
+	case errors.Is(err, pdfsign.ErrCertified):
+		return quire.Errorf(quire.CodeUnprocessable, "The PDF is certified with DocMDP permissions P=1, which forbid any change, a new signature included.")
 	case errors.Is(err, pdf.ErrEncrypted):
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF is encrypted; send it without a password.")
 	case errors.Is(err, pdf.ErrDamagedSigned):

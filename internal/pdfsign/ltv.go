@@ -1,0 +1,315 @@
+package pdfsign
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ocsp"
+
+	"github.com/quire-dev/quire/internal/pdf"
+)
+
+// Level is a PAdES baseline level (ETSI EN 319 142-1).
+type Level int
+
+const (
+	LevelB   Level = iota // B-B: the signature alone (B-T when Options.Timestamper is set)
+	LevelT                // B-T: with a signature time-stamp
+	LevelLT               // B-LT: and, after it, a DSS with the certificates and CRLs to check it offline
+	LevelLTA              // B-LTA: and, after the DSS, a document time-stamp over everything
+)
+
+var levelNames = []string{"B-B", "B-T", "B-LT", "B-LTA"}
+
+func (l Level) String() string {
+	if l < 0 || int(l) >= len(levelNames) {
+		return fmt.Sprintf("Level(%d)", int(l))
+	}
+	return levelNames[l]
+}
+
+// ParseLevel reads "B-B", "B-T", "B-LT" or "B-LTA".
+func ParseLevel(s string) (Level, error) {
+	for i, n := range levelNames {
+		if strings.EqualFold(s, n) {
+			return Level(i), nil
+		}
+	}
+	return 0, fmt.Errorf("pdfsign: unknown PAdES level %q (want B-B, B-T, B-LT or B-LTA)", s)
+}
+
+// signatures is how many signatures a signing at level l adds.
+func (l Level) signatures() int {
+	if l >= LevelLTA {
+		return 2
+	}
+	return 1
+}
+
+func checkLevel(opt Options) error {
+	if opt.Level >= LevelT && opt.Timestamper == nil {
+		return fmt.Errorf("pdfsign: PAdES %s needs a time-stamp authority", opt.Level)
+	}
+	if opt.Level > LevelLTA || opt.Level < LevelB {
+		return fmt.Errorf("pdfsign: unknown PAdES level %d", int(opt.Level))
+	}
+	return nil
+}
+
+// addLongTerm appends to b, just signed with contents as /Contents, the
+// updates of opt.Level: a DSS (B-LT), then a document time-stamp (B-LTA).
+// Both are incremental updates after the signed byte range, so the
+// signature stays intact. It returns the output and the number of
+// signatures it added.
+func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Options, lim pdf.Limits) ([]byte, int, error) {
+	if opt.Level < LevelLT {
+		return b, 0, nil
+	}
+	v := validationData(ctx, contents, id, opt)
+	out, err := appendDSS(b, lim, contents, v)
+	if err != nil || opt.Level < LevelLTA {
+		return out, 0, err
+	}
+	out, err = appendDocTimestamp(ctx, out, opt.Timestamper, lim)
+	return out, 1, err
+}
+
+// validation is what a DSS holds: certificates, and revocation data as
+// DER CRLs and OCSP responses.
+type validation struct {
+	certs       []*x509.Certificate
+	crls, ocsps [][]byte
+}
+
+// validationData gathers the certificates of the signer's chain and of
+// the time-stamp's, and revocation data for each certificate below a
+// root: the CRL of quire's own CA, issued now; or, for other issuers, a
+// "good" answer of the OCSP responder the certificate names, else the CRL
+// it names, downloaded. Revocation data that cannot be obtained is left
+// out: the signature is still valid, and a verifier may find it elsewhere.
+func validationData(ctx context.Context, contents []byte, id *Identity, opt Options) validation {
+	certs := append([]*x509.Certificate{id.Certificate}, id.Chain...)
+	if sd, err := parseSignedData(contents); err == nil {
+		if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
+			if ts, err := parseSignedData(tok); err == nil {
+				certs = appendNew(certs, ts.certs...)
+			}
+		}
+	}
+	at := opt.Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	v := validation{certs: certs}
+	fetched := map[string]bool{}
+	for _, c := range certs {
+		issuer := issuerOf(c, certs)
+		if issuer == nil || issuer == c {
+			continue // a root, or a certificate whose issuer is unknown
+		}
+		if id.ca != nil && bytes.Equal(issuer.Raw, id.ca.cert.Raw) {
+			if der, err := id.ca.issueCRL(at); err == nil {
+				v.crls = append(v.crls, der)
+			}
+			continue
+		}
+		if opt.Fetch == nil {
+			continue
+		}
+		if der, err := fetchOCSP(ctx, opt.Fetch, c, issuer); err == nil {
+			v.ocsps = append(v.ocsps, der)
+			continue
+		}
+		for _, u := range c.CRLDistributionPoints {
+			if fetched[u] || !isHTTP(u) {
+				continue
+			}
+			fetched[u] = true
+			if der, err := fetchCRL(ctx, opt.Fetch, u, issuer); err == nil {
+				v.crls = append(v.crls, der)
+				break
+			}
+		}
+	}
+	return v
+}
+
+func isHTTP(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+}
+
+// fetchOCSP asks the first OCSP responder c names about c, by GET (RFC
+// 5019, so that it goes through the same fetcher as the CRLs), and returns
+// the response if it is signed for issuer and says "good".
+func fetchOCSP(ctx context.Context, fetch func(context.Context, string) ([]byte, error), c, issuer *x509.Certificate) ([]byte, error) {
+	if len(c.OCSPServer) == 0 || !isHTTP(c.OCSPServer[0]) {
+		return nil, errors.New("no OCSP responder")
+	}
+	req, err := ocsp.CreateRequest(c, issuer, nil)
+	if err != nil {
+		return nil, err
+	}
+	der, err := fetch(ctx, strings.TrimRight(c.OCSPServer[0], "/")+"/"+url.PathEscape(base64.StdEncoding.EncodeToString(req)))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := ocsp.ParseResponseForCert(der, c, issuer)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status != ocsp.Good {
+		return nil, fmt.Errorf("OCSP status %d", resp.Status)
+	}
+	return der, nil
+}
+
+// fetchCRL downloads a CRL (DER, or PEM as some servers send it) and
+// checks that issuer signed it.
+func fetchCRL(ctx context.Context, fetch func(context.Context, string) ([]byte, error), u string, issuer *x509.Certificate) ([]byte, error) {
+	der, err := fetch(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if b, _ := pem.Decode(der); b != nil {
+		der = b.Bytes
+	}
+	crl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		return nil, err
+	}
+	if err := crl.CheckSignatureFrom(issuer); err != nil {
+		return nil, err
+	}
+	return der, nil
+}
+
+// issuerOf finds the certificate among certs that issued c; c itself when
+// it is self-signed, nil when none did.
+func issuerOf(c *x509.Certificate, certs []*x509.Certificate) *x509.Certificate {
+	for _, p := range certs {
+		if bytes.Equal(p.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(p) == nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// appendNew appends the certificates of add that list does not hold yet.
+func appendNew(list []*x509.Certificate, add ...*x509.Certificate) []*x509.Certificate {
+	for _, c := range add {
+		dup := false
+		for _, have := range list {
+			dup = dup || bytes.Equal(have.Raw, c.Raw)
+		}
+		if !dup {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
+// reopen reads a file this package just wrote, to add an update to it;
+// lim applies, with room for the file's own size.
+func reopen(b []byte, lim pdf.Limits) (*pdf.Document, error) {
+	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(b)))
+	return pdf.Read(b, lim)
+}
+
+// appendDSS adds to b an update holding the document security store
+// (ISO 32000-2, 12.8.4.3): the certificates, CRLs and OCSP responses, and a VRI entry for
+// the signature whose /Contents is contents, keyed by the upper-case hex
+// SHA-1 of it. A DSS already in the document is extended.
+func appendDSS(b []byte, lim pdf.Limits, contents []byte, v validation) ([]byte, error) {
+	d, err := reopen(b, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: adding the DSS: %w", err)
+	}
+	catRef, cat, err := d.Catalog()
+	if err != nil {
+		return nil, err
+	}
+	dss := pdf.Dict{"Type": pdf.Name("DSS")}
+	if old, err := d.Dict(cat["DSS"]); err == nil {
+		dss = old.Clone()
+	}
+	vriEntry := pdf.Dict{}
+	for _, part := range []struct {
+		key, vriKey pdf.Name
+		ders        [][]byte
+	}{{"Certs", "Cert", rawOf(v.certs)}, {"CRLs", "CRL", v.crls}, {"OCSPs", "OCSP", v.ocsps}} {
+		var refs pdf.Array
+		for _, der := range part.ders {
+			r := d.Add(&pdf.Stream{Dict: pdf.Dict{}, Data: der})
+			refs = append(refs, r)
+			if err := d.AppendRef(dss, part.key, r); err != nil {
+				return nil, fmt.Errorf("%w: /DSS: %v", pdf.ErrUnreadable, err)
+			}
+		}
+		if len(refs) > 0 {
+			vriEntry[part.vriKey] = refs
+		}
+	}
+	vri := pdf.Dict{}
+	if old, err := d.Dict(dss["VRI"]); err == nil {
+		vri = old.Clone()
+	}
+	sum := sha1.Sum(contents)
+	vri[pdf.Name(strings.ToUpper(hex.EncodeToString(sum[:])))] = vriEntry
+	dss["VRI"] = vri
+	c := cat.Clone()
+	c["DSS"] = d.Add(dss)
+	d.Replace(catRef, c)
+	return d.Save()
+}
+
+func rawOf(certs []*x509.Certificate) [][]byte {
+	out := make([][]byte, len(certs))
+	for i, c := range certs {
+		out[i] = c.Raw
+	}
+	return out
+}
+
+// appendDocTimestamp adds an invisible document time-stamp (ISO 32000-2,
+// 12.8.5): an RFC 3161 token over every byte before it, the DSS included.
+func appendDocTimestamp(ctx context.Context, b []byte, tsa Timestamper, lim pdf.Limits) ([]byte, error) {
+	d, err := reopen(b, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: adding the document time-stamp: %w", err)
+	}
+	pages, err := d.Pages()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+	}
+	ph := newPlaceholders(tokenReserve)
+	value := pdf.Dict{"Type": pdf.Name("DocTimeStamp"), "Filter": pdf.Name("Adobe.PPKLite"), "SubFilter": pdf.Name("ETSI.RFC3161"),
+		"ByteRange": ph.byteRange, "Contents": ph.contents}
+	if _, err := addSignatureField(d, pages, Options{}, value); err != nil {
+		return nil, err
+	}
+	out, err := d.Save()
+	if err != nil {
+		return nil, err
+	}
+	_, _, err = fillSignature(d, out, ph, func(digest []byte) ([]byte, error) {
+		tok, err := tsa.Timestamp(ctx, digest)
+		if err != nil {
+			return nil, fmt.Errorf("pdfsign: document time-stamp: %w", err)
+		}
+		return tok, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
