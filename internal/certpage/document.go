@@ -86,7 +86,7 @@ func (d *document) decodeImage(uri string) (*imageUse, error) {
 		width:  r.width,
 		height: r.height,
 		gray:   r.gray,
-		colorZ: compress(r.color),
+		colorZ: pdf.Deflate(r.color),
 	}
 	d.images = append(d.images, img)
 	return img, nil

@@ -59,8 +59,8 @@ func (u *fontUse) width(cid int) int {
 func (u *fontUse) object() *pdf.Indirect {
 	data, glyphs := u.lf.sf.subset(u.order)
 	name := pdf.Name(subsetTag(glyphs) + "+" + u.lf.name)
-	file := &pdf.Stream{Dict: pdf.Dict{"Length1": pdf.Int(len(data)), "Filter": pdf.Name("FlateDecode")}, Data: compress(data)}
-	toUnicode := &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Name("FlateDecode")}, Data: compress([]byte(u.toUnicode()))}
+	file := &pdf.Stream{Dict: pdf.Dict{"Length1": pdf.Int(len(data)), "Filter": pdf.Name("FlateDecode")}, Data: pdf.Deflate(data)}
+	toUnicode := &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Name("FlateDecode")}, Data: pdf.Deflate([]byte(u.toUnicode()))}
 	cidFont := pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("CIDFontType2"), "BaseFont": name,
 		"CIDSystemInfo":  pdf.Dict{"Registry": pdf.String("Adobe"), "Ordering": pdf.String("Identity"), "Supplement": pdf.Int(0)},
 		"FontDescriptor": &pdf.Indirect{Object: u.descriptor(name, file)}, "DW": pdf.Int(1000), "W": u.widths(), "CIDToGIDMap": pdf.Name("Identity")}

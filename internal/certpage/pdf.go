@@ -1,29 +1,9 @@
 package certpage
 
 import (
-	"bytes"
-	"compress/zlib"
 	"math"
 	"strconv"
-	"sync"
 )
-
-// zlibWriters keeps compressors between renders: allocating one costs more
-// than a small certificate's whole layout.
-var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
-
-// compress zlib-compresses data: font files, CMaps, and image samples, which
-// are compressed once when decoded rather than kept whole until the pages
-// are handed over.
-func compress(data []byte) []byte {
-	var b bytes.Buffer
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(&b)
-	zw.Write(data) // writes to a bytes.Buffer cannot fail
-	zw.Close()
-	return b.Bytes()
-}
 
 // appendNum appends a number in PDF syntax: rounded to three decimals, no
 // exponent, no trailing zeros.

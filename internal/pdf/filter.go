@@ -74,8 +74,8 @@ func filterList(d Dict) ([]Name, []Dict) {
 // than compressing a page's content.
 var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
 
-// deflate compresses data with zlib (/FlateDecode).
-func deflate(data []byte) []byte {
+// Deflate compresses data with zlib, for a stream with /FlateDecode.
+func Deflate(data []byte) []byte {
 	var b bytes.Buffer
 	zw := zlibWriters.Get().(*zlib.Writer)
 	defer zlibWriters.Put(zw)

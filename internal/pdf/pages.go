@@ -118,7 +118,7 @@ func (d *Document) addPage(p Page, parent Ref) (Ref, error) {
 	if p.MediaBox[2] <= p.MediaBox[0] || p.MediaBox[3] <= p.MediaBox[1] {
 		return Ref{}, fmt.Errorf("empty MediaBox %v", p.MediaBox)
 	}
-	z := deflate(p.Content)
+	z := Deflate(p.Content)
 	res := p.Resources
 	if res == nil {
 		res = Dict{}

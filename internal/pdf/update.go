@@ -249,7 +249,7 @@ func (d *Document) writeXRefStream(s *serializer, offsets map[int]int) error {
 	for _, r := range runs(nums) {
 		index = append(index, Int(r[0]), Int(r[1]))
 	}
-	z := deflate(rows.Bytes())
+	z := Deflate(rows.Bytes())
 	tr := d.trailer(self+1, s.buf.Bytes())
 	tr["Type"], tr["W"], tr["Index"], tr["Filter"] = Name("XRef"), Array{Int(1), Int(ow), Int(2)}, index, Name("FlateDecode")
 	fmt.Fprintf(&s.buf, "%d 0 obj\n", self)
