@@ -110,8 +110,13 @@ func newDecoder(body []byte, maxDocument int64) (*decoder, []byte) {
 const signingRoom = 256 << 10
 
 // decodePlainBase64 decodes s, padded or not, when it is base64 and
-// nothing else.
+// nothing else. Line breaks, which the base64 decoder skips, are not
+// allowed raw in a JSON string: they leave the body to the JSON decoder,
+// which refuses it.
 func decodePlainBase64(s []byte) ([]byte, bool) {
+	if bytes.IndexByte(s, '\n') >= 0 || bytes.IndexByte(s, '\r') >= 0 {
+		return nil, false
+	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
 		n := enc.DecodedLen(len(s))
 		b := make([]byte, n, n+signingRoom)

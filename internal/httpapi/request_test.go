@@ -188,9 +188,16 @@ func TestDecodeDocumentAhead(t *testing.T) {
 			t.Errorf("%s: no room for the signing after the document", c.name)
 		}
 	}
-	// A body that is not JSON around a plain document is refused as before.
-	if got := details(t, `{"document":{"base64":"`+b64+`"},`+rest+`,}`); got["body"] != "must be a JSON object" {
-		t.Errorf("broken JSON: %v", got)
+	// A body that is not JSON around a plain document is refused as before,
+	// and so is a raw line break in the document, which base64 would skip.
+	for name, body := range map[string]string{
+		"broken JSON":    `{"document":{"base64":"` + b64 + `"},` + rest + `,}`,
+		"raw line break": `{"document":{"base64":"` + b64[:8] + "\n" + b64[8:] + `"},` + rest + `}`,
+		"raw return":     `{"document":{"base64":"` + b64[:8] + "\r" + b64[8:] + `"},` + rest + `}`,
+	} {
+		if got := details(t, body); got["body"] != "must be a JSON object" {
+			t.Errorf("%s: %v", name, got)
+		}
 	}
 }
 
