@@ -11,7 +11,6 @@ import (
 	"image/color"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,16 +82,7 @@ func filled(t *testing.T, r response, contentType string) []byte {
 // that line breaks of the layout do not matter.
 func pdfText(t *testing.T, pdf []byte) string {
 	t.Helper()
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		t.Fatal("pdftotext is not installed: apt-get install poppler-utils")
-	}
-	cmd := exec.Command("pdftotext", "-", "-")
-	cmd.Stdin = bytes.NewReader(pdf)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pdftotext: %v", err)
-	}
-	return squeeze(string(out))
+	return strings.Join(pageTexts(t, pdf), "")
 }
 
 func squeeze(s string) string {

@@ -125,12 +125,7 @@ func lostEndstreams(n int) []byte {
 		fmt.Fprintf(&b, "%d 0 obj\n<< /Type /Page /Parent 2 0 R /Length 1 >>\nstream\n%s\n", 3+i, strings.Repeat("e", 200))
 	}
 	b.WriteString("endstream\nendobj\n")
-	at := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", n+3)
-	for _, off := range offsets[1:] {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", n+3, at)
+	pdftest.XRef(&b, offsets[1:])
 	return b.Bytes()
 }
 

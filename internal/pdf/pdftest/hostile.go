@@ -123,12 +123,7 @@ func nestedInStrings(n int, pages bool) []byte {
 	if !pages {
 		return b.Bytes()
 	}
-	at := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", n+3)
-	for _, off := range offsets[1:] {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", n+3, at)
+	XRef(&b, offsets[1:])
 	return b.Bytes()
 }
 

@@ -34,13 +34,20 @@ func File(objects ...string) []byte {
 		offsets[i] = b.Len()
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
 	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	XRef(&b, offsets)
 	return b.Bytes()
+}
+
+// XRef appends to b a classic cross-reference table of objects
+// 1..len(offsets), at those offsets, and a trailer naming object 1 the
+// catalog.
+func XRef(b *bytes.Buffer, offsets []int) {
+	at := b.Len()
+	fmt.Fprintf(b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, at)
 }
 
 // WriteTemp writes pdf to a file in a temporary directory of the test, for
