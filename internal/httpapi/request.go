@@ -117,14 +117,13 @@ func decodePlainBase64(s []byte) ([]byte, bool) {
 	if bytes.IndexByte(s, '\n') >= 0 || bytes.IndexByte(s, '\r') >= 0 {
 		return nil, false
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding} {
-		n := enc.DecodedLen(len(s))
-		b := make([]byte, n, n+signingRoom)
-		if n, err := enc.Decode(b, s); err == nil && n > 0 {
-			return b[:n], true
-		}
+	enc := base64.StdEncoding // padded; or unpadded with nothing to pad
+	if len(s)%4 != 0 {
+		enc = base64.RawStdEncoding
 	}
-	return nil, false
+	b := make([]byte, enc.DecodedLen(len(s)), enc.DecodedLen(len(s))+signingRoom)
+	n, err := enc.Decode(b, s)
+	return b[:n], err == nil && n > 0
 }
 
 // documentBase64 finds the string value of document.base64 in a JSON body
