@@ -26,9 +26,7 @@ package pdfatest
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,6 +35,7 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // Check fails t for every way pdf does not show PDF/A-{part}b conformance
@@ -51,7 +50,7 @@ func Check(t testing.TB, pdf []byte, part int) {
 // Problems returns what Check would report, for tests that expect some.
 func Problems(t testing.TB, pdf []byte, part int) []string {
 	t.Helper()
-	path := writeTemp(t, pdf)
+	path := pdftest.WriteTemp(t, pdf)
 	var p []string
 	info := run(t, "pdfinfo", path)
 	if !regexp.MustCompile(`(?m)^Encrypted:\s+no`).MatchString(info) {
@@ -148,7 +147,7 @@ func catalogProblems(pdf []byte) []string {
 // StructTreeRoot.
 func CheckTagged(t testing.TB, pdf []byte) {
 	t.Helper()
-	if info := run(t, "pdfinfo", writeTemp(t, pdf)); !regexp.MustCompile(`(?m)^Tagged:\s+yes`).MatchString(info) {
+	if info := run(t, "pdfinfo", pdftest.WriteTemp(t, pdf)); !regexp.MustCompile(`(?m)^Tagged:\s+yes`).MatchString(info) {
 		t.Errorf("not tagged: pdfinfo says %q", firstLine(info, "Tagged"))
 	}
 	ctx, err := api.ReadContext(bytes.NewReader(pdf), model.NewDefaultConfiguration())
@@ -197,13 +196,4 @@ func firstLine(text, prefix string) string {
 		}
 	}
 	return prefix + ": (absent)"
-}
-
-func writeTemp(t testing.TB, pdf []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "check.pdf")
-	if err := os.WriteFile(path, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -9,9 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	pdfcpulog "github.com/pdfcpu/pdfcpu/pkg/log"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 // Valid fails the test unless every validator accepts pdf without an error
@@ -35,10 +34,7 @@ func Valid(t testing.TB, name string, pdf []byte) {
 // validator that is not installed fails the test, naming its package.
 func Problems(t testing.TB, pdf []byte) []string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "check.pdf")
-	if err := os.WriteFile(path, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := pdftest.WriteTemp(t, pdf)
 	var out []string
 	for _, v := range []struct {
 		pkg  string
