@@ -386,7 +386,7 @@ func (c *Config) Check() error {
 		{"QUIRE_ANNOTATE_MAX_XML_DEPTH", int64(c.AnnotateMaxXMLDepth)}, {"QUIRE_ANNOTATE_MAX_IMAGE_BYTES", int64(c.AnnotateMaxImageBytes)},
 		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)},
 		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)},
-		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}} {
+		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}, {"QUIRE_CONVERT_MAX_FILES", int64(c.ConvertMaxFiles)}} {
 		if l.v < 1 {
 			return fmt.Errorf("%s must be at least 1", l.name)
 		}

@@ -50,6 +50,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		func() Config { c := Default(); c.CollectCommitTimeout = 0; return c }(),
 		func() Config { c := Default(); c.ShutdownTimeout = 0; return c }(),
 		func() Config { c := Default(); c.TLSCert = "cert.pem"; return c }(),
+		func() Config { c := Default(); c.SigningOrg = strings.Repeat("o", 65); return c }(),
+		func() Config { c := Default(); c.PDFMaxNesting = 0; return c }(),
+		func() Config { c := Default(); c.ConvertMaxFiles = 0; return c }(),
+		func() Config { c := Default(); c.CollectGatherWait = 2 * time.Second; return c }(),
 	} {
 		if err := c.Check(); err == nil {
 			t.Errorf("Check accepted %+v", c)
