@@ -62,7 +62,9 @@ func writeBackup(ctx context.Context, a *app, file string) (backup.Manifest, err
 		if err := a.db.Snapshot(ctx, snapshot); err != nil {
 			return m, err
 		}
-		files = append(files, backup.File{Name: "quire.db", Path: snapshot})
+		events := store.EventLogPath(snapshot)
+		files = append(files, backup.File{Name: "quire.db", Path: snapshot},
+			backup.File{Name: filepath.Base(events), Path: events})
 	}
 	parts, err := dataFiles(a.cfg)
 	if err != nil {

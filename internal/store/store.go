@@ -31,6 +31,11 @@ type DB struct {
 	sql     *sql.DB
 	dialect dialect
 	stmts   sync.Map // statement text -> *sql.Stmt, see prepared
+	// SQLite only (see eventlog.go): the file's path, the event log, and
+	// the fold's pool, which sees both files.
+	path string
+	log  *DB
+	fold *sql.DB
 }
 
 type dialect struct {
@@ -70,6 +75,12 @@ func Open(ctx context.Context, rawURL, dataDir string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if db.dialect.watermark {
+		if err := db.openEventLog(ctx, db.path); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	return db, nil
 }
 
@@ -95,12 +106,12 @@ func open(rawURL, dataDir string) (*DB, error) {
 		if err := private(path); err != nil {
 			return nil, err
 		}
-		conn, err := sql.Open("sqlite3", sqliteDSN(path))
+		conn, err := sql.Open("sqlite3", sqliteDSN(path, "immediate"))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		conn.SetMaxIdleConns(8)
-		return &DB{sql: conn, dialect: sqlite}, nil
+		return &DB{sql: conn, dialect: sqlite, path: path}, nil
 	default:
 		return nil, fmt.Errorf("store: QUIRE_DATABASE_URL: unsupported form (scheme %q): want postgres://... or sqlite:PATH", scheme(rawURL))
 	}
@@ -134,15 +145,16 @@ func private(path string) error {
 // sqliteDSN asks for WAL (readers never block the writer), full fsync on
 // commit (an acknowledged write survives power loss), a generous busy
 // timeout (several processes may share the file: serve and the CLI), and
-// IMMEDIATE transactions so that a writer never fails half-way on a lock
-// upgrade.
-func sqliteDSN(path string) string {
+// transactions that begin as txlock says: IMMEDIATE, so that a writer
+// never fails half-way on a lock upgrade, except for the fold's (see
+// eventlog.go).
+func sqliteDSN(path, txlock string) string {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")
-	q.Set("_txlock", "immediate")
+	q.Set("_txlock", txlock)
 	return "file:" + path + "?" + q.Encode()
 }
 
@@ -158,10 +170,17 @@ func scheme(raw string) string {
 // Backend names the database in use: "sqlite" or "postgres".
 func (db *DB) Backend() string { return db.dialect.name }
 
-// Close closes the prepared statements and the connection pool.
+// Close closes the prepared statements and the connection pools.
 func (db *DB) Close() error {
 	db.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
-	return db.sql.Close()
+	err := db.sql.Close()
+	if db.fold != nil {
+		err = errors.Join(err, db.fold.Close())
+	}
+	if db.log != nil {
+		err = errors.Join(err, db.log.Close())
+	}
+	return err
 }
 
 // Ping checks that the database answers.
@@ -235,7 +254,12 @@ func (db *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt
 
 // inTx runs fn in a transaction, committing when it returns nil.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.sql.BeginTx(ctx, nil)
+	return transact(ctx, db.sql, fn)
+}
+
+// transact runs fn in a transaction of pool, committing when it returns nil.
+func transact(ctx context.Context, pool *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

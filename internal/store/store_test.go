@@ -63,10 +63,13 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		if _, err := db.EnsureSetting(ctx, "k", "v"); err != nil { // a write, so that -wal and -shm exist
+		if _, err := db.EnsureSetting(ctx, "k", "v"); err != nil { // writes, so that -wal and -shm exist
 			t.Fatal(err)
 		}
-		for _, name := range []string{"quire.db", "quire.db-wal", "quire.db-shm"} {
+		if err := db.RecordOpens(ctx, []quire.OpenEvent{{LicenseKey: "k", DocumentID: "D", ReceivedAt: time.Now(), Metadata: "{}"}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range sqliteFiles {
 			fi, err := os.Stat(filepath.Join(dir, name))
 			if err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("%s: %s is %v (%v), want -rw-------", when, name, fi.Mode().Perm(), err)
@@ -74,7 +77,7 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 		}
 	}
 	check("new database")
-	for _, name := range []string{"quire.db", "quire.db-wal", "quire.db-shm"} {
+	for _, name := range sqliteFiles {
 		if err := os.Chmod(filepath.Join(dir, name), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
@@ -82,13 +85,16 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 	check("database left readable to all")
 }
 
-// TestSQLiteCommitsDurably: a 204 means on disk, so every connection
-// runs in WAL mode with a full fsync at each commit.
+var sqliteFiles = []string{"quire.db", "quire.db-wal", "quire.db-shm", "quire-events.db", "quire-events.db-wal", "quire-events.db-shm"}
+
+// TestSQLiteCommitsDurably: a 204 means on disk, so every connection, to
+// the main file and to the event log, runs in WAL mode with a full fsync
+// at each commit.
 func TestSQLiteCommitsDurably(t *testing.T) {
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000"} {
-		if v, err := db.Pragma(name); err != nil || v != want {
-			t.Errorf("PRAGMA %s = %q (%v), want %q", name, v, err, want)
+		if v, err := db.Pragmas(name); err != nil || v[0] != want || v[1] != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q in both files", name, v, err, want)
 		}
 	}
 }
@@ -363,6 +369,10 @@ func TestSnapshot(t *testing.T) {
 		if err := db.RecordSigning(ctx, quire.Signing{SignedDigest: "d1", EventID: "evt-1", SignedAt: at, AuditTrail: trail}); err != nil {
 			t.Fatal(err)
 		}
+		// Not yet counted: the copy must hold the event log too.
+		if err := db.RecordOpens(ctx, []quire.OpenEvent{{LicenseKey: "k", DocumentID: "D", ReceivedAt: at, Metadata: "{}"}}); err != nil {
+			t.Fatal(err)
+		}
 		path := t.TempDir() + "/copy.db"
 		err := db.Snapshot(ctx, path)
 		if db.Backend() == "postgres" {
@@ -384,6 +394,9 @@ func TestSnapshot(t *testing.T) {
 		}
 		if got, err := copied.SigningByDigest(ctx, "d1"); err != nil || !reflect.DeepEqual(got.AuditTrail, trail) {
 			t.Errorf("the copy's signing: %+v, %v; want the audit trail %+v", got, err, trail)
+		}
+		if rows, err := copied.Usage(ctx, 0, 1<<40, false, nil); err != nil || len(rows) != 1 || rows[0].Opens != 1 {
+			t.Errorf("the copy's usage: %+v (%v), want the 1 open recorded before the copy", rows, err)
 		}
 	})
 }

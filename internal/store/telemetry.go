@@ -12,7 +12,8 @@ import (
 )
 
 // RecordOpens commits events. On SQLite it appends the raw events only,
-// one row each, which CountPending folds later from its watermark; on
+// one row each, to the event log (eventlog.go), which CountPending folds
+// later from its watermark; on
 // PostgreSQL it appends the opens to count to telemetry_pending as well
 // (see migration 0006 for why), in the same statement: a batch of up to
 // rowsPerStatement events is one statement, one round trip, atomic
@@ -37,7 +38,11 @@ func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 			return db.insertChunk(ctx, db.sql, head, tail, columns, args)
 		}
 	}
-	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertRows(ctx, tx, head, tail, columns, args) })
+	target := db
+	if db.log != nil {
+		target = db.log
+	}
+	return target.inTx(ctx, func(tx *sql.Tx) error { return target.insertRows(ctx, tx, head, tail, columns, args) })
 }
 
 // countChunk is the most opens that one transaction of CountPending
@@ -53,7 +58,20 @@ var countChunk = 50000
 func (db *DB) CountPending(ctx context.Context) error {
 	for {
 		var n int64
-		err := db.inTx(ctx, func(tx *sql.Tx) (err error) {
+		pool := db.sql
+		if db.fold != nil {
+			// The fold's transaction takes the write lock by writing (see
+			// countSome): look first, so that nothing is written when
+			// nothing is pending.
+			var pending bool
+			err := db.fold.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM log.telemetry_events
+				WHERE id > (SELECT event_id FROM main.telemetry_folded))`).Scan(&pending)
+			if err != nil || !pending {
+				return err
+			}
+			pool = db.fold
+		}
+		err := transact(ctx, pool, func(tx *sql.Tx) (err error) {
 			n, err = db.countSome(ctx, tx)
 			return err
 		})
@@ -64,9 +82,11 @@ func (db *DB) CountPending(ctx context.Context) error {
 }
 
 // countSome counts up to countChunk opens in tx and returns how many it
-// counted. On SQLite, the transaction holds the database's only write
-// lock from its start, so the events after the watermark are final: it
-// counts the next countChunk of them and moves the watermark past them.
+// counted. On SQLite, the transaction (of the fold's pool, eventlog.go)
+// takes the main file's only write lock with its first statement, so the
+// watermark it reads is the one it moves; the events after the watermark
+// are final, the log's ids following its commits: it counts the next
+// countChunk of them and moves the watermark past them.
 // On PostgreSQL, intake on other instances goes on meanwhile, so the
 // counts are built from the pending rows that one DELETE removes (a
 // statement sees one snapshot, which holds every acknowledged open); the
@@ -85,10 +105,10 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 	}
 	var from int64
 	var to sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT event_id FROM telemetry_folded`).Scan(&from); err != nil {
+	if err := tx.QueryRowContext(ctx, `UPDATE telemetry_folded SET event_id = event_id RETURNING event_id`).Scan(&from); err != nil {
 		return 0, err
 	}
-	err := tx.QueryRowContext(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM telemetry_events WHERE id > ? ORDER BY id LIMIT ?)`,
+	err := tx.QueryRowContext(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM log.telemetry_events WHERE id > ? ORDER BY id LIMIT ?)`,
 		from, countChunk).Scan(&to, &n)
 	if err != nil || n == 0 {
 		return 0, err
@@ -96,7 +116,7 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 	// The day and month of receipt, as quire.Day and quire.Month.
 	events := `(SELECT license_key, document_id, received_at, received_at / 86400000 AS day,
 		CAST(strftime('%Y', received_at / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', received_at / 1000, 'unixepoch') AS INTEGER) - 1 AS month
-		FROM telemetry_events WHERE id > ? AND id <= ?) AS events`
+		FROM log.telemetry_events WHERE id > ? AND id <= ?) AS events`
 	for _, q := range []string{countDocuments(db.dialect, events), countDays(events)} {
 		if _, err := tx.ExecContext(ctx, q, from, to.Int64); err != nil {
 			return 0, err
@@ -191,23 +211,33 @@ const expireChunk = 5000
 
 // DeleteEventsBefore drops raw events received before cutoff (retention);
 // the per-document and per-day counts stay. SQLite deletes from the oldest
-// id on, only events already counted (it counts first), and stops at the first chunk that
-// holds a newer event (ids follow receipt to within a request's wait for
-// its commit, so an expired event behind it waits at most for the next
-// sweep); PostgreSQL finds expired events with its index on received_at.
+// id on, only events already counted (it counts first), and stops at the
+// first chunk that holds a newer event (ids follow receipt to within a
+// request's wait for its commit, so an expired event behind it waits at
+// most for the next sweep); PostgreSQL finds expired events with its
+// index on received_at.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	query := `DELETE FROM telemetry_events WHERE ctid IN (
-		SELECT ctid FROM telemetry_events WHERE received_at < ? LIMIT ` + strconv.Itoa(expireChunk) + `)`
-	if db.dialect.watermark {
-		if err := db.CountPending(ctx); err != nil { // so that the watermark does not hold retention back
-			return 0, err
-		}
-		query = `DELETE FROM telemetry_events WHERE id IN (SELECT id FROM telemetry_events
-			WHERE id <= (SELECT event_id FROM telemetry_folded) ORDER BY id LIMIT ` + strconv.Itoa(expireChunk) + `) AND received_at < ?`
+	if !db.dialect.watermark {
+		return db.deleteChunks(ctx, `DELETE FROM telemetry_events WHERE ctid IN (
+			SELECT ctid FROM telemetry_events WHERE received_at < ? LIMIT `+strconv.Itoa(expireChunk)+`)`, cutoff.UnixMilli())
 	}
+	if err := db.CountPending(ctx); err != nil { // so that the watermark does not hold retention back
+		return 0, err
+	}
+	var folded int64
+	if err := db.sql.QueryRowContext(ctx, `SELECT event_id FROM telemetry_folded`).Scan(&folded); err != nil {
+		return 0, err
+	}
+	return db.log.deleteChunks(ctx, `DELETE FROM telemetry_events WHERE id IN (SELECT id FROM telemetry_events
+		WHERE id <= ? ORDER BY id LIMIT `+strconv.Itoa(expireChunk)+`) AND received_at < ?`, folded, cutoff.UnixMilli())
+}
+
+// deleteChunks runs query, which deletes at most expireChunk rows, until a
+// run deletes fewer, and returns how many rows went.
+func (db *DB) deleteChunks(ctx context.Context, query string, args ...any) (int64, error) {
 	var total int64
 	for {
-		res, err := db.exec(ctx, query, cutoff.UnixMilli())
+		res, err := db.exec(ctx, query, args...)
 		if err != nil {
 			return total, err
 		}

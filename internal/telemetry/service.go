@@ -7,10 +7,11 @@
 // takes everything queued while the previous commit was running, lets the
 // requests being read join, waits briefly for the clients it answered
 // last when so configured, and commits it at once. A commit only
-// appends (on SQLite one row per event, the raw event); the writer counts
-// the committed opens into the per-document figures in bulk, and reports
-// count first. The queue is bounded; when the database falls behind,
-// intake answers 503 with Retry-After instead of holding unbounded memory.
+// appends (on SQLite one row per event, the raw event, to a file of its
+// own); a second goroutine, the fold, counts the committed opens into the
+// per-document figures in bulk meanwhile, and reports count first. The
+// queue is bounded; when the database falls behind, intake answers 503
+// with Retry-After instead of holding unbounded memory.
 package telemetry
 
 import (
@@ -58,7 +59,8 @@ type Service struct {
 	queue   chan *job
 	mu      sync.RWMutex // guards closed against sends on a closed queue
 	closed  bool
-	stopped chan struct{}
+	stopped chan struct{} // closed when the writer and the fold have stopped
+	folds   chan struct{} // the writer's call for a count, see fold
 	m       intakeMetrics
 	// answered is how many requests the last commit answered: the
 	// writer's own, read by gather only.
@@ -75,9 +77,11 @@ func New(st Store, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &Service{store: st, opt: opt, queue: make(chan *job, opt.QueueLength), stopped: make(chan struct{})}
+	s := &Service{store: st, opt: opt, queue: make(chan *job, opt.QueueLength), stopped: make(chan struct{}),
+		folds: make(chan struct{}, 1)}
 	s.m = newIntakeMetrics(opt.Registerer, func() float64 { return float64(len(s.queue)) })
 	go s.write()
+	go s.fold()
 	return s
 }
 
@@ -132,40 +136,51 @@ func (s *Service) record(ctx context.Context, events []quire.OpenEvent) error {
 }
 
 // Committed opens are counted into the per-document figures in bulk (see
-// store.CountPending) once countEvery of them are pending, or countInterval
-// after the last count. Reports count what is pending before they read,
-// so these only bound the size of the pending table and the work of one
-// count, during which intake waits (on SQLite here, 15 to 100 ms for
-// countEvery opens, as their documents are clustered or scattered).
+// store.CountPending) once countEvery of them are committed, or
+// countInterval after the last count. Reports count what is pending before
+// they read, so these only bound the size of the backlog and the work of
+// one count (on SQLite here, 15 to 100 ms for countEvery opens, as their
+// documents are clustered or scattered), during which intake goes on.
 const (
 	countEvery    = 4096
 	countInterval = time.Second
 )
 
 // write is the single writer: each round gathers queued requests, up to
-// MaxBatch events, and commits them in one transaction; between rounds it
-// counts the pending opens.
+// MaxBatch events, and commits them in one transaction; every countEvery
+// committed events it calls the fold.
 func (s *Service) write() {
+	defer close(s.folds)
+	committed := 0
+	for first := range s.queue {
+		if committed += s.commit(s.gather(first)); committed >= countEvery {
+			committed = 0
+			select {
+			case s.folds <- struct{}{}:
+			default: // a call is waiting already
+			}
+		}
+	}
+}
+
+// fold counts the committed opens when the writer calls, and every
+// countInterval; it runs beside the writer, so that a commit never waits
+// for a count (on SQLite, they write different files: see store). It
+// counts what is left once the writer has stopped, then stops.
+func (s *Service) fold() {
 	defer close(s.stopped)
 	tick := time.NewTicker(countInterval)
 	defer tick.Stop()
-	pending := 1 // opens committed since the last count; a previous run may have left some
 	for {
 		select {
-		case first, ok := <-s.queue:
+		case _, ok := <-s.folds:
 			if !ok {
 				s.count()
 				return
 			}
-			pending += s.commit(s.gather(first))
-			if pending >= countEvery {
-				pending = s.count()
-			}
 		case <-tick.C:
-			if pending > 0 {
-				pending = s.count()
-			}
 		}
+		s.count()
 	}
 }
 
@@ -249,10 +264,9 @@ func (s *Service) take(batch []*job, n int) ([]*job, int) {
 	return batch, n
 }
 
-// count folds the pending opens into the counts and returns how many are
-// still pending: 0, or 1 when counting failed, so that the next tick tries
-// again (the opens are committed and wait in the database).
-func (s *Service) count() int {
+// count folds the pending opens into the counts. When counting fails, the
+// opens stay committed and pending, and the next call counts them.
+func (s *Service) count() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opt.CommitTimeout)
 	defer cancel()
 	start := time.Now()
@@ -260,9 +274,7 @@ func (s *Service) count() int {
 	s.m.countSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.opt.Logger.Error("telemetry: counting the committed opens failed; they stay pending", "err", err)
-		return 1
 	}
-	return 0
 }
 
 // commit writes a batch and returns the number of events committed. When
@@ -311,7 +323,8 @@ func (s *Service) commitEvents(events []quire.OpenEvent) error {
 	return nil
 }
 
-// Close stops taking events, commits what is queued, and stops the writer.
+// Close stops taking events, commits what is queued and counts it, and
+// stops the writer and the fold.
 // Call it after the HTTP server has finished its requests.
 func (s *Service) Close() {
 	s.mu.Lock()

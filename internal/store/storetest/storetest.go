@@ -10,6 +10,8 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -125,5 +127,23 @@ func SQL(t testing.TB, rawURL string) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	if path, ok := strings.CutPrefix(rawURL, "sqlite:"); ok {
+		attachEventLog(t, db, path)
+	}
 	return db
+}
+
+// attachEventLog attaches the event log of the SQLite file at path, when
+// it has one, to db's one connection: the raw events are then read as
+// telemetry_events, as they are on PostgreSQL.
+func attachEventLog(t testing.TB, db *sql.DB, path string) {
+	t.Helper()
+	log := store.EventLogPath(path)
+	if _, err := os.Stat(log); errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	db.SetMaxOpenConns(1) // ATTACH holds for one connection
+	if _, err := db.Exec(`ATTACH DATABASE ? AS log`, log); err != nil {
+		t.Fatal(err)
+	}
 }
