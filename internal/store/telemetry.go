@@ -13,12 +13,11 @@ import (
 
 // RecordOpens commits events. On SQLite it appends the raw events only,
 // one row each, to the event log (eventlog.go), which CountPending folds
-// later from its watermark; on
-// PostgreSQL it appends the opens to count to telemetry_pending as well
-// (see migration 0006 for why), in the same statement: a batch of up to
-// rowsPerStatement events is one statement, one round trip, atomic
-// without a transaction of its own. Appends write few pages however
-// scattered the documents are.
+// later from its watermark; on PostgreSQL it appends the opens to count
+// to telemetry_pending as well (see migration 0006 for why), in the same
+// statement: a batch of up to rowsPerStatement events is one statement,
+// one round trip, atomic without a transaction of its own. Appends write
+// few pages however scattered the documents are.
 func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 	const columns = 8
 	args := make([]any, 0, len(events)*columns)

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -61,7 +62,10 @@ type Service struct {
 	closed  bool
 	stopped chan struct{} // closed when the writer and the fold have stopped
 	folds   chan struct{} // the writer's call for a count, see fold
-	m       intakeMetrics
+	// uncounted is how many opens were committed since the fold last
+	// counted (at least 1 at start: a previous run may have left some).
+	uncounted atomic.Int64
+	m         intakeMetrics
 	// answered is how many requests the last commit answered: the
 	// writer's own, read by gather only.
 	answered int
@@ -80,6 +84,7 @@ func New(st Store, opt Options) *Service {
 	s := &Service{store: st, opt: opt, queue: make(chan *job, opt.QueueLength), stopped: make(chan struct{}),
 		folds: make(chan struct{}, 1)}
 	s.m = newIntakeMetrics(opt.Registerer, func() float64 { return float64(len(s.queue)) })
+	s.uncounted.Store(1)
 	go s.write()
 	go s.fold()
 	return s
@@ -151,10 +156,8 @@ const (
 // committed events it calls the fold.
 func (s *Service) write() {
 	defer close(s.folds)
-	committed := 0
 	for first := range s.queue {
-		if committed += s.commit(s.gather(first)); committed >= countEvery {
-			committed = 0
+		if s.uncounted.Add(int64(s.commit(s.gather(first)))) >= countEvery {
 			select {
 			case s.folds <- struct{}{}:
 			default: // a call is waiting already
@@ -164,9 +167,10 @@ func (s *Service) write() {
 }
 
 // fold counts the committed opens when the writer calls, and every
-// countInterval; it runs beside the writer, so that a commit never waits
-// for a count (on SQLite, they write different files: see store). It
-// counts what is left once the writer has stopped, then stops.
+// countInterval when some are uncounted; it runs beside the writer, so
+// that a commit never waits for a count (on SQLite, they write different
+// files: see store). It counts what is left once the writer has stopped,
+// then stops.
 func (s *Service) fold() {
 	defer close(s.stopped)
 	tick := time.NewTicker(countInterval)
@@ -179,6 +183,9 @@ func (s *Service) fold() {
 				return
 			}
 		case <-tick.C:
+			if s.uncounted.Load() == 0 {
+				continue
+			}
 		}
 		s.count()
 	}
@@ -265,14 +272,16 @@ func (s *Service) take(batch []*job, n int) ([]*job, int) {
 }
 
 // count folds the pending opens into the counts. When counting fails, the
-// opens stay committed and pending, and the next call counts them.
+// opens stay committed and pending, and the next tick counts them.
 func (s *Service) count() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opt.CommitTimeout)
 	defer cancel()
+	s.uncounted.Store(0)
 	start := time.Now()
 	err := s.store.CountPending(ctx)
 	s.m.countSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
+		s.uncounted.Add(1)
 		s.opt.Logger.Error("telemetry: counting the committed opens failed; they stay pending", "err", err)
 	}
 }
