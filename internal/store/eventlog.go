@@ -48,11 +48,11 @@ const eventLogSchema = `CREATE TABLE IF NOT EXISTS telemetry_events (
 const eventColumns = `id, license_key, document_id, received_at, occurred_at, document_created_at, library_version, hostname, metadata`
 
 // openEventLog opens (creating it if needed) the event log of the main
-// file at path, and the fold's pool. The log starts with the watermark
-// (schema version 6): a database kept at an older version, which only
-// tests of migrations do, has none. It moves
-// into the log the events that the main file still holds (written before
-// the log existed), and makes the log's next id follow the watermark.
+// file at path, and the fold's pool. It moves into the log the events
+// that the main file still holds (written before the log existed), and
+// makes the log's next id follow the watermark. The log needs the
+// watermark (schema version 6): a database kept at an older version,
+// which only tests of migrations do, has no log.
 func (db *DB) openEventLog(ctx context.Context, path string) error {
 	var watermark int
 	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master
@@ -105,7 +105,8 @@ func (db *DB) adoptEvents(ctx context.Context) error {
 		return err
 	}
 	for _, q := range []string{
-		`UPDATE log.sqlite_sequence SET seq = max(seq, (SELECT event_id FROM main.telemetry_folded)) WHERE name = 'telemetry_events'`,
+		`UPDATE log.sqlite_sequence SET seq = (SELECT event_id FROM main.telemetry_folded)
+			WHERE name = 'telemetry_events' AND seq < (SELECT event_id FROM main.telemetry_folded)`,
 		`INSERT INTO log.sqlite_sequence (name, seq) SELECT 'telemetry_events', event_id FROM main.telemetry_folded
 			WHERE NOT EXISTS (SELECT 1 FROM log.sqlite_sequence WHERE name = 'telemetry_events')`,
 	} {
