@@ -48,18 +48,18 @@ const eventLogSchema = `CREATE TABLE IF NOT EXISTS telemetry_events (
 const eventColumns = `id, license_key, document_id, received_at, occurred_at, document_created_at, library_version, hostname, metadata`
 
 // openEventLog opens (creating it if needed) the event log of the main
-// file at path, and the fold's pool. It moves into the log the events
+// file, and the fold's pool. It moves into the log the events
 // that the main file still holds (written before the log existed), and
 // makes the log's next id follow the watermark. The log needs the
 // watermark (schema version 6): a database kept at an older version,
 // which only tests of migrations do, has no log.
-func (db *DB) openEventLog(ctx context.Context, path string) error {
+func (db *DB) openEventLog(ctx context.Context) error {
 	var watermark int
 	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master
 		WHERE type = 'table' AND name = 'telemetry_folded'`).Scan(&watermark); err != nil || watermark == 0 {
 		return err
 	}
-	logPath := EventLogPath(path)
+	logPath := EventLogPath(db.path)
 	if err := private(logPath); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (db *DB) openEventLog(ctx context.Context, path string) error {
 	if _, err := logPool.ExecContext(ctx, eventLogSchema); err != nil {
 		return fmt.Errorf("store: create the event log %s: %w", logPath, err)
 	}
-	db.fold = sql.OpenDB(attaching{dsn: sqliteDSN(path, "deferred"), log: logPath})
+	db.fold = sql.OpenDB(attaching{dsn: sqliteDSN(db.path, "deferred"), log: logPath})
 	db.fold.SetMaxIdleConns(2)
 	if err := db.adoptEvents(ctx); err != nil {
 		return fmt.Errorf("store: move the raw events into the event log %s: %w", logPath, err)

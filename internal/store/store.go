@@ -76,7 +76,7 @@ func Open(ctx context.Context, rawURL, dataDir string) (*DB, error) {
 		return nil, err
 	}
 	if db.dialect.watermark {
-		if err := db.openEventLog(ctx, db.path); err != nil {
+		if err := db.openEventLog(ctx); err != nil {
 			db.Close()
 			return nil, err
 		}

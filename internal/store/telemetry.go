@@ -55,9 +55,12 @@ var countChunk = 50000
 // opens, until none is left. Rows are written in key order, so that
 // concurrent writers lock them in the same order.
 func (db *DB) CountPending(ctx context.Context) error {
+	pool := db.sql
+	if db.fold != nil {
+		pool = db.fold
+	}
 	for {
 		var n int64
-		pool := db.sql
 		if db.fold != nil {
 			// The fold's transaction takes the write lock by writing (see
 			// countSome): look first, so that nothing is written when
@@ -68,7 +71,6 @@ func (db *DB) CountPending(ctx context.Context) error {
 			if err != nil || !pending {
 				return err
 			}
-			pool = db.fold
 		}
 		err := transact(ctx, pool, func(tx *sql.Tx) (err error) {
 			n, err = db.countSome(ctx, tx)
