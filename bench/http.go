@@ -54,16 +54,22 @@ func httpOverhead() result {
 			"The ratio is quire's rate over the do-nothing handler's, measured in the same run.\n", conns, duration)}
 }
 
-func baselineServer(addr string) {
+// baselineServer serves the do-nothing handler at addr, or, given a file,
+// the durable do-nothing handler that appends to it (see durableLog).
+func baselineServer(addr, file string) {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // what any handler must do before answering
+		w.WriteHeader(http.StatusNoContent)
+	})
+	if file != "" {
+		h = openDurableLog(file)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Fprintf(os.Stderr, "{\"msg\":\"quire listening\",\"addr\":%q}\n", ln.Addr().String())
-	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body) // what any handler must do before answering
-		w.WriteHeader(http.StatusNoContent)
-	}))
+	http.Serve(ln, h)
 }
 
 type process struct {

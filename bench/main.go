@@ -24,8 +24,9 @@ type result struct {
 }
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "baseline-server" {
-		baselineServer(os.Args[2]) // re-executed as the do-nothing server
+	if len(os.Args) >= 3 && os.Args[1] == "baseline-server" {
+		// Re-executed as a do-nothing server: baseline-server ADDR [FILE].
+		baselineServer(os.Args[2], strings.Join(os.Args[3:], ""))
 		return
 	}
 	all := []struct {
