@@ -24,9 +24,9 @@ func startDurableBaseline() *process {
 // request is on disk can do: it appends each body to one file and answers
 // after an fdatasync that covers it, one write and one fdatasync shared by
 // every request that arrived while the previous ones ran (group commit,
-// as quire's intake). No parsing, no index, no count: its rate is the
-// ceiling of any durable intake on the machine, for quire's rate to be
-// read against.
+// as quire's intake). No parsing, no index, no count: its rate is what
+// answering only once a request is on disk leaves of the do-nothing
+// handler's on this machine, for quire's rate to be read against.
 type durableLog struct {
 	f     *os.File
 	queue chan *appended
