@@ -45,7 +45,7 @@ func collectThroughput() result {
 		fmt.Sprintf("quire's rate over the durable do-nothing handler's, round by round: %s. That handler (bench/durable.go) "+
 			"appends each body to one file and answers after an fdatasync that covers it, one write and one fdatasync "+
 			"shared by the requests that arrived meanwhile, as quire's group commit; it parses nothing and counts "+
-			"nothing. Its rate is what answering only once the event is on disk leaves of the do-nothing handler's "+
+			"nothing. Its rate is what is left of the do-nothing handler's once each answer waits for the disk, "+
 			"on this machine and at this concurrency, with no other work done.\n\n", strings.Join(ofDurable, ", "))
 	scale := "| quire instances on one PostgreSQL | requests | req/s | req/s per core | p50 ms | p99 ms | ratio to the last do-nothing round | failures | quire CPU µs/request | wrk CPU µs/request |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	for n := 1; n <= 3; n++ {

@@ -25,8 +25,8 @@ func startDurableBaseline() *process {
 // after an fdatasync that covers it, one write and one fdatasync shared by
 // every request that arrived while the previous ones ran (group commit,
 // as quire's intake). No parsing, no index, no count: its rate is what
-// answering only once a request is on disk leaves of the do-nothing
-// handler's on this machine, for quire's rate to be read against.
+// is left of the do-nothing handler's once each answer waits for the
+// disk, on this machine, for quire's rate to be read against.
 type durableLog struct {
 	f     *os.File
 	queue chan *appended

@@ -26,7 +26,11 @@ type result struct {
 func main() {
 	if len(os.Args) >= 3 && os.Args[1] == "baseline-server" {
 		// Re-executed as a do-nothing server: baseline-server ADDR [FILE].
-		baselineServer(os.Args[2], strings.Join(os.Args[3:], ""))
+		file := ""
+		if len(os.Args) > 3 {
+			file = os.Args[3]
+		}
+		baselineServer(os.Args[2], file)
 		return
 	}
 	all := []struct {
