@@ -25,7 +25,7 @@ const collectRounds = 3
 // by default).
 func collectThroughput() result {
 	table := tableHead
-	met, base := 0, 0.0
+	met, durableMet, base := 0, 0, 0.0
 	var ofDurable []string
 	for i := range collectRounds {
 		b := measure("/", 1, startBaseline)
@@ -33,6 +33,9 @@ func collectThroughput() result {
 		d := measure("/", 1, startDurableBaseline)
 		if q.rate()/b.rate() >= 0.5 {
 			met++
+		}
+		if d.rate()/b.rate() >= 0.5 {
+			durableMet++
 		}
 		base = b.rate()
 		ofDurable = append(ofDurable, fmt.Sprintf("%.2f", q.rate()/d.rate()))
@@ -46,7 +49,9 @@ func collectThroughput() result {
 			"appends each body to one file and answers after an fdatasync that covers it, one write and one fdatasync "+
 			"shared by the requests that arrived meanwhile, as quire's group commit; it parses nothing and counts "+
 			"nothing. Its rate is what is left of the do-nothing handler's once each answer waits for the disk, "+
-			"on this machine and at this concurrency, with no other work done.\n\n", strings.Join(ofDurable, ", "))
+			"on this machine and at this concurrency, with no other work done. It reached 0.5 of the do-nothing "+
+			"handler's rate in %d of %d rounds: in a round where it does not, the goal asks of quire, which also "+
+			"parses, validates, stores a row and counts, more than this handler does.\n\n", strings.Join(ofDurable, ", "), durableMet, collectRounds)
 	scale := "| quire instances on one PostgreSQL | requests | req/s | req/s per core | p50 ms | p99 ms | ratio to the last do-nothing round | failures | quire CPU µs/request | wrk CPU µs/request |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	for n := 1; n <= 3; n++ {
 		env, cleanup, err := databaseEnv("postgres", n)
