@@ -146,7 +146,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), keyCtx{}, key))
+		r = r.WithContext(quire.WithTenant(context.WithValue(r.Context(), keyCtx{}, key), key.ID))
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
