@@ -48,8 +48,8 @@
 // bitmaps, which a PDF cannot embed as a font); see DefaultFonts. Without a
 // drawn signature, the signature box shows the signer's typed name in Kristi
 // (fonts-kristi), a cursive face, or in the fonts above when Kristi lacks one
-// of its characters; see DefaultSignatureFont. They are
-// read from /usr/share/fonts by default; see Options. Fonts are parsed once
+// of its characters; see DefaultSignatureFont. All fonts are read from
+// /usr/share/fonts by default; see Options. Fonts are parsed once
 // per Renderer and shared read-only by concurrent renders; a missing font is
 // an error naming its package.
 //

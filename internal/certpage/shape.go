@@ -210,8 +210,9 @@ func (s *shaper) placeLine(l shaping.Line, runes []rune, scale float64) line {
 			}
 			if g.ClusterIndex != lastCluster {
 				lastCluster = g.ClusterIndex
-				text := slices.Clone(runes[g.ClusterIndex:min(g.ClusterIndex+g.RuneCount, len(runes))])
-				if rtl {
+				text := runes[g.ClusterIndex:min(g.ClusterIndex+g.RuneCount, len(runes))]
+				if rtl && len(text) > 1 {
+					text = slices.Clone(text)
 					slices.Reverse(text)
 				}
 				pg.text = string(text)
