@@ -94,7 +94,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("HEALTHCHECK %v: want quire health (the image has no curl)", hc)
 	}
 	run := strings.Join(d.last["RUN"], " ")
-	for _, pkg := range []string{"libreoffice-writer-nogui", "libreoffice-calc", "libreoffice-impress-nogui", "libjemalloc2", "fonts-crosextra-carlito", "fonts-wqy-zenhei", "fonts-noto-core", "fonts-symbola"} {
+	for _, pkg := range []string{"libreoffice-writer-nogui", "libreoffice-calc", "libreoffice-impress-nogui", "libjemalloc2", "fonts-crosextra-carlito", "fonts-wqy-zenhei", "fonts-noto-core", "fonts-symbola", "fonts-kristi"} {
 		if !strings.Contains(run, pkg) {
 			t.Errorf("the runtime stage does not install %s", pkg)
 		}

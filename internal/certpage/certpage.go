@@ -3,6 +3,7 @@ package certpage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,8 +64,12 @@ type Options struct {
 	// Fonts lists the fonts in fallback order: each character is drawn with
 	// the first font that has it. Empty means DefaultFonts(FontDir).
 	Fonts []FontFile
+	// SignatureFont is the face in which the signature box shows the
+	// signer's typed name when no drawn signature is given. An empty Path
+	// means DefaultSignatureFont(FontDir).
+	SignatureFont FontFile
 	// FontDir is where the default fonts are looked for; empty means
-	// DefaultFontDir. Unused when Fonts is set.
+	// DefaultFontDir. Unused for the fonts given.
 	FontDir string
 }
 
@@ -83,7 +88,13 @@ func NewRenderer(opts Options) (*Renderer, error) {
 	if len(files) == 0 {
 		files = DefaultFonts(opts.FontDir)
 	}
-	fonts, err := loadFonts(files)
+	sig := opts.SignatureFont
+	if sig.Path == "" {
+		sig = DefaultSignatureFont(opts.FontDir)
+	}
+	// The signature face comes last: the shaper and the document index
+	// fonts by their place in this list.
+	fonts, err := loadFonts(append(slices.Clone(files), sig))
 	if err != nil {
 		return nil, err
 	}

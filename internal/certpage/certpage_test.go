@@ -16,32 +16,50 @@ import (
 
 // scriptNames are signer names in each script the certificate must render.
 var scriptNames = map[string]string{
-	"latin":    "Zoë Ångström-Łukasz",
-	"cyrillic": "Анна Каренина",
-	"greek":    "Ελένη Παπαδοπούλου",
-	"chinese":  "王小明",
-	"japanese": "山田太郎",
-	"korean":   "김민수",
-	"arabic":   "محمد عبد الله",
-	"hebrew":   "דוד לוי",
+	"latin":      "Zoë Ångström-Łukasz",
+	"cyrillic":   "Анна Каренина",
+	"greek":      "Ελένη Παπαδοπούλου",
+	"chinese":    "王小明",
+	"japanese":   "山田太郎",
+	"korean":     "김민수",
+	"thai":       "สมชาย ใจดี ศรีสุข",
+	"devanagari": "राम प्रसाद शर्मा",
+	"arabic":     "محمد عبد الله",
+	"arabic2":    "علاء السلامي", // lam-alef ligatures: one glyph, two letters
+	"hebrew":     "דוד לוי",
 }
 
+// agreeingMutool are the scripts for which mupdf's text extraction, as a
+// second extractor, gives the name as written. mupdf 1.21 (Debian 12) reads
+// no /ActualText, so a Devanagari syllable whose glyphs do not map one to
+// one to its letters (र्मा: the reph is drawn after the consonant) loses
+// letters, and it gives right-to-left text in visual order, not as typed.
+var agreeingMutool = []string{"latin", "cyrillic", "greek", "chinese", "japanese", "korean", "thai"}
+
 // TestScripts renders a certificate for a name in each script, checks the
-// file with qpdf and checks what pdftotext extracts: the signer's name, and
-// every event's number, type and RFC 3339 time.
+// file with qpdf and checks what pdftotext extracts: the name, exactly as
+// written, as a line of its own in the signature box, the Name row, the
+// field_change value and a further audit-trail entry; and the certificate's
+// own text, every event's number, type and time.
 //
-// For Arabic and Hebrew, pdftotext (poppler 22.12) outputs the characters in
-// logical order, surrounded by U+202B RIGHT-TO-LEFT EMBEDDING and U+202C POP
-// DIRECTIONAL FORMATTING; the test removes those two marks and then requires
-// the name exactly as given (logical order, base letters: the Arabic glyphs
-// are contextual forms, but /ToUnicode maps them back to the letters typed).
+// Only whitespace is normalised: pdftotext infers spaces from the gaps
+// between glyphs and ends lines where the layout does, so runs of spaces
+// and line ends are made one space. For Arabic and Hebrew, pdftotext
+// (poppler 22.12) outputs the characters in logical order, surrounded by
+// U+202B RIGHT-TO-LEFT EMBEDDING and U+202C POP DIRECTIONAL FORMATTING,
+// which are removed: they mark the direction, not characters of the name.
 func TestScripts(t *testing.T) {
 	for script, name := range scriptNames {
 		t.Run(script, func(t *testing.T) {
 			d := sampleData(name)
+			d.Events = append(d.Events, Event{Type: "comment", Timestamp: t0, Data: map[string]any{"note": name}})
 			path, _, _ := renderFile(t, d, A4)
+			raw := run(t, "poppler-utils", "pdftotext", "-enc", "UTF-8", path, "-")
+			if n := countLines(raw, name); n != 4 {
+				t.Errorf("pdftotext gives the name %q as a line %d times, want 4 (signature box, Name, two events):\n%s", name, n, raw)
+			}
 			text := extractText(t, path)
-			want := append([]string{name, "Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of 1",
+			want := append([]string{"Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of 1",
 				"2025-03-04 05:06:07 UTC (Tuesday, 4 March 2025)", "2. field_change", "2025-03-04 05:04:07.25 UTC",
 				"X-Quire-Document-SHA256", "Operated by", "Acme Légal GmbH"},
 				eventsText(d.Events)...)
@@ -50,11 +68,26 @@ func TestScripts(t *testing.T) {
 					t.Errorf("pdftotext output lacks %q:\n%s", w, text)
 				}
 			}
-			if n := strings.Count(text, name); n < 2 {
-				t.Errorf("name %q found %d times, want it as signer and as field value", name, n)
+			if slices.Contains(agreeingMutool, script) {
+				out := run(t, "mupdf-tools", "mutool", "draw", "-q", "-F", "txt", path)
+				if n := countLines(out, name); n != 4 {
+					t.Errorf("mutool gives the name %q as a line %d times, want 4:\n%s", name, n, out)
+				}
 			}
 		})
 	}
+}
+
+// countLines counts the lines of extracted text that are s, once bidi marks
+// are removed and whitespace collapsed (see TestScripts).
+func countLines(text, s string) int {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if normalize(l) == s {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRightToLeftMarks pins what the comparison above relies on: pdftotext
@@ -153,7 +186,7 @@ func TestPageSizes(t *testing.T) {
 			if n, p := len(wantSize.FindAllString(info, -1)), pageCount(t, info); n != p || p == 0 {
 				t.Errorf("%d of %d pages have %q:\n%s", n, p, wantSize, info)
 			}
-			checkInside(t, path, tc.want, rect)
+			checkInside(t, path, tc.want, rect, d.Signer.Name)
 		})
 	}
 }
@@ -171,8 +204,8 @@ func pageCount(t testing.TB, info string) int {
 }
 
 // checkInside checks every word is within the page and none overlaps the
-// signature rectangle on the first page.
-func checkInside(t *testing.T, path string, size PageSize, rect [4]float64) {
+// signature rectangle on the first page but those of the typed name.
+func checkInside(t *testing.T, path string, size PageSize, rect [4]float64, typed string) {
 	t.Helper()
 	if rect[0] < 0 || rect[1] < 0 || rect[2] > size.Width || rect[3] > size.Height || rect[2] <= rect[0] || rect[3] <= rect[1] {
 		t.Errorf("signature rectangle %v is not inside the %vx%v page", rect, size.Width, size.Height)
@@ -186,7 +219,7 @@ func checkInside(t *testing.T, path string, size PageSize, rect [4]float64) {
 		}
 		// pdftotext measures from the top; the rectangle from the bottom.
 		top, bottom := size.Height-v[1], size.Height-v[3]
-		if v[2] > rect[0] && v[0] < rect[2] && top > rect[1] && bottom < rect[3] {
+		if v[2] > rect[0] && v[0] < rect[2] && top > rect[1] && bottom < rect[3] && !strings.Contains(typed, m[5]) {
 			t.Errorf("word %q at %v overlaps the signature rectangle %v", m[5], v, rect)
 		}
 	}
@@ -295,6 +328,58 @@ func TestSignatureImage(t *testing.T) {
 	}
 }
 
+// TestTypedSignature checks that without a drawn signature the signature box
+// shows the signer's name, as pdftotext reads the box, in the signature
+// face, embedded as a subset, when that face has every letter of the name,
+// and otherwise in the text fonts; and that a drawing takes its place.
+func TestTypedSignature(t *testing.T) {
+	for _, tc := range []struct {
+		name, font string
+	}{
+		{"Zoë Ångström", "Kristi"},
+		{"Jean-Pierre O'Brien", "Kristi"},
+		{scriptNames["devanagari"], "NotoSansDevanagari"},
+		{scriptNames["arabic"], "DejaVuSans"},
+		{"Łukasz Żak", "DejaVuSans"}, // Kristi stops at Latin-1: not one name in two styles
+		{strings.Repeat("Maximilian ", 18), "Kristi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := sampleData(tc.name)
+			path, _, rect := renderFile(t, d, A4)
+			want, _ := cleanText(tc.name, maxNameRunes)
+			if got := boxText(t, path, A4, rect); got != want {
+				t.Errorf("signature box holds %q, want %q", got, want)
+			}
+			fonts := run(t, "poppler-utils", "pdffonts", path)
+			kristi := regexp.MustCompile(`(?m)^[A-Z]{6}\+Kristi +CID TrueType +Identity-H +yes yes yes`).MatchString(fonts)
+			if kristi != (tc.font == "Kristi") || !strings.Contains(fonts, "+"+tc.font) {
+				t.Errorf("want the name in %s, embedded as a subset; pdffonts:\n%s", tc.font, fonts)
+			}
+		})
+	}
+	t.Run("drawn", func(t *testing.T) {
+		d := sampleData("Zoë Ångström")
+		d.Events = append(d.Events, Event{Type: "submit", Timestamp: t0, Data: map[string]any{"signature": signaturePNG(t, 400, 150)}})
+		path, _, rect := renderFile(t, d, A4)
+		if got := boxText(t, path, A4, rect); got != "" {
+			t.Errorf("signature box holds text %q beside the drawing", got)
+		}
+		if fonts := run(t, "poppler-utils", "pdffonts", path); strings.Contains(fonts, "Kristi") {
+			t.Errorf("the signature face is embedded though unused:\n%s", fonts)
+		}
+	})
+}
+
+// boxText is what pdftotext reads inside the signature rectangle of the
+// first page, normalised as in TestScripts.
+func boxText(t *testing.T, path string, size PageSize, rect [4]float64) string {
+	t.Helper()
+	// pdftotext crops in whole points from the top-left corner of the page.
+	x, y := int(math.Ceil(rect[0])), int(math.Ceil(size.Height-rect[3]))
+	w, h := int(rect[2]-rect[0])-1, int(rect[3]-rect[1])-1
+	return extractText(t, path, "-f", "1", "-l", "1", "-x", strconv.Itoa(x), "-y", strconv.Itoa(y), "-W", strconv.Itoa(w), "-H", strconv.Itoa(h))
+}
+
 // TestFontsSubsetAndSize checks the fonts are embedded subsets with a
 // /ToUnicode map and reports the file sizes: Latin only, and with CJK.
 func TestFontsSubsetAndSize(t *testing.T) {
@@ -338,7 +423,7 @@ func TestRasterize(t *testing.T) {
 	}
 	d := sampleData("محمد عبد الله")
 	d.Events = append(d.Events, Event{Type: "submit", Timestamp: t0, Data: map[string]any{"signature": signaturePNG(t, 400, 150)}})
-	for _, name := range []string{"latin", "cyrillic", "greek", "chinese", "japanese", "korean", "hebrew"} {
+	for _, name := range []string{"latin", "cyrillic", "greek", "chinese", "japanese", "korean", "thai", "devanagari", "hebrew"} {
 		d.Events = append(d.Events, Event{Type: "field_change", Timestamp: t0, Data: map[string]any{"fieldId": name, "value": scriptNames[name]}})
 	}
 	for _, tc := range []struct {
@@ -359,6 +444,10 @@ func TestMissingFont(t *testing.T) {
 	_, err := NewRenderer(Options{FontDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "install the Debian package fonts-dejavu-core") {
 		t.Errorf("got %v, want an error naming fonts-dejavu-core", err)
+	}
+	_, err = NewRenderer(Options{Fonts: DefaultFonts(""), SignatureFont: DefaultSignatureFont(t.TempDir())})
+	if err == nil || !strings.Contains(err.Error(), "install the Debian package fonts-kristi") {
+		t.Errorf("got %v, want an error naming fonts-kristi", err)
 	}
 	_, err = NewRenderer(Options{Fonts: []FontFile{{Path: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", Index: 3, Package: "fonts-dejavu-core"}}})
 	if err == nil || !strings.Contains(err.Error(), "index 3 does not exist") {

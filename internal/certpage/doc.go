@@ -1,7 +1,7 @@
 // Package certpage renders the certificate pages that quire appends to a
 // signed PDF: who signed, when, from where, the signing certificate, how to
 // verify, the request's metadata and the whole audit trail, with any drawn
-// signature shown as an image.
+// signature shown as an image, or else the signer's name typed.
 //
 // Pages returns the pages (content, and the resources they share: fonts and
 // images as objects) that the signer appends to the document it signs
@@ -24,9 +24,12 @@
 //     rule L2 of the Unicode bidi algorithm from the resolved embedding levels,
 //     so numbers and Latin words inside Arabic or Hebrew keep their place.
 //   - Glyphs are written by glyph id with Type0 fonts (Identity-H encoding,
-//     CIDFontType2 descendant, /CIDToGIDMap /Identity), and a /ToUnicode CMap
-//     maps each glyph back to the characters it stands for, in logical order,
-//     so pdftotext and copy-paste give the text as typed.
+//     CIDFontType2 descendant, /CIDToGIDMap /Identity), so that pdftotext and
+//     copy-paste give the text as typed, each shaped cluster says its
+//     characters: a /ToUnicode CMap maps a glyph that is a cluster alone to
+//     them, and any other cluster (an Indic syllable whose glyphs are
+//     reordered or merged, Thai marks, a glyph that stood for other
+//     characters before) is wrapped in marked content with /ActualText.
 //   - Fonts are subset here: only the glyphs drawn (plus the components of
 //     composite glyphs) are kept, renumbered in order of use, so one page of
 //     Latin text embeds a few kilobytes of font. Only TrueType (glyf) outlines
@@ -42,8 +45,11 @@
 // Hebrew, Arabic), Noto Sans for Thai and the Indic scripts (fonts-noto-core),
 // WenQuanYi Zen Hei (fonts-wqy-zenhei: Chinese, Japanese kana, Korean Hangul)
 // and Symbola (fonts-symbola: emoji, in outlines; colour emoji fonts are
-// bitmaps, which a PDF cannot embed as a font); see DefaultFonts. They are
-// read from /usr/share/fonts by default; see Options. Fonts are parsed once
+// bitmaps, which a PDF cannot embed as a font); see DefaultFonts. Without a
+// drawn signature, the signature box shows the signer's typed name in Kristi
+// (fonts-kristi), a cursive face, or in the fonts above when Kristi lacks one
+// of its characters; see DefaultSignatureFont. All fonts are read from
+// /usr/share/fonts by default; see Options. Fonts are parsed once
 // per Renderer and shared read-only by concurrent renders; a missing font is
 // an error naming its package.
 //

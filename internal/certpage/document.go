@@ -139,74 +139,127 @@ type textStyle struct {
 // /W) by half a thousandth of an em or more, the difference is written as a
 // TJ adjustment (smaller ones accumulate until they reach that), and a glyph
 // moved up or down (a mark) starts a new text matrix.
+//
+// Text extraction reads a glyph's characters from the font's /ToUnicode
+// CMap, which gives one text per glyph. That suffices for a cluster of one
+// glyph whose entry holds the cluster's characters. Any other cluster (a
+// Devanagari syllable drawn as a vowel sign placed before its consonant, a
+// Thai vowel and tone mark over a consonant, a glyph that earlier stood for
+// other characters) is wrapped in marked content whose /ActualText holds its
+// characters in logical order (ISO 32000-1 14.9.4), which extractors such as
+// pdftotext and mutool give instead of the glyphs' own text.
 func (p *page) text(d *document, ln line, x, y float64, st textStyle) {
 	if len(ln.glyphs) == 0 {
 		return
 	}
-	b := p.buf
+	w := textWriter{b: p.buf, d: d, x: x, y: y, st: st, curFont: -1}
 	if st.bold {
-		b = append(b, "q 2 Tr "...)
-		b = appendNum(b, st.size*0.035)
-		b = append(b, " w "...)
-		b = appendNum(b, st.gray)
-		b = append(b, " G "...)
+		w.b = append(w.b, "q 2 Tr "...)
+		w.b = appendNum(w.b, st.size*0.035)
+		w.b = append(w.b, " w "...)
+		w.b = appendNum(w.b, st.gray)
+		w.b = append(w.b, " G "...)
 	}
-	b = appendNum(b, st.gray)
-	b = append(b, " g BT\n"...)
-	curFont, segY, pen := -1, math.NaN(), 0.0
-	open, inHex := false, false
-	closeTJ := func() {
-		if inHex {
-			b = append(b, '>')
-			inHex = false
+	w.b = appendNum(w.b, st.gray)
+	w.b = append(w.b, " g BT\n"...)
+	for gs := ln.glyphs; len(gs) > 0; {
+		n := 1
+		for n < len(gs) && gs[n].text == "" {
+			n++
 		}
-		if open {
-			b = append(b, "] TJ\n"...)
-			open = false
-		}
+		w.cluster(gs[:n])
+		gs = gs[n:]
 	}
-	for _, g := range ln.glyphs {
-		gx, gy := x+g.x, y+g.y
-		if g.font != curFont {
-			closeTJ()
-			b = fmt.Appendf(b, "/F%d ", g.font)
-			b = appendNum(b, st.size)
-			b = append(b, " Tf\n"...)
-			curFont, segY = g.font, math.NaN()
-		}
-		if !open || gy != segY {
-			closeTJ()
-			b = append(b, "1 0 0 1 "...)
-			b = appendNum(b, gx)
-			b = append(b, ' ')
-			b = appendNum(b, gy)
-			b = append(b, " Tm ["...)
-			open, segY, pen = true, gy, gx
-		} else if adj := (pen - gx) * 1000 / st.size; math.Abs(adj) >= 0.5 {
-			if inHex {
-				b = append(b, '>')
-				inHex = false
-			}
-			b = append(b, ' ')
-			b = appendNum(b, adj)
-			b = append(b, ' ')
-			pen = gx
-		}
-		u := d.fonts[g.font]
-		cid := u.cid(g.gid, g.text)
-		if !inHex {
-			b = append(b, '<')
-			inHex = true
-		}
-		b = fmt.Appendf(b, "%04X", cid)
-		pen += float64(u.width(cid)) * st.size / 1000
-	}
-	closeTJ()
-	b = append(b, "ET\n"...)
+	w.closeTJ()
+	w.b = append(w.b, "ET\n"...)
 	if st.bold {
-		b = append(b, "Q\n"...)
+		w.b = append(w.b, "Q\n"...)
 	}
-	p.buf = b
+	p.buf = w.b
+}
+
+// textWriter writes the glyphs of one line inside BT ... ET, keeping track of
+// the open TJ array and where the viewer's pen is.
+type textWriter struct {
+	b           []byte
+	d           *document
+	x, y        float64
+	st          textStyle
+	curFont     int
+	segY, pen   float64
+	open, inHex bool
+}
+
+// cluster draws the glyphs of one cluster, with its characters as
+// /ActualText unless the /ToUnicode entry of its single glyph says them.
+func (w *textWriter) cluster(gs []placedGlyph) {
+	text := gs[0].text
+	if len(gs) == 1 {
+		u := w.d.fonts[gs[0].font]
+		if cid := u.cid(gs[0].gid, text); u.text[cid] == text {
+			w.glyph(gs[0], cid)
+			return
+		}
+	}
+	w.closeTJ()
+	w.b = append(w.b, "/Span <</ActualText <FEFF"...)
+	w.b = append(w.b, utf16Hex(text)...)
+	w.b = append(w.b, ">>> BDC\n"...)
+	for _, g := range gs {
+		u := w.d.fonts[g.font]
+		w.glyph(g, u.cid(g.gid, u.charOf(g.gid, text)))
+	}
+	w.closeTJ()
+	w.b = append(w.b, "EMC\n"...)
+}
+
+// glyph shows one glyph by its CID.
+func (w *textWriter) glyph(g placedGlyph, cid int) {
+	gx, gy := w.x+g.x, w.y+g.y
+	if g.font != w.curFont {
+		w.closeTJ()
+		w.b = fmt.Appendf(w.b, "/F%d ", g.font)
+		w.b = appendNum(w.b, w.st.size)
+		w.b = append(w.b, " Tf\n"...)
+		w.curFont = g.font
+	}
+	if !w.open || gy != w.segY {
+		w.closeTJ()
+		w.b = append(w.b, "1 0 0 1 "...)
+		w.b = appendNum(w.b, gx)
+		w.b = append(w.b, ' ')
+		w.b = appendNum(w.b, gy)
+		w.b = append(w.b, " Tm ["...)
+		w.open, w.segY, w.pen = true, gy, gx
+	} else if adj := (w.pen - gx) * 1000 / w.st.size; math.Abs(adj) >= 0.5 {
+		if w.inHex {
+			w.b = append(w.b, '>')
+			w.inHex = false
+		}
+		w.b = append(w.b, ' ')
+		w.b = appendNum(w.b, adj)
+		w.b = append(w.b, ' ')
+		w.pen = gx
+	}
+	if !w.inHex {
+		w.b = append(w.b, '<')
+		w.inHex = true
+	}
+	w.b = fmt.Appendf(w.b, "%04X", cid)
+	w.pen += float64(w.d.fonts[g.font].width(cid)) * w.st.size / 1000
+}
+
+// closeTJ ends the open TJ array, if any; the next glyph sets the text
+// matrix anew.
+func (w *textWriter) closeTJ() {
+	if w.inHex {
+		w.b = append(w.b, '>')
+		w.inHex = false
+	}
+	if w.open {
+		w.b = append(w.b, "] TJ\n"...)
+		w.open = false
+	}
 }
 
 // rect strokes a rectangle; dashed for the reserved signature area.
@@ -219,6 +272,15 @@ func (p *page) rect(x, y, w, h, gray, width float64, dashed bool) {
 	}
 	p.buf = append(appendNums(b, x, y, w, h), " re S Q\n"...)
 }
+
+// clip saves the graphics state and limits drawing to a rectangle, until
+// restore.
+func (p *page) clip(x, y, w, h float64) {
+	b := appendNums(append(p.buf, "q "...), x, y, w, h)
+	p.buf = append(b, " re W n\n"...)
+}
+
+func (p *page) restore() { p.buf = append(p.buf, "Q\n"...) }
 
 // rule draws a horizontal line.
 func (p *page) rule(x1, x2, y, gray, width float64) {

@@ -41,6 +41,20 @@ func (u *fontUse) cid(gid int, text string) int {
 	return c
 }
 
+// charOf returns the character of text that the font's cmap maps to glyph
+// gid, or "" when none does (a conjunct, a contextual form). It is the
+// /ToUnicode entry of a glyph first drawn within a cluster of several
+// glyphs: extractors that do not read /ActualText then still find the
+// characters that have glyphs of their own.
+func (u *fontUse) charOf(gid int, text string) string {
+	for _, r := range text {
+		if g, ok := u.lf.font.NominalGlyph(r); ok && int(g) == gid {
+			return string(r)
+		}
+	}
+	return ""
+}
+
 // used reports whether any glyph besides .notdef is drawn with the font.
 func (u *fontUse) used() bool { return len(u.order) > 1 }
 

@@ -55,6 +55,18 @@ func DefaultFonts(dir string) []FontFile {
 		FontFile{Path: filepath.Join(dir, "truetype/ancient-scripts/Symbola_hint.ttf"), Package: "fonts-symbola"})
 }
 
+// DefaultSignatureFont returns the face of typed signatures, under dir
+// (DefaultFontDir when empty): Kristi (fonts-kristi, SIL Open Font License
+// 1.1, which allows embedding), a felt-tip cursive hand with TrueType
+// outlines covering Latin-1; names it lacks a character of are shown in the
+// text fonts.
+func DefaultSignatureFont(dir string) FontFile {
+	if dir == "" {
+		dir = DefaultFontDir
+	}
+	return FontFile{Path: filepath.Join(dir, "truetype/kristi/Kristi.ttf"), Package: "fonts-kristi"}
+}
+
 // notoScripts are the Noto Sans fonts of DefaultFonts, by script.
 var notoScripts = []string{"Thai", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala"}
 

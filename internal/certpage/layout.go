@@ -216,9 +216,10 @@ func (l *layout) note(text string) {
 
 // signatureBox reserves the area where the caller may place a visible
 // signature widget, marks it with a dashed frame and draws in it the
-// signature as the signer drew it, if the audit trail holds one; a caption
-// under it says when the document was signed. The box shrinks rather than
-// move to a second page, so the rectangle is always on the first page.
+// signature as the signer drew it, if the audit trail holds one, or else the
+// signer's typed name in the signature face; a caption under it says when
+// the document was signed. The box shrinks rather than move to a second
+// page, so the rectangle is always on the first page.
 func (l *layout) signatureBox(d Data) {
 	m := l.m
 	w := min(m.valueW, 22*m.fs)
@@ -234,7 +235,10 @@ func (l *layout) signatureBox(d Data) {
 	x, y := m.valueX, l.top-h
 	l.pg.rect(x, y, w, h, 0.6, 0.5, true)
 	l.sigRect = [4]float64{x, y, x + w, y + h}
-	l.drawnSignature(d.Events, x, y, w, h)
+	if pad := 0.3 * m.fs; w > 2*pad && h > 2*pad && !l.drawnSignature(d.Events, x+pad, y+pad, w-2*pad, h-2*pad) {
+		name, _ := cleanText(d.Signer.Name, maxNameRunes)
+		l.typedSignature(name, x+pad, y+pad, w-2*pad, h-2*pad)
+	}
 	l.top = y - 0.2*m.lh
 	if !d.SignedAt.IsZero() {
 		l.drawLines(l.sh.lines("Signed electronically at "+d.SignedAt.UTC().Format(secondsUTC), l.small().size, m.valueW), x, l.small())
@@ -243,14 +247,9 @@ func (l *layout) signatureBox(d Data) {
 }
 
 // drawnSignature draws the last image of the listed events that can be
-// shown, the signature as the signer drew it last, centred in the box and
-// scaled to fit.
-func (l *layout) drawnSignature(events []Event, x, y, w, h float64) {
-	pad := 0.3 * l.m.fs
-	availW, availH := w-2*pad, h-2*pad
-	if availW <= 0 || availH <= 0 {
-		return
-	}
+// shown, the signature as the signer drew it last, centred in the area and
+// scaled to fit. It reports whether there was one.
+func (l *layout) drawnSignature(events []Event, x, y, w, h float64) bool {
 	for i := min(len(events), maxEvents) - 1; i >= 0; i-- {
 		rows, _ := flattenData(events[i].Data, nil)
 		for j := len(rows) - 1; j >= 0; j-- {
@@ -261,12 +260,39 @@ func (l *layout) drawnSignature(events []Event, x, y, w, h float64) {
 			if err != nil { // the audit trail says why, where it lists the image
 				continue
 			}
-			scale := min(availW/float64(img.width), availH/float64(img.height), 1)
+			scale := min(w/float64(img.width), h/float64(img.height), 1)
 			iw, ih := float64(img.width)*scale, float64(img.height)*scale
 			l.pg.image(img, x+(w-iw)/2, y+(h-ih)/2, iw, ih)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// typedSignature writes the signer's name in the signature face, centred in
+// the area, on one line as large as fits up to half the area's height, or
+// else on several lines, smaller. What still does not fit is cut off at the
+// area's edge: the name is shown in full in the Signer section.
+func (l *layout) typedSignature(name string, x, y, w, h float64) {
+	floor := l.m.fs * 0.5
+	var lines []line
+	size := h / 2
+	for ; ; size = max(size*0.85, floor) {
+		lines = l.sh.signatureLines(name, size, w)
+		fits := float64(len(lines))*lineHeight(textStyle{size: size}) <= h && widest(lines) <= w
+		if fits && (len(lines) == 1 || size <= h/4) || size == floor {
+			break
+		}
+	}
+	lh := lineHeight(textStyle{size: size})
+	lines = lines[:min(len(lines), max(int(h/lh), 1))]
+	top := y + h - (h-float64(len(lines))*lh)/2
+	st := textStyle{size: size, gray: 0.1}
+	l.pg.clip(x, y, w, h)
+	for i, ln := range lines {
+		l.pg.text(l.doc, ln, x+(w-ln.width)/2, top-float64(i)*lh-size, st)
+	}
+	l.pg.restore()
 }
 
 // auditTrail lists the events in order, within the event and text limits.

@@ -16,7 +16,10 @@ type placedGlyph struct {
 	font int     // index into the renderer's fonts
 	gid  int     // glyph id in the original font
 	x, y float64 // pen position plus the shaper's offset, from the line's origin, in points
-	text string  // the characters this glyph stands for (first glyph of a cluster only), for /ToUnicode
+	// text is set on the first glyph of each cluster only: the characters,
+	// in logical order, that the cluster's glyphs stand for together. The
+	// glyphs of a cluster are consecutive.
+	text string
 }
 
 // line is one line of shaped text, its glyphs in visual (left to right) order.
@@ -33,21 +36,26 @@ type line struct {
 // OpenType shaping (HarfBuzz port) and line breaking (UAX #14). Its state is
 // not safe for concurrent use; renders take one from a pool.
 type shaper struct {
-	faces faceMap
-	hb    shaping.HarfbuzzShaper
-	seg   shaping.Segmenter
-	wrap  shaping.LineWrapper
-	bidi  bidi.Paragraph
-	outs  []shaping.Output
-	level []bidi.Level // embedding level of each rune of the current paragraph
+	faces     []*font.Face // by font index, as in the renderer
+	fallback  faceMap      // the text fonts, in fallback order
+	signature faceMap      // the signature face alone
+	hb        shaping.HarfbuzzShaper
+	seg       shaping.Segmenter
+	wrap      shaping.LineWrapper
+	bidi      bidi.Paragraph
+	outs      []shaping.Output
+	level     []bidi.Level // embedding level of each rune of the current paragraph
 }
 
+// newShaper takes the renderer's fonts: the text fonts in fallback order,
+// then the signature face.
 func newShaper(fonts []*loadedFont) *shaper {
-	faces := make(faceMap, len(fonts))
+	faces := make([]*font.Face, len(fonts))
 	for i, f := range fonts {
 		faces[i] = font.NewFace(f.font)
 	}
-	return &shaper{faces: faces}
+	n := len(faces) - 1
+	return &shaper{faces: faces, fallback: faces[:n], signature: faces[n:]}
 }
 
 // faceMap picks, for each character, the first font that has a glyph for it:
@@ -64,8 +72,15 @@ func (m faceMap) ResolveFace(r rune) *font.Face {
 	return m[0]
 }
 
-func (m faceMap) index(f *font.Face) int {
-	return max(slices.Index(m, f), 0)
+// covers reports whether the first font has every character of text that
+// is drawn: spaces need no glyph.
+func (m faceMap) covers(text string) bool {
+	for _, r := range text {
+		if _, ok := m[0].NominalGlyph(r); !ok && !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // lines shapes text at size points and breaks it into lines no wider than
@@ -74,6 +89,20 @@ func (m faceMap) index(f *font.Face) int {
 // and its lines are aligned right, while its embedded numbers and Latin words
 // keep their own order (Unicode bidi algorithm).
 func (s *shaper) lines(text string, size, width float64) []line {
+	return s.linesIn(s.fallback, text, size, width)
+}
+
+// signatureLines lays out a typed signature as lines does, in the signature
+// face when it has every character of text; otherwise, rather than mix two
+// styles in one name, in the text fonts.
+func (s *shaper) signatureLines(text string, size, width float64) []line {
+	if s.signature.covers(text) {
+		return s.linesIn(s.signature, text, size, width)
+	}
+	return s.lines(text, size, width)
+}
+
+func (s *shaper) linesIn(faces faceMap, text string, size, width float64) []line {
 	runes := []rune(text)
 	if len(runes) == 0 {
 		return nil
@@ -85,7 +114,7 @@ func (s *shaper) lines(text string, size, width float64) []line {
 		RunEnd:    len(runes),
 		Direction: dir,
 		Size:      fixed.I(shapeSize),
-	}, s.faces)
+	}, faces)
 	s.outs = s.outs[:0]
 	for _, in := range inputs {
 		s.shapeByLevel(in)
@@ -97,18 +126,25 @@ func (s *shaper) lines(text string, size, width float64) []line {
 	cfg := shaping.WrapConfig{Direction: dir, BreakPolicy: shaping.WhenNecessary, DisableTrailingWhitespaceTrim: true}
 	wrapped, _ := s.wrap.WrapParagraphF(cfg, toFixed(width*shapeSize/size), runes, shaping.NewSliceIterator(s.outs))
 	out := make([]line, 0, len(wrapped))
-	widest := 0.0
 	for _, l := range wrapped {
-		ln := s.placeLine(l, runes, size/shapeSize)
-		widest = max(widest, ln.width)
-		out = append(out, ln)
+		out = append(out, s.placeLine(l, runes, size/shapeSize))
 	}
 	if dir.Progression() == di.TowardTopLeft {
+		w := widest(out)
 		for i := range out {
-			out[i].indent = widest - out[i].width
+			out[i].indent = w - out[i].width
 		}
 	}
 	return out
+}
+
+// widest is the width of the widest line.
+func widest(lines []line) float64 {
+	w := 0.0
+	for _, ln := range lines {
+		w = max(w, ln.width)
+	}
+	return w
 }
 
 // resolveLevels runs the Unicode bidi algorithm on the paragraph and keeps
@@ -150,8 +186,11 @@ func (s *shaper) shapeByLevel(in shaping.Input) {
 
 // placeLine puts a wrapped line's runs in visual order and gives each glyph
 // its position. The first glyph of each cluster carries the cluster's
-// characters (in logical order) for text extraction; for a ligature such as
-// Arabic lam-alef that is two characters for one glyph.
+// characters for text extraction; for a ligature such as Arabic lam-alef
+// that is two characters for one glyph. In a right-to-left run they are
+// given in visual order: extractors (poppler's pdftotext) spread a glyph's
+// characters over its width from left to right and then read right-to-left
+// text from right to left, which gives back the order as typed.
 func (s *shaper) placeLine(l shaping.Line, runes []rune, scale float64) line {
 	runs := slices.Clone(l)
 	slices.SortFunc(runs, func(a, b shaping.Output) int { return a.Runes.Offset - b.Runes.Offset })
@@ -159,7 +198,8 @@ func (s *shaper) placeLine(l shaping.Line, runes []rune, scale float64) line {
 	var out line
 	var pen fixed.Int26_6
 	for _, run := range runs {
-		fi := s.faces.index(run.Face)
+		fi := max(slices.Index(s.faces, run.Face), 0)
+		rtl := run.Direction.Progression() == di.TowardTopLeft
 		lastCluster := -1
 		for _, g := range run.Glyphs {
 			pg := placedGlyph{
@@ -170,8 +210,12 @@ func (s *shaper) placeLine(l shaping.Line, runes []rune, scale float64) line {
 			}
 			if g.ClusterIndex != lastCluster {
 				lastCluster = g.ClusterIndex
-				end := min(g.ClusterIndex+g.RuneCount, len(runes))
-				pg.text = string(runes[g.ClusterIndex:end])
+				text := runes[g.ClusterIndex:min(g.ClusterIndex+g.RuneCount, len(runes))]
+				if rtl && len(text) > 1 {
+					text = slices.Clone(text)
+					slices.Reverse(text)
+				}
+				pg.text = string(text)
 			}
 			out.glyphs = append(out.glyphs, pg)
 			pen += g.Advance
