@@ -118,6 +118,15 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
+// TSAStates is the state of each time-stamp authority, for GET
+// /v1/health; nil without a list of authorities.
+func (s *Service) TSAStates() []pdfsign.TSAState {
+	if l, ok := s.opt.Timestamper.(*pdfsign.TSAList); ok {
+		return l.States()
+	}
+	return nil
+}
+
 // Result is a signed document and what its caller is told about it.
 type Result struct {
 	PDF     []byte
@@ -348,6 +357,18 @@ func (s *Service) documentError(err error) error {
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read, even after an attempt to repair its structure.")
 	case errors.Is(err, pdf.ErrTooLarge):
 		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
+	case errors.Is(err, pdfsign.ErrTSAUnavailable):
+		s.opt.Logger.Warn("signing: no time-stamp authority answered", "err", err)
+		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
+			Message: "No time-stamp authority answered; the document was not signed. Try again later."}
+	case errors.Is(err, pdfsign.ErrKeyUnavailable):
+		s.opt.Logger.Error("signing: the signing key's token failed", "err", err)
+		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
+			Message: "The signing key's token is unavailable; the document was not signed. Try again later."}
 	}
 	return err
 }
+
+// dependencyRetryAfter is the wait suggested when a time-stamp authority
+// or the signing key's token is down.
+const dependencyRetryAfter = 30 * time.Second
