@@ -64,7 +64,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)
 		h.Checks["database"] = "unreachable"
-		qe = &quire.Error{Code: quire.CodeUnavailable, Message: "The database is unreachable.", RetryAfter: 5 * time.Second}
+		qe = errDatabaseDown
 	}
 	if qe == nil {
 		writeJSON(w, http.StatusOK, h)

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/pkcs11"
-
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign/softhsmtest"
@@ -119,7 +117,7 @@ func TestTokenFailureIsUnavailable(t *testing.T) {
 	if _, _, err := signBytes(context.Background(), doc, id, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	closeAllSessions(t, tok)
+	softhsmtest.CloseAllSessions(t, tok)
 	_, _, err := signBytes(context.Background(), doc, id, Options{})
 	if !errors.Is(err, ErrKeyUnavailable) {
 		t.Fatalf("with the sessions closed: %v, want ErrKeyUnavailable", err)
@@ -127,29 +125,5 @@ func TestTokenFailureIsUnavailable(t *testing.T) {
 	// The token is there again: the next signature reconnects.
 	if _, _, err := signBytes(context.Background(), doc, id, Options{}); err != nil {
 		t.Fatalf("after the failure: %v", err)
-	}
-}
-
-// closeAllSessions closes, through the PKCS#11 module itself, every session
-// this process has with tok: as when the token is pulled out, the
-// sessions quire holds are gone.
-func closeAllSessions(t *testing.T, tok softhsmtest.Token) {
-	t.Helper()
-	p := pkcs11.New(tok.Module)
-	if p == nil {
-		t.Fatal("cannot load the PKCS#11 module")
-	}
-	defer p.Destroy()
-	if err := p.Initialize(); err != nil && !errors.Is(err, pkcs11.Error(pkcs11.CKR_CRYPTOKI_ALREADY_INITIALIZED)) {
-		t.Fatal(err)
-	}
-	slots, err := p.GetSlotList(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range slots {
-		if err := p.CloseAllSessions(s); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

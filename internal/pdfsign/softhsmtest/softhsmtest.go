@@ -3,10 +3,13 @@
 package softhsmtest
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/miekg/pkcs11"
 )
 
 // Module is where Debian's softhsm2 installs its PKCS#11 module.
@@ -43,4 +46,28 @@ func New(t testing.TB, label string) Token {
 		t.Fatalf("softhsm2-util --init-token (apt-get install softhsm2): %v\n%s", err, out)
 	}
 	return tok
+}
+
+// CloseAllSessions closes, through the PKCS#11 module itself, every
+// session this process has with the tokens of tok's module: as when the
+// token is pulled out, the sessions and the login quire holds are gone.
+func CloseAllSessions(t testing.TB, tok Token) {
+	t.Helper()
+	p := pkcs11.New(tok.Module)
+	if p == nil {
+		t.Fatal("cannot load the PKCS#11 module")
+	}
+	defer p.Destroy()
+	if err := p.Initialize(); err != nil && !errors.Is(err, pkcs11.Error(pkcs11.CKR_CRYPTOKI_ALREADY_INITIALIZED)) {
+		t.Fatal(err)
+	}
+	slots, err := p.GetSlotList(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range slots {
+		if err := p.CloseAllSessions(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
