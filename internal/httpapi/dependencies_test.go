@@ -171,4 +171,3 @@ func (p *proxy) cut() {
 	}
 	p.conn = nil
 }
-

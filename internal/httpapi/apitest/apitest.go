@@ -55,8 +55,9 @@ type Config struct {
 	ConvertWorkers int
 	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
 	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
-	Identity       *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
-	Timestamper    pdfsign.Timestamper // nil: signatures without time-stamps
+
+	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
+	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
