@@ -62,6 +62,8 @@ func TestSignWithTokenKey(t *testing.T) {
 		t.Errorf("message %q does not name the token", b.Message)
 	}
 	signedPDF(t, e.signPDF(key, signBody(inline(pdftest.OnePage("Service agreement"))))) // and back
+	softhsmtest.CloseAllSessions(t, tok)
+	e.get("/v1/ca/"+want.CAID+"/crl").unavailable(t, "ENGINE_UNAVAILABLE") // the CA's key is in the token too
 }
 
 func TestSignWhenTSAsFail(t *testing.T) {

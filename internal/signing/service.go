@@ -140,7 +140,8 @@ func (s *Service) CRL(caID string) ([]byte, error) {
 	if caID != s.id.CAID() || caID == "" {
 		return nil, errUnknownCA(caID)
 	}
-	return s.id.CRL(s.opt.Now())
+	crl, err := s.id.CRL(s.opt.Now()) // signed in the token when the CA's key is there
+	return crl, s.dependencyError(err)
 }
 
 // CACertificate is the certificate (DER) of quire's own CA named caID.
@@ -357,6 +358,14 @@ func (s *Service) documentError(err error) error {
 		return quire.Errorf(quire.CodeUnprocessable, "The PDF cannot be read, even after an attempt to repair its structure.")
 	case errors.Is(err, pdf.ErrTooLarge):
 		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
+	}
+	return s.dependencyError(err)
+}
+
+// dependencyError turns the failure of a time-stamp authority or of the
+// signing key's token into 503 ENGINE_UNAVAILABLE; other errors pass.
+func (s *Service) dependencyError(err error) error {
+	switch {
 	case errors.Is(err, pdfsign.ErrTSAUnavailable):
 		s.opt.Logger.Warn("signing: no time-stamp authority answered", "err", err)
 		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
@@ -364,7 +373,7 @@ func (s *Service) documentError(err error) error {
 	case errors.Is(err, pdfsign.ErrKeyUnavailable):
 		s.opt.Logger.Error("signing: the signing key's token failed", "err", err)
 		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
-			Message: "The signing key's token is unavailable; the document was not signed. Try again later."}
+			Message: "The signing key's token is unavailable; nothing was signed. Try again later."}
 	}
 	return err
 }
