@@ -77,7 +77,7 @@ func (t *token) identity(src KeySource) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := t.keyPair(c, src.Token.Key)
+	key, err := t.keyPair(c, src.Token.Key, true)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +88,18 @@ func (t *token) identity(src KeySource) (*Identity, error) {
 		}
 		return newIdentity(key, certs[0], certs[1:])
 	}
-	ca, err := t.authority(c, src)
+	stored, err := c.FindCertificate(key.id, nil, nil)
 	if err != nil {
 		return nil, err
+	}
+	ca, err := t.authority(c, src, stored == nil)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil && (ca == nil || stored.CheckSignatureFrom(ca.cert) != nil) {
+		// A certificate put in the token by its operator: its chain
+		// is not in the token (QUIRE_SIGNING_CERT can bring it).
+		return newIdentity(key, stored, nil)
 	}
 	cert, err := t.certificate(c, key, src.Token.Key, func() (*x509.Certificate, error) {
 		tmpl := signingTemplate(orgName(src.Organization), installID(key), time.Now().Add(-time.Hour), src.PublicURL, ca.cert)
@@ -108,10 +117,11 @@ func (t *token) identity(src KeySource) (*Identity, error) {
 }
 
 // authority returns the CA of the token: its key pair labelled
-// caLabel(key) and its self-signed certificate, both made on first use.
-func (t *token) authority(c *crypto11.Context, src KeySource) (*authority, error) {
-	key, err := t.keyPair(c, caLabel(src.Token.Key))
-	if err != nil {
+// caLabel(key) and its self-signed certificate, both made on first use
+// when create is set; otherwise nil when there is none.
+func (t *token) authority(c *crypto11.Context, src KeySource, create bool) (*authority, error) {
+	key, err := t.keyPair(c, caLabel(src.Token.Key), create)
+	if err != nil || key == nil {
 		return nil, err
 	}
 	cert, err := t.certificate(c, key, caLabel(src.Token.Key), func() (*x509.Certificate, error) {
@@ -141,15 +151,18 @@ func (t *token) certificate(c *crypto11.Context, key *tokenKey, label string, is
 }
 
 // keyPair finds the key pair labelled label, generating it (ECDSA P-256,
-// see LoadIdentity) when the token has none. Should the token hold
+// see LoadIdentity) when the token has none and create is set (otherwise
+// it returns nil). Should the token hold
 // several (made by hand, or by instances that did not share a lock),
 // the one with the smallest CKA_ID is used: the same for every instance.
-func (t *token) keyPair(c *crypto11.Context, label string) (*tokenKey, error) {
+func (t *token) keyPair(c *crypto11.Context, label string, create bool) (*tokenKey, error) {
 	pairs, err := c.FindKeyPairs(nil, []byte(label))
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if len(pairs) == 0 {
+	case len(pairs) == 0 && !create:
+		return nil, nil
+	case len(pairs) == 0:
 		id := make([]byte, 16)
 		if _, err := rand.Read(id); err != nil {
 			return nil, err
