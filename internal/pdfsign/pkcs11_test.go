@@ -2,6 +2,9 @@ package pdfsign
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -9,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ThalesGroup/crypto11"
 
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
@@ -125,5 +130,40 @@ func TestTokenFailureIsUnavailable(t *testing.T) {
 	// The token is there again: the next signature reconnects.
 	if _, _, err := signBytes(context.Background(), doc, id, Options{}); err != nil {
 		t.Fatalf("after the failure: %v", err)
+	}
+}
+
+func TestTokenOperatorCertificate(t *testing.T) {
+	tok := softhsmtest.New(t, "quire-operator")
+	// The operator's key pair and certificate, put in the token with its tools.
+	c, err := crypto11.Configure(&crypto11.Config{Path: tok.Module, TokenLabel: tok.Label, Pin: tok.PIN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := c.GenerateECDSAKeyPairWithLabel([]byte{1, 2, 3}, []byte("operator"), elliptic.P256())
+	if err != nil {
+		t.Fatal(err)
+	}
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Now()
+	ca, err := createCert(caTemplate("Operator", "ca", now), &caKey.PublicKey, nil, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := createCert(signingTemplate("Operator", "signer", now, "", ca), pair.Public(), ca, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportCertificateWithLabel([]byte{1, 2, 3}, []byte("operator"), cert); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	id := loadTokenIdentity(t, tokenSource(tok, "operator", t.TempDir()))
+	if !id.Certificate.Equal(cert) || len(id.Chain) != 0 || id.CAID() != "" {
+		t.Fatalf("identity: %s, chain %d, CA %q; want the operator's certificate alone", id.Certificate.Subject, len(id.Chain), id.CAID())
+	}
+	if _, _, err := signBytes(context.Background(), pdftest.Generated(1, false, 0), id, Options{}); err != nil {
+		t.Fatal(err)
 	}
 }
