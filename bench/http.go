@@ -127,10 +127,11 @@ func quireBinary() string {
 	return bin
 }
 
-// createKey issues a key with the operator CLI, the way an operator would.
-func createKey(data string) string {
+// createKey issues a key with the operator CLI, the way an operator would,
+// with the settings env beside the data directory.
+func createKey(data string, env ...string) string {
 	cmd := exec.Command(quireBinary(), "keys", "create", "--email", "bench@example.com")
-	cmd.Env = append(os.Environ(), "QUIRE_DATA_DIR="+data)
+	cmd.Env = append(append(os.Environ(), "QUIRE_DATA_DIR="+data), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		panic(fmt.Sprintf("keys create: %v", err))

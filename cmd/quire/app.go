@@ -37,6 +37,7 @@ type app struct {
 	auth      *auth.Service
 	telemetry *telemetry.Service
 	signing   *signing.Service
+	identity  *pdfsign.Identity // closed with the app: it may hold a token's session
 	annotate  *annotate.Service
 	limiter   *ratelimit.Limiter // rate limits of the pages (admin login)
 }
@@ -67,10 +68,16 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, fmt.Errorf("mail: %w", err)
 	}
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: cfg.DataDir, PKCS12File: cfg.SigningP12,
-		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg, PublicURL: cfg.PublicURL})
+		PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg, PublicURL: cfg.PublicURL,
+		Token: signingToken(ctx, cfg, db)})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			id.Close()
+		}
+	}()
 	level, err := cfg.Level()
 	if err != nil {
 		return nil, err
@@ -80,7 +87,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	sign := signing.New(id, db, conv, signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: log,
-		Timestamper: timestamper(cfg.TSAURL), Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
+		Timestamper: timestamper(cfg), Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
 		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate}})
 	if err := sign.Publish(ctx); err != nil {
 		return nil, err
@@ -90,7 +97,7 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, annotate: fill, limiter: ratelimit.New(db, secret, time.Now),
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, identity: id, annotate: fill, limiter: ratelimit.New(db, secret, time.Now),
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,
@@ -115,12 +122,24 @@ func newAnnotate(cfg *config.Config, log *slog.Logger, conv signing.Converter) (
 	return annotate.NewService(engine, conv, int64(cfg.AnnotateMaxBytes), log), nil
 }
 
-// timestamper is the RFC 3161 client of QUIRE_TSA_URL, or nil.
-func timestamper(url string) pdfsign.Timestamper {
-	if url == "" {
+// signingToken is the PKCS#11 token of QUIRE_SIGNING_PKCS11_*, or nil.
+// Instances sharing the database set up the key in the token one at a time.
+func signingToken(ctx context.Context, cfg *config.Config, db *store.DB) *pdfsign.Token {
+	if cfg.PKCS11Module == "" {
 		return nil
 	}
-	return &pdfsign.TSAClient{URL: url}
+	return &pdfsign.Token{Module: cfg.PKCS11Module, Label: cfg.PKCS11Token, PIN: cfg.PKCS11PIN, Key: cfg.PKCS11Key,
+		Exclusive: func(fn func() error) error { return db.Exclusive(ctx, fn) }}
+}
+
+// timestamper asks the time-stamp authorities of QUIRE_TSA_URL in order;
+// nil when there are none.
+func timestamper(cfg *config.Config) pdfsign.Timestamper {
+	urls := pdfsign.SplitTSAURLs(cfg.TSAURL)
+	if len(urls) == 0 {
+		return nil
+	}
+	return pdfsign.NewTSAList(urls, cfg.TSATimeout)
 }
 
 // loadRoots reads the PEM certificates of file (QUIRE_TSA_CA_FILE), or
@@ -144,9 +163,11 @@ func loadRoots(file string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// Close commits the telemetry still queued, then closes the database.
+// Close commits the telemetry still queued, then closes the database and
+// the signing key's token.
 func (a *app) Close() error {
 	a.telemetry.Close()
+	a.identity.Close()
 	return a.db.Close()
 }
 

@@ -48,7 +48,7 @@ func dataDirParts(cfg *config.Config) []string {
 	if cfg.Secret == "" {
 		parts = append(parts, "secret")
 	}
-	if cfg.SigningP12 == "" && cfg.SigningCert == "" {
+	if cfg.SigningP12 == "" && cfg.SigningCert == "" && cfg.PKCS11Module == "" { // a token's identity is in the token
 		parts = append(parts, "signing")
 	}
 	return parts

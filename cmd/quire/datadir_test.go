@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/config"
 )
 
 // TestCommandsRefuseAMissingDataDir: every command but serve and init
@@ -76,4 +79,14 @@ func dirNames(entries []os.DirEntry) string {
 		names = append(names, e.Name())
 	}
 	return strings.Join(names, ",")
+}
+
+// A data directory whose signing key is in a token has no signing/: the
+// commands must not refuse it for that.
+func TestDataDirWithTokenNeedsNoSigningDir(t *testing.T) {
+	cfg := config.Default()
+	cfg.PKCS11Module = "/usr/lib/softhsm/libsofthsm2.so"
+	if parts := dataDirParts(&cfg); slices.Contains(parts, "signing") {
+		t.Errorf("parts %q", parts)
+	}
 }

@@ -74,6 +74,11 @@ type Config struct {
 	SigningCert        string
 	SigningKey         string
 	TSAURL             string
+	TSATimeout         time.Duration
+	PKCS11Module       string
+	PKCS11Token        string
+	PKCS11PIN          string
+	PKCS11Key          string
 	SigningOrg         string
 	TSACAFile          string
 	SignLevel          string
@@ -157,7 +162,12 @@ func (c *Config) Settings() []Setting {
 		{"signing-cert", "QUIRE_SIGNING_CERT", "PEM file with the signing certificate followed by its chain (with QUIRE_SIGNING_KEY)", (*stringValue)(&c.SigningCert), false},
 		{"signing-key", "QUIRE_SIGNING_KEY", "PEM file with the signing private key (PKCS#8, EC or RSA)", (*stringValue)(&c.SigningKey), false},
 		{"signing-org", "QUIRE_SIGNING_ORG", "organisation operating the service (at most 64 characters): the O= of the signing certificates generated on first start, and named on certificate pages; empty: quire in generated certificates, not named on pages", (*stringValue)(&c.SigningOrg), false},
-		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authority; set: signatures get a time-stamp and long-term validation data (PAdES B-LT, see QUIRE_SIGN_LEVEL)", (*stringValue)(&c.TSAURL), false},
+		{"tsa-url", "QUIRE_TSA_URL", "RFC 3161 time-stamp authorities, separated by commas or spaces, asked in order until one answers (none answers: 503 ENGINE_UNAVAILABLE); set: signatures get a time-stamp and long-term validation data (PAdES B-LT, see QUIRE_SIGN_LEVEL)", (*stringValue)(&c.TSAURL), false},
+		{"tsa-timeout", "QUIRE_TSA_TIMEOUT", "longest wait for one time-stamp authority before the next one is asked", (*durationValue)(&c.TSATimeout), false},
+		{"signing-pkcs11-module", "QUIRE_SIGNING_PKCS11_MODULE", "PKCS#11 module (shared library) of the token holding the signing key, e.g. /usr/lib/softhsm/libsofthsm2.so; set: the key is used in the token and never leaves it", (*stringValue)(&c.PKCS11Module), false},
+		{"signing-pkcs11-token", "QUIRE_SIGNING_PKCS11_TOKEN", "label of the PKCS#11 token holding the signing key", (*stringValue)(&c.PKCS11Token), false},
+		{"signing-pkcs11-pin", "QUIRE_SIGNING_PKCS11_PIN", "user PIN of the PKCS#11 token", (*secretValue)(&c.PKCS11PIN), true},
+		{"signing-pkcs11-key", "QUIRE_SIGNING_PKCS11_KEY", "label of the signing key pair in the token; its certificate is the token's (same label or CKA_ID) or QUIRE_SIGNING_CERT; with neither, the key pair and a CA (label KEY-ca) are generated in the token on first start and the certificates stored there", (*stringValue)(&c.PKCS11Key), false},
 		{"tsa-ca-file", "QUIRE_TSA_CA_FILE", "PEM file of the root certificates whose time-stamps /v1/verify relies on to accept a signature whose certificate has expired since (long-term validation); empty: the system's roots", (*stringValue)(&c.TSACAFile), false},
 		{"sign-level", "QUIRE_SIGN_LEVEL", "PAdES level of signatures: B-B, B-T (time-stamp), B-LT (and a DSS with certificates and CRLs), B-LTA (and a document time-stamp); above B-B needs QUIRE_TSA_URL; empty: B-LT with a TSA, B-B without", (*stringValue)(&c.SignLevel), false},
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
@@ -222,6 +232,8 @@ func Default() Config {
 		PDFMaxDecodedBytes: Bytes(pdf.DefaultLimits().MaxDecodedSize),
 		PDFMaxNesting:      pdf.DefaultLimits().MaxNesting,
 		FetchTimeout:       30 * time.Second,
+		TSATimeout:         10 * time.Second,
+		PKCS11Key:          "quire-signing",
 		FetchMaxRedirects:  5,
 
 		ConvertJobTimeout:    60 * time.Second,
@@ -346,7 +358,7 @@ func (c *Config) Check() error {
 		v    time.Duration
 	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
 		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention},
-		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
+		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_TSA_TIMEOUT", c.TSATimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be longer than 0", d.name)
 		}
@@ -363,7 +375,10 @@ func (c *Config) Check() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("QUIRE_TLS_CERT and QUIRE_TLS_KEY go together")
 	}
-	if (c.SigningCert == "") != (c.SigningKey == "") {
+	if err := c.checkToken(); err != nil {
+		return err
+	}
+	if (c.SigningCert == "") != (c.SigningKey == "") && c.PKCS11Module == "" {
 		return fmt.Errorf("QUIRE_SIGNING_CERT and QUIRE_SIGNING_KEY go together")
 	}
 	if c.SigningP12 != "" && c.SigningCert != "" {
@@ -536,6 +551,21 @@ func (o *Origins) Set(v string) error {
 	}
 	if len(*o) == 0 {
 		return fmt.Errorf("no origin given (* allows any)")
+	}
+	return nil
+}
+
+// checkToken checks the settings of a PKCS#11 token: the token takes the
+// place of the key files, and its certificate may come from
+// QUIRE_SIGNING_CERT.
+func (c *Config) checkToken() error {
+	switch {
+	case c.PKCS11Module == "":
+		return nil
+	case c.PKCS11Token == "" || c.PKCS11Key == "":
+		return fmt.Errorf("QUIRE_SIGNING_PKCS11_MODULE needs QUIRE_SIGNING_PKCS11_TOKEN and QUIRE_SIGNING_PKCS11_KEY (labels)")
+	case c.SigningP12 != "" || c.SigningKey != "":
+		return fmt.Errorf("QUIRE_SIGNING_PKCS11_MODULE excludes QUIRE_SIGNING_P12 and QUIRE_SIGNING_KEY: the key is the token's")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/quire-dev/quire"
 )
@@ -53,13 +54,29 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		qe = quire.Errorf(quire.CodeUnavailable, "The request was cancelled.")
 	} else if !errors.As(err, &qe) {
 		s.logger(r.Context()).Error("request failed", "err", err)
-		qe = quire.Errorf(quire.CodeInternal, "Something went wrong on our side; quote the request id when reporting it.")
+		qe = s.unexpected(r.Context())
 	}
 	if qe.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((qe.RetryAfter+999_999_999)/1e9)))
 	}
 	status := Status(qe.Code)
 	writeJSON(w, status, s.errorBody(r, status, qe))
+}
+
+// errDatabaseDown answers requests, health checks included, while the
+// database does not answer.
+var errDatabaseDown = &quire.Error{Code: quire.CodeUnavailable, Message: "The database is unreachable.", RetryAfter: 5 * time.Second}
+
+// unexpected is the answer to an error that no code of the contract
+// describes. When the database does not answer, it is the likely cause,
+// and a dependency that is down is a 503 to retry, not a bug of quire's.
+func (s *Server) unexpected(ctx context.Context) *quire.Error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := s.deps.DB.Ping(ctx); err != nil {
+		return errDatabaseDown
+	}
+	return quire.Errorf(quire.CodeInternal, "Something went wrong on our side; quote the request id when reporting it.")
 }
 
 func (s *Server) errorBody(r *http.Request, status int, qe *quire.Error) ErrorBody {

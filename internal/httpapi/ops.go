@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
 //go:embed openapi.json
@@ -29,6 +30,10 @@ type Health struct {
 	Version   string            `json:"version"`
 	Instance  Instance          `json:"instance"`
 	Checks    map[string]string `json:"checks"`
+	// TSA is the state of each time-stamp authority. A TSA that is down
+	// stops signing only (503 there), not readiness: conversion and
+	// unsigned work go on.
+	TSA []pdfsign.TSAState `json:"tsa,omitempty"`
 }
 
 // Instance describes the process answering.
@@ -48,6 +53,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	h := Health{Status: "healthy", Timestamp: now.UTC().Format(time.RFC3339), Version: s.deps.Version,
 		Instance: Instance{StartTime: s.started.UTC().Format(time.RFC3339), Uptime: now.Sub(s.started).Seconds()},
 		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
+	if s.deps.Signing != nil {
+		h.TSA = s.deps.Signing.TSAStates()
+	}
 	var qe *quire.Error
 	if !convertReady(s.deps.Convert) {
 		qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The conversion engine has no warm worker: " + h.Checks["convert"] + ".",
@@ -56,7 +64,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)
 		h.Checks["database"] = "unreachable"
-		qe = &quire.Error{Code: quire.CodeUnavailable, Message: "The database is unreachable.", RetryAfter: 5 * time.Second}
+		qe = errDatabaseDown
 	}
 	if qe == nil {
 		writeJSON(w, http.StatusOK, h)

@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
@@ -32,7 +33,8 @@ type Identity struct {
 	Certificate *x509.Certificate
 	Chain       []*x509.Certificate // issuers, nearest first
 
-	ca *authority // a generated identity's CA, which issues its CRLs; nil otherwise
+	ca     *authority // a generated identity's CA, which issues its CRLs; nil otherwise
+	closer io.Closer  // the token holding the key; nil for keys in memory
 }
 
 // KeySource says where the identity comes from. With PKCS12File, or with
@@ -55,6 +57,9 @@ type KeySource struct {
 	// certificate (caIssuers) under that URL. Later changes do not alter
 	// a certificate already generated.
 	PublicURL string
+	// Token, when set, holds the signing key (pkcs11.go); CertFile, when
+	// set, is then its certificate and chain.
+	Token *Token
 }
 
 // oidDocumentSigning is Microsoft's "Document Signing" extended key usage,
@@ -80,6 +85,8 @@ const (
 // who need RSA bring it with a PKCS#12 or PEM file.
 func LoadIdentity(src KeySource) (*Identity, error) {
 	switch {
+	case src.Token != nil:
+		return loadToken(src)
 	case src.PKCS12File != "":
 		return loadPKCS12(src.PKCS12File, src.PKCS12Password)
 	case src.CertFile != "" || src.KeyFile != "":
@@ -143,28 +150,13 @@ func loadPKCS12(path, password string) (*Identity, error) {
 }
 
 func loadPEM(certPath, keyPath string) (*Identity, error) {
-	certPEM, err := os.ReadFile(certPath)
+	certs, err := readCertificates(certPath)
 	if err != nil {
-		return nil, fmt.Errorf("pdfsign: certificate: %w", err)
+		return nil, err
 	}
 	keyPEM, err := os.ReadFile(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: key: %w", err)
-	}
-	var certs []*x509.Certificate
-	for rest := certPEM; ; {
-		var b *pem.Block
-		if b, rest = pem.Decode(rest); b == nil {
-			break
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("pdfsign: %s: %w", certPath, err)
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, fmt.Errorf("pdfsign: %s holds no certificate", certPath)
 	}
 	key, err := parseKeyPEM(keyPEM)
 	if err != nil {
@@ -182,6 +174,31 @@ func loadPEM(certPath, keyPath string) (*Identity, error) {
 		}
 	}
 	return newIdentity(key, certs[0], chain)
+}
+
+// readCertificates reads the PEM certificates of path: the signing
+// certificate, then its chain.
+func readCertificates(path string) ([]*x509.Certificate, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: certificate: %w", err)
+	}
+	var certs []*x509.Certificate
+	for rest := data; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("pdfsign: %s: %w", path, err)
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("pdfsign: %s holds no certificate", path)
+	}
+	return certs, nil
 }
 
 func parseKeyPEM(data []byte) (crypto.Signer, error) {
@@ -246,16 +263,7 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{org}},
-		NotBefore:             now,
-		NotAfter:              now.AddDate(20, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	ca, err := createCert(caTmpl, caKey, nil, caKey)
+	ca, err := createCert(caTemplate(org, id, now), &caKey.PublicKey, nil, caKey)
 	if err != nil {
 		return nil, err
 	}
@@ -263,19 +271,7 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{org}},
-		NotBefore:             now,
-		NotAfter:              now.AddDate(5, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageEmailProtection},
-		UnknownExtKeyUsage:    []asn1.ObjectIdentifier{oidDocumentSigning},
-		BasicConstraintsValid: true,
-	}
-	if crlURL, certURL := caURLs(publicURL, ca); crlURL != "" {
-		tmpl.CRLDistributionPoints, tmpl.IssuingCertificateURL = []string{crlURL}, []string{certURL}
-	}
-	cert, err := createCert(tmpl, key, ca, caKey)
+	cert, err := createCert(signingTemplate(org, id, now, publicURL, ca), &key.PublicKey, ca, caKey)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +305,38 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 	return &Identity{Key: key, Certificate: cert, Chain: []*x509.Certificate{ca}, ca: &authority{cert: ca, key: caKey}}, nil
 }
 
+// caTemplate is the certificate of a CA that quire generates, named by
+// its organisation and an identifier of the installation.
+func caTemplate(org, id string, now time.Time) *x509.Certificate {
+	return &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{org}},
+		NotBefore:             now,
+		NotAfter:              now.AddDate(20, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+}
+
+// signingTemplate is the document-signing certificate that quire's CA ca
+// issues, naming the CA's CRL and certificate under publicURL when set.
+func signingTemplate(org, id string, now time.Time, publicURL string, ca *x509.Certificate) *x509.Certificate {
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{org}},
+		NotBefore:             now,
+		NotAfter:              now.AddDate(5, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageEmailProtection},
+		UnknownExtKeyUsage:    []asn1.ObjectIdentifier{oidDocumentSigning},
+		BasicConstraintsValid: true,
+	}
+	if crlURL, certURL := caURLs(publicURL, ca); crlURL != "" {
+		tmpl.CRLDistributionPoints, tmpl.IssuingCertificateURL = []string{crlURL}, []string{certURL}
+	}
+	return tmpl
+}
+
 // writeSynced writes a new file (mode 0600) and flushes it to disk, so that
 // a directory renamed into place after a crash never holds empty files.
 func writeSynced(path string, data []byte) error {
@@ -326,7 +354,9 @@ func writeSynced(path string, data []byte) error {
 	return err
 }
 
-func createCert(tmpl *x509.Certificate, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, error) {
+// createCert issues tmpl for pub, signed by parentKey (its own key when
+// parent is nil: self-signed).
+func createCert(tmpl *x509.Certificate, pub crypto.PublicKey, parent *x509.Certificate, parentKey crypto.Signer) (*x509.Certificate, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
 		return nil, err
@@ -335,7 +365,7 @@ func createCert(tmpl *x509.Certificate, key *ecdsa.PrivateKey, parent *x509.Cert
 	if parent == nil {
 		parent = tmpl
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, parentKey)
 	if err != nil {
 		return nil, fmt.Errorf("pdfsign: creating certificate: %w", err)
 	}

@@ -32,12 +32,12 @@ func shortLivedIdentity(t *testing.T, life time.Duration) *Identity {
 	now := time.Now()
 	ca, err := createCert(&x509.Certificate{Subject: pkix.Name{CommonName: "short-lived test CA"}, NotBefore: now.Add(-time.Hour),
 		NotAfter: now.AddDate(5, 0, 0), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign},
-		caKey, nil, caKey)
+		&caKey.PublicKey, nil, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cert, err := createCert(&x509.Certificate{Subject: pkix.Name{CommonName: "short-lived signer"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}, key, ca, caKey)
+		NotAfter: now.Add(life), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment}, &key.PublicKey, ca, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}

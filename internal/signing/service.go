@@ -118,6 +118,15 @@ func (s *Service) MaxRequestBytes() int64 { return s.opt.MaxDocumentBytes/3*4 + 
 // Key describes the signing certificate, for GET /v1/verify/key.
 func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 
+// TSAStates is the state of each time-stamp authority, for GET
+// /v1/health; nil without a list of authorities.
+func (s *Service) TSAStates() []pdfsign.TSAState {
+	if l, ok := s.opt.Timestamper.(*pdfsign.TSAList); ok {
+		return l.States()
+	}
+	return nil
+}
+
 // Result is a signed document and what its caller is told about it.
 type Result struct {
 	PDF     []byte
@@ -131,7 +140,8 @@ func (s *Service) CRL(caID string) ([]byte, error) {
 	if caID != s.id.CAID() || caID == "" {
 		return nil, errUnknownCA(caID)
 	}
-	return s.id.CRL(s.opt.Now())
+	crl, err := s.id.CRL(s.opt.Now()) // signed in the token when the CA's key is there
+	return crl, s.dependencyError(err)
 }
 
 // CACertificate is the certificate (DER) of quire's own CA named caID.
@@ -349,5 +359,25 @@ func (s *Service) documentError(err error) error {
 	case errors.Is(err, pdf.ErrTooLarge):
 		return quire.Errorf(quire.CodePayloadTooLarge, "The PDF is larger than the limit.")
 	}
+	return s.dependencyError(err)
+}
+
+// dependencyError turns the failure of a time-stamp authority or of the
+// signing key's token into 503 ENGINE_UNAVAILABLE; other errors pass.
+func (s *Service) dependencyError(err error) error {
+	switch {
+	case errors.Is(err, pdfsign.ErrTSAUnavailable):
+		s.opt.Logger.Warn("signing: no time-stamp authority answered", "err", err)
+		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
+			Message: "No time-stamp authority answered; the document was not signed. Try again later."}
+	case errors.Is(err, pdfsign.ErrKeyUnavailable):
+		s.opt.Logger.Error("signing: the signing key's token failed", "err", err)
+		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: dependencyRetryAfter,
+			Message: "The signing key's token is unavailable; nothing was signed. Try again later."}
+	}
 	return err
 }
+
+// dependencyRetryAfter is the wait suggested when a time-stamp authority
+// or the signing key's token is down.
+const dependencyRetryAfter = 30 * time.Second

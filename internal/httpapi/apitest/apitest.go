@@ -55,6 +55,9 @@ type Config struct {
 	ConvertWorkers int
 	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
 	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
+
+	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
+	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -111,16 +114,19 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	s.Telemetry = telemetry.New(db, topt)
 	t.Cleanup(s.Telemetry.Close)
-	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}) // a new signing CA and certificate
-	if err != nil {
-		t.Fatal(err)
+	id := cfg.Identity
+	if id == nil {
+		var err error
+		if id, err = pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var conv signing.Converter
 	if cfg.ConvertWorkers > 0 {
 		s.Convert = startPool(t, cfg.ConvertWorkers, log)
 		conv = s.Convert
 	}
-	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now,
+	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now, Timestamper: cfg.Timestamper,
 		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}})
 	if err := s.Signing.Publish(context.Background()); err != nil {
 		t.Fatal(err)
