@@ -58,9 +58,7 @@ func rateLimitHeaders(h http.Header, a *keylimit.Admission) {
 		state = append(state, fmt.Sprintf(`"rate";r=%d;t=%d`, a.Rate.Remaining, seconds(a.Rate.Reset)))
 	}
 	if q := a.Limits.Quota; q > 0 {
-		month := time.Now().UTC()
-		days := time.Date(month.Year(), month.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
-		policy = append(policy, fmt.Sprintf(`"quota";q=%d;w=%d`, q, days*86400))
+		policy = append(policy, fmt.Sprintf(`"quota";q=%d;w=%d`, q, int(a.Month.Seconds())))
 		state = append(state, fmt.Sprintf(`"quota";r=%d;t=%d`, max(0, q-a.QuotaUsed), seconds(a.MonthEnd)))
 	}
 	if c := a.Limits.Concurrent; c > 0 {

@@ -72,6 +72,7 @@ type Admission struct {
 	Running   int              // requests of the key in progress here, this one included
 	Rate      ratelimit.Status // after this request
 	QuotaUsed int64            // documents this month before this request (when there is a quota)
+	Month     time.Duration    // the length of the quota's month
 	MonthEnd  time.Duration    // until the quota's month ends
 	release   func()
 }
@@ -146,6 +147,7 @@ func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) err
 	now := e.now()
 	month := quire.Month(now)
 	a.MonthEnd = quire.MonthStart(month + 1).Sub(now)
+	a.Month = quire.MonthStart(month + 1).Sub(quire.MonthStart(month))
 	used, err := e.store.MonthDocuments(ctx, key, month)
 	if err != nil {
 		return fmt.Errorf("quota of key %s: %w", key, err)

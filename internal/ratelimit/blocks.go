@@ -65,7 +65,7 @@ func (b *Blocks) Take(ctx context.Context, scope, value string, r Rate) (Status,
 	now := b.limiter.now()
 	w := r.Per.Milliseconds()
 	if start := time.UnixMilli(now.UnixMilli() / w * w); !start.Equal(bl.start) {
-		*bl = block{start: start, reset: start.Add(r.Per)}
+		bl.start, bl.reset, bl.left, bl.seen = start, start.Add(r.Per), 0, 0
 	}
 	if bl.left == 0 && bl.seen < r.N {
 		if err := bl.refill(ctx, b.limiter.counter, name, now, r); err != nil {
