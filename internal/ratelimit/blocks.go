@@ -51,7 +51,8 @@ func (b *Blocks) Take(ctx context.Context, scope, value string, r Rate) (Status,
 	if r.N == 0 {
 		return Status{}, nil
 	}
-	name := b.limiter.bucket(scope, value) + "/" + r.String()
+	// One counter per window length: a changed N applies to the count so far.
+	name := b.limiter.bucket(scope, value) + "/" + shortDuration(r.Per)
 	b.mu.Lock()
 	bl := b.held[name]
 	if bl == nil {
@@ -83,7 +84,7 @@ func (b *Blocks) Take(ctx context.Context, scope, value string, r Rate) (Status,
 
 // refill takes a block of tokens from the shared counter.
 func (bl *block) refill(ctx context.Context, c Counter, name string, now time.Time, r Rate) error {
-	want := min(maxBlock, max(1, (r.N-bl.seen)/4))
+	want := min(maxBlock, max(1, (r.N-bl.seen)/4), r.N-bl.seen)
 	hits, reset, err := c.Hit(ctx, name, now, r.Per, want)
 	if err != nil {
 		return err
