@@ -103,12 +103,11 @@ func pdfPages(b []byte) int64 {
 	if err != nil {
 		return 0
 	}
-	pages, err := d.Resolve(cat["Pages"])
+	pages, err := d.Dict(cat["Pages"])
 	if err != nil {
 		return 0
 	}
-	dict, _ := pages.(pdf.Dict)
-	n, _ := dict["Count"].(pdf.Int)
+	n, _ := pages["Count"].(pdf.Int)
 	return int64(n)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"math"
-	"strings"
 
 	"github.com/quire-dev/quire"
 )
@@ -46,16 +45,10 @@ func (db *DB) APIUsage(ctx context.Context, fromDay, toDay int64, byMonth bool, 
 	if byMonth {
 		period = "month"
 	}
-	filter, args := "", []any{fromDay, toDay}
-	if keys != nil {
-		if len(keys) == 0 {
-			return nil, nil
-		}
-		filter = " AND key_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(keys)), ", ") + ")"
-		for _, k := range keys {
-			args = append(args, k)
-		}
+	if keys != nil && len(keys) == 0 {
+		return nil, nil
 	}
+	filter, args := inFilter("key_id", keys, fromDay, toDay)
 	var out []quire.APIUsageRow
 	err := db.scan(ctx, `SELECT key_id, `+period+`, operation, SUM(requests), SUM(documents), SUM(pages), SUM(input_bytes), SUM(engine_ms)
 		FROM api_usage WHERE day >= ? AND day < ?`+filter+`
