@@ -24,11 +24,14 @@ import (
 const collectMaxBody = 64 << 10
 
 func (s *Server) telemetryRoutes() []Route {
-	return []Route{
+	routes := []Route{
 		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, Quiet: true},
 		{Method: "GET", Path: "/v1/usage", Handler: s.usage},
-		{Method: "GET", Path: "/v1/usage/api", Handler: s.apiUsage},
 	}
+	if s.deps.APIUsage != nil {
+		routes = append(routes, Route{Method: "GET", Path: "/v1/usage/api", Handler: s.apiUsage})
+	}
+	return routes
 }
 
 // collect answers 204 once the events are committed. Editor libraries

@@ -18,9 +18,9 @@ import (
 
 // Limits are the limits of one key. Zero values mean no limit.
 type Limits struct {
-	Concurrent int            `json:"concurrent"`
-	Rate       ratelimit.Rate `json:"-"`
-	Quota      int64          `json:"quota"` // documents per calendar month, UTC
+	Concurrent int
+	Rate       ratelimit.Rate
+	Quota      int64 // documents per calendar month, UTC
 }
 
 // Apply returns l with the overrides o.
@@ -109,11 +109,6 @@ func (e *Enforcer) Admit(ctx context.Context, key string) (*Admission, error) {
 		return a, err
 	}
 	return a, nil
-}
-
-// Limits returns the limits that apply to key now.
-func (e *Enforcer) Limits(ctx context.Context, key string) (Limits, error) {
-	return e.limitsOf(ctx, key)
 }
 
 // Defaults are the limits of keys without overrides.
