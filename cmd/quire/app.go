@@ -20,7 +20,9 @@ import (
 	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
@@ -40,6 +42,8 @@ type app struct {
 	identity  *pdfsign.Identity // closed with the app: it may hold a token's session
 	annotate  *annotate.Service
 	limiter   *ratelimit.Limiter // rate limits of the pages (admin login)
+	limits    *keylimit.Enforcer // per-key limits of the API
+	meter     *metering.Recorder // metering of API operations
 }
 
 // openApp opens the database (applying migrations), loads the server
@@ -97,7 +101,10 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, identity: id, annotate: fill, limiter: ratelimit.New(db, secret, time.Now),
+	limiter := ratelimit.New(db, secret, time.Now)
+	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, identity: id, annotate: fill, limiter: limiter,
+		limits: keylimit.New(cfg.KeyLimits(), db, ratelimit.NewBlocks(limiter), time.Now),
+		meter:  metering.NewRecorder(db, time.Now, reg),
 		auth: auth.New(db, sender, secret, auth.Options{
 			KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
 			RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Logger: log,
@@ -167,6 +174,7 @@ func loadRoots(file string) (*x509.CertPool, error) {
 // the signing key's token.
 func (a *app) Close() error {
 	a.telemetry.Close()
+	a.meter.Close()
 	a.identity.Close()
 	return a.db.Close()
 }

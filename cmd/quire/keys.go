@@ -13,9 +13,9 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 )
 
-const keysUsage = "usage: quire keys list | revoke ID | create --email ADDRESS"
+const keysUsage = "usage: quire keys list [--json] | revoke ID | create --email ADDRESS | limit ID [--concurrent N] [--rate N/DUR] [--quota N/month] [--clear]"
 
-// runKeys implements quire keys list | revoke ID | create --email ADDRESS.
+// runKeys implements quire keys list | revoke | create | limit.
 func runKeys(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, keysUsage)
@@ -24,9 +24,15 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	email := ""
-	if sub == "create" {
+	email, asJSON := "", false
+	var lf limitFlags
+	switch sub {
+	case "create":
 		fs.StringVar(&email, "email", "", "e-mail address the key is issued to (required)")
+	case "list":
+		fs.BoolVar(&asJSON, "json", false, "print the keys as JSON, with their limits and this month's use")
+	case "limit":
+		lf.define(fs)
 	}
 	cfg, pos, err := config.Parse(fs, args)
 	if err != nil {
@@ -35,8 +41,12 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	}
 	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app) error {
 		switch {
+		case sub == "list" && len(pos) == 0 && asJSON:
+			return listKeysJSON(ctx, a, stdout)
 		case sub == "list" && len(pos) == 0:
 			return listKeys(ctx, a, stdout)
+		case sub == "limit" && len(pos) == 1:
+			return lf.apply(ctx, a, pos[0], stdout)
 		case sub == "revoke" && len(pos) == 1:
 			err := a.auth.Revoke(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {

@@ -82,6 +82,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		Logger: log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Annotate: a.annotate, DB: a.db,
+		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget),

@@ -10,13 +10,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
 
-const usageUsage = "usage: quire usage [--json | --csv] [--from RFC3339] [--to RFC3339] [--group-by day|month] [--license-key KEY]"
+const usageUsage = "usage: quire usage [--api] [--json | --csv] [--from RFC3339] [--to RFC3339] [--group-by day|month] [--license-key KEY]"
 
-// runUsage prints the usage report of GET /v1/usage, for every license.
+// runUsage prints the usage report of GET /v1/usage, for every license,
+// or with --api that of GET /v1/usage/api, for every API key.
 func runUsage(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("usage", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,6 +29,7 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "end of the report, exclusive, RFC 3339 (default: start of the next UTC month)")
 	groupBy := fs.String("group-by", "month", "day or month")
 	key := fs.String("license-key", "", "only this license key")
+	api := fs.Bool("api", false, "the metering of API operations per API key (GET /v1/usage/api) instead of telemetry")
 	cfg, pos, err := config.Parse(fs, args)
 	if err != nil || len(pos) > 0 {
 		fmt.Fprintln(stderr, usageUsage)
@@ -34,6 +38,11 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	var keys []string
 	if *key != "" {
 		keys = []string{*key}
+	}
+	if *api {
+		return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app) error {
+			return apiUsage(ctx, a, stdout, *from, *to, *groupBy, *asJSON, *asCSV)
+		})
 	}
 	return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app) error {
 		q, err := telemetry.ParseQuery(*from, *to, *groupBy, keys, time.Now())
@@ -45,14 +54,56 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 		case err != nil:
 			return err
 		case *asJSON:
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rep)
+			return printJSON(stdout, rep)
 		case *asCSV:
 			return telemetry.WriteCSV(stdout, rep)
 		}
 		return printUsage(stdout, rep)
 	})
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// apiUsage prints the metering of API operations of every key.
+func apiUsage(ctx context.Context, a *app, w io.Writer, from, to, groupBy string, asJSON, asCSV bool) error {
+	q, err := metering.ParseQuery(from, to, groupBy, time.Now())
+	if err != nil {
+		return err
+	}
+	rep, err := metering.Build(ctx, a.db, q)
+	switch {
+	case err != nil:
+		return err
+	case asJSON:
+		return printJSON(w, rep)
+	case asCSV:
+		return metering.WriteCSV(w, rep)
+	}
+	fmt.Fprintf(w, "API usage from %s to %s, by %s\n\n", rep.From.Format(time.DateOnly), rep.To.Format(time.DateOnly), rep.GroupBy)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY ID\tEMAIL\tPERIOD\tOPERATION\tREQUESTS\tDOCUMENTS\tPAGES\tINPUT BYTES\tENGINE S")
+	for _, k := range rep.Keys {
+		for _, p := range k.Periods {
+			for _, op := range quire.Operations {
+				if u := p.Operations.Of(op); u.Requests+u.Documents > 0 {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.1f\n", k.KeyID, k.Email, period(p.Start, rep.GroupBy), op,
+						u.Requests, u.Documents, u.Pages, u.InputBytes, u.EngineSeconds)
+				}
+			}
+		}
+	}
+	return tw.Flush()
+}
+
+func period(start time.Time, groupBy string) string {
+	if groupBy == "month" {
+		return start.Format("2006-01")
+	}
+	return start.Format(time.DateOnly)
 }
 
 func printUsage(w io.Writer, rep telemetry.Report) error {
@@ -71,11 +122,7 @@ func printUsage(w io.Writer, rep telemetry.Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\n", l.LicenseKey, org)
 		}
 		for _, p := range l.Periods {
-			period := p.Start.Format(time.DateOnly)
-			if rep.GroupBy == "month" {
-				period = p.Start.Format("2006-01")
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, org, period,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, org, period(p.Start, rep.GroupBy),
 				p.NewDocuments, p.ActiveDocuments, p.Opens)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/ratelimit"
@@ -56,6 +57,10 @@ type Config struct {
 	RegisterPerEmail ratelimit.Rate
 	RegisterPerIP    ratelimit.Rate
 	VerifyPerIP      ratelimit.Rate
+
+	KeyMaxConcurrent int
+	KeyRate          ratelimit.Rate
+	KeyQuota         keylimit.Quota
 
 	CollectQueue         int
 	CollectBatch         int
@@ -183,6 +188,9 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
 		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
 		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
+		{"key-max-concurrent", "QUIRE_KEY_MAX_CONCURRENT", "requests of one API key in progress at once on sign, verify, convert and annotate, per instance (more: 429 RATE_LIMIT_ERROR); 0: no limit; quire keys limit overrides it per key", (*intValue)(&c.KeyMaxConcurrent), false},
+		{"key-rate", "QUIRE_KEY_RATE", "requests of one API key per window on sign, verify, convert and annotate, N/DURATION (600/1m), shared exactly by the instances on one database; 0: no limit", &c.KeyRate, false},
+		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
 		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
@@ -218,6 +226,8 @@ func Default() Config {
 		AdminSessionTTL:  12 * time.Hour,
 		AdminLoginPerIP:  ratelimit.Rate{N: 10, Per: 15 * time.Minute},
 		VerifyPerIP:      ratelimit.Rate{N: 30, Per: 15 * time.Minute},
+		KeyMaxConcurrent: 10,
+		KeyRate:          ratelimit.Rate{N: 600, Per: time.Minute},
 
 		CollectQueue:         4096,
 		CollectBatch:         2000,
@@ -331,6 +341,11 @@ func (c *Config) Level() (pdfsign.Level, error) {
 	return pdfsign.LevelB, nil
 }
 
+// KeyLimits are the default per-key limits.
+func (c *Config) KeyLimits() keylimit.Limits {
+	return keylimit.Limits{Concurrent: c.KeyMaxConcurrent, Rate: c.KeyRate, Quota: int64(c.KeyQuota)}
+}
+
 // PDFLimits are the bounds of reading a PDF to sign or verify; the input
 // size follows from QUIRE_SIGN_MAX_BYTES.
 func (c *Config) PDFLimits() pdf.Limits {
@@ -389,6 +404,9 @@ func (c *Config) Check() error {
 	}
 	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "") {
 		return fmt.Errorf("QUIRE_PUBLIC_URL must be an absolute http(s) URL such as https://docs.example.com, not %q", c.PublicURL)
+	}
+	if c.KeyMaxConcurrent < 0 {
+		return fmt.Errorf("QUIRE_KEY_MAX_CONCURRENT must be 0 (no limit) or more")
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("QUIRE_ADMIN_TOKEN must be at least 16 characters")

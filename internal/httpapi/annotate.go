@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) annotateRoutes() []Route {
 	}
 	// The template grows by 4/3 in base64; images ride in the fields.
 	max := s.deps.Annotate.MaxDocumentBytes()/3*4 + 4 + 16<<20
-	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true}}
+	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Metered: quire.OpAnnotate}}
 }
 
 func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
@@ -47,6 +48,9 @@ func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
 			keys[i] = url.PathEscape(k)
 		}
 		w.Header().Set(UnmatchedFieldsHeader, strings.Join(keys, ","))
+	}
+	if req.PDF {
+		meter(r.Context()).Pages = pdfPages(res.Document)
 	}
 	writeDocument(w, res.Document, res.ContentType)
 }

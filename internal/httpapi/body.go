@@ -21,11 +21,13 @@ func tooLarge(limit int64) error {
 // (JSON, multipart) may wrap or replace with its own.
 type body struct {
 	io.ReadCloser
-	err error
+	err  error
+	read int64 // bytes received, for the metering
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
 	if err != nil && err != io.EOF && b.err == nil {
 		b.err = err
 	}

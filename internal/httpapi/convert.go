@@ -22,7 +22,7 @@ import (
 const multipartOverhead = 1 << 20
 
 func (s *Server) convertRoutes() []Route {
-	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead}}
+	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Metered: quire.OpConvert}}
 }
 
 // contentTypes are the media types of the output formats.
@@ -76,6 +76,13 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	total := results[0].Total
 	if len(results) > 1 {
 		total = time.Since(t0)
+	}
+	u := meter(r.Context())
+	u.Documents, u.EngineSeconds = int64(len(files)), engine.Seconds()
+	if req.to == convert.ToPDF {
+		for _, res := range results {
+			u.Pages += pdfPages(res.PDF)
+		}
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",

@@ -20,6 +20,8 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -36,6 +38,9 @@ type Deps struct {
 	Signing   *signing.Service
 	Convert   *convert.Pool // nil: conversion disabled
 	Annotate  *annotate.Service
+	Limits    *keylimit.Enforcer // per-key limits of metered routes; nil: none
+	Meter     *metering.Recorder // metering of API operations; nil: none
+	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not served
 	DB        Pinger
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
@@ -71,6 +76,10 @@ type Route struct {
 	// Probe routes are polled by load balancers and scrapers: their
 	// answers are logged at DEBUG.
 	Probe bool
+	// Metered routes are an operation of the metering (quire.OpSign ...):
+	// a request with an API key is held to the key's limits and its
+	// answer counted (limits.go).
+	Metered string
 }
 
 // Server is the http.Handler of the whole API.
@@ -90,6 +99,10 @@ type Server struct {
 // checked before routing, so a caller without one learns nothing about
 // which operations exist there.
 var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
+
+// keyOptional are public operations that authenticate a key when one is
+// presented, so that its limits and metering apply.
+var keyOptional = []string{"/v1/verify"}
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
@@ -140,7 +153,7 @@ func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
 // dispatch authenticates protected areas, then routes, answering unknown
 // paths and methods in the error body.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	if protected(r.URL.Path) {
+	if protected(r.URL.Path) || (slices.Contains(keyOptional, r.URL.Path) && r.Header.Get("Authorization") != "") {
 		key, err := s.deps.Auth.Authenticate(r.Context(), bearer(r))
 		if err != nil {
 			s.fail(w, r, err)
@@ -225,6 +238,9 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 		h := rt.Handler
 		if rt.Budgeted && s.budget != nil {
 			h = s.withBudget(limit, h)
+		}
+		if rt.Metered != "" {
+			h = s.keyed(rt.Metered, h)
 		}
 		h(w, r)
 	})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/signing"
 )
@@ -15,8 +16,8 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true},
-		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Metered: quire.OpSign},
+		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 		{Method: "GET", Path: "/v1/ca/{id}/crl", Handler: s.caFile(s.deps.Signing.CRL, "application/pkix-crl", "no-cache")},
 		{Method: "GET", Path: "/v1/ca/{id}/certificate", Handler: s.caFile(s.deps.Signing.CACertificate, "application/pkix-cert", "max-age=86400")},
@@ -70,6 +71,11 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	u := meter(r.Context())
+	u.Pages = int64(res.Pages)
+	if res.Converted {
+		u.converted = 1
 	}
 	w.Header().Set("X-Quire-Event-Id", res.EventID)
 	w.Header().Set("X-Quire-Document-SHA256", res.SHA256)

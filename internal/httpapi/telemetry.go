@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/subtle"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
 
@@ -22,10 +24,14 @@ import (
 const collectMaxBody = 64 << 10
 
 func (s *Server) telemetryRoutes() []Route {
-	return []Route{
+	routes := []Route{
 		{Method: "POST", Path: "/v1/collect", Handler: s.collect, MaxBody: collectMaxBody, Quiet: true},
 		{Method: "GET", Path: "/v1/usage", Handler: s.usage},
 	}
+	if s.deps.APIUsage != nil {
+		routes = append(routes, Route{Method: "GET", Path: "/v1/usage/api", Handler: s.apiUsage})
+	}
+	return routes
 }
 
 // collect answers 204 once the events are committed. Editor libraries
@@ -105,6 +111,31 @@ func jsonType(k reflect.Kind) string {
 	return "of another type"
 }
 
+// apiUsage serves the metering of API operations: every key's for the
+// admin token, an API key's own otherwise.
+func (s *Server) apiUsage(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q, err := metering.ParseQuery(v.Get("from"), v.Get("to"), v.Get("groupBy"), time.Now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.isAdmin(r) {
+		key, err := s.deps.Auth.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		q.Keys = []string{key.ID}
+	}
+	rep, err := metering.Build(r.Context(), s.deps.APIUsage, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	answerReport(w, r, rep, func(w io.Writer) error { return metering.WriteCSV(w, rep) })
+}
+
 // usage serves the usage report. The admin token reads every license; an
 // API key reads the licenses whose contact e-mail is the key's. A license
 // key alone never reads usage: license keys are public in browser code.
@@ -124,21 +155,31 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	answerReport(w, r, rep, func(w io.Writer) error { return telemetry.WriteCSV(w, rep) })
+}
+
+// answerReport answers a usage report as JSON, or as CSV when the client
+// accepts text/csv.
+func answerReport(w http.ResponseWriter, r *http.Request, rep any, writeCSV func(io.Writer) error) {
 	if strings.Contains(r.Header.Get("Accept"), "text/csv") {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		telemetry.WriteCSV(w, rep)
+		writeCSV(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
 }
 
+// isAdmin reports whether r carries the admin token.
+func (s *Server) isAdmin(r *http.Request) bool {
+	return s.opt.AdminToken != "" && subtle.ConstantTimeCompare([]byte(bearer(r)), []byte(s.opt.AdminToken)) == 1
+}
+
 // usageScope returns the license keys the caller may read, within asked.
 func (s *Server) usageScope(r *http.Request, asked []string) ([]string, error) {
-	token := bearer(r)
-	if s.opt.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.opt.AdminToken)) == 1 {
+	if s.isAdmin(r) {
 		return asked, nil
 	}
-	key, err := s.deps.Auth.Authenticate(r.Context(), token)
+	key, err := s.deps.Auth.Authenticate(r.Context(), bearer(r))
 	if err != nil {
 		return nil, err
 	}

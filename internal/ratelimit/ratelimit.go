@@ -62,9 +62,10 @@ func (r *Rate) Set(s string) error {
 	return nil
 }
 
-// Counter counts hits in fixed windows; *store.DB is one.
+// Counter counts hits in fixed windows; *store.DB is one. Hit counts n
+// hits and returns the count so far in the window, these n included.
 type Counter interface {
-	Hit(ctx context.Context, bucket string, now time.Time, window time.Duration) (int, time.Time, error)
+	Hit(ctx context.Context, bucket string, now time.Time, window time.Duration, n int) (int, time.Time, error)
 }
 
 // Limiter checks rates against shared counters. Buckets are named with a
@@ -89,17 +90,21 @@ func (l *Limiter) Allow(ctx context.Context, scope, value string, r Rate) error 
 		return nil
 	}
 	now := l.now()
-	hits, reset, err := l.counter.Hit(ctx, l.bucket(scope, value), now, r.Per)
+	hits, reset, err := l.counter.Hit(ctx, l.bucket(scope, value), now, r.Per, 1)
 	if err != nil {
 		return fmt.Errorf("rate limit %s: %w", scope, err)
 	}
 	if hits <= r.N {
 		return nil
 	}
+	return tooMany(r, scope, reset.Sub(now))
+}
+
+func tooMany(r Rate, scope string, retry time.Duration) error {
 	return &quire.Error{
 		Code:       quire.CodeRateLimit,
 		Message:    fmt.Sprintf("Too many requests: at most %d per %s for %s. Try again later.", r.N, shortDuration(r.Per), scope),
-		RetryAfter: reset.Sub(now),
+		RetryAfter: retry,
 	}
 }
 

@@ -132,6 +132,10 @@ type Result struct {
 	PDF     []byte
 	EventID string // the request's event id, or the one generated for it
 	SHA256  string // hex SHA-256 of PDF, as recorded with the event
+	// For the metering: the pages of PDF, and whether the input was a
+	// DOCX converted on the way.
+	Pages     int
+	Converted bool
 }
 
 // CRL is a fresh CRL (DER) of quire's own CA named caID, for the CRL
@@ -201,7 +205,9 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 	if err != nil {
 		return Result{}, s.documentError(err)
 	}
-	res := Result{PDF: out, EventID: req.EventID, SHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil))}
+	pages, _ := doc.Pages() // read already by the signing: an error was answered there
+	res := Result{PDF: out, EventID: req.EventID, SHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil)),
+		Pages: len(pages), Converted: !isPDF(in)}
 	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now, AuditTrail: req.AuditTrail}
 	if err := s.rec.RecordSigning(ctx, rec); err != nil {

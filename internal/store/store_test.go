@@ -235,21 +235,21 @@ func TestHit(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		start := time.UnixMilli(1_700_000_400_000).UTC() // a multiple of 10 minutes
 		for i := 1; i <= 3; i++ {
-			n, reset, err := db.Hit(ctx, "b", start.Add(time.Duration(i)*time.Second), 10*time.Minute)
+			n, reset, err := db.Hit(ctx, "b", start.Add(time.Duration(i)*time.Second), 10*time.Minute, 1)
 			if err != nil || n != i || !reset.Equal(start.Add(10*time.Minute)) {
 				t.Fatalf("hit %d = %d, %v, %v", i, n, reset, err)
 			}
 		}
-		if n, _, _ := db.Hit(ctx, "other", start, 10*time.Minute); n != 1 {
+		if n, _, _ := db.Hit(ctx, "other", start, 10*time.Minute, 1); n != 1 {
 			t.Errorf("another bucket starts at %d", n)
 		}
-		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute); n != 1 {
+		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute, 1); n != 1 {
 			t.Errorf("next window starts at %d, want 1", n)
 		}
 		if err := db.DeleteStaleLimits(ctx, start.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute); n != 1 {
+		if n, _, _ := db.Hit(ctx, "b", start.Add(10*time.Minute), 10*time.Minute, 1); n != 1 {
 			t.Errorf("after cleanup the count restarts, got %d", n)
 		}
 	})

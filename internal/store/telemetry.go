@@ -262,16 +262,10 @@ func (db *DB) Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, key
 	if byMonth {
 		newCol, dayCol = "first_month", "month"
 	}
-	filter, args := "", []any{fromDay, toDay}
-	if keys != nil {
-		if len(keys) == 0 {
-			return nil, nil
-		}
-		filter = " AND license_key IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(keys)), ", ") + ")"
-		for _, k := range keys {
-			args = append(args, k)
-		}
+	if keys != nil && len(keys) == 0 {
+		return nil, nil
 	}
+	filter, args := inFilter("license_key", keys, fromDay, toDay)
 	rows := map[[2]any]*quire.UsageRow{}
 	get := func(key string, period int64) *quire.UsageRow {
 		r, ok := rows[[2]any{key, period}]
@@ -315,6 +309,18 @@ func (db *DB) Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, key
 }
 
 type scanner interface{ Scan(...any) error }
+
+// inFilter is the condition " AND column IN (keys...)" with args and
+// then the keys as its arguments; nothing when keys is nil.
+func inFilter(column string, keys []string, args ...any) (string, []any) {
+	if keys == nil {
+		return "", args
+	}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	return " AND " + column + " IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(keys)), ", ") + ")", args
+}
 
 // scan runs query and calls fn for each row.
 func (db *DB) scan(ctx context.Context, query string, args []any, fn func(scanner) error) error {

@@ -24,8 +24,10 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
@@ -58,6 +60,7 @@ type Config struct {
 
 	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
 	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
+	KeyLimits   keylimit.Limits     // the default per-key limits; zero: none
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -84,6 +87,8 @@ type Server struct {
 	Signing   *signing.Service
 	Annotate  *annotate.Service
 	Convert   *convert.Pool // nil unless Config.ConvertWorkers > 0
+	Limits    *keylimit.Enforcer
+	Meter     *metering.Recorder
 	Logs      *Buffer
 	Clock     *Clock
 }
@@ -143,7 +148,11 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
 		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Logger: log, Version: "test"},
 		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
+	s.Limits = keylimit.New(cfg.KeyLimits, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("key-rate-limits"), s.Clock.Now)), s.Clock.Now)
+	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
+	t.Cleanup(s.Meter.Close)
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Annotate: s.Annotate, DB: db,
+		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
 			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,

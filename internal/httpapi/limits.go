@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdf"
+)
+
+// keyed runs a metered route's handler for an API key: within the key's
+// limits (429 beyond them, the RateLimit headers on every answer), and
+// counting what the answer did before it is sent.
+func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := APIKey(r.Context())
+		if !ok {
+			h(w, r)
+			return
+		}
+		start := time.Now()
+		if s.deps.Limits != nil {
+			a, err := s.deps.Limits.Admit(r.Context(), key.ID)
+			if a != nil {
+				rateLimitHeaders(w.Header(), a)
+			}
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			defer a.Done()
+		}
+		if s.deps.Meter == nil {
+			h(w, r)
+			return
+		}
+		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, key: key.ID, start: start,
+			usage: usage{Use: metering.Use{Operation: op, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}}}}
+		h(m, r.WithContext(context.WithValue(r.Context(), usageCtx{}, &m.usage)))
+	}
+}
+
+// rateLimitHeaders sets the IETF RateLimit-Policy and RateLimit fields
+// (draft-ietf-httpapi-ratelimit-headers-11): one policy per limit the key
+// has, "rate" (q per w seconds, shared by the instances), "quota"
+// (documents per month; w is the month's length) and "concurrency"
+// (requests in progress on this instance).
+func rateLimitHeaders(h http.Header, a *keylimit.Admission) {
+	var policy, state []string
+	if r := a.Limits.Rate; r.N > 0 {
+		policy = append(policy, fmt.Sprintf(`"rate";q=%d;w=%d`, r.N, int(r.Per.Seconds())))
+		state = append(state, fmt.Sprintf(`"rate";r=%d;t=%d`, a.Rate.Remaining, seconds(a.Rate.Reset)))
+	}
+	if q := a.Limits.Quota; q > 0 {
+		policy = append(policy, fmt.Sprintf(`"quota";q=%d;w=%d`, q, int(a.Month.Seconds())))
+		state = append(state, fmt.Sprintf(`"quota";r=%d;t=%d`, max(0, q-a.QuotaUsed), seconds(a.MonthEnd)))
+	}
+	if c := a.Limits.Concurrent; c > 0 {
+		policy = append(policy, fmt.Sprintf(`"concurrency";q=%d;qu="concurrent-requests"`, c))
+		state = append(state, fmt.Sprintf(`"concurrency";r=%d`, max(0, c-a.Running)))
+	}
+	if len(policy) > 0 {
+		h.Set("RateLimit-Policy", strings.Join(policy, ", "))
+		h.Set("RateLimit", strings.Join(state, ", "))
+	}
+}
+
+// seconds rounds d up to whole seconds.
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
+type usageCtx struct{}
+
+// usage is what the answer of a metered request will count: its handler
+// fills in what it knows (documents, pages, engine time, a conversion).
+type usage struct {
+	metering.Use
+	converted int64 // documents converted on the way (sign with a DOCX)
+}
+
+// meter returns the usage of the metered request of ctx; a throwaway one
+// outside of any (the request has no key).
+func meter(ctx context.Context) *usage {
+	if u, ok := ctx.Value(usageCtx{}).(*usage); ok {
+		return u
+	}
+	return &usage{}
+}
+
+// pdfPages reads the page count of the page tree's root: one of quire's
+// own answers, never an upload. A PDF it cannot read counts no pages.
+func pdfPages(b []byte) int64 {
+	d, err := pdf.Read(b, pdf.DefaultLimits())
+	if err != nil {
+		return 0
+	}
+	_, cat, err := d.Catalog()
+	if err != nil {
+		return 0
+	}
+	pages, err := d.Dict(cat["Pages"])
+	if err != nil {
+		return 0
+	}
+	n, _ := pages["Count"].(pdf.Int)
+	return int64(n)
+}
+
+// meteredWriter records the usage of a successful answer (200 or 202)
+// before its status line is sent: an answer the client received is
+// always counted. When the count cannot be recorded, the client gets
+// 503 instead of the answer, and the handler's writes go nowhere.
+type meteredWriter struct {
+	http.ResponseWriter
+	srv     *Server
+	r       *http.Request
+	key     string
+	start   time.Time
+	usage   usage
+	decided bool
+	failed  bool
+}
+
+var errNotCounted = errors.New("the answer could not be counted")
+
+func (m *meteredWriter) WriteHeader(status int) {
+	if !m.decided {
+		m.decided = true
+		if status == http.StatusOK || status == http.StatusAccepted {
+			if err := m.record(); err != nil {
+				m.failed = true
+				m.ResponseWriter.Header().Del("Content-Length")
+				m.srv.fail(m.ResponseWriter, m.r, err)
+				return
+			}
+		}
+	}
+	if !m.failed {
+		m.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (m *meteredWriter) Write(b []byte) (int, error) {
+	if !m.decided {
+		m.WriteHeader(http.StatusOK)
+	}
+	if m.failed {
+		return 0, errNotCounted
+	}
+	return m.ResponseWriter.Write(b)
+}
+
+func (m *meteredWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+func (m *meteredWriter) record() error {
+	if b, ok := m.r.Body.(*body); ok {
+		m.usage.InputBytes = b.read
+	}
+	if m.usage.EngineSeconds == 0 { // the handler did not time its engine: the work's time
+		m.usage.EngineSeconds = time.Since(m.start).Seconds()
+	}
+	uses := []metering.Use{m.usage.Use}
+	if m.usage.converted > 0 {
+		uses = append(uses, metering.Use{Operation: quire.OpConvert, OperationUsage: quire.OperationUsage{Documents: m.usage.converted}})
+	}
+	// The answer is ready: a client that went away meanwhile still had
+	// the work done, and is counted.
+	err := m.srv.deps.Meter.Record(context.WithoutCancel(m.r.Context()), m.key, uses...)
+	if err != nil {
+		m.srv.logger(m.r.Context()).Error("usage not recorded; answering 503", "key_id", m.key, "operation", m.usage.Operation, "err", err)
+		return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: 5 * time.Second,
+			Message: "The request could not be counted, so its answer is withheld; try again shortly."}
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+func withKeyLimits(l keylimit.Limits) envOption {
+	return func(c *apitest.Config) { c.KeyLimits = l }
+}
+
+// tooMany checks a 429 of the per-key limits: the error body, Retry-After
+// (at least min seconds) and the RateLimit fields.
+func tooMany(t *testing.T, r response, minRetry int) {
+	t.Helper()
+	b := r.errorBody(t, http.StatusTooManyRequests, quire.CodeRateLimit)
+	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < minRetry {
+		t.Errorf("Retry-After %q, want at least %d; %s", r.header.Get("Retry-After"), minRetry, b.Message)
+	}
+	if r.header.Get("RateLimit-Policy") == "" || r.header.Get("RateLimit") == "" {
+		t.Errorf("429 without the RateLimit fields: %v", r.header)
+	}
+}
+
+func TestKeyRateLimit(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(),
+		withKeyLimits(keylimit.Limits{Rate: ratelimit.Rate{N: 2, Per: time.Minute}}))
+	key := e.key("ann@example.com")
+	body := signBody(inline(pdftest.OnePage("rated")))
+	for i := range 2 {
+		r := e.signPDF(key, body)
+		signedPDF(t, r)
+		if got, want := r.header.Get("RateLimit-Policy"), `"rate";q=2;w=60`; got != want {
+			t.Errorf("RateLimit-Policy %q, want %q", got, want)
+		}
+		if got := r.header.Get("RateLimit"); !regexp.MustCompile(`^"rate";r=` + strconv.Itoa(1-i) + `;t=\d+$`).MatchString(got) {
+			t.Errorf("answer %d: RateLimit %q", i, got)
+		}
+	}
+	r := e.signPDF(key, body)
+	tooMany(t, r, 1)
+	if !strings.HasPrefix(r.header.Get("RateLimit"), `"rate";r=0;`) {
+		t.Errorf("RateLimit %q after the last token", r.header.Get("RateLimit"))
+	}
+	// The rate is per key; a verify with the key counts against it, one
+	// without a key does not.
+	other := e.key("bob@example.com")
+	signedPDF(t, e.signPDF(other, body))
+	verify := func(key string) response {
+		h := map[string]string{"Content-Type": "application/json"}
+		if key != "" {
+			h["Authorization"] = "Bearer " + key
+		}
+		return e.do("POST", "/v1/verify", strings.NewReader(`{"document":`+inline(pdftest.OnePage("v"))+`}`), h)
+	}
+	if r := verify(other); r.status != 200 || r.header.Get("RateLimit") == "" {
+		t.Errorf("verify with a key: %d %v", r.status, r.header)
+	}
+	tooMany(t, verify(other), 1)
+	if r := verify(""); r.status != 200 || r.header.Get("RateLimit") != "" {
+		t.Errorf("anonymous verify: %d %v", r.status, r.header)
+	}
+	verify("sd_notakey").errorBody(t, 401, quire.CodeAuthentication)
+}
+
+func TestKeyConcurrencyLimit(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch(),
+		withKeyLimits(keylimit.Limits{Concurrent: 1}))
+	key := e.key("ann@example.com")
+	arrived, release := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-release
+		w.Write(pdftest.OnePage("slow"))
+	}))
+	defer slow.Close()
+	first := make(chan response)
+	go func() { first <- e.signPDF(key, signBody(`{"url":"`+slow.URL+`/doc.pdf"}`)) }()
+	<-arrived // the first request is in progress
+	r := e.signPDF(key, signBody(inline(pdftest.OnePage("second"))))
+	tooMany(t, r, 1)
+	if got, want := r.header.Get("RateLimit-Policy"), `"concurrency";q=1;qu="concurrent-requests"`; got != want {
+		t.Errorf("RateLimit-Policy %q, want %q", got, want)
+	}
+	if got := r.header.Get("RateLimit"); got != `"concurrency";r=0` {
+		t.Errorf("RateLimit %q", got)
+	}
+	close(release)
+	signedPDF(t, <-first)
+	signedPDF(t, e.signPDF(key, signBody(inline(pdftest.OnePage("third")))))
+}
+
+func TestKeyQuotaAndOverrides(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(),
+		withKeyLimits(keylimit.Limits{Quota: 2}))
+	now, monthEnd := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	e.Clock.Set(now)
+	ann, bob := e.key("ann@example.com"), e.key("bob@example.com")
+	keys, err := e.Auth.Keys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := int64(3)
+	if err := e.DB.SetKeyLimits(t.Context(), quire.KeyLimits{KeyID: keys[1].ID, Quota: &three, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Set(now.Add(keylimit.Refresh)) // every instance has it by now
+	body := signBody(inline(pdftest.OnePage("quota")))
+	for i := range 2 {
+		r := e.signPDF(ann, body)
+		signedPDF(t, r)
+		if got, want := r.header.Get("RateLimit"), `"quota";r=`+strconv.Itoa(2-i)+`;t=`+strconv.Itoa(int(monthEnd.Sub(now.Add(keylimit.Refresh)).Seconds())); got != want {
+			t.Errorf("answer %d: RateLimit %q, want %q", i, got, want)
+		}
+	}
+	r := e.signPDF(ann, body)
+	tooMany(t, r, int(monthEnd.Sub(now.Add(keylimit.Refresh)).Seconds()))
+	if !strings.Contains(r.header.Get("RateLimit-Policy"), `"quota";q=2;w=`+strconv.Itoa(30*86400)) {
+		t.Errorf("RateLimit-Policy %q", r.header.Get("RateLimit-Policy"))
+	}
+	for range 3 {
+		signedPDF(t, e.signPDF(bob, body)) // the override: 3
+	}
+	tooMany(t, e.signPDF(bob, body), 1)
+	// A new month, a new quota.
+	e.Clock.Set(monthEnd.Add(5 * time.Second))
+	signedPDF(t, e.signPDF(ann, body))
+}
+
+func TestAPIUsageReport(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, unlimited())
+		e.Clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+		ann, bob := e.key("ann@example.com"), e.key("bob@example.com")
+		in := pdftest.OnePage("metered")
+		body := signBody(inline(in))
+		signedPDF(t, e.signPDF(ann, body))
+		signed := signedPDF(t, e.signPDF(ann, body))
+		signedPDF(t, e.signPDF(bob, body))
+		e.signPDF(ann, `{"document":{"base64":"bm9wZQ=="}}`).errorBody(t, 400, quire.CodeValidation) // not counted
+		vbody, ctype := multipartFile("file", "signed.pdf", signed)
+		if r := e.do("POST", "/v1/verify", bytes.NewReader(vbody), map[string]string{"Content-Type": ctype, "Authorization": "Bearer " + ann}); r.status != 200 {
+			t.Fatalf("verify: %d %s", r.status, r.body)
+		}
+		e.verifyPDF(signed) // anonymous: not counted
+
+		admin := map[string]string{"Authorization": "Bearer " + adminToken}
+		r := e.do("GET", "/v1/usage/api?groupBy=day&from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z", nil, admin)
+		var rep metering.Report
+		if r.json(t, &rep); r.status != 200 || rep.GroupBy != "day" || len(rep.Keys) != 2 {
+			t.Fatalf("admin report: %d %s", r.status, r.body)
+		}
+		a := rep.Keys[0]
+		if a.Email != "ann@example.com" {
+			a = rep.Keys[1]
+		}
+		if len(a.Periods) != 1 || !a.Periods[0].Start.Equal(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("ann's periods: %+v", a.Periods)
+		}
+		ops := a.Periods[0].Operations
+		if s := ops.Sign; s.Requests != 2 || s.Documents != 2 || s.Pages != 2 || s.InputBytes != 2*int64(len(body)) || s.EngineSeconds <= 0 {
+			t.Errorf("ann's signings: %+v (body %d bytes)", s, len(body))
+		}
+		if v := ops.Verify; v.Requests != 1 || v.Documents != 1 || v.Pages != 0 || v.InputBytes <= int64(len(signed)) {
+			t.Errorf("ann's verifications: %+v", v)
+		}
+		if ops.Convert != (quire.OperationUsage{}) || ops.Annotate != (quire.OperationUsage{}) {
+			t.Errorf("ann's other operations: %+v", ops)
+		}
+		for _, k := range []string{"convert", "sign", "annotate", "verify"} {
+			if !strings.Contains(string(r.body), `"`+k+`":{"requests":`) {
+				t.Errorf("the JSON lacks operation %s: %s", k, r.body)
+			}
+		}
+
+		// A key reads its own usage only.
+		r = e.do("GET", "/v1/usage/api?groupBy=month", nil, map[string]string{"Authorization": "Bearer " + bob})
+		if r.json(t, &rep); r.status != 200 || len(rep.Keys) != 1 || rep.Keys[0].Email != "bob@example.com" || rep.Keys[0].Periods[0].Operations.Sign.Requests != 1 {
+			t.Errorf("bob's report: %d %s", r.status, r.body)
+		}
+		e.do("GET", "/v1/usage/api", nil, nil).errorBody(t, 401, quire.CodeAuthentication)
+		e.do("GET", "/v1/usage/api?groupBy=week", nil, admin).errorBody(t, 400, quire.CodeValidation)
+
+		admin["Accept"] = "text/csv"
+		r = e.do("GET", "/v1/usage/api?groupBy=month", nil, admin)
+		lines, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+		if err != nil || r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(lines) != 1+2*4 {
+			t.Fatalf("CSV: %d %v %s", r.status, err, r.body)
+		}
+		if strings.Join(lines[0], ",") != "keyId,email,periodStart,operation,requests,documents,pages,inputBytes,engineSeconds" {
+			t.Errorf("CSV header %v", lines[0])
+		}
+		found := false
+		for _, l := range lines[1:] {
+			if l[1] == "ann@example.com" && l[2] == "2026-11-01T00:00:00Z" && l[3] == "sign" && l[4] == "2" && l[5] == "2" && l[6] == "2" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no CSV line of ann's signings: %v", lines)
+		}
+	})
+}
