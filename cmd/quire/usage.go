@@ -58,7 +58,7 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 func printUsage(w io.Writer, rep telemetry.Report) error {
 	fmt.Fprintf(w, "usage from %s to %s, by %s\n\n", rep.From.Format(time.DateOnly), rep.To.Format(time.DateOnly), rep.GroupBy)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LICENSE KEY\tORGANIZATION\tPERIOD\tNEW DOCS\tACTIVE DOCS\tOPENS")
+	fmt.Fprintln(tw, "LICENSE KEY\tORGANIZATION\tPERIOD\tNEW DOCS\tACTIVE DOCS\tOPENS\tANONYMOUS\tOTHER HOSTS")
 	for _, l := range rep.Licenses {
 		org := "(unregistered)"
 		switch {
@@ -68,15 +68,15 @@ func printUsage(w io.Writer, rep telemetry.Report) error {
 			org = strings.ReplaceAll(*l.Organization, "\t", " ")
 		}
 		if len(l.Periods) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\n", l.LicenseKey, org)
+			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\t0\t0\n", l.LicenseKey, org)
 		}
 		for _, p := range l.Periods {
 			period := p.Start.Format(time.DateOnly)
 			if rep.GroupBy == "month" {
 				period = p.Start.Format("2006-01")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, org, period,
-				p.NewDocuments, p.ActiveDocuments, p.Opens)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", l.LicenseKey, org, period,
+				p.NewDocuments, p.ActiveDocuments, p.Opens, p.AnonymousOpens, p.OtherHostOpens)
 		}
 	}
 	return tw.Flush()

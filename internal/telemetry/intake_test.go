@@ -23,7 +23,7 @@ func parse(body, licenseKey string, metaLimit int) ([]quire.OpenEvent, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return req.events(now, metaLimit), nil
+	return req.events(now, metaLimit, nil), nil
 }
 
 func TestParseKeepsWhatBillingNeeds(t *testing.T) {
