@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -73,6 +74,40 @@ func collectThroughput() result {
 			"the database server's own) and of wrk: wrk, the servers and PostgreSQL share the machine's %d cores, so the "+
 			"rate follows their sum, and adding instances adds no core. With several wrk processes, p50 and p99 are the "+
 			"highest of theirs.\n", conns, duration, runtime.NumCPU())}
+}
+
+// collect2xThroughput measures intake of the 2.x library's payloads under
+// a license with hosts (bench/collect.lua, "2x") against the 1.x payloads
+// of the community key, as collectThroughput sends them, in turn, on
+// SQLite: the goal of issue 26 is the 2.x rate within 5% of the 1.x rate
+// in the same run.
+func collect2xThroughput() result {
+	table := tableHead
+	met := 0
+	var ratios []string
+	for i := range collectRounds {
+		one := measure("/v1/collect", 1, quireCollecting(nil))
+		p := quireCollecting(nil)()
+		key := operator(p.data, "license", "create", "--org", "Acme", "--email", "ops@acme.example", "--hosts", "docs.acme.example,www.acme.example")
+		time.Sleep(5 * time.Second) // the server reads the license's hosts (QUIRE_TELEMETRY_HOSTS_REFRESH)
+		two := wrkLoad([]*process{p}, "/v1/collect", conns, duration, "2x", key)
+		p.stop()
+		if two.rate()/one.rate() >= 0.95 {
+			met++
+		}
+		ratios = append(ratios, fmt.Sprintf("%.2f", two.rate()/one.rate()))
+		table += row(fmt.Sprintf("round %d: quire, 1.x payloads (HASH- ids, community key)", i+1), one, one.rate()) +
+			row(fmt.Sprintf("round %d: quire, 2.x payloads, license with hosts", i+1), two, one.rate())
+	}
+	return result{title: "Telemetry intake of the 2.x editor library (POST /v1/collect)", table: table, notes: fmt.Sprintf(
+		"Goal of issue 26: the 2.x rate at 0.95 or more of the 1.x rate of the same round: met in %d of %d rounds "+
+			"(ratios %s). Each round starts a fresh quire on SQLite for each load. 1.x: the deployed 1.x payload "+
+			"with a distinct HASH- id per request, no license key. 2.x: the 2.x payload (about 290 bytes more: user "+
+			"agent, origin, hostname, screen size) under a license whose hosts are docs.acme.example and "+
+			"www.acme.example, created with quire license create --hosts after the server started, 5 s before the "+
+			"load; a distinct UUID per request from docs.acme.example, except every 8th without an id (null) and "+
+			"every 8th other from elsewhere.example (anonymous and other-host opens). wrk (bench/collect.lua), %d "+
+			"keep-alive connections for %s each, 2 threads.\n", met, collectRounds, strings.Join(ratios, ", "), conns, duration)}
 }
 
 // quireCollecting starts quire for the intake rounds, with env added: no

@@ -129,11 +129,17 @@ func quireBinary() string {
 
 // createKey issues a key with the operator CLI, the way an operator would.
 func createKey(data string) string {
-	cmd := exec.Command(quireBinary(), "keys", "create", "--email", "bench@example.com")
+	return operator(data, "keys", "create", "--email", "bench@example.com")
+}
+
+// operator runs the quire CLI on the data directory data and returns the
+// last line it printed (the key it created).
+func operator(data string, args ...string) string {
+	cmd := exec.Command(quireBinary(), args...)
 	cmd.Env = append(os.Environ(), "QUIRE_DATA_DIR="+data)
 	out, err := cmd.Output()
 	if err != nil {
-		panic(fmt.Sprintf("keys create: %v", err))
+		panic(fmt.Sprintf("quire %s: %v", strings.Join(args[:2], " "), err))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
