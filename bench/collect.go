@@ -88,7 +88,8 @@ func collect2xThroughput() result {
 	for i := range collectRounds {
 		one := measure("/v1/collect", 1, quireCollecting(nil))
 		p := quireCollecting(nil)()
-		key := operator(p.data, "license", "create", "--org", "Acme", "--email", "ops@acme.example", "--hosts", "docs.acme.example,www.acme.example")
+		key := operator([]string{"QUIRE_DATA_DIR=" + p.data, benchSecret}, "license", "create", "--org", "Acme", "--email", "ops@acme.example",
+			"--hosts", "docs.acme.example,www.acme.example")
 		time.Sleep(5 * time.Second) // the server reads the license's hosts (QUIRE_TELEMETRY_HOSTS_REFRESH)
 		two := wrkLoad([]*process{p}, "/v1/collect", conns, duration, "2x", key)
 		p.stop()
@@ -110,12 +111,16 @@ func collect2xThroughput() result {
 			"keep-alive connections for %s each, 2 threads.\n", met, collectRounds, strings.Join(ratios, ", "), conns, duration)}
 }
 
+// benchSecret is the server secret of the intake rounds: one for the
+// instances sharing a database, and for the CLI run on their data.
+var benchSecret = "QUIRE_SECRET=" + strings.Repeat("5e", 32)
+
 // quireCollecting starts quire for the intake rounds, with env added: no
 // conversion workers (they would warm up during the load), and one server
 // secret for the instances sharing a database.
 func quireCollecting(env []string) func() *process {
 	return func() *process {
-		return startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1", "QUIRE_SECRET=" + strings.Repeat("5e", 32)}, env...)...)
+		return startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1", benchSecret}, env...)...)
 	}
 }
 

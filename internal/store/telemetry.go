@@ -323,8 +323,7 @@ func (db *DB) Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, key
 	err = db.scan(ctx, `SELECT license_key, `+dayCol+`, SUM(opens), SUM(anonymous_opens), SUM(other_host_opens) FROM open_days
 		WHERE day >= ? AND day < ?`+filter+` GROUP BY license_key, `+dayCol, args, func(s scanner) error {
 		var key string
-		var period int64
-		var opens, anonymous, otherHost int64
+		var period, opens, anonymous, otherHost int64
 		err := s.Scan(&key, &period, &opens, &anonymous, &otherHost)
 		r := get(key, period)
 		r.Opens, r.AnonymousOpens, r.OtherHostOpens = opens, anonymous, otherHost
