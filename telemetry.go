@@ -12,12 +12,13 @@ const CommunityLicenseKey = "community-and-eval-agplv3"
 // part of it.
 type OpenEvent struct {
 	LicenseKey        string
-	DocumentID        string
+	DocumentID        string    // "" when the client sent none (an anonymous open)
 	ReceivedAt        time.Time // counts are by receipt time: clients' clocks are not trusted for billing
 	OccurredAt        string    // the client's timestamp, verbatim
 	DocumentCreatedAt *string   // nil when the client sent null or nothing
 	LibraryVersion    string
 	Hostname          string
+	OtherHost         bool   // the license lists hosts and Hostname is not one of them, when received
 	Metadata          string // a JSON object, size-capped
 }
 
@@ -28,6 +29,7 @@ type License struct {
 	Key          string
 	Organization string
 	Email        string
+	Hosts        []string // the customer's own hosts; opens from others are counted apart; none: every host is its own
 	CreatedAt    time.Time
 	RevokedAt    time.Time // zero while active
 }
@@ -57,4 +59,6 @@ type UsageRow struct {
 	NewDocuments    int64
 	ActiveDocuments int64
 	Opens           int64
+	AnonymousOpens  int64 // opens without a document id, part of Opens
+	OtherHostOpens  int64 // opens from hosts not of the license's list, part of Opens
 }

@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -75,12 +77,89 @@ func collectThroughput() result {
 			"highest of theirs.\n", conns, duration, runtime.NumCPU())}
 }
 
+// collect2xRounds is how many times collect2xThroughput measures each
+// payload: the goal is judged on the median round, the machine being
+// shared.
+const collect2xRounds = 5
+
+// collect2xThroughput measures intake of the 2.x library's payloads under
+// a license with hosts (bench/collect.lua, "2x") against the 1.x payloads
+// of the community key, as collectThroughput sends them, on SQLite, in
+// rounds that alternate which goes first: the goal of issue 26 is the 2.x
+// rate within 5% of the 1.x rate in the same run.
+func collect2xThroughput() result {
+	table := tableHead
+	var ratios, cpu, bare []float64
+	for i := range collect2xRounds {
+		var one, two, community stats
+		for j := range 3 { // in turn, starting with a different one each round
+			switch (i + j) % 3 {
+			case 0:
+				one = measure("/v1/collect", 1, quireCollecting(nil))
+			case 1:
+				two = measure2x(true)
+			case 2:
+				community = measure2x(false)
+			}
+		}
+		ratios, cpu = append(ratios, two.rate()/one.rate()), append(cpu, float64(two.serverCPU)/float64(one.serverCPU))
+		bare = append(bare, community.rate()/one.rate())
+		table += row(fmt.Sprintf("round %d: quire, 1.x payloads (HASH- ids, community key)", i+1), one, one.rate()) +
+			row(fmt.Sprintf("round %d: quire, 2.x payloads, license with hosts", i+1), two, one.rate()) +
+			row(fmt.Sprintf("round %d: quire, 2.x payloads, community key (no hosts)", i+1), community, one.rate())
+	}
+	return result{title: "Telemetry intake of the 2.x editor library (POST /v1/collect)", table: table, notes: fmt.Sprintf(
+		"Goal of issue 26: the 2.x rate at 0.95 or more of the 1.x rate. Rate of 2.x (license with hosts) over 1.x, "+
+			"round by round: %s (median %.2f); server CPU per request of the same over 1.x: %s (median %.2f). The same 2.x "+
+			"payloads under the community key (no host list, no license: what the payload costs without the feature) "+
+			"over 1.x: %s (median %.2f). Rounds rotate which load goes first; each load starts a fresh quire on SQLite. 1.x: the deployed 1.x payload with a distinct "+
+			"HASH- id per request, no license key. 2.x: the 2.x payload (about 290 bytes more: user agent, origin, "+
+			"hostname, screen size) under a license whose hosts are docs.acme.example and www.acme.example, created "+
+			"with quire license create --hosts after the server started, 5 s before the load; a distinct UUID per "+
+			"request from docs.acme.example, except every 8th without an id (null) and every 8th other from "+
+			"elsewhere.example (anonymous and other-host opens). wrk (bench/collect.lua), %d keep-alive connections "+
+			"for %s each, 2 threads.\n", fixed(ratios), median(ratios), fixed(cpu), median(cpu), fixed(bare), median(bare), conns, duration)}
+}
+
+// measure2x starts quire and loads it with 2.x payloads: with hosts,
+// under a license with hosts created with the CLI, once the server has
+// read them; else under the community key.
+func measure2x(hosts bool) stats {
+	p := quireCollecting(nil)()
+	defer p.stop()
+	key := ""
+	if hosts {
+		key = operator([]string{"QUIRE_DATA_DIR=" + p.data, benchSecret}, "license", "create", "--org", "Acme", "--email", "ops@acme.example",
+			"--hosts", "docs.acme.example,www.acme.example")
+	}
+	time.Sleep(5 * time.Second) // QUIRE_TELEMETRY_HOSTS_REFRESH and the read
+	return wrkLoad([]*process{p}, "/v1/collect", conns, duration, "2x", key)
+}
+
+func fixed(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(out, ", ")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// benchSecret is the server secret of the intake rounds: one for the
+// instances sharing a database, and for the CLI run on their data.
+var benchSecret = "QUIRE_SECRET=" + strings.Repeat("5e", 32)
+
 // quireCollecting starts quire for the intake rounds, with env added: no
 // conversion workers (they would warm up during the load), and one server
 // secret for the instances sharing a database.
 func quireCollecting(env []string) func() *process {
 	return func() *process {
-		return startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1", "QUIRE_SECRET=" + strings.Repeat("5e", 32)}, env...)...)
+		return startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1", benchSecret}, env...)...)
 	}
 }
 

@@ -130,11 +130,21 @@ func quireBinary() string {
 // createKey issues a key with the operator CLI, the way an operator would,
 // with the settings env beside the data directory.
 func createKey(data string, env ...string) string {
-	cmd := exec.Command(quireBinary(), "keys", "create", "--email", "bench@example.com")
-	cmd.Env = append(append(os.Environ(), "QUIRE_DATA_DIR="+data), env...)
+	return operator(append([]string{"QUIRE_DATA_DIR=" + data}, env...), "keys", "create", "--email", "bench@example.com")
+}
+
+// operator runs the quire CLI with env added (the server's data directory
+// and secret) and returns the last line it printed (the key it created).
+func operator(env []string, args ...string) string {
+	cmd := exec.Command(quireBinary(), args...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
-		panic(fmt.Sprintf("keys create: %v", err))
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		panic(fmt.Sprintf("quire %s: %v\n%s", strings.Join(args[:2], " "), err, stderr))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]

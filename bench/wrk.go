@@ -11,12 +11,13 @@ import (
 	"time"
 )
 
-// wrkLoad posts telemetry events (bench/collect.lua) to the servers with
+// wrkLoad posts telemetry events (bench/collect.lua; payload: its
+// arguments after the run's prefix, see there) to the servers with
 // wrk for d, conns keep-alive connections in all, shared evenly among
 // them (one wrk per server, run together), and measures the CPU time per
 // request of the servers together and of wrk. wrk's own latency
 // percentiles are per wrk; with several servers the highest is kept.
-func wrkLoad(servers []*process, path string, conns int, d time.Duration) stats {
+func wrkLoad(servers []*process, path string, conns int, d time.Duration, payload ...string) stats {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		panic("bench: wrk not found: install it (apt-get install wrk, or scripts/setup --test)")
 	}
@@ -42,6 +43,7 @@ func wrkLoad(servers []*process, path string, conns int, d time.Duration) stats 
 			}
 			cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c),
 				"-d", fmt.Sprintf("%ds", int(d.Seconds())), "--timeout", "10s", "--latency", "-s", "bench/collect.lua", p.url+path, "--", fmt.Sprintf("%s-%d", run, i))
+			cmd.Args = append(cmd.Args, payload...)
 			out, err := cmd.Output()
 			if err != nil {
 				panic(fmt.Sprintf("bench: wrk: %v\n%s", err, out))

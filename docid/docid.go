@@ -1,6 +1,13 @@
-// Package docid identifies DOCX files the way the deployed editor library
-// does for usage telemetry, so that ids computed here and ids reported by
+// Package docid identifies DOCX files the way the 1.x editor library does
+// for usage telemetry, so that ids computed here and ids reported by 1.x
 // editors in browsers agree.
+//
+// The 2.x library no longer computes these ids: it reports the
+// integrator's document.id when one is set, else a random UUID per editor
+// session (each open of a file is then a new document), else nothing. This
+// package remains what 1.x clients send, and a way to identify a file on
+// the server: an integrator of 2.x who passes Identify's id as document.id
+// gets every open of the file counted as one document, as 1.x did.
 //
 // A document that carries both a GUID and a creation time in its metadata is
 // identified by

@@ -111,7 +111,8 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 		}),
 		telemetry: telemetry.New(db, telemetry.Options{
 			QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout, GatherWait: cfg.CollectGatherWait,
-			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), Logger: log, Registerer: reg,
+			Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), HostsRefresh: cfg.LicenseHostsRefresh,
+			Logger: log, Registerer: reg,
 		}),
 	}, nil
 }

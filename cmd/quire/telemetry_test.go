@@ -11,6 +11,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/store/storetest"
 	"github.com/quire-dev/quire/internal/telemetry"
+	"github.com/quire-dev/quire/internal/telemetry/telemetrytest"
 )
 
 func collectBody(docID string) string {
@@ -18,9 +19,35 @@ func collectBody(docID string) string {
 		docID + `","documentCreatedAt":null}]}`
 }
 
-// TestCrashLosesNoAcknowledgedEvent posts events from several clients,
-// kills the server with SIGKILL in the middle, restarts it, and checks that
-// every event answered 204 was counted, and none twice.
+// crashKinds are the payloads of TestCrashLosesNoAcknowledgedEvent, in
+// turn: the 1.x library's HASH- id under the community key, and under a
+// license whose only host is docs.acme.example, the 2.x library's (a UUID
+// per session) from that host, without an id (null) from it, and with an
+// id from another host.
+var crashKinds = []string{"1.x", "2.x", "anonymous", "other-host"}
+
+// crashOpen returns the body, license key and document id (for the kinds
+// that count documents) of the i-th request of client c.
+func crashOpen(kind string, c, i int, acme string) (body, key, doc string) {
+	id := fmt.Sprintf("%08x-0000-4000-8000-%012x", c, i)
+	switch kind {
+	case "1.x":
+		id = fmt.Sprintf("HASH-CRASH-%02d-%06d", c, i)
+		return collectBody(id), "", id
+	case "2.x":
+		return telemetrytest.Open2x(&id, "https://docs.acme.example"), acme, id
+	case "anonymous":
+		return telemetrytest.Open2x(nil, "https://docs.acme.example"), acme, ""
+	}
+	return telemetrytest.Open2x(&id, "https://elsewhere.example:8443"), acme, ""
+}
+
+// TestCrashLosesNoAcknowledgedEvent posts events of the 1.x and 2.x
+// libraries from several clients, kills the server with SIGKILL in the
+// middle, restarts it, and checks that every event answered 204 was
+// counted, and none twice: in the documents, the opens, the anonymous
+// opens and the other-host opens. The license's hosts are set with the
+// CLI while the server runs, which applies them within 5 s.
 func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
@@ -28,9 +55,16 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			dbURL := storetest.URL(t, backend)
 			env := []string{"QUIRE_DATABASE_URL=" + dbURL}
 			in := start(t, data, env...)
+			out, err := runCLI(t, data, env, "license", "create", "--org", "Acme", "--email", "ops@acme.example", "--hosts", "docs.acme.example")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			acme := lines[len(lines)-1]
+			if err != nil || !strings.HasPrefix(acme, "ql_") {
+				t.Fatalf("license create (%v):\n%s", err, out)
+			}
+			time.Sleep(5 * time.Second) // the server reads the new license's hosts meanwhile
 
 			var mu sync.Mutex
-			var acked []string
+			acked := map[string][]string{} // document ids (or "") by kind
 			var wg sync.WaitGroup
 			client := &http.Client{Timeout: 5 * time.Second}
 			stop := time.Now().Add(10 * time.Second) // bounded even if the kill misbehaves
@@ -39,15 +73,19 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := 0; time.Now().Before(stop); i++ {
-						id := fmt.Sprintf("HASH-CRASH-%02d-%06d", c, i)
-						res, err := client.Post(in.base+"/v1/collect", "application/json", strings.NewReader(collectBody(id)))
+						kind := crashKinds[(c+i)%len(crashKinds)]
+						body, key, doc := crashOpen(kind, c, i, acme)
+						req, _ := http.NewRequest("POST", in.base+"/v1/collect", strings.NewReader(body))
+						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set("X-License-Key", key)
+						res, err := client.Do(req)
 						if err != nil {
 							return // the server is gone
 						}
 						res.Body.Close()
 						if res.StatusCode == 204 {
 							mu.Lock()
-							acked = append(acked, id)
+							acked[kind] = append(acked[kind], doc)
 							mu.Unlock()
 						}
 					}
@@ -57,14 +95,26 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			in.cmd.Process.Kill() // SIGKILL: no shutdown, no flush
 			wg.Wait()
 			<-in.done
-			if len(acked) < 100 {
-				t.Fatalf("only %d events acknowledged before the kill; the test proves nothing", len(acked))
+			for _, kind := range crashKinds {
+				if len(acked[kind]) < 25 {
+					t.Fatalf("only %d %s events acknowledged before the kill; the test proves nothing", len(acked[kind]), kind)
+				}
 			}
 
 			start(t, data, env...) // recovery happens on open
 			// A report counts what is pending (committed, not yet counted).
-			if out, err := runCLI(t, data, env, "usage", "--json"); err != nil {
+			out, err = runCLI(t, data, env, "usage", "--json", "--from", "2000-01-01T00:00:00Z", "--to", "2100-01-01T00:00:00Z")
+			var rep telemetry.Report
+			if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
 				t.Fatalf("usage after restart (%v):\n%s", err, out)
+			}
+			var reported telemetry.PeriodUsage
+			for _, l := range rep.Licenses {
+				for _, p := range l.Periods {
+					reported.Opens += p.Opens
+					reported.AnonymousOpens += p.AnonymousOpens
+					reported.OtherHostOpens += p.OtherHostOpens
+				}
 			}
 			counted, twice := map[string]bool{}, 0
 			raw := storetest.SQL(t, dbURL)
@@ -82,22 +132,38 @@ func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
 				}
 			}
 			rows.Close()
-			var events, dayOpens int
-			if err := raw.QueryRow(`SELECT (SELECT COUNT(*) FROM telemetry_events), (SELECT COALESCE(SUM(opens), 0) FROM document_days)`).Scan(&events, &dayOpens); err != nil {
+			var stored telemetry.PeriodUsage
+			var dayOpens int64
+			if err := raw.QueryRow(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN document_id = '' THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN other_host THEN 1 ELSE 0 END), 0), (SELECT COALESCE(SUM(opens), 0) FROM document_days)
+				FROM telemetry_events`).Scan(&stored.Opens, &stored.AnonymousOpens, &stored.OtherHostOpens, &dayOpens); err != nil {
 				t.Fatal(err)
 			}
-			if twice > 0 || events != len(counted) || dayOpens != events {
-				t.Errorf("%d documents counted more than once; %d events stored, %d documents and %d opens counted: want them equal", twice, events, len(counted), dayOpens)
+			ownDocs := stored.Opens - stored.AnonymousOpens - stored.OtherHostOpens // no open here is both
+			if twice > 0 || int64(len(counted)) != ownDocs || dayOpens != ownDocs || reported != stored {
+				t.Errorf("%d documents counted more than once; stored %+v, with %d documents: counted %d documents, %d opens of documents, reported %+v; want them equal",
+					twice, stored, ownDocs, len(counted), dayOpens, reported)
 			}
 			lost := 0
-			for _, id := range acked {
-				if !counted[id] {
+			for _, doc := range append(acked["1.x"], acked["2.x"]...) {
+				if !counted[doc] {
 					lost++
 				}
 			}
-			t.Logf("%d events acknowledged before SIGKILL, %d counted after restart, %d lost", len(acked), len(counted), lost)
-			if lost > 0 {
-				t.Errorf("%d acknowledged events lost", lost)
+			if n := int64(len(acked["anonymous"])); reported.AnonymousOpens < n {
+				t.Errorf("%d anonymous opens acknowledged, %d reported", n, reported.AnonymousOpens)
+			}
+			if n := int64(len(acked["other-host"])); reported.OtherHostOpens < n {
+				t.Errorf("%d other-host opens acknowledged, %d reported", n, reported.OtherHostOpens)
+			}
+			total := 0
+			for _, kind := range crashKinds {
+				total += len(acked[kind])
+			}
+			t.Logf("%d events acknowledged before SIGKILL (%d anonymous, %d from another host), %d opens reported after restart, %d documents lost",
+				total, len(acked["anonymous"]), len(acked["other-host"]), reported.Opens, lost)
+			if lost > 0 || reported.Opens < int64(total) {
+				t.Errorf("%d acknowledged documents lost; %d opens acknowledged, %d reported", lost, total, reported.Opens)
 			}
 		})
 	}
@@ -142,6 +208,23 @@ func TestLicenseAndUsageCLI(t *testing.T) {
 	id := strings.Fields(lines[0])[1]
 	if !strings.Contains(out, key) || !strings.Contains(out, "billing@acme.example") || !strings.Contains(out, id) {
 		t.Fatalf("license list:\n%s", out)
+	}
+	if out, err := runCLI(t, data, nil, "license", "hosts", key, "Docs.Acme.example,www.acme.example"); err != nil {
+		t.Fatalf("license hosts (%v):\n%s", err, out)
+	}
+	if out, _ := runCLI(t, data, nil, "license", "list"); !strings.Contains(out, "docs.acme.example,www.acme.example") {
+		t.Errorf("hosts not listed:\n%s", out)
+	}
+	for _, bad := range [][]string{{key, "https://acme.example/"}, {"ql_none", "a.example"}, {key}} {
+		if out, err := runCLI(t, data, nil, append([]string{"license", "hosts"}, bad...)...); err == nil {
+			t.Errorf("license hosts %q succeeded:\n%s", bad, out)
+		}
+	}
+	if out, err := runCLI(t, data, nil, "license", "hosts", key, "--clear"); err != nil {
+		t.Fatalf("license hosts --clear (%v):\n%s", err, out)
+	}
+	if out, _ := runCLI(t, data, nil, "license", "list"); strings.Contains(out, "docs.acme.example") || !strings.Contains(out, "(any)") {
+		t.Errorf("hosts not cleared:\n%s", out)
 	}
 	if out, err := runCLI(t, data, nil, "license", "revoke", id); err != nil {
 		t.Fatalf("revoke: %v %s", err, out)

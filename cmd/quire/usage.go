@@ -109,7 +109,7 @@ func period(start time.Time, groupBy string) string {
 func printUsage(w io.Writer, rep telemetry.Report) error {
 	fmt.Fprintf(w, "usage from %s to %s, by %s\n\n", rep.From.Format(time.DateOnly), rep.To.Format(time.DateOnly), rep.GroupBy)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LICENSE KEY\tORGANIZATION\tPERIOD\tNEW DOCS\tACTIVE DOCS\tOPENS")
+	fmt.Fprintln(tw, "LICENSE KEY\tORGANIZATION\tPERIOD\tNEW DOCS\tACTIVE DOCS\tOPENS\tANONYMOUS\tOTHER HOSTS")
 	for _, l := range rep.Licenses {
 		org := "(unregistered)"
 		switch {
@@ -119,11 +119,11 @@ func printUsage(w io.Writer, rep telemetry.Report) error {
 			org = strings.ReplaceAll(*l.Organization, "\t", " ")
 		}
 		if len(l.Periods) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\n", l.LicenseKey, org)
+			fmt.Fprintf(tw, "%s\t%s\t-\t0\t0\t0\t0\t0\n", l.LicenseKey, org)
 		}
 		for _, p := range l.Periods {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", l.LicenseKey, org, period(p.Start, rep.GroupBy),
-				p.NewDocuments, p.ActiveDocuments, p.Opens)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", l.LicenseKey, org, period(p.Start, rep.GroupBy),
+				p.NewDocuments, p.ActiveDocuments, p.Opens, p.AnonymousOpens, p.OtherHostOpens)
 		}
 	}
 	return tw.Flush()

@@ -68,6 +68,7 @@ type Config struct {
 	CollectGatherWait    time.Duration
 	TelemetryRetention   time.Duration
 	TelemetryMetadata    Bytes
+	LicenseHostsRefresh  time.Duration
 
 	SignMaxBytes       Bytes
 	SignMemoryBudget   Bytes
@@ -202,6 +203,7 @@ func (c *Config) Settings() []Setting {
 		{"annotate-max-image-bytes", "QUIRE_ANNOTATE_MAX_IMAGE_BYTES", "largest image or signature of an annotate field, inline or downloaded", &c.AnnotateMaxImageBytes, false},
 		{"annotate-max-image-pixels", "QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", "most pixels (width x height) of an image or signature of an annotate field", (*intValue)(&c.AnnotateMaxImagePixels), false},
 		{"telemetry-metadata-bytes", "QUIRE_TELEMETRY_METADATA_BYTES", "largest telemetry metadata object stored as sent; larger ones are stored as {\"truncated\":true}", &c.TelemetryMetadata, false},
+		{"telemetry-hosts-refresh", "QUIRE_TELEMETRY_HOSTS_REFRESH", "how often each instance reads the licences' host lists again: a list changed on another instance applies to opens received this long (and the read) after the change", (*durationValue)(&c.LicenseHostsRefresh), false},
 	}
 }
 
@@ -235,6 +237,7 @@ func Default() Config {
 		CollectGatherWait:    0, // see docs/configuration.md: it pays only where fsync is slow
 		TelemetryRetention:   90 * 24 * time.Hour,
 		TelemetryMetadata:    2 << 10,
+		LicenseHostsRefresh:  4 * time.Second,
 
 		SignMaxBytes:       25 << 20,
 		SignMemoryBudget:   1 << 30,
@@ -372,7 +375,7 @@ func (c *Config) Check() error {
 		name string
 		v    time.Duration
 	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
-		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention},
+		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention}, {"QUIRE_TELEMETRY_HOSTS_REFRESH", c.LicenseHostsRefresh},
 		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_TSA_TIMEOUT", c.TSATimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be longer than 0", d.name)

@@ -42,10 +42,17 @@ const eventLogSchema = `CREATE TABLE IF NOT EXISTS telemetry_events (
     document_created_at TEXT,
     library_version     TEXT NOT NULL,
     hostname            TEXT NOT NULL,
-    metadata            TEXT NOT NULL
+    metadata            TEXT NOT NULL,
+    other_host          BOOLEAN NOT NULL DEFAULT false
 )`
 
+// eventColumns are the columns of the events that the main file held
+// before the log existed (no other_host: no license had hosts then).
 const eventColumns = `id, license_key, document_id, received_at, occurred_at, document_created_at, library_version, hostname, metadata`
+
+// addOtherHost gives a log made before migration 0010 its other_host
+// column (the migrations run on the main file only).
+const addOtherHost = `ALTER TABLE telemetry_events ADD COLUMN other_host BOOLEAN NOT NULL DEFAULT false`
 
 // openEventLog opens (creating it if needed) the event log of the main
 // file, and the fold's pool. It moves into the log the events
@@ -71,6 +78,16 @@ func (db *DB) openEventLog(ctx context.Context) error {
 	db.log = &DB{sql: logPool, dialect: sqlite}
 	if _, err := logPool.ExecContext(ctx, eventLogSchema); err != nil {
 		return fmt.Errorf("store: create the event log %s: %w", logPath, err)
+	}
+	var hasOtherHost bool
+	if err := logPool.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM pragma_table_info('telemetry_events')
+		WHERE name = 'other_host'`).Scan(&hasOtherHost); err != nil {
+		return fmt.Errorf("store: read the event log %s: %w", logPath, err)
+	}
+	if !hasOtherHost {
+		if _, err := logPool.ExecContext(ctx, addOtherHost); err != nil {
+			return fmt.Errorf("store: add other_host to the event log %s: %w", logPath, err)
+		}
 	}
 	db.fold = sql.OpenDB(attaching{dsn: sqliteDSN(db.path, "deferred"), log: logPath})
 	db.fold.SetMaxIdleConns(2)

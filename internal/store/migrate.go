@@ -19,6 +19,8 @@ import (
 // PostgreSQL, applied in order inside one transaction at start-up. A
 // comment /*sqlite: ...*/ holds SQL for SQLite only (e.g. WITHOUT ROWID):
 // PostgreSQL reads it as a comment, and migrate uncomments it for SQLite.
+// SQL between /*postgres:*/ and /*:postgres*/ is for PostgreSQL only:
+// migrate drops it for SQLite.
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -119,13 +121,16 @@ func checkNotNewer(applied map[int]bool, known []migration) error {
 	return nil
 }
 
-var sqliteOnly = regexp.MustCompile(`(?s)/\*sqlite:(.*?)\*/`) // over several lines too
+var (
+	sqliteOnly   = regexp.MustCompile(`(?s)/\*sqlite:(.*?)\*/`) // over several lines too
+	postgresOnly = regexp.MustCompile(`(?s)/\*postgres:\*/.*?/\*:postgres\*/`)
+)
 
 func (d dialect) migration(sql string) string {
 	if d.name != "sqlite" {
 		return sql
 	}
-	return sqliteOnly.ReplaceAllString(sql, "$1")
+	return sqliteOnly.ReplaceAllString(postgresOnly.ReplaceAllString(sql, ""), "$1")
 }
 
 func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {

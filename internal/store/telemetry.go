@@ -19,18 +19,18 @@ import (
 // one round trip, atomic without a transaction of its own. Appends write
 // few pages however scattered the documents are.
 func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
-	const columns = 8
+	const columns = 9
 	args := make([]any, 0, len(events)*columns)
 	for _, e := range events {
-		args = append(args, e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.Metadata)
+		args = append(args, e.LicenseKey, e.DocumentID, e.ReceivedAt.UnixMilli(), e.OccurredAt, e.DocumentCreatedAt, e.LibraryVersion, e.Hostname, e.OtherHost, e.Metadata)
 	}
 	head, tail := `INSERT INTO telemetry_events (license_key, document_id, received_at,
-		occurred_at, document_created_at, library_version, hostname, metadata) VALUES `, ""
+		occurred_at, document_created_at, library_version, hostname, other_host, metadata) VALUES `, ""
 	if !db.dialect.watermark {
 		// The day and month of receipt, as quire.Day and quire.Month.
-		head, tail = `WITH e AS (`+head, ` RETURNING license_key, document_id, received_at)
-			INSERT INTO telemetry_pending (license_key, document_id, received_at, day, month)
-			SELECT license_key, document_id, received_at, received_at / 86400000,
+		head, tail = `WITH e AS (`+head, ` RETURNING license_key, document_id, received_at, other_host)
+			INSERT INTO telemetry_pending (license_key, document_id, received_at, other_host, day, month)
+			SELECT license_key, document_id, received_at, other_host, received_at / 86400000,
 			EXTRACT(YEAR FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint * 12 +
 			EXTRACT(MONTH FROM to_timestamp(received_at / 1000.0) AT TIME ZONE 'UTC')::bigint - 1 FROM e`
 		if len(events) <= rowsPerStatement {
@@ -99,8 +99,8 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 			return 0, err
 		}
 		err := tx.QueryRowContext(ctx, db.q(`WITH moved AS (DELETE FROM telemetry_pending WHERE ctid IN (
-			SELECT ctid FROM telemetry_pending LIMIT ?) RETURNING license_key, document_id, received_at, day, month),
-			docs AS (`+countDocuments(db.dialect, "moved")+`), days AS (`+countDays("moved")+`)
+			SELECT ctid FROM telemetry_pending LIMIT ?) RETURNING license_key, document_id, received_at, other_host, day, month),
+			docs AS (`+countDocuments(db.dialect, "moved")+`), days AS (`+countDays("moved")+`), opens AS (`+countOpens("moved")+`)
 			SELECT COUNT(*) FROM moved`), countChunk).Scan(&n)
 		return n, err
 	}
@@ -115,10 +115,10 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 		return 0, err
 	}
 	// The day and month of receipt, as quire.Day and quire.Month.
-	events := `(SELECT license_key, document_id, received_at, received_at / 86400000 AS day,
+	events := `(SELECT license_key, document_id, received_at, other_host, received_at / 86400000 AS day,
 		CAST(strftime('%Y', received_at / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', received_at / 1000, 'unixepoch') AS INTEGER) - 1 AS month
 		FROM log.telemetry_events WHERE id > ? AND id <= ?) AS events`
-	for _, q := range []string{countDocuments(db.dialect, events), countDays(events)} {
+	for _, q := range []string{countDocuments(db.dialect, events), countDays(events), countOpens(events)} {
 		if _, err := tx.ExecContext(ctx, q, from, to.Int64); err != nil {
 			return 0, err
 		}
@@ -127,11 +127,16 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 	return n, err
 }
 
+// ofDocuments selects the opens that count for their document: those with
+// a document id from the license's own hosts. (A WHERE clause also keeps
+// SQLite from reading the ON CONFLICT of an upsert as a join's.)
+const ofDocuments = ` WHERE document_id <> '' AND NOT other_host `
+
 // countDocuments adds the opens in from to the per-document counts.
 func countDocuments(d dialect, from string) string {
 	return `INSERT INTO documents (license_key, document_id, first_seen, last_seen, opens, first_day, first_month)
 		SELECT license_key, document_id, MIN(received_at), MAX(received_at), COUNT(*), MIN(day), MIN(month)
-		FROM ` + from + ` WHERE true GROUP BY license_key, document_id ORDER BY license_key, document_id
+		FROM ` + from + ofDocuments + `GROUP BY license_key, document_id ORDER BY license_key, document_id
 		ON CONFLICT (license_key, document_id) DO UPDATE SET
 		opens = documents.opens + excluded.opens,
 		last_seen = ` + d.greatest + `(documents.last_seen, excluded.last_seen),
@@ -144,8 +149,19 @@ func countDocuments(d dialect, from string) string {
 func countDays(from string) string {
 	return `INSERT INTO document_days (day, license_key, document_id, month, opens)
 		SELECT day, license_key, document_id, MIN(month), COUNT(*)
-		FROM ` + from + ` WHERE true GROUP BY day, license_key, document_id ORDER BY day, license_key, document_id
+		FROM ` + from + ofDocuments + `GROUP BY day, license_key, document_id ORDER BY day, license_key, document_id
 		ON CONFLICT (day, license_key, document_id) DO UPDATE SET opens = document_days.opens + excluded.opens`
+}
+
+// countOpens adds the opens in from to the per-license counts of each day.
+func countOpens(from string) string {
+	return `INSERT INTO open_days (day, license_key, month, opens, anonymous_opens, other_host_opens)
+		SELECT day, license_key, MIN(month), COUNT(*), SUM(CASE WHEN document_id = '' THEN 1 ELSE 0 END),
+		SUM(CASE WHEN other_host THEN 1 ELSE 0 END)
+		FROM ` + from + ` WHERE true GROUP BY day, license_key ORDER BY day, license_key
+		ON CONFLICT (day, license_key) DO UPDATE SET opens = open_days.opens + excluded.opens,
+		anonymous_opens = open_days.anonymous_opens + excluded.anonymous_opens,
+		other_host_opens = open_days.other_host_opens + excluded.other_host_opens`
 }
 
 // rowsPerStatement keeps multi-row statements under the placeholder limit
@@ -250,7 +266,8 @@ func (db *DB) deleteChunks(ctx context.Context, query string, args ...any) (int6
 }
 
 // Usage counts, per license key and period, the documents first seen and
-// the documents opened, and the opens, on the UTC days [fromDay, toDay).
+// the documents opened, and the opens (and the anonymous and other-host
+// ones among them), on the UTC days [fromDay, toDay).
 // byMonth groups by month instead of day. keys, when not nil, restricts the
 // license keys. It counts the pending opens first, so that the report
 // includes every committed open.
@@ -286,13 +303,24 @@ func (db *DB) Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, key
 	if err != nil {
 		return nil, err
 	}
-	err = db.scan(ctx, `SELECT license_key, `+dayCol+`, COUNT(DISTINCT document_id), SUM(opens) FROM document_days
+	err = db.scan(ctx, `SELECT license_key, `+dayCol+`, COUNT(DISTINCT document_id) FROM document_days
 		WHERE day >= ? AND day < ?`+filter+` GROUP BY license_key, `+dayCol, args, func(s scanner) error {
 		var key string
-		var period, active, opens int64
-		err := s.Scan(&key, &period, &active, &opens)
+		var period, active int64
+		err := s.Scan(&key, &period, &active)
+		get(key, period).ActiveDocuments = active
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = db.scan(ctx, `SELECT license_key, `+dayCol+`, SUM(opens), SUM(anonymous_opens), SUM(other_host_opens) FROM open_days
+		WHERE day >= ? AND day < ?`+filter+` GROUP BY license_key, `+dayCol, args, func(s scanner) error {
+		var key string
+		var period, opens, anonymous, otherHost int64
+		err := s.Scan(&key, &period, &opens, &anonymous, &otherHost)
 		r := get(key, period)
-		r.ActiveDocuments, r.Opens = active, opens
+		r.Opens, r.AnonymousOpens, r.OtherHostOpens = opens, anonymous, otherHost
 		return err
 	})
 	out := make([]quire.UsageRow, 0, len(rows))

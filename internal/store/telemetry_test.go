@@ -246,3 +246,72 @@ func TestOpensCountOnTheirUTCDayAndMonth(t *testing.T) {
 		}
 	})
 }
+
+// TestAnonymousAndOtherHostOpensCountApart: every open is in Opens; those
+// without an id and those from another host are counted apart, and never
+// as documents.
+func TestAnonymousAndOtherHostOpensCountApart(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+		open := func(doc string, other bool) quire.OpenEvent {
+			return quire.OpenEvent{LicenseKey: "k", DocumentID: doc, OtherHost: other, ReceivedAt: at, OccurredAt: "x", Metadata: "{}"}
+		}
+		if err := db.RecordOpens(ctx, []quire.OpenEvent{open("D", false), open("D", false), open("", false), open("E", true), open("", true)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CountPending(ctx); err != nil { // counted in two folds, as they come
+			t.Fatal(err)
+		}
+		if err := db.RecordOpens(ctx, []quire.OpenEvent{open("", false), open("F", false)}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Usage(ctx, 0, 1<<40, true, nil)
+		want := quire.UsageRow{LicenseKey: "k", Period: quire.Month(at), NewDocuments: 2, ActiveDocuments: 2, Opens: 7, AnonymousOpens: 3, OtherHostOpens: 2}
+		if err != nil || len(rows) != 1 || rows[0] != want {
+			t.Errorf("usage %+v (%v), want %+v", rows, err, want)
+		}
+	})
+}
+
+// TestHostsMigrationKeepsTheCounts upgrades a database counted before
+// migration 0010 (on SQLite, with an event log of the old columns): the
+// opens counted before stay in the reports, the opens pending at the
+// upgrade are counted after it.
+func TestHostsMigrationKeepsTheCounts(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			u := storetest.URL(t, backend)
+			restore := store.SetLastMigration(9)
+			old := storetest.Open(t, u)
+			restore()
+			day := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			raw := storetest.SQL(t, u)
+			at, d, m := day.UnixMilli(), quire.Day(day), quire.Month(day)
+			stmts := []string{
+				fmt.Sprintf(`INSERT INTO documents VALUES ('k', 'A', %d, %d, 2, %d, %d)`, at, at, d, m),
+				fmt.Sprintf(`INSERT INTO document_days VALUES (%d, 'k', 'A', %d, 2)`, d, m),
+				fmt.Sprintf(`INSERT INTO telemetry_events (license_key, document_id, received_at, occurred_at, library_version, hostname, metadata)
+					VALUES ('k', 'B', %d, 'x', '', '', '{}')`, at), // pending
+				`ALTER TABLE log.telemetry_events DROP COLUMN other_host`, // a log of the old columns
+			}
+			if backend != "sqlite" {
+				stmts[3] = fmt.Sprintf(`INSERT INTO telemetry_pending VALUES ('k', 'B', %d, %d, %d)`, at, d, m)
+			}
+			for _, q := range stmts {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			old.Close()
+
+			db := storetest.Open(t, u)
+			if err := db.RecordOpens(ctx, []quire.OpenEvent{{LicenseKey: "k", ReceivedAt: day, OccurredAt: "x", Metadata: "{}"}}); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Usage(ctx, 0, 1<<40, false, nil)
+			if err != nil || len(rows) != 1 || rows[0].Opens != 4 || rows[0].AnonymousOpens != 1 || rows[0].NewDocuments != 2 {
+				t.Errorf("usage after the upgrade %+v (%v), want 4 opens (1 anonymous) of 2 new documents", rows, err)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,8 +44,9 @@ type Request struct {
 }
 
 // BrowserInfo: only the hostname is kept, to tell a customer's sites
-// apart. User agent, URL and screen size are read (to check their types)
-// and dropped.
+// apart: hostname, or when it is empty the host of currentUrl (the page's
+// origin, as the 2.x library sends it). User agent, URL and screen size
+// are read (to check their types) and dropped.
 type BrowserInfo struct {
 	UserAgent  string `json:"userAgent"`
 	CurrentURL string `json:"currentUrl"`
@@ -58,7 +60,8 @@ type BrowserInfo struct {
 // Event is one document open. Only documentCreatedAt tells null (stored
 // as NULL) from a string; the other members are decoded into plain
 // values, which the decoder does not allocate (absent, null and "" are
-// the same to validation).
+// the same to validation). An open without documentId (the 2.x library
+// sends null when the editor has no id) is valid: an anonymous open.
 type Event struct {
 	Timestamp         string  `json:"timestamp"`
 	DocumentID        string  `json:"documentId"`
@@ -94,8 +97,6 @@ func (r *Request) Validate() error {
 func (e Event) validate(details []quire.Detail, i int) []quire.Detail {
 	field := func(name string) string { return "events[" + strconv.Itoa(i) + "]." + name } // only for a problem
 	switch id := e.DocumentID; {
-	case id == "":
-		details = append(details, quire.Detail{Field: field("documentId"), Issue: "is required"})
 	case len(id) > maxDocumentID:
 		details = append(details, quire.Detail{Field: field("documentId"), Issue: fmt.Sprintf("must be at most %d characters", maxDocumentID)})
 	case hasControl(id):
@@ -118,13 +119,16 @@ func (e Event) validate(details []quire.Detail, i int) []quire.Detail {
 // events returns the opens of a valid r, received at now. metaLimit caps
 // the stored metadata: larger metadata is replaced by {"truncated":true},
 // since dropping the open would lose a billable event for a cosmetic
-// reason.
-func (r *Request) events(now time.Time, metaLimit int) []quire.OpenEvent {
+// reason. hosts are the host lists of the licenses that have one: an open
+// under such a license from another host (or from none) is OtherHost.
+func (r *Request) events(now time.Time, metaLimit int, hosts map[string][]string) []quire.OpenEvent {
 	key, meta, version, host := r.licenseKey(), metadata(r.Metadata, metaLimit), r.version(), r.hostname()
+	own, listed := hosts[key]
+	other := listed && !slices.Contains(own, host)
 	out := make([]quire.OpenEvent, len(r.Events))
 	for i, e := range r.Events {
 		out[i] = quire.OpenEvent{LicenseKey: key, DocumentID: e.DocumentID, ReceivedAt: now, OccurredAt: e.Timestamp,
-			DocumentCreatedAt: e.DocumentCreatedAt, LibraryVersion: version, Hostname: host, Metadata: meta}
+			DocumentCreatedAt: e.DocumentCreatedAt, LibraryVersion: version, Hostname: host, OtherHost: other, Metadata: meta}
 	}
 	return out
 }
@@ -150,7 +154,23 @@ func (r *Request) version() string {
 	return clean(v, maxLibraryVersion)
 }
 
-func (r *Request) hostname() string { return clean(r.BrowserInfo.Hostname, maxHostname) }
+// hostname is the page's host name: browserInfo.hostname, else the host of
+// browserInfo.currentUrl; "" when neither names one.
+func (r *Request) hostname() string {
+	host := r.BrowserInfo.Hostname
+	if host == "" && r.BrowserInfo.CurrentURL != "" {
+		if u, err := url.Parse(r.BrowserInfo.CurrentURL); err == nil {
+			host = u.Hostname()
+		}
+	}
+	return normalHost(clean(host, maxHostname))
+}
+
+// normalHost is the form in which host names are compared: lower case,
+// without the brackets of an IPv6 address or a final dot.
+func normalHost(host string) string {
+	return strings.TrimSuffix(strings.Trim(strings.ToLower(host), "[]"), ".")
+}
 
 // hasControl reports control characters, which have no place in an
 // identifier (and NUL cannot be stored in PostgreSQL text).

@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/telemetry/telemetrytest"
 )
 
 var now = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
@@ -23,7 +26,7 @@ func parse(body, licenseKey string, metaLimit int) ([]quire.OpenEvent, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return req.events(now, metaLimit), nil
+	return req.events(now, metaLimit, nil), nil
 }
 
 func TestParseKeepsWhatBillingNeeds(t *testing.T) {
@@ -110,5 +113,86 @@ func TestParseQueryLimitsLicenseKeys(t *testing.T) {
 	}
 	if q, err := ParseQuery("", "", "", keys[:maxQueryKeys], now); err != nil || len(q.Keys) != maxQueryKeys {
 		t.Errorf("%d license keys: %v", maxQueryKeys, err)
+	}
+}
+
+// TestParseSuperdoc2x: what the 2.x library sends is valid, an open
+// without an id (null or absent) included, and the page's host is read
+// from hostname, else from currentUrl (its origin).
+func TestParseSuperdoc2x(t *testing.T) {
+	want := map[string]struct{ id, host string }{
+		"session-uuid-1":  {"3f0c9a7e-1b2d-4c5e-8f90-a1b2c3d4e5f6", "docs.acme.example"},
+		"session-uuid-2":  {"b7e4d2c1-9a8f-4e6d-b5c4-3a2f1e0d9c8b", "docs.acme.example"},
+		"integrator-id-1": {"acme-contract-42", "docs.acme.example"},
+		"integrator-id-2": {"acme-contract-42", "docs.acme.example"},
+		"null-id":         {"", "docs.acme.example"},
+		"absent-id":       {"", "docs.acme.example"},
+		"origin-only":     {"0d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a", "portal.acme.example"},
+		"other-host":      {"c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f", "elsewhere.example"},
+	}
+	payloads := telemetrytest.Superdoc2x()
+	if len(payloads) != len(want) {
+		t.Fatalf("%d fixtures, want %d", len(payloads), len(want))
+	}
+	for name, w := range want {
+		evs, err := parse(string(payloads[name].Body), "ql_acme", 1024)
+		if err != nil || len(evs) != 1 {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if e := evs[0]; e.DocumentID != w.id || e.Hostname != w.host || e.LibraryVersion != "2.11.0" || e.DocumentCreatedAt != nil || e.OtherHost {
+			t.Errorf("%s: %+v, want id %q from %s", name, e, w.id, w.host)
+		}
+	}
+	if evs, err := parse(`{"events":[{"timestamp":"2026-11-22T09:34:00Z","documentId":""}]}`, "", 1024); err != nil || evs[0].DocumentID != "" {
+		t.Errorf("an empty documentId: %v, want an anonymous open", err)
+	}
+}
+
+// TestOpensFromOtherHosts: under a license with hosts, an open from
+// another host, or from no host at all, is marked; a license without a
+// list takes any host.
+func TestOpensFromOtherHosts(t *testing.T) {
+	hosts := map[string][]string{"ql_acme": {"docs.acme.example", "portal.acme.example"}}
+	for _, c := range []struct {
+		key, browserInfo string
+		other            bool
+	}{
+		{"ql_acme", `{"hostname":"docs.acme.example","currentUrl":"https://docs.acme.example"}`, false},
+		{"ql_acme", `{"hostname":"DOCS.Acme.Example."}`, false},
+		{"ql_acme", `{"currentUrl":"https://portal.acme.example:8443"}`, false},
+		{"ql_acme", `{"hostname":"evil.example","currentUrl":"https://evil.example"}`, true},
+		{"ql_acme", `{"currentUrl":"https://docs.acme.example.evil.example"}`, true},
+		{"ql_acme", `{}`, true},
+		{"ql_acme", `{"currentUrl":"::not a url"}`, true},
+		{"ql_other", `{"hostname":"evil.example"}`, false},
+		{"", `{}`, false},
+	} {
+		req := Request{LicenseKey: c.key}
+		if err := json.Unmarshal([]byte(`{"browserInfo":`+c.browserInfo+`,"events":[{"timestamp":"2026-11-22T09:34:00Z"}]}`), &req); err != nil {
+			t.Fatal(err)
+		}
+		if e := req.events(now, 1024, hosts)[0]; e.OtherHost != c.other {
+			t.Errorf("key %q, browserInfo %s: other host %v, want %v", c.key, c.browserInfo, e.OtherHost, c.other)
+		}
+	}
+}
+
+func TestParseHosts(t *testing.T) {
+	got, err := ParseHosts(" www.Acme.example, acme.example\nacme.example,, [::1] 127.0.0.1 ")
+	if want := []string{"127.0.0.1", "::1", "acme.example", "www.acme.example"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ParseHosts = %q, %v; want %q", got, err, want)
+	}
+	if got, err := ParseHosts("  "); err != nil || got != nil {
+		t.Errorf("an empty list: %q, %v", got, err)
+	}
+	var many strings.Builder
+	for i := range maxHosts + 1 {
+		fmt.Fprintf(&many, "h%d.example,", i)
+	}
+	for _, bad := range []string{"https://acme.example", "acme.example/path", "ac!me", "*.acme.example", strings.Repeat("a", 254), many.String()} {
+		if _, err := ParseHosts(bad); quire.ErrorCode(err) != quire.CodeValidation {
+			t.Errorf("ParseHosts(%.40q): %v, want a validation error", bad, err)
+		}
 	}
 }

@@ -5,16 +5,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
 )
 
 // CreateLicense issues a commercial license key for an organization whose
-// contact is email. License keys are not secrets (they sit in browser
-// code); they only need to be unique and hard to guess by accident.
-func (s *Service) CreateLicense(ctx context.Context, organization, email string) (quire.License, error) {
+// contact is email, with the customer's own hosts (ParseHosts; "": any
+// host). License keys are not secrets (they sit in browser code); they
+// only need to be unique and hard to guess by accident.
+func (s *Service) CreateLicense(ctx context.Context, organization, email, hosts string) (quire.License, error) {
 	organization = strings.TrimSpace(organization)
 	if organization == "" || len(organization) > 200 {
 		return quire.License{}, quire.Invalid("The organization is required.", quire.Detail{Field: "org", Issue: "must be 1 to 200 characters"})
@@ -23,12 +26,65 @@ func (s *Service) CreateLicense(ctx context.Context, organization, email string)
 	if err != nil {
 		return quire.License{}, err
 	}
+	list, err := ParseHosts(hosts)
+	if err != nil {
+		return quire.License{}, err
+	}
 	l := quire.License{ID: "lic_" + randomHex(8), Key: "ql_" + randomHex(16), Organization: organization,
-		Email: email, CreatedAt: s.opt.Now()}
+		Email: email, Hosts: list, CreatedAt: s.opt.Now()}
 	if err := s.store.CreateLicense(ctx, l); err != nil {
 		return quire.License{}, fmt.Errorf("create license: %w", err)
 	}
+	s.loadHosts()
 	return l, nil
+}
+
+// SetLicenseHosts replaces the host list of the license with key (hosts
+// as ParseHosts reads them; "" clears the list). Opens received from then
+// on are classified by the new list: at once on this instance, within
+// Options.HostsRefresh on the others.
+func (s *Service) SetLicenseHosts(ctx context.Context, key, hosts string) error {
+	list, err := ParseHosts(hosts)
+	if err != nil {
+		return err
+	}
+	if err := s.store.SetLicenseHosts(ctx, strings.TrimSpace(key), list); err != nil {
+		return err
+	}
+	s.loadHosts()
+	return nil
+}
+
+// maxHosts bounds the hosts of one license: each open is compared with
+// them.
+const maxHosts = 100
+
+// ParseHosts reads a list of host names separated by commas or white
+// space (a.example, www.a.example), as an operator writes it, into the
+// stored form: lower case, sorted, each once. Host names are matched
+// exactly: list every subdomain that serves the editor.
+func ParseHosts(list string) ([]string, error) {
+	var hosts []string
+	for _, h := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		h = normalHost(h)
+		if !validHost(h) {
+			return nil, quire.Invalid("The host list is not valid.", quire.Detail{Field: "hosts",
+				Issue: fmt.Sprintf("%q is not a host name (letters, digits, '.', '-', '_', ':'; at most %d characters)", h, maxHostname)})
+		}
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	hosts = slices.Compact(hosts)
+	if len(hosts) > maxHosts {
+		return nil, quire.Invalid("The host list is too long.", quire.Detail{Field: "hosts", Issue: fmt.Sprintf("at most %d hosts", maxHosts)})
+	}
+	return hosts, nil
+}
+
+func validHost(h string) bool {
+	return h != "" && len(h) <= maxHostname && strings.IndexFunc(h, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r))
+	}) < 0
 }
 
 // Licenses lists every license.

@@ -37,6 +37,8 @@ type Store interface {
 	Usage(ctx context.Context, fromDay, toDay int64, byMonth bool, keys []string) ([]quire.UsageRow, error)
 	CreateLicense(ctx context.Context, l quire.License) error
 	Licenses(ctx context.Context) ([]quire.License, error)
+	LicenseHosts(ctx context.Context) (map[string][]string, error)
+	SetLicenseHosts(ctx context.Context, key string, hosts []string) error
 	RevokeLicense(ctx context.Context, id string, now time.Time) error
 }
 
@@ -48,6 +50,7 @@ type Options struct {
 	GatherWait    time.Duration // one sleep of the writer waiting for the clients it answered (await); 0: none
 	Retention     time.Duration // how long raw events are kept
 	MetadataBytes int           // largest metadata object stored as sent
+	HostsRefresh  time.Duration // how often the licenses' host lists are read again; 0: DefaultHostsRefresh
 	Logger        *slog.Logger
 	Registerer    prometheus.Registerer // where the intake metrics go; nil: nowhere
 	Now           func() time.Time
@@ -69,7 +72,18 @@ type Service struct {
 	// answered is how many requests the last commit answered: the
 	// writer's own, read by gather only.
 	answered int
+	// hosts are the host lists of the licenses that have one, by key: read
+	// by every request, replaced whole by loadHosts.
+	hosts     atomic.Pointer[map[string][]string]
+	hostsMu   sync.Mutex    // one loadHosts at a time, so that the last read is the last stored
+	quit      chan struct{} // closed by Close: watchHosts stops
+	hostsDone chan struct{} // closed when watchHosts has stopped
 }
+
+// DefaultHostsRefresh is how often each instance reads the licenses' host
+// lists: a change applies to opens received 5 s after it, with a second
+// left for the read.
+const DefaultHostsRefresh = 4 * time.Second
 
 type job struct {
 	events []quire.OpenEvent
@@ -81,13 +95,52 @@ func New(st Store, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.HostsRefresh <= 0 {
+		opt.HostsRefresh = DefaultHostsRefresh
+	}
 	s := &Service{store: st, opt: opt, queue: make(chan *job, opt.QueueLength), stopped: make(chan struct{}),
-		folds: make(chan struct{}, 1)}
+		folds: make(chan struct{}, 1), quit: make(chan struct{}), hostsDone: make(chan struct{})}
 	s.m = newIntakeMetrics(opt.Registerer, func() float64 { return float64(len(s.queue)) })
 	s.uncounted.Store(1)
+	s.hosts.Store(&map[string][]string{})
+	s.loadHosts()
 	go s.write()
 	go s.fold()
+	go s.watchHosts()
 	return s
+}
+
+// watchHosts reads the host lists again every HostsRefresh: another
+// instance sharing the database may have changed one. Intake reads the
+// lists in memory, never the database.
+func (s *Service) watchHosts() {
+	defer close(s.hostsDone)
+	tick := time.NewTicker(s.opt.HostsRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+			s.loadHosts()
+		}
+	}
+}
+
+// loadHosts reads the host lists. When the read fails, the lists read
+// last stay in use, and the next tick tries again.
+func (s *Service) loadHosts() {
+	s.hostsMu.Lock()
+	defer s.hostsMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), s.opt.HostsRefresh)
+	defer cancel()
+	lists, err := s.store.LicenseHosts(ctx)
+	if err != nil {
+		s.m.hostReadFailures.Inc()
+		s.opt.Logger.Warn("telemetry: reading the licenses' host lists failed; the last ones read stay in use", "err", err)
+		return
+	}
+	s.hosts.Store(&lists)
 }
 
 // Busy is the answer when the queue is full: the database is behind.
@@ -100,7 +153,7 @@ func (s *Service) Collect(ctx context.Context, req *Request) error {
 		s.Refused()
 		return err
 	}
-	events := req.events(s.opt.Now(), s.opt.MetadataBytes)
+	events := req.events(s.opt.Now(), s.opt.MetadataBytes, *s.hosts.Load())
 	if err := s.record(ctx, events); err != nil {
 		if errors.Is(err, Busy) {
 			s.m.busy.Inc()
@@ -111,6 +164,7 @@ func (s *Service) Collect(ctx context.Context, req *Request) error {
 	}
 	s.m.accepted.Inc()
 	s.m.events.Add(float64(len(events)))
+	s.m.countKinds(events)
 	return nil
 }
 
@@ -340,9 +394,11 @@ func (s *Service) Close() {
 	if !s.closed {
 		s.closed = true
 		close(s.queue)
+		close(s.quit)
 	}
 	s.mu.Unlock()
 	<-s.stopped
+	<-s.hostsDone
 }
 
 // Sweep drops raw events older than the retention; the counts stay.
@@ -361,6 +417,9 @@ type intakeMetrics struct {
 	payloads                        *prometheus.CounterVec
 	accepted, invalid, busy, failed prometheus.Counter // its children, resolved once
 	events                          prometheus.Counter
+	kinds                           *prometheus.CounterVec
+	anonymous, otherHost            prometheus.Counter // its children
+	hostReadFailures                prometheus.Counter
 	batchEvents                     prometheus.Histogram
 	commitSeconds, countSeconds     prometheus.Histogram
 }
@@ -371,6 +430,10 @@ func newIntakeMetrics(reg prometheus.Registerer, queued func() float64) intakeMe
 			Help: "Telemetry payloads by result: accepted, invalid, busy (queue full), failed (database error)."}, []string{"result"}),
 		events: prometheus.NewCounter(prometheus.CounterOpts{Name: "quire_telemetry_events_total",
 			Help: "Document-open events committed."}),
+		kinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "quire_telemetry_events_by_kind_total",
+			Help: "Document-open events committed without a document id (anonymous) or from a host not in their license's list (other_host)."}, []string{"kind"}),
+		hostReadFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "quire_telemetry_host_list_read_failures_total",
+			Help: "Reads of the licenses' host lists that failed (the lists read before stay in use)."}),
 		batchEvents: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_telemetry_batch_events",
 			Help: "Events per group commit.", Buckets: prometheus.ExponentialBuckets(1, 4, 8)}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_telemetry_commit_seconds",
@@ -380,10 +443,23 @@ func newIntakeMetrics(reg prometheus.Registerer, queued func() float64) intakeMe
 	}
 	m.accepted, m.invalid = m.payloads.WithLabelValues("accepted"), m.payloads.WithLabelValues("invalid")
 	m.busy, m.failed = m.payloads.WithLabelValues("busy"), m.payloads.WithLabelValues("failed")
+	m.anonymous, m.otherHost = m.kinds.WithLabelValues("anonymous"), m.kinds.WithLabelValues("other_host")
 	if reg != nil {
-		reg.MustRegister(m.payloads, m.events, m.batchEvents, m.commitSeconds, m.countSeconds,
+		reg.MustRegister(m.payloads, m.events, m.kinds, m.hostReadFailures, m.batchEvents, m.commitSeconds, m.countSeconds,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "quire_telemetry_queue_length",
 				Help: "Requests waiting for a group commit."}, queued))
 	}
 	return m
+}
+
+// countKinds counts the anonymous and other-host opens among events.
+func (m intakeMetrics) countKinds(events []quire.OpenEvent) {
+	for _, e := range events {
+		if e.DocumentID == "" {
+			m.anonymous.Inc()
+		}
+		if e.OtherHost {
+			m.otherHost.Inc()
+		}
+	}
 }

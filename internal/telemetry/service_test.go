@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
+	"github.com/quire-dev/quire/internal/telemetry/telemetrytest"
 )
 
 // poisoned fails every write that holds the document "POISON": a stand-in
@@ -198,4 +201,53 @@ func TestGatherWaitsForTheClientsItAnswered(t *testing.T) {
 	if n := <-g.sizes; n != 3 {
 		t.Errorf("D, E and F, 50 ms apart, were committed %d at a time after a commit of 2, want 3 at once", n)
 	}
+}
+
+// TestHostListChangeAppliesWithin5s runs two instances on one database: a
+// host list set on one applies on the other to the opens it receives 5 s
+// later (the default refresh, not shortened), and opens received before
+// the change keep the classification they got.
+func TestHostListChangeAppliesWithin5s(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		a, b := New(db, testOptions()), New(db, testOptions())
+		defer a.Close()
+		defer b.Close()
+		l, err := a.CreateLicense(ctx, "Acme", "billing@acme.example", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := func(s *Service, id, origin string) {
+			t.Helper()
+			req := Request{LicenseKey: l.Key}
+			if err := json.Unmarshal([]byte(telemetrytest.Open2x(&id, origin)), &req); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Collect(ctx, &req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		open(b, "before", "https://evil.example") // no list yet: any host is the customer's
+		if err := a.SetLicenseHosts(ctx, l.Key, "docs.acme.example"); err != nil {
+			t.Fatal(err)
+		}
+		changed := time.Now()
+		open(a, "at-once", "https://evil.example") // the instance that changed it applies it at once
+		time.Sleep(time.Until(changed.Add(5 * time.Second)))
+		open(b, "after", "https://evil.example")
+		open(b, "own", "https://docs.acme.example")
+
+		rep, err := b.Report(ctx, UsageQuery{From: now.AddDate(-1, 0, 0), To: time.Now().AddDate(1, 0, 0), Keys: []string{l.Key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got PeriodUsage
+		for _, p := range rep.Licenses[0].Periods {
+			got.Opens, got.OtherHostOpens, got.NewDocuments = got.Opens+p.Opens, got.OtherHostOpens+p.OtherHostOpens, got.NewDocuments+p.NewDocuments
+		}
+		if got.Opens != 4 || got.OtherHostOpens != 2 || got.NewDocuments != 2 {
+			t.Errorf("opens %d, other-host opens %d, new documents %d; want 4, 2 (at-once, after) and 2 (before, own)",
+				got.Opens, got.OtherHostOpens, got.NewDocuments)
+		}
+	})
 }

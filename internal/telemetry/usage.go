@@ -39,12 +39,17 @@ type LicenseUsage struct {
 }
 
 // PeriodUsage counts documents first seen in the period (new), documents
-// opened in the period (active), and opens.
+// opened in the period (active), and opens: all of them, and among them
+// the anonymous ones (without a document id) and those from hosts not in
+// the license's list. The documents count only opens with an id from the
+// license's own hosts.
 type PeriodUsage struct {
 	Start           time.Time `json:"start"`
 	NewDocuments    int64     `json:"newDocuments"`
 	ActiveDocuments int64     `json:"activeDocuments"`
 	Opens           int64     `json:"opens"`
+	AnonymousOpens  int64     `json:"anonymousOpens"`
+	OtherHostOpens  int64     `json:"otherHostOpens"`
 }
 
 // maxQueryKeys bounds the license keys one report may name.
@@ -128,7 +133,7 @@ func (s *Service) Report(ctx context.Context, q UsageQuery) (Report, error) {
 	for _, r := range rows { // sorted by key and period
 		u := entry(r.LicenseKey)
 		u.Periods = append(u.Periods, PeriodUsage{Start: start(r.Period), NewDocuments: r.NewDocuments,
-			ActiveDocuments: r.ActiveDocuments, Opens: r.Opens})
+			ActiveDocuments: r.ActiveDocuments, Opens: r.Opens, AnonymousOpens: r.AnonymousOpens, OtherHostOpens: r.OtherHostOpens})
 	}
 	for _, u := range byKey {
 		rep.Licenses = append(rep.Licenses, *u)
@@ -151,7 +156,8 @@ func ceilDay(t time.Time) int64 {
 // so that every license of the report appears.
 func WriteCSV(w io.Writer, r Report) error {
 	c := csv.NewWriter(w)
-	c.Write([]string{"licenseKey", "organization", "registered", "community", "periodStart", "newDocuments", "activeDocuments", "opens"})
+	c.Write([]string{"licenseKey", "organization", "registered", "community", "periodStart", "newDocuments", "activeDocuments", "opens",
+		"anonymousOpens", "otherHostOpens"})
 	for _, l := range r.Licenses {
 		org := ""
 		if l.Organization != nil {
@@ -159,11 +165,12 @@ func WriteCSV(w io.Writer, r Report) error {
 		}
 		head := []string{l.LicenseKey, org, strconv.FormatBool(l.Registered), strconv.FormatBool(l.Community)}
 		if len(l.Periods) == 0 {
-			c.Write(append(head, "", "0", "0", "0"))
+			c.Write(append(head, "", "0", "0", "0", "0", "0"))
 		}
 		for _, p := range l.Periods {
 			c.Write(append(head, p.Start.Format(time.RFC3339), strconv.FormatInt(p.NewDocuments, 10),
-				strconv.FormatInt(p.ActiveDocuments, 10), strconv.FormatInt(p.Opens, 10)))
+				strconv.FormatInt(p.ActiveDocuments, 10), strconv.FormatInt(p.Opens, 10),
+				strconv.FormatInt(p.AnonymousOpens, 10), strconv.FormatInt(p.OtherHostOpens, 10)))
 		}
 	}
 	c.Flush()

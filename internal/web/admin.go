@@ -172,11 +172,32 @@ func (p *Pages) dashboardData(ctx context.Context, se session) (dashboardData, e
 }
 
 func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session) {
-	l, err := p.deps.Telemetry.CreateLicense(r.Context(), r.PostFormValue("organization"), r.PostFormValue("email"))
+	l, err := p.deps.Telemetry.CreateLicense(r.Context(), r.PostFormValue("organization"), r.PostFormValue("email"), r.PostFormValue("hosts"))
 	if err == nil {
 		http.Redirect(w, r, "/admin?created="+url.QueryEscape(l.ID)+"#licenses", http.StatusSeeOther)
 		return
 	}
+	p.refuseLicenseForm(w, r, se, err)
+}
+
+// setLicenseHosts replaces (or, left empty, clears) a licence's hosts.
+func (p *Pages) setLicenseHosts(w http.ResponseWriter, r *http.Request, se session) {
+	key := r.PostFormValue("key")
+	err := p.deps.Telemetry.SetLicenseHosts(r.Context(), key, r.PostFormValue("hosts"))
+	if errors.Is(err, quire.ErrNotFound) {
+		err = quire.Errorf(quire.CodeNotFound, "There is no licence %q.", key)
+	}
+	if err == nil {
+		p.deps.Logger.Info("licence hosts set from the dashboard", "license_key", key, "client", httpapi.ClientIP(r))
+		http.Redirect(w, r, "/admin#licenses", http.StatusSeeOther)
+		return
+	}
+	p.refuseLicenseForm(w, r, se, err)
+}
+
+// refuseLicenseForm shows the dashboard again with the refused licence
+// form's values and why.
+func (p *Pages) refuseLicenseForm(w http.ResponseWriter, r *http.Request, se session, err error) {
 	status, msg := p.explain(w, r, err)
 	d, derr := p.dashboardData(r.Context(), se)
 	if derr != nil {

@@ -63,35 +63,47 @@ func TestAdmin(t *testing.T) {
 		t.Errorf("the new licence's row lacks its key %s", key)
 	}
 
+	// Its hosts, set with the form of its row.
+	hosts := `form[action="/admin/licenses/hosts"] input[name=hosts]`
+	b.do(chromedp.SendKeys(chromedp.CSS(hosts), "Acme.example, www.acme.example"), chromedp.Submit(chromedp.CSS(hosts)))
+	b.waitFor("the saved hosts", `document.querySelector(`+js(hosts)+`)?.value === 'acme.example, www.acme.example'`)
+	if lics, _ := s.Telemetry.Licenses(ctx); len(lics[0].Hosts) != 2 {
+		t.Errorf("hosts saved from the dashboard: %q", lics[0].Hosts)
+	}
+
 	// Opens on two of the last seven days: two documents (three opens)
-	// two days ago, one today.
+	// two days ago; today one document, an anonymous open and one from
+	// another host.
 	today := s.Clock.Now().UTC().Truncate(24 * time.Hour)
-	open := func(day time.Time, docs ...string) {
+	open := func(day time.Time, host string, docs ...string) {
 		s.Clock.Set(day.Add(10 * time.Hour))
 		for _, d := range docs {
-			req := telemetry.Request{LicenseKey: key, Events: []telemetry.Event{{Timestamp: day.Format(time.RFC3339), DocumentID: d}}}
+			req := telemetry.Request{LicenseKey: key, BrowserInfo: telemetry.BrowserInfo{Hostname: host},
+				Events: []telemetry.Event{{Timestamp: day.Format(time.RFC3339), DocumentID: d}}}
 			if err := s.Telemetry.Collect(ctx, &req); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	now := s.Clock.Now()
-	open(today.AddDate(0, 0, -2), "HASH-A", "HASH-B", "HASH-A")
-	open(today, "HASH-C")
+	open(today.AddDate(0, 0, -2), "acme.example", "HASH-A", "HASH-B", "HASH-A")
+	open(today, "www.acme.example", "HASH-C", "")
+	open(today, "elsewhere.example", "HASH-D")
 	s.Clock.Set(now)
 
 	from, to := today.AddDate(0, 0, -6).Format("2006-01-02"), today.Format("2006-01-02")
 	query := "?license=" + url.QueryEscape(key) + "&from=" + from + "&to=" + to
 	b.do(chromedp.Navigate(s.URL + "/admin/usage" + query))
 	b.waitFor("the chart", `!!document.querySelector('svg.chart')`)
-	if days, bars := b.count("svg.chart g.day"), b.count("svg.chart rect.bar"); days != 7 || bars != 14 {
-		t.Errorf("chart of %d days and %d bars, want 7 and 14", days, bars)
+	if days, bars := b.count("svg.chart g.day"), b.count("svg.chart rect.bar"); days != 7 || bars != 15 {
+		t.Errorf("chart of %d days and %d bars, want 7 and 15 (one of opens from other hosts)", days, bars)
 	}
 	twoDaysAgo := today.AddDate(0, 0, -2).Format("2006-01-02")
 	for sel, want := range map[string]string{
 		`g.day[data-date="` + twoDaysAgo + `"] rect.docs`:  twoDaysAgo + ": 2 documents",
 		`g.day[data-date="` + twoDaysAgo + `"] rect.opens`: twoDaysAgo + ": 3 opens",
-		`g.day[data-date="` + to + `"] rect.opens`:         to + ": 1 opens",
+		`g.day[data-date="` + to + `"] rect.opens`:         to + ": 3 opens",
+		`g.day[data-date="` + to + `"] rect.other`:         to + ": 1 opens from other hosts",
 	} {
 		if got := eval[string](b, "document.querySelector("+js(sel)+").textContent"); got != want {
 			t.Errorf("%s: %q, want %q", sel, got, want)
@@ -109,9 +121,9 @@ func TestAdmin(t *testing.T) {
 
 	csv := eval[string](b, "fetch('/admin/usage.csv"+query+"').then(r => r.text())")
 	for _, want := range []string{
-		"licenseKey,organization,registered,community,periodStart,newDocuments,activeDocuments,opens",
-		key + ",Acme Books,true,false," + twoDaysAgo + "T00:00:00Z,2,2,3",
-		key + ",Acme Books,true,false," + to + "T00:00:00Z,1,1,1",
+		"licenseKey,organization,registered,community,periodStart,newDocuments,activeDocuments,opens,anonymousOpens,otherHostOpens",
+		key + ",Acme Books,true,false," + twoDaysAgo + "T00:00:00Z,2,2,3,0,0",
+		key + ",Acme Books,true,false," + to + "T00:00:00Z,1,1,3,1,1",
 	} {
 		if !strings.Contains(csv, want) {
 			t.Errorf("CSV lacks %q:\n%s", want, csv)

@@ -30,6 +30,7 @@ func parseTemplates() map[string]*template.Template {
 		"stampSeconds": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"brief":        brief,
 		"add":          func(a, b int) int { return a + b },
+		"join":         strings.Join,
 		"mib":          func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(files, "templates/layout.html"))

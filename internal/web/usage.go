@@ -115,15 +115,18 @@ func (p *Pages) usageCSV(w http.ResponseWriter, r *http.Request, _ session) {
 }
 
 // chart is a bar chart of documents and opens per day, drawn as SVG on
-// the server: two bars a day, heights scaled to the largest count.
+// the server: two bars a day, heights scaled to the largest count; the
+// opens from other hosts are the lower part of the opens' bar.
 type chart struct {
-	Width, Height int
-	Top, Base     int // y of the largest count and of zero
-	Bar           int // width of one bar
-	Max           int64
-	Days          []chartDay
-	TotalDocs     int64
-	TotalOpens    int64
+	Width, Height   int
+	Top, Base       int // y of the largest count and of zero
+	Bar             int // width of one bar
+	Max             int64
+	Days            []chartDay
+	TotalDocs       int64
+	TotalOpens      int64
+	TotalAnonymous  int64
+	TotalOtherHosts int64
 }
 
 type chartDay struct {
@@ -131,10 +134,14 @@ type chartDay struct {
 	Short       string // MM-DD, under the axis
 	X           int    // left edge of the day's pair of bars
 	Docs, Opens int64
+	Anonymous   int64
+	OtherHosts  int64
 	DocsH       int // bar heights
 	OpensH      int
+	OtherH      int
 	DocsY       int // tops of the bars
 	OpensY      int
+	OtherY      int
 	Label       bool // the date is written under this day
 }
 
@@ -164,6 +171,8 @@ func newChart(from time.Time, days int, rep telemetry.Report) chart {
 			if i, ok := index[pu.Start.UTC().Format(dateLayout)]; ok {
 				c.Days[i].Docs += pu.ActiveDocuments
 				c.Days[i].Opens += pu.Opens
+				c.Days[i].Anonymous += pu.AnonymousOpens
+				c.Days[i].OtherHosts += pu.OtherHostOpens
 			}
 		}
 	}
@@ -171,11 +180,13 @@ func newChart(from time.Time, days int, rep telemetry.Report) chart {
 		c.Max = max(c.Max, d.Docs, d.Opens)
 		c.TotalDocs += d.Docs
 		c.TotalOpens += d.Opens
+		c.TotalAnonymous += d.Anonymous
+		c.TotalOtherHosts += d.OtherHosts
 	}
 	for i := range c.Days {
 		d := &c.Days[i]
-		d.DocsH, d.OpensH = scale(d.Docs, c.Max), scale(d.Opens, c.Max)
-		d.DocsY, d.OpensY = c.Base-d.DocsH, c.Base-d.OpensH
+		d.DocsH, d.OpensH, d.OtherH = scale(d.Docs, c.Max), scale(d.Opens, c.Max), scale(d.OtherHosts, c.Max)
+		d.DocsY, d.OpensY, d.OtherY = c.Base-d.DocsH, c.Base-d.OpensH, c.Base-d.OtherH
 	}
 	return c
 }

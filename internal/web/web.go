@@ -86,6 +86,7 @@ func (p *Pages) Routes() []httpapi.Route {
 		page("POST", "/admin/login", p.login),
 		page("POST", "/admin/logout", p.admin(p.checked(p.logout))),
 		page("POST", "/admin/licenses", p.admin(p.checked(p.createLicense))),
+		page("POST", "/admin/licenses/hosts", p.admin(p.checked(p.setLicenseHosts))),
 		page("POST", "/admin/keys/revoke", p.admin(p.checked(p.revokeKey))),
 		page("GET", "/admin/usage", p.admin(p.usage)),
 		page("GET", "/admin/usage.csv", p.admin(p.usageCSV)),
