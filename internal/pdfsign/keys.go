@@ -234,12 +234,13 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 	if org == "" {
 		org = "quire"
 	}
-	host, _ := os.Hostname()
-	install := make([]byte, 4)
+	// A random installation id tells installations apart; the host name
+	// would name an internal machine in every signed PDF.
+	install := make([]byte, 8)
 	if _, err := rand.Read(install); err != nil {
 		return nil, err
 	}
-	id := host + "-" + hex.EncodeToString(install)
+	id := hex.EncodeToString(install)
 	now := time.Now().Add(-time.Hour) // tolerate clock skew of verifiers
 
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -247,7 +248,7 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 		return nil, err
 	}
 	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{org}},
+		Subject:               pkix.Name{CommonName: org + " signing CA " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(20, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -264,7 +265,7 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{org}},
+		Subject:               pkix.Name{CommonName: org + " document signing " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(5, 0, 0),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
