@@ -164,7 +164,7 @@ func (c *Config) Settings() []Setting {
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
 		{"convert-workers", "QUIRE_CONVERT_WORKERS", "LibreOffice worker processes of the conversion engine (about 200 MB each); 0: one per CPU core; negative: conversion disabled", (*intValue)(&c.ConvertWorkers), false},
-		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions waiting for a worker; beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
+		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions of one API key waiting for a worker (keys are served in turn, and while another key waits one key holds at most all workers but one); beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
 		{"convert-job-timeout", "QUIRE_CONVERT_JOB_TIMEOUT", "longest conversion; past it the worker is killed and the request gets 422 (the soffice fallback for documents LibreOfficeKit refuses gets as long again)", (*durationValue)(&c.ConvertJobTimeout), false},
 		{"convert-start-timeout", "QUIRE_CONVERT_START_TIMEOUT", "longest start and warm-up of a worker", (*durationValue)(&c.ConvertStartTimeout), false},
 		{"convert-max-jobs-per-worker", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER", "a worker is replaced after that many conversions (bounds LibreOffice's leaks); negative: never", (*intValue)(&c.ConvertMaxJobs), false},
