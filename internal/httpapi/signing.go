@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -59,7 +60,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
 	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
 	if err == nil && req.Document.URL != "" {
-		err = chargeDocument(r.Context(), s.deps.Signing.MaxDocumentBytes())
+		err = memory.Grow(r.Context(), s.deps.Signing.MaxDocumentBytes()*BytesPerBodyByte) // its small body did not pay for the download
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -141,7 +142,7 @@ func (s *Server) verifyInput(r *http.Request) (signing.Document, error) {
 	max := s.deps.Signing.MaxDocumentBytes()
 	doc, err := decodeVerifyRequest(body, max)
 	if err == nil && doc.URL != "" {
-		err = chargeDocument(r.Context(), max)
+		err = memory.Grow(r.Context(), max*BytesPerBodyByte) // its small body did not pay for the download
 	}
 	return doc, err
 }
