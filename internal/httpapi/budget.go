@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,15 +10,8 @@ import (
 )
 
 // BytesPerBodyByte is the first charge of a budgeted request for each
-// byte of its body, before the body is read: what a signing or
-// verification holds for a PDF of ordinary shape (the body, the decoded
-// document, the parsed and the signed PDF, the answer). Measured on an 18
-// MB PDF of 200 pages (24 MB body, certificate page on): the server's RSS
-// rose by 6 to 9 times the body signing it alone (GC timing), and 5 at
-// once peaked at 680 MB. The operation grows its reservation once it knows
-// its input's shape (memory.Grow): the page tree of a PDF, the rows of an
-// annotate request.
-const BytesPerBodyByte = 8
+// byte of its body (memory.PerBodyByte).
+const BytesPerBodyByte = memory.PerBodyByte
 
 // withBudget charges the request to the memory budget before the handler
 // reads its body, by its declared length (or, without one, the route's
@@ -39,6 +33,17 @@ func (s *Server) withBudget(limit int64, next http.HandlerFunc) http.HandlerFunc
 		defer res.Release()
 		next(w, r.WithContext(memory.With(r.Context(), res)))
 	}
+}
+
+// chargeDownload raises the request's reservation for a document of up to
+// n bytes that the service will download (document.url): its small body
+// did not pay for it. n is an upper bound, so the charge is at most the
+// whole budget; the service charges the document's shape once it has it.
+func (s *Server) chargeDownload(ctx context.Context, n int64) error {
+	if s.budget == nil {
+		return nil
+	}
+	return memory.Grow(ctx, min(n*BytesPerBodyByte, s.budget.Size()))
 }
 
 // memoryCollectors are the metrics of the memory budget.

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -60,7 +59,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
 	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
 	if err == nil && req.Document.URL != "" {
-		err = memory.Grow(r.Context(), s.deps.Signing.MaxDocumentBytes()*BytesPerBodyByte) // its small body did not pay for the download
+		err = s.chargeDownload(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -142,7 +141,7 @@ func (s *Server) verifyInput(r *http.Request) (signing.Document, error) {
 	max := s.deps.Signing.MaxDocumentBytes()
 	doc, err := decodeVerifyRequest(body, max)
 	if err == nil && doc.URL != "" {
-		err = memory.Grow(r.Context(), max*BytesPerBodyByte) // its small body did not pay for the download
+		err = s.chargeDownload(r.Context(), max)
 	}
 	return doc, err
 }

@@ -17,8 +17,9 @@ func mustFail(t *testing.T, what string, err error) {
 	}
 }
 
-// TestKeyShare: one key holds at most its share, another key is admitted
-// beside it, the budget bounds them together, and everything comes back.
+// TestKeyShare: one key holds at most its share, unless one operation
+// alone needs more; another key is admitted beside it, the budget bounds
+// them together, and everything comes back.
 func TestKeyShare(t *testing.T) {
 	b := NewBudget(100, 60)
 	a := quire.WithTenant(context.Background(), "A")
@@ -28,23 +29,27 @@ func TestKeyShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Larger than A's share: charged the share, which A has room for.
-	if err := a1.Grow(80); err != nil || a1.Held() != 60 {
-		t.Fatalf("growing past the share: %v, holds %d, want the share, 60", err, a1.Held())
+	a2, err := b.Reserve(a, 20)
+	if err != nil {
+		t.Fatalf("A within its share: %v", err)
 	}
 	_, err = b.Reserve(a, 1)
 	mustFail(t, "A beyond its share", err)
-	b1, err := b.Reserve(bee, 30)
-	if err != nil {
-		t.Fatalf("B beside A's flood: %v", err)
+	mustFail(t, "A's operation growing beyond its share beside another", a1.Grow(41))
+	a2.Release()
+	if err := a1.Grow(80); err != nil || a1.Held() != 80 {
+		t.Fatalf("A's only operation growing past the share: %v, holds %d, want 80", err, a1.Held())
 	}
-	err = b1.Grow(45)
-	mustFail(t, "B beyond the budget", err)
-	if b1.Held() != 30 || b.Held() != 90 {
+	b1, err := b.Reserve(bee, 15)
+	if err != nil {
+		t.Fatalf("B beside A's large operation: %v", err)
+	}
+	mustFail(t, "B beyond the budget", b1.Grow(25))
+	if b1.Held() != 15 || b.Held() != 95 {
 		t.Errorf("a refused growth changed the holdings: B %d, all %d", b1.Held(), b.Held())
 	}
-	if b.Refused() != 2 {
-		t.Errorf("Refused = %d, want 2", b.Refused())
+	if b.Refused() != 3 {
+		t.Errorf("Refused = %d, want 3", b.Refused())
 	}
 	a1.Release()
 	b1.Release()
@@ -71,7 +76,12 @@ func TestGrowThroughContext(t *testing.T) {
 	}
 	_, err := b.Reserve(context.Background(), 31)
 	mustFail(t, "Reserve past the budget", err)
-	if err := Grow(ctx, 1000); err != nil || b.Held() != 100 {
-		t.Errorf("Grow past the whole budget: %v, %d held, want the whole budget, 100", err, b.Held())
+	var qe *quire.Error
+	if err := Grow(ctx, 101); !errors.As(err, &qe) || qe.Code != quire.CodePayloadTooLarge || b.Held() != 70 {
+		t.Errorf("Grow past the whole budget: %v, %d held, want 413 and 70 held still", err, b.Held())
+	}
+	r.Release()
+	if r, err := b.Reserve(context.Background(), 1000); err != nil || r.Held() != 100 {
+		t.Errorf("Reserve of an upper bound past the whole budget: %v, want the whole budget", err)
 	}
 }
