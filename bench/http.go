@@ -128,8 +128,11 @@ func quireBinary() string {
 }
 
 // createKey issues a key with the operator CLI, the way an operator would.
-func createKey(data string) string {
-	cmd := exec.Command(quireBinary(), "keys", "create", "--email", "bench@example.com")
+func createKey(data string) string { return createKeyFor(data, "bench@example.com") }
+
+// createKeyFor is createKey for the owner email.
+func createKeyFor(data, email string) string {
+	cmd := exec.Command(quireBinary(), "keys", "create", "--email", email)
 	cmd.Env = append(os.Environ(), "QUIRE_DATA_DIR="+data)
 	out, err := cmd.Output()
 	if err != nil {
