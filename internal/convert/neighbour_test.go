@@ -22,7 +22,13 @@ func TestNoisyNeighbour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("minutes of LibreOffice work; not in -short")
 	}
-	p := testPool(t, "lok", Options{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1})
+	// A loaded machine may take minutes to warm two workers up.
+	p := startTestPool(t, "lok", Options{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1, StartTimeout: 4 * time.Minute})
+	ready, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	if err := p.WaitReady(ready); err != nil {
+		t.Fatal(err)
+	}
 	large, small := convtest.DOCX(46), convtest.DOCX(1)
 	ctxA := quire.WithTenant(t.Context(), "A")
 	ctxB := quire.WithTenant(t.Context(), "B")

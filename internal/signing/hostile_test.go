@@ -8,10 +8,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/memory/memtest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -113,3 +118,66 @@ func outcome(t *testing.T, name string, err error) string {
 	}
 	return "error"
 }
+
+// TestWidePageTreeStaysWithinTheBudget (issue #32): eight signings at once
+// of a PDF whose one /Pages node has 200,000 tiny pages (20 MB, about 650
+// MB held to sign it with its certificate page), each charged as the HTTP
+// adapter charges it (memory.PerBodyByte times the body first, then its
+// shape): each is signed or refused with 503, and the heap stays within
+// the 1 GiB budget plus a fixed margin (memoryMargin).
+func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("signs 200,000-page PDFs; not in -short")
+	}
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil,
+		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx := quire.WithTenant(t.Context(), "key")
+	if _, err := s.Sign(ctx, request(pdftest.OnePage("warm up"), "warm-up", true), "key"); err != nil {
+		t.Fatal(err)
+	}
+	pdf := slices.Clip(pdftest.WidePageTree(200_000)) // read only: Save appends to its own copy
+	const budget = 1 << 30
+	b := memory.NewBudget(budget, 100)
+	var signed, refused atomic.Int32
+	peak := memtest.PeakHeap(func() {
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				r, err := b.Reserve(ctx, int64(len(pdf))*memory.PerBodyByte)
+				if err == nil {
+					_, err = s.Sign(memory.With(ctx, r), request(pdf, fmt.Sprint("wide-", i), true), "key")
+					r.Release()
+				}
+				var qe *quire.Error
+				switch {
+				case err == nil:
+					signed.Add(1)
+				case errors.As(err, &qe) && qe.Code == quire.CodeEngineBusy && qe.RetryAfter > 0:
+					refused.Add(1)
+				default:
+					t.Errorf("signing %d: %v, want a signed PDF or 503 with Retry-After", i, err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed.Load(), refused.Load(), peak>>20, budget>>20, memoryMargin>>20)
+	if signed.Load() == 0 {
+		t.Error("no signing was admitted")
+	}
+	if peak > budget+memoryMargin {
+		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, memoryMargin>>20)
+	}
+	if b.Held() != 0 {
+		t.Errorf("%d bytes still held after every signing", b.Held())
+	}
+}
+
+// memoryMargin is what the heap may hold beyond the budget: the requests'
+// bodies as the adapter reads them before charging their shape (eight 20
+// MB documents), and the collector's lag.
+const memoryMargin = 256 << 20
