@@ -84,7 +84,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Annotate: a.annotate, DB: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, MemoryBudget: int64(cfg.SignMemoryBudget), MemoryKeyShare: cfg.MemoryKeyShare,
+			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget), MemoryKeyShare: cfg.MemoryKeyShare,
 			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
 	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,39 +169,17 @@ func TestLargeTablesStayWithinTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	const budget, margin = 2 << 30, 256 << 20
-	b := memory.NewBudget(budget, 100)
 	ctx := quire.WithTenant(t.Context(), "key")
-	var filled, refused atomic.Int32
-	peak := memtest.PeakHeap(func() {
-		var wg sync.WaitGroup
-		for i := range 3 {
-			wg.Go(func() {
-				r, err := b.Reserve(ctx, int64(len(body))*memory.PerBodyByte)
-				if err == nil {
-					_, _, err = e.Fill(memory.With(ctx, r), tmpl, fields)
-					r.Release()
-				}
-				var qe *quire.Error
-				switch {
-				case err == nil:
-					filled.Add(1)
-				case errors.As(err, &qe) && qe.Code == quire.CodeEngineBusy && qe.RetryAfter > 0:
-					refused.Add(1)
-				default:
-					t.Errorf("fill %d: %v, want a document or 503 with Retry-After", i, err)
-				}
-			})
-		}
-		wg.Wait()
-	})
-	t.Logf("filled %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", filled.Load(), refused.Load(), peak>>20, budget>>20, margin>>20)
-	if filled.Load() == 0 {
+	filled, refused, peak := memtest.AtOnce(t, ctx, memory.NewBudget(budget, 100), 3, int64(len(body))*memory.PerBodyByte,
+		func(ctx context.Context) error {
+			_, _, err := e.Fill(ctx, tmpl, fields)
+			return err
+		})
+	t.Logf("filled %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", filled, refused, peak>>20, budget>>20, margin>>20)
+	if filled == 0 {
 		t.Error("no fill was admitted")
 	}
 	if peak > budget+margin {
 		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, margin>>20)
-	}
-	if b.Held() != 0 {
-		t.Errorf("%d bytes still held after every fill", b.Held())
 	}
 }

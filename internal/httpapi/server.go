@@ -52,8 +52,8 @@ type Options struct {
 	AdminToken       string          // bearer token of operator endpoints; empty: none
 	ConvertMaxBytes  int64           // largest document to convert
 	ConvertMaxFiles  int             // most files in one conversion request; 0: 10
-	MemoryBudget     int64           // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
-	MemoryKeyShare   int             // percent of MemoryBudget one API key may hold; 0: 100
+	SignMemoryBudget int64           // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
+	MemoryKeyShare   int             // percent of SignMemoryBudget one API key may hold; 0: 100
 	ReadTimeout      time.Duration   // longest time to read a request, body included
 	WriteTimeout     time.Duration   // longest time to write an answer, from its first byte
 	CORSOrigins      []string        // origins whose pages may call the API; empty or "*": any
@@ -98,8 +98,8 @@ var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
 func New(d Deps, o Options) *Server {
 	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
-	if o.MemoryBudget > 0 {
-		s.budget = memory.NewBudget(o.MemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
+	if o.SignMemoryBudget > 0 {
+		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
 	if d.Convert != nil {

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,39 +139,17 @@ func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 	}
 	pdf := slices.Clip(pdftest.WidePageTree(200_000)) // read only: Save appends to its own copy
 	const budget = 1 << 30
-	b := memory.NewBudget(budget, 100)
-	var signed, refused atomic.Int32
-	peak := memtest.PeakHeap(func() {
-		var wg sync.WaitGroup
-		for i := range 8 {
-			wg.Go(func() {
-				r, err := b.Reserve(ctx, int64(len(pdf))*memory.PerBodyByte)
-				if err == nil {
-					_, err = s.Sign(memory.With(ctx, r), request(pdf, fmt.Sprint("wide-", i), true), "key")
-					r.Release()
-				}
-				var qe *quire.Error
-				switch {
-				case err == nil:
-					signed.Add(1)
-				case errors.As(err, &qe) && qe.Code == quire.CodeEngineBusy && qe.RetryAfter > 0:
-					refused.Add(1)
-				default:
-					t.Errorf("signing %d: %v, want a signed PDF or 503 with Retry-After", i, err)
-				}
-			})
-		}
-		wg.Wait()
-	})
-	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed.Load(), refused.Load(), peak>>20, budget>>20, memoryMargin>>20)
-	if signed.Load() == 0 {
+	signed, refused, peak := memtest.AtOnce(t, ctx, memory.NewBudget(budget, 100), 8, int64(len(pdf))*memory.PerBodyByte,
+		func(ctx context.Context) error {
+			_, err := s.Sign(ctx, request(pdf, "wide", true), "key")
+			return err
+		})
+	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed, refused, peak>>20, budget>>20, memoryMargin>>20)
+	if signed == 0 {
 		t.Error("no signing was admitted")
 	}
 	if peak > budget+memoryMargin {
 		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, memoryMargin>>20)
-	}
-	if b.Held() != 0 {
-		t.Errorf("%d bytes still held after every signing", b.Held())
 	}
 }
 

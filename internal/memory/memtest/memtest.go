@@ -1,10 +1,17 @@
 // Package memtest measures, for tests, what the process's heap holds at
-// its peak while work runs.
+// its peak while operations charged to a memory budget run.
 package memtest
 
 import (
+	"context"
+	"errors"
 	"runtime"
+	"sync"
+	"testing"
 	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/memory"
 )
 
 // PeakHeap runs f and returns the most heap in use (runtime.MemStats'
@@ -36,4 +43,41 @@ func PeakHeap(f func()) int64 {
 	f()
 	close(stop)
 	return int64(<-done) - int64(base)
+}
+
+// AtOnce runs work n times at once, each under its own reservation of b
+// first charged first bytes, as the HTTP adapter charges a request before
+// reading it; work charges the rest through its context. It returns how
+// many ran, how many were refused with 503 and Retry-After, and the heap's
+// peak (PeakHeap); any other outcome fails t.
+func AtOnce(t testing.TB, ctx context.Context, b *memory.Budget, n int, first int64, work func(context.Context) error) (ran, refused int, peak int64) {
+	var mu sync.Mutex
+	peak = PeakHeap(func() {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r, err := b.Reserve(ctx, first)
+				if err == nil {
+					err = work(memory.With(ctx, r))
+					r.Release()
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				var qe *quire.Error
+				switch {
+				case err == nil:
+					ran++
+				case errors.As(err, &qe) && qe.Code == quire.CodeEngineBusy && qe.RetryAfter > 0:
+					refused++
+				default:
+					t.Errorf("operation %d of %d: %v, want success or 503 with Retry-After", i+1, n, err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	if b.Held() != 0 {
+		t.Errorf("%d bytes of the budget still held after every operation", b.Held())
+	}
+	return ran, refused, peak
 }
