@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/web"
 )
@@ -48,6 +49,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
 	pool, err := startConversion(cfg, log)
 	if err != nil {
 		return err

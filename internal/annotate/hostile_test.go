@@ -156,7 +156,7 @@ func TestValidate(t *testing.T) {
 // 1.1 GB to fill), each charged as the HTTP adapter charges it
 // (memory.PerBodyByte times its request, then its rows' shape), against a
 // 2 GiB budget that one of them fits: each is filled or refused with 503,
-// and the heap stays within the budget plus a fixed margin (the decoded
+// and the heap stays within the budget plus memory.Margin (the decoded
 // rows, made here before the measure starts, are not in it).
 func TestLargeTablesStayWithinTheBudget(t *testing.T) {
 	if testing.Short() {
@@ -168,7 +168,7 @@ func TestLargeTablesStayWithinTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const budget, margin = 2 << 30, 256 << 20
+	const budget, margin = 2 << 30, memory.Margin
 	ctx := quire.WithTenant(t.Context(), "key")
 	filled, refused, peak := memtest.AtOnce(t, ctx, memory.NewBudget(budget, 100), 3, int64(len(body))*memory.PerBodyByte,
 		func(ctx context.Context) error {

@@ -14,6 +14,8 @@ package memory
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,22 @@ import (
 // MB. Operations grow their reservation once they know their input's
 // shape (Grow).
 const PerBodyByte = 8
+
+// Margin is what the process's heap may hold beyond the budget: the
+// bodies of requests read before their shape is charged, the service's own
+// state, and the collector's lag (see LimitRuntime).
+const Margin = 256 << 20
+
+// LimitRuntime sets the Go runtime's soft memory limit to size plus
+// Margin, unless the operator set GOMEMLIMIT: the garbage that operations
+// leave behind is then collected before the heap passes what the budget
+// stands for, rather than when it has doubled (GOGC). It is for the
+// server's process, once; tests that measure the heap call it too.
+func LimitRuntime(size int64) {
+	if size > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(size + Margin)
+	}
+}
 
 // RetryAfter is the wait suggested to an operation refused for want of
 // memory: the largest operations take seconds.

@@ -122,7 +122,7 @@ func outcome(t *testing.T, name string, err error) string {
 // MB held to sign it with its certificate page), each charged as the HTTP
 // adapter charges it (memory.PerBodyByte times the body first, then its
 // shape): each is signed or refused with 503, and the heap stays within
-// the 1 GiB budget plus a fixed margin (memoryMargin).
+// the 1 GiB budget plus memory.Margin.
 func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("signs 200,000-page PDFs; not in -short")
@@ -144,16 +144,11 @@ func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 			_, err := s.Sign(ctx, request(pdf, "wide", true), "key")
 			return err
 		})
-	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed, refused, peak>>20, budget>>20, memoryMargin>>20)
+	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed, refused, peak>>20, budget>>20, memory.Margin>>20)
 	if signed == 0 {
 		t.Error("no signing was admitted")
 	}
-	if peak > budget+memoryMargin {
-		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, memoryMargin>>20)
+	if peak > budget+memory.Margin {
+		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, memory.Margin>>20)
 	}
 }
-
-// memoryMargin is what the heap may hold beyond the budget: the requests'
-// bodies as the adapter reads them before charging their shape (eight 20
-// MB documents), and the collector's lag.
-const memoryMargin = 256 << 20

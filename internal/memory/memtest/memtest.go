@@ -5,7 +5,9 @@ package memtest
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -47,10 +49,13 @@ func PeakHeap(f func()) int64 {
 
 // AtOnce runs work n times at once, each under its own reservation of b
 // first charged first bytes, as the HTTP adapter charges a request before
-// reading it; work charges the rest through its context. It returns how
-// many ran, how many were refused with 503 and Retry-After, and the heap's
-// peak (PeakHeap); any other outcome fails t.
+// reading it; work charges the rest through its context. The runtime's
+// memory limit is set as the server sets it (memory.LimitRuntime). It
+// returns how many ran, how many were refused with 503 and Retry-After,
+// and the heap's peak (PeakHeap); any other outcome fails t.
 func AtOnce(t testing.TB, ctx context.Context, b *memory.Budget, n int, first int64, work func(context.Context) error) (ran, refused int, peak int64) {
+	memory.LimitRuntime(b.Size())
+	defer debug.SetMemoryLimit(math.MaxInt64)
 	var mu sync.Mutex
 	peak = PeakHeap(func() {
 		var wg sync.WaitGroup
