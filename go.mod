@@ -23,7 +23,6 @@ require (
 	golang.org/x/crypto v0.57.0
 	golang.org/x/image v0.44.0
 	golang.org/x/net v0.59.0
-	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
@@ -43,6 +42,7 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/thales-e-security/pool v0.0.2 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

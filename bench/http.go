@@ -133,6 +133,11 @@ func createKey(data string, env ...string) string {
 	return operator(append([]string{"QUIRE_DATA_DIR=" + data}, env...), "keys", "create", "--email", "bench@example.com")
 }
 
+// createKeyFor is createKey for the owner email.
+func createKeyFor(data, email string) string {
+	return operator([]string{"QUIRE_DATA_DIR=" + data}, "keys", "create", "--email", email)
+}
+
 // operator runs the quire CLI with env added (the server's data directory
 // and secret) and returns the last line it printed (the key it created).
 func operator(env []string, args ...string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/web"
 )
@@ -48,6 +49,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
 	pool, err := startConversion(cfg, log)
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget),
+			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget), MemoryKeyShare: cfg.MemoryKeyShare,
 			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
 	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {

@@ -70,6 +70,9 @@ func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompre
 	}
 	var rep Report
 	for i := range fields {
+		if err := ctx.Err(); err != nil { // the client left
+			return nil, Report{}, err
+		}
 		n, err := f.fill(&fields[i], fmt.Sprintf("fields[%d]", i))
 		if err != nil {
 			return nil, Report{}, err

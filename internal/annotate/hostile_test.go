@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc32"
 	"strings"
@@ -14,7 +15,10 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/annotate/annotatetest"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/memory/memtest"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -144,5 +148,38 @@ func TestValidate(t *testing.T) {
 			}
 			t.Errorf("details %v lack %s", qe.Details, tt.field)
 		})
+	}
+}
+
+// TestLargeTablesStayWithinTheBudget (issue #32): three fills at once of a
+// table of 260,000 rows of 10 short cells (a 33 MB request that held about
+// 1.1 GB to fill), each charged as the HTTP adapter charges it
+// (memory.PerBodyByte times its request, then its rows' shape), against a
+// 2 GiB budget that one of them fits: each is filled or refused with 503,
+// and the heap stays within the budget plus memory.Margin (the decoded
+// rows, made here before the measure starts, are not in it).
+func TestLargeTablesStayWithinTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills tables of 2.6 million cells; not in -short")
+	}
+	e := newTestEngine(t, nil)
+	tmpl, fields := annotatetest.TableTemplate(10), tableField(260_000, 10)
+	body, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget, margin = 2 << 30, memory.Margin
+	ctx := quire.WithTenant(t.Context(), "key")
+	filled, refused, peak := memtest.AtOnce(t, ctx, memory.NewBudget(budget, 100), 3, int64(len(body))*memory.PerBodyByte,
+		func(ctx context.Context) error {
+			_, _, err := e.Fill(ctx, tmpl, fields)
+			return err
+		})
+	t.Logf("filled %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", filled, refused, peak>>20, budget>>20, margin>>20)
+	if filled == 0 {
+		t.Error("no fill was admitted")
+	}
+	if peak > budget+margin {
+		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, margin>>20)
 	}
 }

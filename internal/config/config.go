@@ -72,6 +72,7 @@ type Config struct {
 
 	SignMaxBytes       Bytes
 	SignMemoryBudget   Bytes
+	MemoryKeyShare     int
 	PDFMaxObjects      int
 	PDFMaxDecodedBytes Bytes
 	PDFMaxNesting      int
@@ -159,7 +160,8 @@ func (c *Config) Settings() []Setting {
 		{"collect-gather-wait", "QUIRE_COLLECT_GATHER_WAIT", "how long a telemetry commit waits, at a time, for the clients the last one answered to send again (up to 4 times, while they keep arriving; 0: never waits)", (*durationValue)(&c.CollectGatherWait), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
-		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that /v1/sign and /v1/verify requests may hold at once, each charged 8 times its body size (the largest document for a document.url) before it is read; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
+		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
+		{"memory-key-share", "QUIRE_MEMORY_KEY_SHARE", "percent (1-100) of QUIRE_SIGN_MEMORY_BUDGET that the operations of one API key may hold at once, so that one key's flood leaves room for the others; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", (*intValue)(&c.MemoryKeyShare), false},
 		{"pdf-max-objects", "QUIRE_PDF_MAX_OBJECTS", "most objects (cross-reference entries, pages, form fields) read from a PDF to sign or verify; object numbers must stay below it (beyond: 422)", (*intValue)(&c.PDFMaxObjects), false},
 		{"pdf-max-decoded-bytes", "QUIRE_PDF_MAX_DECODED_BYTES", "largest decompressed stream of a PDF to sign or verify; a document may decompress at most 4 times this, and 8 MiB plus 8 times its size (beyond: 422)", &c.PDFMaxDecodedBytes, false},
 		{"pdf-max-nesting", "QUIRE_PDF_MAX_NESTING", "deepest nesting of arrays and dictionaries, of the page tree and of form fields in a PDF to sign or verify, and longest chain of references (deeper: 422)", (*intValue)(&c.PDFMaxNesting), false},
@@ -180,7 +182,7 @@ func (c *Config) Settings() []Setting {
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
 		{"convert-workers", "QUIRE_CONVERT_WORKERS", "LibreOffice worker processes of the conversion engine (about 200 MB each); 0: one per CPU core; negative: conversion disabled", (*intValue)(&c.ConvertWorkers), false},
-		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions waiting for a worker; beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
+		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions of one API key waiting for a worker (keys are served in turn, and while another key waits one key holds at most all workers but one); beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
 		{"convert-job-timeout", "QUIRE_CONVERT_JOB_TIMEOUT", "longest conversion; past it the worker is killed and the request gets 422 (the soffice fallback for documents LibreOfficeKit refuses gets as long again)", (*durationValue)(&c.ConvertJobTimeout), false},
 		{"convert-start-timeout", "QUIRE_CONVERT_START_TIMEOUT", "longest start and warm-up of a worker", (*durationValue)(&c.ConvertStartTimeout), false},
 		{"convert-max-jobs-per-worker", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER", "a worker is replaced after that many conversions (bounds LibreOffice's leaks); negative: never", (*intValue)(&c.ConvertMaxJobs), false},
@@ -241,6 +243,7 @@ func Default() Config {
 
 		SignMaxBytes:       25 << 20,
 		SignMemoryBudget:   1 << 30,
+		MemoryKeyShare:     50,
 		PDFMaxObjects:      pdf.DefaultLimits().MaxObjects,
 		PDFMaxDecodedBytes: Bytes(pdf.DefaultLimits().MaxDecodedSize),
 		PDFMaxNesting:      pdf.DefaultLimits().MaxNesting,
@@ -383,6 +386,9 @@ func (c *Config) Check() error {
 	}
 	if c.CodeTTL < time.Minute {
 		return fmt.Errorf("QUIRE_CODE_TTL must be at least 1m")
+	}
+	if c.MemoryKeyShare < 1 || c.MemoryKeyShare > 100 {
+		return fmt.Errorf("QUIRE_MEMORY_KEY_SHARE must be a percentage from 1 to 100, not %d", c.MemoryKeyShare)
 	}
 	if c.CollectQueue < 1 || c.CollectBatch < 1 {
 		return fmt.Errorf("QUIRE_COLLECT_QUEUE and QUIRE_COLLECT_BATCH must be at least 1")

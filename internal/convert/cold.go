@@ -82,11 +82,11 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	dst := filepath.Join(work, "input."+to)
 	pdf, readErr := os.ReadFile(dst)
 	if err != nil || readErr != nil || !looksLike(pdf, to) {
-		// soffice's output names its files; the client sees this text.
-		detail := hidePaths(fmt.Sprintf("(%v): %s", err, bytes.TrimSpace(out.Bytes())),
-			src, "the document", dst, "the output", work, "the job's directory", profile, "the profile",
-			dir, "the worker's directory", o.ProgramDir, "LibreOffice's program directory")
-		return nil, took, errors.New("soffice could not convert it either " + detail)
+		// soffice's output is the engine's: it goes to the log, and the
+		// client gets quire's own words.
+		o.Logger.Warn("cold soffice could not convert a document", "err", err, "read_err", readErr,
+			"output", string(bytes.TrimSpace(out.Bytes())))
+		return nil, took, errors.New("soffice could not convert it either")
 	}
 	return pdf, took, nil
 }

@@ -133,8 +133,9 @@ type Options struct {
 	// Workers is the number of LibreOffice worker processes (default
 	// runtime.NumCPU()). Each holds about 150-300 MB when warm.
 	Workers int
-	// QueueLength is how many jobs may wait for a worker; past it Convert
-	// fails at once with ErrBusy (default 4 per worker).
+	// QueueLength is how many jobs of one tenant (API key) may wait for a
+	// worker; past it Convert fails at once with ErrBusy (default 4 per
+	// worker). Tenants are served in turn (fair.go).
 	QueueLength int
 	// JobTimeout bounds one conversion inside a worker; past it the worker
 	// is killed and replaced, and the job fails with ErrTimeout (default 60 s).

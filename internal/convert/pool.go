@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/quire-dev/quire"
 )
 
 // Pool is the supervisor of the conversion workers. It is safe for
@@ -116,7 +118,7 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength), closed: make(chan struct{})}
+	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength, o.Workers), closed: make(chan struct{})}
 	p.abortCtx, p.abortNow = context.WithCancel(context.Background())
 	p.abort = p.abortCtx.Done()
 	if p.dir == "" {
@@ -172,7 +174,7 @@ func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts
 	if err != nil {
 		return Result{}, err
 	}
-	j := &job{ctx: ctx, from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
+	j := &job{ctx: ctx, tenant: quire.Tenant(ctx), from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return Result{}, err
 	}
@@ -246,7 +248,7 @@ func (p *Pool) submit(j *job) error {
 	case pushClosed:
 		return errPoolClosed
 	case pushFull:
-		return fmt.Errorf("%w: %d jobs are waiting", ErrBusy, p.opts.QueueLength)
+		return fmt.Errorf("%w: %d jobs of this key are waiting", ErrBusy, p.opts.QueueLength)
 	}
 	return nil
 }
@@ -389,7 +391,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	// Every worker has stopped; whatever is still queued (a retry whose
 	// replacement worker could not start, for one) would wait forever.
-	for j := p.queue.pop(); j != nil; j = p.queue.pop() {
+	for _, j := range p.queue.drain() {
 		j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
 	}
 	if p.ownDir {
@@ -472,7 +474,7 @@ func (p *Pool) startFailed(s *slot, err error, wait time.Duration) bool {
 	p.mu.Unlock()
 	p.setState(s, StateFailed, nil)
 	if p.allFailed() != nil {
-		for j := p.queue.pop(); j != nil; j = p.queue.pop() {
+		for _, j := range p.queue.drain() {
 			j.finish(Result{}, fmt.Errorf("%w: no worker could start: %v", ErrUnavailable, err))
 		}
 	}
@@ -493,11 +495,14 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 			return false
 		}
 		if err := j.ctx.Err(); err != nil { // the client left while the job waited
+			p.queue.done(j)
 			j.finish(Result{}, fmt.Errorf("conversion cancelled before it started: %w", err))
 			continue
 		}
 		p.setState(s, StateBusy, proc)
-		if !p.runJob(proc, j) {
+		more := p.runJob(proc, j)
+		p.queue.done(j)
+		if !more {
 			return !p.aborting()
 		}
 		p.setState(s, StateReady, proc)
@@ -679,7 +684,16 @@ func (p *Pool) nextJob() *job {
 		select {
 		case <-p.queue.wake:
 		case <-p.closed:
-			return p.queue.pop()
+			if j := p.queue.pop(); j != nil || p.queue.len() == 0 {
+				return j
+			}
+			// Jobs remain that this worker may not take yet (fair.go): wait
+			// for another worker to finish one.
+			select {
+			case <-p.queue.wake:
+			case <-p.abort:
+				return nil
+			}
 		case <-p.abort:
 			return nil
 		}
@@ -712,6 +726,7 @@ func (p *Pool) noteJobTime(d time.Duration) {
 // job is one conversion on its way through the pool.
 type job struct {
 	ctx      context.Context
+	tenant   string // the API key the job is done for (quire.Tenant); the queue is fair across them
 	from     string
 	to       string // ToPDF or ToDOCX
 	opts     JobOptions
@@ -731,100 +746,4 @@ type jobResult struct {
 // never waits for a client that left.
 func (j *job) finish(res Result, err error) {
 	j.done <- jobResult{res, err}
-}
-
-// queue is the bounded FIFO of jobs waiting for a worker. A job leaves it
-// when a worker takes it or when its client gives up; wake tells an idle
-// worker that there is something to take.
-type queue struct {
-	mu     sync.Mutex
-	jobs   list.List
-	limit  int
-	closed bool // push refuses new jobs
-	wake   chan struct{}
-}
-
-func newQueue(limit int) *queue {
-	return &queue{limit: limit, wake: make(chan struct{}, 1)}
-}
-
-// Outcomes of queue.push.
-const (
-	pushed = iota
-	pushFull
-	pushClosed
-)
-
-// push appends j, unless the queue is full or closed.
-func (q *queue) push(j *job) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.closed:
-		return pushClosed
-	case q.jobs.Len() >= q.limit:
-		return pushFull
-	}
-	j.elem = q.jobs.PushBack(j)
-	q.signal()
-	return pushed
-}
-
-// close makes push refuse new jobs; retries (pushFront) are still taken.
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-}
-
-// pushFront puts a job that is being retried first in line, even if the
-// queue is full: it was accepted already.
-func (q *queue) pushFront(j *job) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	j.elem = q.jobs.PushFront(j)
-	q.signal()
-}
-
-// pop takes the first job, or returns nil. When jobs remain it passes the
-// wake-up on, so that every idle worker gets one.
-func (q *queue) pop() *job {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	e := q.jobs.Front()
-	if e == nil {
-		return nil
-	}
-	j := q.jobs.Remove(e).(*job)
-	j.elem = nil
-	if q.jobs.Len() > 0 {
-		q.signal()
-	}
-	return j
-}
-
-// remove takes j out of the queue, reporting whether it was still there.
-func (q *queue) remove(j *job) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if j.elem == nil {
-		return false
-	}
-	q.jobs.Remove(j.elem)
-	j.elem = nil
-	return true
-}
-
-func (q *queue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.jobs.Len()
-}
-
-// signal wakes one idle worker; q.mu is held.
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
 }

@@ -1,12 +1,15 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -401,9 +404,12 @@ func TestCloseKillsColdSoffice(t *testing.T) {
 	}
 }
 
+// TestColdErrorHidesPaths: the error of a document neither engine
+// converts names no path, and soffice's output goes to the log only.
 func TestColdErrorHidesPaths(t *testing.T) {
 	programDir := fakeProgramDir(t, `echo "convert $* failed; HOME=$HOME, in $(pwd)" >&2; exit 1`)
-	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir})
+	var log lockedBuffer
+	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	_, err := p.Convert(context.Background(), []byte("unloadable"), "md")
 	if !errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("document neither engine converts: %v, want ErrUnprocessable", err)
@@ -415,10 +421,13 @@ func TestColdErrorHidesPaths(t *testing.T) {
 			t.Errorf("the error shows %q: %s", leak, msg)
 		}
 	}
-	for _, want := range []string{"could not load the document: scripted load failure of the document", "the profile", "the job's directory"} {
+	for _, want := range []string{"could not load the document: scripted load failure of the document", "soffice could not convert it either"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the error lacks %q: %s", want, msg)
 		}
+	}
+	if strings.Contains(msg, "failed; HOME") || !strings.Contains(log.String(), "failed; HOME") {
+		t.Errorf("soffice's output should be in the log only; error: %s\nlog: %s", msg, log.String())
 	}
 	if c := p.Counters(); c.Failed != 1 || c.Cold != 0 || c.Crashes != 0 {
 		t.Errorf("counters %+v, want 1 failure", c)
@@ -433,4 +442,23 @@ func TestHidePaths(t *testing.T) {
 	if got != want {
 		t.Errorf("hidePaths:\n got %s\nwant %s", got, want)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that a logger may write from several
+// goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

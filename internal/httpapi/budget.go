@@ -3,107 +3,60 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"sync"
-	"time"
 
-	"golang.org/x/sync/semaphore"
+	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/memory"
 )
 
-// BytesPerBodyByte is what a signing or verification holds in memory for
-// each byte of its request body: the body, the decoded document, the
-// parsed and the signed PDF, the answer. Measured on an 18 MB PDF of 200
-// pages (24 MB body, certificate page on): the server's RSS rose by 6 to 9
-// times the body signing it alone (GC timing), and 5 at once, all that
-// the 1 GiB default admits, peaked at 680 MB.
-const BytesPerBodyByte = 8
+// BytesPerBodyByte is the first charge of a budgeted request for each
+// byte of its body (memory.PerBodyByte).
+const BytesPerBodyByte = memory.PerBodyByte
 
-// budgetRetryAfter is the wait suggested to a request refused for want of
-// memory: signings of the largest documents take seconds.
-const budgetRetryAfter = 5 * time.Second
-
-// memoryBudget bounds the memory that the requests of the signing routes
-// hold at once. Each is charged before its body is read, by its declared
-// length (or, without one, the route's limit) times BytesPerBodyByte; a
-// request that does not fit is refused at once with 503 and Retry-After
-// rather than queued, so that a burst cannot pile up in memory. The charge
-// is held until the answer is written: a client that does not read its
-// answer keeps its share until the write timeout.
-type memoryBudget struct {
-	sem  *semaphore.Weighted
-	size int64
-}
-
-func newMemoryBudget(size int64) *memoryBudget {
-	return &memoryBudget{sem: semaphore.NewWeighted(size), size: size}
-}
-
-// reservation is the share of the budget one request holds.
-type reservation struct {
-	b    *memoryBudget
-	mu   sync.Mutex
-	held int64
-}
-
-// reserve charges n bytes to the budget. A request larger than the whole
-// budget is charged the whole budget: it runs, alone.
-func (b *memoryBudget) reserve(n int64) (*reservation, error) {
-	res := &reservation{b: b}
-	return res, res.grow(n)
-}
-
-// grow raises the reservation to n bytes, when n is more than it holds.
-func (r *reservation) grow(n int64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n = min(n, r.b.size)
-	if n <= r.held {
-		return nil
-	}
-	if !r.b.sem.TryAcquire(n - r.held) {
-		return &quire.Error{Code: quire.CodeEngineBusy, RetryAfter: budgetRetryAfter,
-			Message: "The server is handling as many documents as its memory allows; retry later."}
-	}
-	r.held = n
-	return nil
-}
-
-// release gives the reservation back to the budget.
-func (r *reservation) release() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.b.sem.Release(r.held)
-	r.held = 0
-}
-
-type reservationCtx struct{}
-
-// withBudget charges the request to the budget before the handler reads
-// its body, and releases the charge once the handler has answered.
+// withBudget charges the request to the memory budget before the handler
+// reads its body, by its declared length (or, without one, the route's
+// limit) times BytesPerBodyByte, and releases the charge once the handler
+// has answered: a client that does not read its answer keeps its share
+// until the write timeout. The reservation travels in the request's
+// context, for the operation to grow.
 func (s *Server) withBudget(limit int64, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		size := r.ContentLength
 		if size < 0 { // chunked: it may be as large as the limit allows
 			size = limit
 		}
-		res, err := s.budget.reserve(size * BytesPerBodyByte)
+		res, err := s.budget.Reserve(r.Context(), size*BytesPerBodyByte)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		defer res.release()
-		next(w, r.WithContext(context.WithValue(r.Context(), reservationCtx{}, res)))
+		defer res.Release()
+		next(w, r.WithContext(memory.With(r.Context(), res)))
 	}
 }
 
-// chargeDocument raises the request's reservation for a document of up to
+// chargeDownload raises the request's reservation for a document of up to
 // n bytes that the service will download (document.url): its small body
-// did not pay for it.
-func chargeDocument(ctx context.Context, n int64) error {
-	res, ok := ctx.Value(reservationCtx{}).(*reservation)
-	if !ok {
+// did not pay for it. n is an upper bound, so the charge is at most the
+// whole budget; the service charges the document's shape once it has it.
+func (s *Server) chargeDownload(ctx context.Context, n int64) error {
+	if s.budget == nil {
 		return nil
 	}
-	return res.grow(n * BytesPerBodyByte)
+	return memory.Grow(ctx, min(n*BytesPerBodyByte, s.budget.Size()))
+}
+
+// memoryCollectors are the metrics of the memory budget.
+func memoryCollectors(b *memory.Budget) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "quire_memory_budget_bytes",
+			Help: "Size of the memory budget of the document operations (QUIRE_SIGN_MEMORY_BUDGET)."},
+			func() float64 { return float64(b.Size()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "quire_memory_budget_held_bytes",
+			Help: "Bytes of the memory budget that the operations in progress hold."},
+			func() float64 { return float64(b.Held()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "quire_memory_budget_refused_total",
+			Help: "Charges to the memory budget refused (answered 503), beyond the budget or a key's share of it."},
+			func() float64 { return float64(b.Refused()) }),
+	}
 }

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"log"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -55,7 +57,8 @@ type Options struct {
 	AdminToken       string          // bearer token of operator endpoints; empty: none
 	ConvertMaxBytes  int64           // largest document to convert
 	ConvertMaxFiles  int             // most files in one conversion request; 0: 10
-	SignMemoryBudget int64           // memory the signing routes may hold at once (budget.go); 0: unbounded
+	SignMemoryBudget int64           // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
+	MemoryKeyShare   int             // percent of SignMemoryBudget one API key may hold; 0: 100
 	ReadTimeout      time.Duration   // longest time to read a request, body included
 	WriteTimeout     time.Duration   // longest time to write an answer, from its first byte
 	CORSOrigins      []string        // origins whose pages may call the API; empty or "*": any
@@ -67,7 +70,7 @@ type Route struct {
 	Method, Path string
 	Handler      http.HandlerFunc
 	MaxBody      int64 // 0: Options.MaxBodyBytes
-	Budgeted     bool  // charged to the signing memory budget (budget.go)
+	Budgeted     bool  // charged to the memory budget (budget.go)
 	// Quiet routes are high-volume beacons: their successful answers are
 	// counted in the metrics but not logged one by one.
 	Quiet bool
@@ -90,7 +93,7 @@ type Server struct {
 	mux     *http.ServeMux
 	routes  []Route
 	metrics *metrics
-	budget  *memoryBudget // nil: unbounded
+	budget  *memory.Budget // nil: unbounded
 	handler http.Handler
 	started time.Time // for the uptime in /v1/health
 }
@@ -109,7 +112,8 @@ func New(d Deps, o Options) *Server {
 	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now()}
 	s.metrics = newMetrics(d.Metrics, d.DB)
 	if o.SignMemoryBudget > 0 {
-		s.budget = newMemoryBudget(o.SignMemoryBudget)
+		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
+		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)

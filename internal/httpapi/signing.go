@@ -60,7 +60,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
 	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
 	if err == nil && req.Document.URL != "" {
-		err = chargeDocument(r.Context(), s.deps.Signing.MaxDocumentBytes())
+		err = s.chargeDownload(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -147,7 +147,7 @@ func (s *Server) verifyInput(r *http.Request) (signing.Document, error) {
 	max := s.deps.Signing.MaxDocumentBytes()
 	doc, err := decodeVerifyRequest(body, max)
 	if err == nil && doc.URL != "" {
-		err = chargeDocument(r.Context(), max)
+		err = s.chargeDownload(r.Context(), max)
 	}
 	return doc, err
 }

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strings"
 	"unicode"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // entryNames returns the names of a ZIP's entries for the outputs (of
@@ -51,11 +53,16 @@ func safeBase(name string) string {
 	return name
 }
 
-// zipOf returns a ZIP archive of the files under names, in order.
+// zipOf returns a ZIP archive of the files under names, in order. The
+// names are made by safeBase; a name that is not a clean relative path
+// all the same is an error rather than a zip-slip entry.
 func zipOf(names []string, files [][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	z := zip.NewWriter(&b)
 	for i, name := range names {
+		if !ooxml.CleanName(name) {
+			return nil, fmt.Errorf("zip entry %q is not a clean relative path", name)
+		}
 		w, err := z.Create(name)
 		if err != nil {
 			return nil, err

@@ -171,3 +171,42 @@ func TestParseSpans(t *testing.T) {
 		t.Errorf("append to self-closing root: %s, %v", out, err)
 	}
 }
+
+func TestCleanName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"word/document.xml": true, "[Content_Types].xml": true, "word/": true, "a.b/c..d": true,
+		"": false, ".": false, "..": false, "../x": false, "../../etc/passwd": false, "a/../../x": false,
+		"/etc/passwd": false, `..\x`: false, `word\..\..\x`: false, "C:/x": false, "c:x": false,
+		"a//b": false, "a/./b": false, "./a": false, "a\x00b": false, "//server/share": false,
+	} {
+		if got := CleanName(name); got != want {
+			t.Errorf("CleanName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRewriteDropsUncleanNames(t *testing.T) {
+	in := build(t, entry{"word/document.xml", "<w/>"}, entry{"../../etc/cron.d/x", "evil"},
+		entry{`..\..\evil.bat`, "evil"}, entry{"/abs", "evil"}, entry{"C:/x", "evil"})
+	p, err := Open(in, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e Edits
+	out, err := p.Rewrite(&e, "word/document.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zout, _ := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+	if len(zout.File) != 1 || zout.File[0].Name != "word/document.xml" {
+		var names []string
+		for _, f := range zout.File {
+			names = append(names, f.Name)
+		}
+		t.Fatalf("entries written: %q, want only word/document.xml", names)
+	}
+	e.Set(p, "../added.xml", []byte("x"))
+	if _, err := p.Rewrite(&e, "word/document.xml"); err == nil {
+		t.Error("Rewrite wrote a new part named ../added.xml")
+	}
+}

@@ -164,11 +164,16 @@ func (e *Edits) Empty() bool { return len(e.parts) == 0 }
 // Rewrite writes the package with the edits applied. Untouched entries are
 // copied raw, so their bytes (compressed data, CRC, times) stay identical;
 // new parts take the time stamp of the entry stampFrom (the main document
-// part, say).
+// part, say). Entries whose names are not clean relative paths (CleanName)
+// are dropped: no part of a valid package has such a name, and whatever
+// unpacks the output next must not be handed one.
 func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
 	for _, f := range p.zr.File {
+		if !CleanName(f.Name) {
+			continue
+		}
 		var err error
 		if data, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
 			err = writeEntry(w, editedHeader(f, e.Uncompressed), data)
@@ -181,6 +186,9 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 	}
 	date, tm := p.modified(stampFrom)
 	for _, name := range e.added {
+		if !CleanName(name) {
+			return nil, fmt.Errorf("ooxml: refusing to write the part %q: not a clean relative path", name)
+		}
 		h := &zip.FileHeader{Name: name, Method: methodFor(name, e.Uncompressed), ModifiedDate: date, ModifiedTime: tm}
 		if err := writeEntry(w, h, e.parts[name]); err != nil {
 			return nil, fmt.Errorf("ooxml: writing %s: %w", name, err)
@@ -193,6 +201,19 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 		return nil, fmt.Errorf("ooxml: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// CleanName reports whether name, a ZIP entry's, is a clean relative path
+// that unpacks inside the directory it is unpacked in on any system: not
+// empty, not absolute, no "." or ".." segment, no empty segment, no
+// backslash, colon (drive letters, alternate streams) or control
+// character. A directory entry's one trailing slash is allowed.
+func CleanName(name string) bool {
+	name = strings.TrimSuffix(name, "/")
+	if name == "" || name == "." || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") || strings.HasPrefix(name, "/") {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool { return r == '\\' || r == ':' || r < 0x20 || r == 0x7f })
 }
 
 // methodFor is how a new part is written: images that are compressed

@@ -133,6 +133,12 @@ func (d *Document) size() int {
 	return n
 }
 
+// ObjectCount is the number of objects the document may hold: one more
+// than the highest object number in use, within the object limit. It is
+// known once the cross-reference data is read, before any object is
+// parsed: the measure of what reading the document will cost.
+func (d *Document) ObjectCount() int { return d.size() }
+
 // Limits are the bounds the document is read within.
 func (d *Document) Limits() Limits { return d.lim }
 

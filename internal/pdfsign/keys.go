@@ -248,15 +248,14 @@ func newIdentity(key crypto.Signer, cert *x509.Certificate, chain []*x509.Certif
 // process (or goroutine) got there first, the rename fails and its
 // identity is loaded instead: all of them end up with the same one.
 func generate(dataDir, org, publicURL string) (*Identity, error) {
-	if org == "" {
-		org = "quire"
-	}
-	host, _ := os.Hostname()
-	install := make([]byte, 4)
+	org = orgName(org)
+	// A random installation id tells installations apart; the host name
+	// would name an internal machine in every signed PDF.
+	install := make([]byte, 8)
 	if _, err := rand.Read(install); err != nil {
 		return nil, err
 	}
-	id := host + "-" + hex.EncodeToString(install)
+	id := hex.EncodeToString(install)
 	now := time.Now().Add(-time.Hour) // tolerate clock skew of verifiers
 
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -309,7 +308,7 @@ func generate(dataDir, org, publicURL string) (*Identity, error) {
 // its organisation and an identifier of the installation.
 func caTemplate(org, id string, now time.Time) *x509.Certificate {
 	return &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire signing CA " + id, Organization: []string{org}},
+		Subject:               pkix.Name{CommonName: org + " signing CA " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(20, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -323,7 +322,7 @@ func caTemplate(org, id string, now time.Time) *x509.Certificate {
 // issues, naming the CA's CRL and certificate under publicURL when set.
 func signingTemplate(org, id string, now time.Time, publicURL string, ca *x509.Certificate) *x509.Certificate {
 	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "quire document signing " + id, Organization: []string{org}},
+		Subject:               pkix.Name{CommonName: org + " document signing " + id, Organization: []string{org}},
 		NotBefore:             now,
 		NotAfter:              now.AddDate(5, 0, 0),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,

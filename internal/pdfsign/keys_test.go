@@ -9,6 +9,8 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -112,8 +114,15 @@ func TestGenerateLosingTheRaceLoadsTheWinner(t *testing.T) {
 }
 
 // TestGeneratedIdentityNamesTheOperator: QUIRE_SIGNING_ORG is the
-// organisation of both generated certificates; without it, quire.
+// organisation of both generated certificates and starts their common
+// names; without it, quire. The common name ends with a random
+// installation id, never the host name.
 func TestGeneratedIdentityNamesTheOperator(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Fatalf("the test needs the host name: %q, %v", host, err)
+	}
+	subjectID := regexp.MustCompile(` (signing CA|document signing) [0-9a-f]{16}$`)
 	for org, want := range map[string]string{"Acme Légal GmbH": "Acme Légal GmbH", "": "quire"} {
 		id, err := LoadIdentity(KeySource{DataDir: t.TempDir(), Organization: org})
 		if err != nil {
@@ -122,6 +131,10 @@ func TestGeneratedIdentityNamesTheOperator(t *testing.T) {
 		for _, c := range append([]*x509.Certificate{id.Certificate}, id.Chain...) {
 			if got := c.Subject.Organization; len(got) != 1 || got[0] != want {
 				t.Errorf("Organization %q: certificate %s names %v", org, c.Subject.CommonName, got)
+			}
+			cn := c.Subject.CommonName
+			if !strings.HasPrefix(cn, want+" ") || !subjectID.MatchString(cn) || strings.Contains(c.Subject.String(), host) {
+				t.Errorf("Organization %q: subject %q, want %q, a role and a random id, not the host %q", org, c.Subject, want, host)
 			}
 		}
 	}

@@ -75,6 +75,11 @@ type VerifyOptions struct {
 	// time to count; nil: time-stamps are reported but not relied on.
 	TSARoots *x509.CertPool
 	Now      time.Time // the verification time; zero: now
+	// Admit, when set, is called once the document's cross-reference data
+	// is read, with its object count (pdf.Document.ObjectCount), before
+	// the work; its error ends the verification. The caller charges its
+	// memory budget there.
+	Admit func(objects int) error
 }
 
 // Verify checks every signature of pdf. trust holds the roots the signer
@@ -138,6 +143,11 @@ func verify(b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (re
 	d, err := pdf.Read(b, lim)
 	if err != nil {
 		return Result{}, err
+	}
+	if opt.Admit != nil {
+		if err := opt.Admit(d.ObjectCount()); err != nil {
+			return Result{}, err
+		}
 	}
 	fields, err := signatureFields(d)
 	if err != nil {

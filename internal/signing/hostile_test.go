@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/memory/memtest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -112,4 +115,40 @@ func outcome(t *testing.T, name string, err error) string {
 		t.Errorf("%s: %v is no *quire.Error: it would be answered 500", name, err)
 	}
 	return "error"
+}
+
+// TestWidePageTreeStaysWithinTheBudget (issue #32): eight signings at once
+// of a PDF whose one /Pages node has 200,000 tiny pages (20 MB, about 650
+// MB held to sign it with its certificate page), each charged as the HTTP
+// adapter charges it (memory.PerBodyByte times the body first, then its
+// shape): each is signed or refused with 503, and the heap stays within
+// the 1 GiB budget plus memory.Margin.
+func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("signs 200,000-page PDFs; not in -short")
+	}
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil,
+		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx := quire.WithTenant(t.Context(), "key")
+	if _, err := s.Sign(ctx, request(pdftest.OnePage("warm up"), "warm-up", true), "key"); err != nil {
+		t.Fatal(err)
+	}
+	pdf := slices.Clip(pdftest.WidePageTree(200_000)) // read only: Save appends to its own copy
+	const budget = 1 << 30
+	signed, refused, peak := memtest.AtOnce(t, ctx, memory.NewBudget(budget, 100), 8, int64(len(pdf))*memory.PerBodyByte,
+		func(ctx context.Context) error {
+			_, err := s.Sign(ctx, request(pdf, "wide", true), "key")
+			return err
+		})
+	t.Logf("signed %d, refused %d; heap peak %d MiB, budget %d MiB + margin %d MiB", signed, refused, peak>>20, budget>>20, memory.Margin>>20)
+	if signed == 0 {
+		t.Error("no signing was admitted")
+	}
+	if peak > budget+memory.Margin {
+		t.Errorf("heap peak %d MiB, more than the budget (%d MiB) plus the margin (%d MiB)", peak>>20, budget>>20, memory.Margin>>20)
+	}
 }

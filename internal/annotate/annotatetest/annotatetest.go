@@ -49,6 +49,27 @@ func Template() []byte {
 		para(run(f.Label+": ") + control(f.ID, "["+f.Label+"]"))
 	}
 	para(run("Signature: ") + control(SignatureID, "[Sign here]"))
+	return docx(body.String())
+}
+
+// TableID is the id of TableTemplate's table control.
+const TableID = "890123"
+
+// TableTemplate is a document holding one table control (TableID) whose
+// table has cols columns and one template row.
+func TableTemplate(cols int) []byte {
+	var grid, cells strings.Builder
+	for range cols {
+		grid.WriteString(`<w:gridCol w:w="900"/>`)
+		cells.WriteString(`<w:tc><w:tcPr><w:tcW w:w="900" w:type="dxa"/></w:tcPr><w:p><w:r><w:t>cell</w:t></w:r></w:p></w:tc>`)
+	}
+	return docx(`<w:sdt><w:sdtPr><w:alias w:val="Table"/><w:id w:val="` + TableID + `"/></w:sdtPr><w:sdtContent>` +
+		`<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr><w:tblGrid>` + grid.String() + `</w:tblGrid>` +
+		`<w:tr>` + cells.String() + `</w:tr></w:tbl></w:sdtContent></w:sdt><w:p/>`)
+}
+
+// docx is a minimal DOCX package whose body holds body.
+func docx(body string) []byte {
 	files := []struct{ name, body string }{
 		{"[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
 			`<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>` +
@@ -56,7 +77,7 @@ func Template() []byte {
 		{"_rels/.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
 			`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`},
 		{"word/_rels/document.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"></Relationships>`},
-		{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="` + nsW + `"><w:body>` + body.String() +
+		{"word/document.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="` + nsW + `"><w:body>` + body +
 			`<w:sectPr><w:pgSz w:w="12240" w:h="15840"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" w:header="720" w:footer="720" w:gutter="0"/></w:sectPr></w:body></w:document>`},
 	}
 	var buf bytes.Buffer

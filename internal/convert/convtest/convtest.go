@@ -45,6 +45,32 @@ func CSV(rows int) []byte {
 	return []byte(b.String())
 }
 
+// DOCX returns a document of pages pages, each a heading ("Page N") and
+// paragraphs of plain text that fill it, with a page break between pages.
+func DOCX(pages int) []byte {
+	const nsW = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`
+	var body strings.Builder
+	line := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 8)
+	for i := 1; i <= pages; i++ {
+		if i > 1 {
+			body.WriteString(`<w:p><w:r><w:br w:type="page"/></w:r></w:p>`)
+		}
+		fmt.Fprintf(&body, `<w:p><w:r><w:rPr><w:b/><w:sz w:val="32"/></w:rPr><w:t>Page %d</w:t></w:r></w:p>`, i)
+		for range 9 {
+			body.WriteString(`<w:p><w:r><w:t>` + line + `</w:t></w:r></w:p>`)
+		}
+	}
+	return pack([]part{
+		{"[Content_Types].xml", xmlHead + `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
+			`<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>` +
+			`<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`},
+		{"_rels/.rels", xmlHead + `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
+			`<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`},
+		{"word/document.xml", xmlHead + `<w:document ` + nsW + `><w:body>` + body.String() +
+			`<w:sectPr><w:pgSz w:w="12240" w:h="15840"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" w:header="720" w:footer="720" w:gutter="0"/></w:sectPr></w:body></w:document>`},
+	})
+}
+
 // XLSX returns a workbook of one sheet holding the table CSV(rows) holds.
 func XLSX(rows int) []byte {
 	var sheet strings.Builder

@@ -50,6 +50,7 @@ type Config struct {
 	ReadTimeout       time.Duration            // zero: none
 	WriteTimeout      time.Duration            // zero: none
 	SignMemoryBudget  int64                    // zero: unbounded
+	MemoryKeyShare    int                      // percent of it one key may hold; zero: 100
 	SendBuffer        int                      // > 0: the socket send buffer of the server's connections, to test slow readers
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
@@ -155,7 +156,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
-			SignMemoryBudget: cfg.SignMemoryBudget, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
+			SignMemoryBudget: cfg.SignMemoryBudget, MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
 			CORSOrigins: cfg.CORSOrigins})
 	srv := httptest.NewUnstartedServer(s.API)
 	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))

@@ -103,17 +103,12 @@ func nestedSections(n int, broken bool) []byte {
 // classic cross-reference table, or else without one.
 func nestedInStrings(n int, pages bool) []byte {
 	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n")
-	offsets := make([]int, n+3)
+	var offsets []int
 	if pages {
-		offsets[1] = b.Len()
-		b.WriteString("1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
-		offsets[2] = b.Len()
-		b.WriteString("2 0 obj\n<< /Type /Pages /Count 1 /Kids [")
-		for i := 3; i < n+3; i++ {
-			fmt.Fprintf(&b, "%d 0 R ", i)
-		}
-		b.WriteString("] >>\nendobj\n")
+		offsets = flatPages(&b, n, "/Count 1")
+	} else {
+		b.WriteString("%PDF-1.7\n")
+		offsets = make([]int, n+3)
 	}
 	for i := 3; i < n+3; i++ {
 		offsets[i] = b.Len()
@@ -219,3 +214,35 @@ const MemoryBase = 32 << 20
 
 // MemoryBound is what a request with a body of n bytes may allocate.
 func MemoryBound(n int) uint64 { return MemoryBase + 10*uint64(n) }
+
+// WidePageTree is a PDF whose one /Pages node has n tiny pages as its
+// /Kids: about 100 bytes a page (200,000 pages: 20 MB), cheap to send and
+// costly to hold parsed (issue #32).
+func WidePageTree(n int) []byte {
+	var b bytes.Buffer
+	offsets := flatPages(&b, n, fmt.Sprintf("/Count %d", n))
+	for i := 3; i < n+3; i++ {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] >>\nendobj\n", i)
+	}
+	XRef(&b, offsets[1:])
+	return b.Bytes()
+}
+
+// flatPages starts a PDF in b with its catalog (object 1) and one /Pages
+// node (object 2, with the dictionary entries given) whose /Kids are
+// objects 3 to n+2. It returns the table of the objects' offsets, those
+// of objects 1 and 2 filled in, with room for the kids'.
+func flatPages(b *bytes.Buffer, n int, entries string) []int {
+	b.WriteString("%PDF-1.7\n")
+	offsets := make([]int, n+3)
+	offsets[1] = b.Len()
+	b.WriteString("1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
+	offsets[2] = b.Len()
+	fmt.Fprintf(b, "2 0 obj\n<< /Type /Pages %s /Kids [", entries)
+	for i := 3; i < n+3; i++ {
+		fmt.Fprintf(b, "%d 0 R ", i)
+	}
+	b.WriteString("] >>\nendobj\n")
+	return offsets
+}

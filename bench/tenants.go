@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quire-dev/quire/internal/convert/convtest"
+)
+
+// Settings of the two-tenants benchmark (issue #25).
+const (
+	tenantsSamples = 20               // B's conversions in each phase
+	tenantsFlood   = 8                // A's conversions in flight
+	tenantsAlone   = 30 * time.Second // A's throughput phase alone
+)
+
+// Goals of the issue for two tenants.
+const (
+	goalTenantSlowdown = 10.0 // B's p50 beside A's flood / alone, at most
+	goalTenantCostPct  = 10.0 // A's throughput lost when B is idle, at most
+)
+
+// tenantsBenchmark is the noisy neighbour of issue #25 on a real server
+// with 2 conversion workers: key B converts a 1-page DOCX one request at a
+// time, alone and while key A keeps 8 conversions of a 46-page DOCX in
+// flight; A's throughput alone and beside B.
+func tenantsBenchmark() result {
+	const title = "Two tenants: one key's flood beside another key (POST /v1/convert)"
+	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1")
+	defer q.stop()
+	if err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+	}
+	keyA, keyB := createKeyFor(q.data, "tenant-a@example.com"), createKeyFor(q.data, "tenant-b@example.com")
+	target := q.url + "/v1/convert?from=docx"
+	large, small := uploadOf("large.docx", convtest.DOCX(46)), uploadOf("small.docx", convtest.DOCX(1))
+	client := &http.Client{Timeout: 5 * time.Minute}
+	for _, d := range []docxFile{large, small} { // warm-up, not measured
+		convertOnce(client, target, keyA, d)
+	}
+
+	bAlone, failAlone := tenantLatencies(client, target, keyB, small)
+	aAlone := floodFor(target, keyA, large, tenantsAlone, nil)
+	var bBeside []float64
+	var failBeside int
+	aBeside := floodFor(target, keyA, large, 0, func() { bBeside, failBeside = tenantLatencies(client, target, keyB, small) })
+
+	var tb strings.Builder
+	tb.WriteString("| measurement | value |\n|---|---|\n")
+	p50Alone, p50Beside := percentile(bAlone, 50), percentile(bBeside, 50)
+	slowdown := p50Beside / p50Alone
+	fmt.Fprintf(&tb, "| B's p50 alone, 1-page DOCX, %d requests | %.1f ms (%d failed) |\n", tenantsSamples, p50Alone, failAlone)
+	fmt.Fprintf(&tb, "| B's p50 beside A's %d in flight (46-page DOCX) | %.1f ms (%d failed) |\n", tenantsFlood, p50Beside, failBeside)
+	fmt.Fprintf(&tb, "| B's slowdown (goal: at most %.0fx; 90x on main) | %.1fx %s |\n", goalTenantSlowdown, slowdown, yesNo(slowdown <= goalTenantSlowdown))
+	fmt.Fprintf(&tb, "| A's throughput alone, %d in flight | %.2f documents/s (%d failed) |\n", tenantsFlood, aAlone.rate, aAlone.failed)
+	fmt.Fprintf(&tb, "| A's throughput beside B | %.2f documents/s (%d failed) |\n", aBeside.rate, aBeside.failed)
+	tb.WriteString("| per-key limits on /v1/sign, cost per request (goal: at most 3% of its p50) | not measured here: the limits are on branch `limits` (see the note) |\n")
+	notes := fmt.Sprintf("A's flood keeps %d requests in flight with one key; B is a second key. The pool serves the keys in turn and, while B waits, "+
+		"A holds at most 1 of the %d workers, so B waits for at most one of A's jobs. A's throughput alone is what fair sharing leaves A "+
+		"when B is idle: the cap applies only while another key has a job waiting, so with B idle A takes every worker as on main "+
+		"(goal: at most %.0f%% below main's; compare with main's convert results of the same day). "+
+		"**For the lead:** the per-key limits' cost on `/v1/sign` (branch `limits`) belongs in this table, measured as `sign`'s p50 "+
+		"with the limits on against off in one run.\n", tenantsFlood, convertWorkers, goalTenantCostPct)
+	return result{title: title, table: tb.String(), notes: notes}
+}
+
+// tenantLatencies converts d tenantsSamples times, one at a time, and
+// returns the wall times in ms of those that succeeded and the failures.
+func tenantLatencies(client *http.Client, target, key string, d docxFile) ([]float64, int) {
+	var lat []float64
+	failed := 0
+	for range tenantsSamples {
+		t, err := convertOnce(client, target, key, d)
+		if err != nil {
+			failed++
+			continue
+		}
+		lat = append(lat, t.wall)
+	}
+	slices.Sort(lat)
+	return lat, failed
+}
+
+// flood is what a flood of one key's conversions achieved.
+type flood struct {
+	rate   float64 // documents/s converted
+	failed int64
+}
+
+// floodFor keeps tenantsFlood conversions of d in flight with key, for
+// length when beside is nil, or else while beside runs.
+func floodFor(target, key string, d docxFile, length time.Duration, beside func()) flood {
+	client := &http.Client{Timeout: 5 * time.Minute,
+		Transport: &http.Transport{MaxIdleConnsPerHost: tenantsFlood, MaxConnsPerHost: tenantsFlood}}
+	ctx, stop := context.WithCancel(context.Background())
+	var done, failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range tenantsFlood {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := convertOnce(client, target, key, d); err != nil {
+					failed.Add(1)
+				} else {
+					done.Add(1)
+				}
+			}
+		})
+	}
+	if beside != nil {
+		time.Sleep(2 * time.Second) // the flood fills the workers and the queue
+		beside()
+	} else {
+		time.Sleep(length)
+	}
+	stop()
+	f := flood{rate: float64(done.Load()) / time.Since(start).Seconds(), failed: failed.Load()}
+	wg.Wait() // the requests in flight end, uncounted
+	return f
+}
