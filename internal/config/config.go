@@ -91,6 +91,7 @@ type Config struct {
 	ConvertMaxMemory     Bytes
 	ConvertMaxExpanded   Bytes
 	ConvertMaxRatio      int
+	ConvertMaxNesting    int
 	ConvertMaxFiles      int
 	ConvertDir           string
 	LibreOfficeDir       string
@@ -173,6 +174,7 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
 		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
 		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
+		{"convert-max-nesting", "QUIRE_CONVERT_MAX_NESTING", "deepest nesting of block quotes and list items in Markdown, and of elements in HTML, to convert (deeper: 422, before any engine); negative: no limit", (*intValue)(&c.ConvertMaxNesting), false},
 		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
@@ -232,6 +234,7 @@ func Default() Config {
 		ConvertMaxMemory:     1536 << 20,
 		ConvertMaxExpanded:   256 << 20,
 		ConvertMaxRatio:      200,
+		ConvertMaxNesting:    convert.DefaultMaxNesting,
 		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
 
@@ -288,7 +291,7 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
 		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
-		MaxCompressionRatio: c.ConvertMaxRatio, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
 // AnnotateLimits are the limits of filling a template.

@@ -189,7 +189,8 @@ func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts
 }
 
 // prepare checks the input against the limits and its declared format
-// (a ZIP package also against what it expands to, expand.go),
+// (a ZIP package also against what it expands to and for a DTD,
+// expand.go; Markdown and HTML for their nesting, nesting.go),
 // renders Markdown to HTML, takes out what would load content from
 // outside the document (html.go, packages.go, rtf.go), and takes the
 // comments out of a DOCX (comments.go). An encrypted document, given
@@ -211,6 +212,9 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		if err := checkExpansion(in, &p.opts); err != nil {
 			return nil, "", err
 		}
+	}
+	if err := CheckNesting(in, from, p.opts.MaxNesting); err != nil {
+		return nil, "", err
 	}
 	switch from {
 	case FromMarkdown:
