@@ -38,6 +38,7 @@ type Pool struct {
 	mu        sync.Mutex // guards the fields below and every slot's fields
 	counts    Counters
 	lastError string
+	version   string        // the engine's, from the first worker ready
 	avgJob    time.Duration // moving average of a job's time in a worker
 }
 
@@ -83,6 +84,7 @@ type Status struct {
 	QueueLength int // capacity of the queue
 	Counters
 	LastError string // the last start failure or crash, if any
+	Version   string // LibreOffice's, such as "25.2.3.2"; "" until a worker is ready
 	Details   []WorkerStatus
 }
 
@@ -327,7 +329,7 @@ func (p *Pool) snapshot() (Status, []*process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Workers: len(p.slots), Queued: p.queue.len(), QueueLength: p.opts.QueueLength,
-		Counters: p.counts, LastError: p.lastError, Details: make([]WorkerStatus, 0, len(p.slots))}
+		Counters: p.counts, LastError: p.lastError, Version: p.version, Details: make([]WorkerStatus, 0, len(p.slots))}
 	procs := make([]*process, len(p.slots))
 	for i, s := range p.slots {
 		ws := WorkerStatus{ID: s.id, State: s.state}
@@ -693,6 +695,9 @@ func (p *Pool) nextJob() *job {
 func (p *Pool) setState(s *slot, state string, proc *process) {
 	p.mu.Lock()
 	s.state, s.proc = state, proc
+	if state == StateReady && p.version == "" {
+		p.version = proc.version
+	}
 	p.mu.Unlock()
 }
 

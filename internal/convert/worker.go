@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -333,7 +334,18 @@ func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
 	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(filter))
 }
 
-func (l libreOffice) version() string { return l.office.Version() }
+func (l libreOffice) version() string { return productVersion(l.office.Version()) }
+
+// productVersion returns the version that LibreOffice's version
+// information (JSON: ProductVersion "25.2", ProductExtension ".3.2", ...)
+// names, "25.2.3.2", or the information as it is if it names none.
+func productVersion(info string) string {
+	var v struct{ ProductVersion, ProductExtension string }
+	if err := json.Unmarshal([]byte(info), &v); err != nil || v.ProductVersion == "" {
+		return info
+	}
+	return v.ProductVersion + v.ProductExtension
+}
 
 // warmUpDocument returns a minimal one-paragraph DOCX.
 func warmUpDocument() []byte {

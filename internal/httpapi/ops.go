@@ -29,6 +29,9 @@ type Health struct {
 	Version   string            `json:"version"`
 	Instance  Instance          `json:"instance"`
 	Checks    map[string]string `json:"checks"`
+	// Engines names the version of each conversion engine that runs,
+	// such as {"libreoffice": "25.2.3.2"}.
+	Engines map[string]string `json:"engines,omitempty"`
 }
 
 // Instance describes the process answering.
@@ -47,7 +50,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	h := Health{Status: "healthy", Timestamp: now.UTC().Format(time.RFC3339), Version: s.deps.Version,
 		Instance: Instance{StartTime: s.started.UTC().Format(time.RFC3339), Uptime: now.Sub(s.started).Seconds()},
-		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
+		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}, Engines: s.engineVersions()}
 	var qe *quire.Error
 	if !convertReady(s.deps.Convert) {
 		qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The conversion engine has no warm worker: " + h.Checks["convert"] + ".",
@@ -68,6 +71,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		ErrorBody
 		Health
 	}{s.errorBody(r, http.StatusServiceUnavailable, qe), h})
+}
+
+// engineVersions are Health.Engines: each engine's version, once known.
+func (s *Server) engineVersions() map[string]string {
+	v := map[string]string{}
+	if s.deps.Convert != nil {
+		if lo := s.deps.Convert.Status().Version; lo != "" {
+			v["libreoffice"] = lo
+		}
+	}
+	return v
 }
 
 // live is liveness: the process answers, whatever its dependencies do.
