@@ -514,10 +514,6 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 // be replaced: it crashed, timed out, or is due for recycling.
 func (p *Pool) runJob(proc *process, j *job) bool {
 	queued := time.Since(j.enqueued)
-	if j.from == FromCSV { // see cold.go
-		p.convertCold(proc, j, &message{Error: "LibreOfficeKit does not import CSV"}, queued)
-		return true
-	}
 	t0 := time.Now()
 	m, err := p.exchange(proc, j)
 	p.noteJobTime(time.Since(t0))
