@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,12 +94,15 @@ func TestDeepNestingIsRefusedBeforeTheEngine(t *testing.T) {
 
 // TestNestingAtTheLimitConverts: LibreOffice converts Markdown and HTML
 // nested as deep as the limit allows, well within a job's time, so the
-// limit refuses nothing the engine would have served.
+// limit refuses nothing the engine would have served. (The large flat
+// cases are no test of nesting: 200,000 paragraphs exceed a job's time
+// in LibreOffice whatever their depth.)
 func TestNestingAtTheLimitConverts(t *testing.T) {
 	requireLibreOffice(t)
 	p := testPool(t, "lok", Options{Workers: 1})
+	atTheLimit := []string{"quotes 200 deep", "a README", "200 nested spans", "stray end tags"}
 	for _, c := range nestingCases {
-		if c.deep {
+		if !slices.Contains(atTheLimit, c.name) {
 			continue
 		}
 		r, err := p.ConvertTimed(context.Background(), []byte(c.in), c.from)
