@@ -10,13 +10,14 @@
 
 # Build: Debian 12's Go (1.19) is too old; Go 1.23 from bookworm-backports
 # fetches the version go.mod names (GOTOOLCHAIN=auto) through the module
-# proxy. cgo builds against LibreOfficeKit's headers.
+# proxy. cgo builds against LibreOfficeKit's headers, those of the
+# LibreOffice the image runs (bookworm-backports', 25.2 today).
 FROM debian:bookworm-slim AS build
 RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/sources.list.d/backports.list \
  && apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates gcc libc6-dev libreofficekit-dev \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports golang-1.23-go \
+      ca-certificates gcc libc6-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports golang-1.23-go libreofficekit-dev \
  && rm -rf /var/lib/apt/lists/*
 ENV PATH=/usr/lib/go-1.23/bin:/usr/local/bin:/usr/bin:/bin GOTOOLCHAIN=auto CGO_ENABLED=1
 # Behind a TLS-intercepting egress proxy, pass its CA bundle for the module
@@ -31,13 +32,17 @@ ARG VERSION=dev
 RUN go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION}" -o /out/quire ./cmd/quire
 
 # Run: LibreOffice Writer, Calc and Impress without a GUI (Calc from the
-# full package: LibreOfficeKit needs its .ui files to load a spreadsheet),
-# metric-compatible fonts (Word documents keep their layout), the
+# full package: LibreOfficeKit needs its .ui files to load a spreadsheet)
+# from bookworm-backports (25.2 today, what peers ship; Debian 12's own is
+# 7.4), metric-compatible fonts (Word documents keep their layout), the
 # certificate pages' fonts, jemalloc (the conversion workers preload it).
 FROM debian:bookworm-slim
-RUN apt-get update -qq \
+RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/sources.list.d/backports.list \
+ && apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+      libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui libjemalloc2 \
+      ca-certificates libjemalloc2 \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu fonts-dejavu-core fonts-wqy-zenhei fonts-noto-core fonts-symbola fonts-kristi \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin quire \

@@ -30,7 +30,7 @@ func annotateBenchmark() result {
 	const title = "Filling a template (POST /v1/annotate)"
 	q := startQuire("QUIRE_CONVERT_WORKERS=1", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1")
 	defer q.stop()
-	if err := waitWorkers(q.url, 1, workersTimeout); err != nil {
+	if _, err := waitWorkers(q.url, 1, workersTimeout); err != nil {
 		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
 	}
 	key := createKey(q.data)

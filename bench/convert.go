@@ -60,7 +60,8 @@ func convertBenchmark() result {
 		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
 	}
 	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1")
-	if err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+	engines, err := waitWorkers(q.url, convertWorkers, workersTimeout)
+	if err != nil {
 		q.stop()
 		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
 	}
@@ -72,15 +73,16 @@ func convertBenchmark() result {
 		convertOnce(client, target, key, d)
 	}
 	timings := map[string]convertTiming{}
+	pdfs := map[string][]byte{}
 	var ok []docxFile
 	var failed []string
 	for _, d := range docs {
-		t, err := convertOnce(client, target, key, d)
+		t, pdf, err := convertOnce(client, target, key, d)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("`%s` (%v)", d.name, err))
 			continue
 		}
-		timings[d.name] = t
+		timings[d.name], pdfs[d.name] = t, pdf
 		ok = append(ok, d)
 	}
 	if len(ok) == 0 {
@@ -140,6 +142,7 @@ func convertBenchmark() result {
 	}
 
 	var n strings.Builder
+	fmt.Fprintf(&n, "LibreOffice %s (`/v1/health` `engines`). ", engines["libreoffice"])
 	fmt.Fprintf(&n, "`bin/quire serve` with QUIRE_CONVERT_WORKERS=%d; the benchmark starts once `/v1/health` reports \"%d/%d workers ready\". "+
 		"Corpus: the %d DOCX files of `%s`. Latency: one client, POST /v1/convert?from=docx (multipart field \"file\") "+
 		"of each file once after one unmeasured warm-up pass over the corpus; wall latency is measured by the client "+
@@ -186,6 +189,8 @@ func convertBenchmark() result {
 		yesNo(overMedian <= goalOverheadPct), yesNo(overSum <= goalOverheadPct))
 	fmt.Fprintf(&n, "| 2 concurrent clients at least %.1fx the throughput of 1 | %.2f / %.2f documents/s = %.2fx | %s |\n",
 		goalScaling, convertRate(through[2]), convertRate(through[1]), scaling, yesNo(scaling >= goalScaling))
+	agree := pageAgreement(docs, pdfs)
+	fmt.Fprintf(&n, "| PDF page count equal to Word's (`fidelity`) | %d of %d Word-saved documents | - |\n", agree.equal, agree.documents)
 
 	n.WriteString("\nWorker recycling after a number of jobs is disabled for the run (QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1), " +
 		"so that a worker restart cannot land in one throughput phase and not the other; the memory limit stays in force. ")
@@ -237,24 +242,25 @@ func uploadOf(name string, data []byte) docxFile {
 }
 
 // waitWorkers polls /v1/health until the conversion check reports every
-// worker ready, for at most limit.
-func waitWorkers(base string, workers int, limit time.Duration) error {
+// worker ready, for at most limit, and returns the engines' versions it
+// names.
+func waitWorkers(base string, workers int, limit time.Duration) (map[string]string, error) {
 	want := fmt.Sprintf("%d/%d workers ready", workers, workers)
 	deadline := time.Now().Add(limit)
 	last := "no answer"
 	for time.Now().Before(deadline) {
 		res, err := http.Get(base + "/v1/health")
 		if err == nil {
-			var h struct{ Checks map[string]string }
+			var h struct{ Checks, Engines map[string]string }
 			json.NewDecoder(res.Body).Decode(&h)
 			res.Body.Close()
 			if last = h.Checks["convert"]; strings.HasPrefix(last, want) {
-				return nil
+				return h.Engines, nil
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("the conversion workers were not ready after %s (health: %q)", limit, last)
+	return nil, fmt.Errorf("the conversion workers were not ready after %s (health: %q)", limit, last)
 }
 
 func convertRequest(target, key string, d docxFile) (*http.Request, error) {
@@ -266,38 +272,38 @@ func convertRequest(target, key string, d docxFile) (*http.Request, error) {
 	return r, err
 }
 
-// convertOnce converts d and returns its timings; an answer other than a
-// 200 with a PDF is an error.
-func convertOnce(client *http.Client, target, key string, d docxFile) (convertTiming, error) {
+// convertOnce converts d and returns its timings and the PDF; an answer
+// other than a 200 with a PDF is an error.
+func convertOnce(client *http.Client, target, key string, d docxFile) (convertTiming, []byte, error) {
 	req, err := convertRequest(target, key, d)
 	if err != nil {
-		return convertTiming{}, err
+		return convertTiming{}, nil, err
 	}
 	t0 := time.Now()
 	res, err := client.Do(req)
 	if err != nil {
-		return convertTiming{}, err
+		return convertTiming{}, nil, err
 	}
 	body, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	t := convertTiming{wall: float64(time.Since(t0).Microseconds()) / 1000}
 	switch {
 	case err != nil:
-		return t, err
+		return t, nil, err
 	case res.StatusCode != http.StatusOK:
 		var e struct{ Code string }
 		json.Unmarshal(body, &e)
-		return t, fmt.Errorf("status %d %s", res.StatusCode, e.Code)
+		return t, nil, fmt.Errorf("status %d %s", res.StatusCode, e.Code)
 	case !bytes.HasPrefix(body, []byte("%PDF-")):
-		return t, errors.New("the answer is not a PDF")
+		return t, nil, errors.New("the answer is not a PDF")
 	}
 	timing := serverTiming(res.Header.Get("Server-Timing"))
 	var ok bool
 	if t.engine, ok = timing["engine"]; !ok {
-		return t, errors.New("no engine time in Server-Timing")
+		return t, nil, errors.New("no engine time in Server-Timing")
 	}
 	t.queue, t.total = timing["queue"], timing["total"]
-	return t, nil
+	return t, body, nil
 }
 
 // serverTiming parses "engine;dur=X, queue;dur=Y" into durations in ms.
@@ -334,7 +340,7 @@ func convertThroughput(clients, passes int, target, key string, docs []docxFile)
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < work; i = next.Add(1) - 1 {
 				t0 := time.Now()
-				if t, err := convertOnce(client, target, key, docs[i%int64(len(docs))]); err != nil {
+				if t, _, err := convertOnce(client, target, key, docs[i%int64(len(docs))]); err != nil {
 					failures.Add(1)
 				} else {
 					timings[c] = append(timings[c], t)

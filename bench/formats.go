@@ -27,7 +27,7 @@ func formatsBenchmark() result {
 		uploadOf("slides.pptx", convtest.PPTX(4)), uploadOf("slides.odp", convtest.ODP(4)),
 	}
 	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1")
-	if err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
 		q.stop()
 		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
 	}
@@ -39,7 +39,7 @@ func formatsBenchmark() result {
 	for _, f := range files {
 		convertOnce(client, target, key, f) // warm-up, not measured
 		for range formatRuns {
-			t, err := convertOnce(client, target, key, f)
+			t, _, err := convertOnce(client, target, key, f)
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("`%s` (%v)", f.name, err))
 				break
@@ -74,8 +74,8 @@ func formatsBenchmark() result {
 		"Files made by the benchmark (internal/convert/convtest): a table of 120 rows and 3 columns as XLSX, ODS and CSV (3 pages), "+
 		"and 4 slides as PPTX and ODP. One client posts each file once unmeasured, then %d times, without `from` (told from the file); "+
 		"wall and engine times as in the DOCX section. Cold baseline: `soffice --convert-to pdf` with a fresh profile, %d runs per file, "+
-		"with quire stopped. CSV goes to the engine's one-off soffice (LibreOfficeKit 7.4 has Calc's CSV import wait for a dialog), "+
-		"so its row is a cold conversion inside quire.", convertWorkers, formatRuns, formatCold)
+		"with quire stopped. CSV converts in the warm workers since LibreOffice 25.2 (7.4's LibreOfficeKit had Calc's CSV import "+
+		"wait for a dialog, and quire sent CSV to a one-off soffice).", convertWorkers, formatRuns, formatCold)
 	if counters != "" {
 		n.WriteString(" Engine counters at the end of the quire run: " + counters + ".")
 	}

@@ -34,7 +34,7 @@ func tenantsBenchmark() result {
 	const title = "Two tenants: one key's flood beside another key (POST /v1/convert)"
 	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1")
 	defer q.stop()
-	if err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
 		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
 	}
 	keyA, keyB := createKeyFor(q.data, "tenant-a@example.com"), createKeyFor(q.data, "tenant-b@example.com")
@@ -76,7 +76,7 @@ func tenantLatencies(client *http.Client, target, key string, d docxFile) ([]flo
 	var lat []float64
 	failed := 0
 	for range tenantsSamples {
-		t, err := convertOnce(client, target, key, d)
+		t, _, err := convertOnce(client, target, key, d)
 		if err != nil {
 			failed++
 			continue
@@ -105,7 +105,7 @@ func floodFor(target, key string, d docxFile, length time.Duration, beside func(
 	for range tenantsFlood {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				if _, err := convertOnce(client, target, key, d); err != nil {
+				if _, _, err := convertOnce(client, target, key, d); err != nil {
 					failed.Add(1)
 				} else {
 					done.Add(1)

@@ -99,11 +99,39 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("the runtime stage does not install %s", pkg)
 		}
 	}
+	checkLibreOfficeFromBackports(t)
 	env := dockerEnv(d)
 	if env["QUIRE_DATA_DIR"] != "/data" || env["QUIRE_ADDR"] != ":8080" {
 		t.Errorf("ENV %v: want QUIRE_DATA_DIR=/data and QUIRE_ADDR=:8080", env)
 	}
 	checkSettings(t, "Dockerfile", env)
+}
+
+// checkLibreOfficeFromBackports: every apt-get install of the Dockerfile
+// that names a LibreOffice package (in either stage: the headers the
+// build uses must be those of the LibreOffice the image runs) takes it
+// from bookworm-backports, as scripts/setup does.
+func checkLibreOfficeFromBackports(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, line := range strings.Split(strings.ReplaceAll(string(b), "\\\n", " "), "\n") {
+		for _, cmd := range strings.Split(line, "&&") {
+			if !strings.Contains(cmd, "apt-get install") || !strings.Contains(cmd, "libreoffice") {
+				continue
+			}
+			named++
+			if !strings.Contains(cmd, "-t bookworm-backports") {
+				t.Errorf("the Dockerfile installs LibreOffice from Debian 12 (7.4), not bookworm-backports: %s", strings.TrimSpace(cmd))
+			}
+		}
+	}
+	if named != 2 {
+		t.Errorf("the Dockerfile installs LibreOffice packages in %d commands, want 2 (the headers to build, the engine to run)", named)
+	}
 }
 
 func dockerEnv(d dockerfile) map[string]string {

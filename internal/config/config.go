@@ -103,6 +103,7 @@ type Config struct {
 	ConvertMaxMemory     Bytes
 	ConvertMaxExpanded   Bytes
 	ConvertMaxRatio      int
+	ConvertMaxNesting    int
 	ConvertMaxFiles      int
 	ConvertDir           string
 	LibreOfficeDir       string
@@ -191,6 +192,7 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
 		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
 		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
+		{"convert-max-nesting", "QUIRE_CONVERT_MAX_NESTING", "deepest nesting of block quotes and list items in Markdown, and of elements in HTML, to convert (deeper: 422, before any engine); negative: no limit", (*intValue)(&c.ConvertMaxNesting), false},
 		{"key-max-concurrent", "QUIRE_KEY_MAX_CONCURRENT", "requests of one API key in progress at once on sign, verify, convert and annotate, per instance (more: 429 RATE_LIMIT_ERROR); 0: no limit; quire keys limit overrides it per key", (*intValue)(&c.KeyMaxConcurrent), false},
 		{"key-rate", "QUIRE_KEY_RATE", "requests of one API key per window on sign, verify, convert and annotate, N/DURATION (600/1m), shared exactly by the instances on one database; 0: no limit", &c.KeyRate, false},
 		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
@@ -260,6 +262,7 @@ func Default() Config {
 		ConvertMaxMemory:     1536 << 20,
 		ConvertMaxExpanded:   256 << 20,
 		ConvertMaxRatio:      200,
+		ConvertMaxNesting:    convert.DefaultMaxNesting,
 		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
 
@@ -316,7 +319,7 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
 		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
-		MaxCompressionRatio: c.ConvertMaxRatio, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
 // AnnotateLimits are the limits of filling a template.

@@ -22,10 +22,9 @@ import (
 // settings (a profile of its own written by writeProfile). A document
 // soffice cannot convert either is unprocessable.
 //
-// CSV goes to soffice straight away: LibreOfficeKit 7.4 has Calc's CSV
-// import wait for its options dialog (the job times out), and with the
-// filter options in the load options, with or without Batch=true, it
-// still hangs or refuses the file; soffice converts it.
+// CSV went to soffice straight away on LibreOffice 7.4, whose
+// LibreOfficeKit had Calc's CSV import wait for its options dialog until
+// the job timed out; 25.2 converts it warm (csvLoadOptions).
 
 // coldConvert converts in (of format from) to format to with soffice and
 // the export filter's options filter, using the directory dir for its

@@ -163,6 +163,10 @@ type Options struct {
 	// each part larger than 1 MiB of such a package (default 200; real
 	// documents stay under 35; negative: no limit).
 	MaxCompressionRatio int
+	// MaxNesting bounds how deep Markdown nests block quotes and list
+	// items, and HTML its elements (default DefaultMaxNesting; deeper:
+	// ErrUnprocessable; negative: no limit). See nesting.go.
+	MaxNesting int
 	// Dir holds each worker's profile and temporary files (default: a new
 	// directory under os.TempDir(), removed by Close, or by a later pool's
 	// start if this process was killed: see workdir.go).
@@ -218,6 +222,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxCompressionRatio == 0 {
 		o.MaxCompressionRatio = 200
+	}
+	if o.MaxNesting == 0 {
+		o.MaxNesting = DefaultMaxNesting
 	}
 	if o.Executable == "" {
 		exe, err := os.Executable()

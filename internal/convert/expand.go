@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // A ZIP package (DOCX, ODT) is inflated once before its job, to measure
@@ -17,6 +18,13 @@ import (
 // the limit's worth of inflating. Entries that overlap, or that inflate to
 // more or less than they declare, are counted as they inflate (archive/zip
 // refuses the latter as damaged).
+//
+// The same reading refuses a part that declares a DTD (<!DOCTYPE): OOXML
+// forbids DTDs and OpenDocument has no use for them, and LibreOffice 25.2
+// resolves an external one (SYSTEM "http://...") by waiting until the
+// job's time limit kills the worker. Every XML part is scanned as it
+// inflates, in the encodings packages use (UTF-8, UTF-16); SVG images are
+// left to packages.go, which takes their DOCTYPE out.
 
 const (
 	// maxNesting bounds how deep packages may nest in a document: a
@@ -36,12 +44,10 @@ type expansion struct {
 }
 
 // checkExpansion returns nil when the ZIP package in inflates within o's
-// limits, and otherwise an error matching ErrMemoryLimit (too large) or
-// ErrUnprocessable (damaged, too compressed, nested too deep).
+// limits and declares no DTD, and otherwise an error matching
+// ErrMemoryLimit (too large) or ErrUnprocessable (damaged, too
+// compressed, nested too deep, a DTD).
 func checkExpansion(in []byte, o *Options) error {
-	if o.MaxExpandedBytes < 0 && o.MaxCompressionRatio < 0 {
-		return nil
-	}
 	e := &expansion{left: o.MaxExpandedBytes, limit: o.MaxExpandedBytes, maxRatio: float64(o.MaxCompressionRatio), maxNested: o.MaxInputBytes}
 	if e.left < 0 {
 		e.left = 1<<63 - 1
@@ -85,6 +91,13 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	nested := bytes.Equal(head, []byte("PK\x03\x04"))
 	limit, dst := e.left, io.Discard
 	var buf *bytes.Buffer
+	if isXMLPart(f.Name, head) {
+		dtd := &dtdScanner{}
+		if _, err := dtd.Write(head); err != nil {
+			return dtdError(name)
+		}
+		dst = dtd
+	}
 	if nested {
 		if depth+1 > maxNesting {
 			return fmt.Errorf("%w: its part %s is a package nested more than %d deep", ErrUnprocessable, name, maxNesting)
@@ -95,6 +108,8 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	n, err := io.Copy(dst, io.LimitReader(r, limit-int64(n0)+1))
 	n += int64(n0)
 	switch {
+	case errors.Is(err, errDTD):
+		return dtdError(name)
 	case n > e.left:
 		return fmt.Errorf("%w: it expands to more than the %d MiB allowed (QUIRE_CONVERT_MAX_EXPANDED_BYTES), reached at its part %s",
 			ErrMemoryLimit, e.limit>>20, name)
@@ -111,6 +126,71 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 		return e.archive(buf.Bytes(), name+"/", depth+1)
 	}
 	return nil
+}
+
+func dtdError(name string) error {
+	return fmt.Errorf("%w: its part %s declares a DTD (<!DOCTYPE), which OOXML and OpenDocument packages do not use", ErrUnprocessable, name)
+}
+
+// isXMLPart reports whether the package part name, which starts with
+// head, is XML to scan for a DTD: by its name, or by its start (markup,
+// a byte order mark, UTF-16 markup or white space), whatever its name.
+func isXMLPart(name string, head []byte) bool {
+	lower := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(lower, ".svg"):
+		return false
+	case strings.HasSuffix(lower, ".xml"), strings.HasSuffix(lower, ".rels"):
+		return true
+	}
+	for _, start := range xmlStarts {
+		if bytes.HasPrefix(head, start) {
+			return true
+		}
+	}
+	return false
+}
+
+// xmlStarts are how XML can start: markup (UTF-8, or UTF-16LE without a
+// byte order mark), byte order marks of UTF-8 and UTF-16, UTF-16BE
+// markup, white space.
+var xmlStarts = [][]byte{{'<'}, {0xef, 0xbb, 0xbf}, {0xff, 0xfe}, {0xfe, 0xff}, {0, '<'}, {' '}, {'\t'}, {'\r'}, {'\n'}}
+
+// dtdMarks are "<!DOCTYPE" in UTF-8 (and the encodings that agree with it
+// on ASCII), UTF-16LE and UTF-16BE.
+var dtdMarks = [][]byte{[]byte("<!DOCTYPE"), utf16Bytes("<!DOCTYPE", false), utf16Bytes("<!DOCTYPE", true)}
+
+func utf16Bytes(ascii string, bigEndian bool) []byte {
+	var b []byte
+	for _, c := range []byte(ascii) {
+		if bigEndian {
+			b = append(b, 0, c)
+		} else {
+			b = append(b, c, 0)
+		}
+	}
+	return b
+}
+
+var errDTD = errors.New("DTD")
+
+// dtdScanner is a writer that fails with errDTD when what is written to it
+// contains one of dtdMarks, also across writes.
+type dtdScanner struct{ tail []byte }
+
+func (s *dtdScanner) Write(p []byte) (int, error) {
+	const keep = 2*len("<!DOCTYPE") - 1 // the most of a mark that can end a write
+	edge := append(s.tail, p[:min(len(p), keep)]...)
+	for _, m := range dtdMarks {
+		if bytes.Contains(edge, m) || bytes.Contains(p, m) {
+			return 0, errDTD
+		}
+	}
+	if len(p) >= keep {
+		edge = p
+	}
+	s.tail = append(s.tail[:0:0], edge[max(0, len(edge)-keep):]...)
+	return len(p), nil
 }
 
 func damagedPart(name string, err error) error {

@@ -76,6 +76,9 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
+		if r.Cold {
+			t.Errorf("%s: converted by the cold soffice, want a warm worker", name)
+		}
 		if msg := qpdfCheck(t, r.PDF); msg != "" {
 			t.Errorf("%s: qpdf --check: %s", name, msg)
 		}
@@ -89,6 +92,29 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		}
 		if !strings.Contains(pdfText(t, r.PDF, 1), first) || !strings.Contains(pdfText(t, r.PDF, pages), last) {
 			t.Errorf("%s: page 1 does not hold %q or page %d %q", name, first, pages, last)
+		}
+	}
+}
+
+// TestCSVCharsetsAndFormulas: a warm worker reads a CSV in UTF-8, in
+// in Windows-1252 alike, splits its fields (quoted ones with
+// their commas), and keeps formulas as text.
+func TestCSVCharsetsAndFormulas(t *testing.T) {
+	requireCalcImpress(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	const text = "city,note\nZürich,\"crème, brûlée\"\nsum,=1+1\n"
+	latin1 := []byte(strings.NewReplacer("ü", "\xfc", "è", "\xe8", "û", "\xfb", "é", "\xe9").Replace(text))
+	for name, in := range map[string][]byte{"UTF-8": []byte(text), "Windows-1252": latin1} {
+		r, err := p.ConvertTimed(context.Background(), in, FromCSV)
+		if err != nil || r.Cold {
+			t.Errorf("%s: %v (cold %v), want a warm conversion", name, err, r.Cold)
+			continue
+		}
+		got := pdfText(t, r.PDF, 1)
+		for _, want := range []string{"Zürich", "crème, brûlée", "=1+1"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: page 1 lacks the cell %q:\n%s", name, want, got)
+			}
 		}
 	}
 }
@@ -153,7 +179,7 @@ func sheetAndSlideResourceDocs(r refs) []resourceDoc {
 		{name: "PPTX linked pictures", from: FromPPTX, in: pptx},
 		{name: "ODP linked pictures", from: FromODP, in: odp},
 		{name: "ODS linked pictures", from: FromODS, in: ods},
-		{name: "CSV web service formula", from: FromCSV, in: []byte(csv), cold: true},
+		{name: "CSV web service formula", from: FromCSV, in: []byte(csv)},
 	}
 }
 

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -150,5 +151,35 @@ func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 	}
 	if c := p.Status().Counters; c.Crashes != 1 || c.Retried != 1 || c.Restarts != 1 {
 		t.Errorf("counters %+v, want 1 crash, 1 retry, 1 restart", c)
+	}
+}
+
+// TestStatusNamesTheEngineVersion: the pool reports the version that
+// LibreOfficeKit names, the one `soffice --version` prints.
+func TestStatusNamesTheEngineVersion(t *testing.T) {
+	requireLibreOffice(t)
+	out, err := exec.Command("soffice", "--version").Output()
+	if err != nil {
+		t.Fatalf("soffice --version: %v", err)
+	}
+	fields := strings.Fields(string(out)) // LibreOffice 25.2.3.2 520(Build:2)
+	if len(fields) < 2 {
+		t.Fatalf("soffice --version printed %q", out)
+	}
+	p := testPool(t, "lok", Options{Workers: 1})
+	if got := p.Status().Version; got != fields[1] {
+		t.Errorf("Status().Version = %q, want %q (soffice --version: %s)", got, fields[1], bytes.TrimSpace(out))
+	}
+}
+
+func TestProductVersion(t *testing.T) {
+	for info, want := range map[string]string{
+		`{"ProductName": "LibreOffice", "ProductVersion": "25.2", "ProductExtension": ".3.2", "BuildId": "520(Build:2)"}`: "25.2.3.2",
+		`{"ProductName": "LibreOffice"}`: `{"ProductName": "LibreOffice"}`,
+		"script":                         "script",
+	} {
+		if got := productVersion(info); got != want {
+			t.Errorf("productVersion(%s) = %q, want %q", info, got, want)
+		}
 	}
 }

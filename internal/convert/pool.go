@@ -40,6 +40,7 @@ type Pool struct {
 	mu        sync.Mutex // guards the fields below and every slot's fields
 	counts    Counters
 	lastError string
+	version   string        // the engine's, from the first worker ready
 	avgJob    time.Duration // moving average of a job's time in a worker
 }
 
@@ -85,6 +86,7 @@ type Status struct {
 	QueueLength int // capacity of the queue
 	Counters
 	LastError string // the last start failure or crash, if any
+	Version   string // LibreOffice's, such as "25.2.3.2"; "" until a worker is ready
 	Details   []WorkerStatus
 }
 
@@ -191,7 +193,8 @@ func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts
 }
 
 // prepare checks the input against the limits and its declared format
-// (a ZIP package also against what it expands to, expand.go),
+// (a ZIP package also against what it expands to and for a DTD,
+// expand.go; Markdown and HTML for their nesting, nesting.go),
 // renders Markdown to HTML, takes out what would load content from
 // outside the document (html.go, packages.go, rtf.go), and takes the
 // comments out of a DOCX (comments.go). An encrypted document, given
@@ -213,6 +216,9 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		if err := checkExpansion(in, &p.opts); err != nil {
 			return nil, "", err
 		}
+	}
+	if err := CheckNesting(in, from, p.opts.MaxNesting); err != nil {
+		return nil, "", err
 	}
 	switch from {
 	case FromMarkdown:
@@ -325,7 +331,7 @@ func (p *Pool) snapshot() (Status, []*process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Workers: len(p.slots), Queued: p.queue.len(), QueueLength: p.opts.QueueLength,
-		Counters: p.counts, LastError: p.lastError, Details: make([]WorkerStatus, 0, len(p.slots))}
+		Counters: p.counts, LastError: p.lastError, Version: p.version, Details: make([]WorkerStatus, 0, len(p.slots))}
 	procs := make([]*process, len(p.slots))
 	for i, s := range p.slots {
 		ws := WorkerStatus{ID: s.id, State: s.state}
@@ -513,10 +519,6 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 // be replaced: it crashed, timed out, or is due for recycling.
 func (p *Pool) runJob(proc *process, j *job) bool {
 	queued := time.Since(j.enqueued)
-	if j.from == FromCSV { // see cold.go
-		p.convertCold(proc, j, &message{Error: "LibreOfficeKit does not import CSV"}, queued)
-		return true
-	}
 	t0 := time.Now()
 	m, err := p.exchange(proc, j)
 	p.noteJobTime(time.Since(t0))
@@ -703,6 +705,9 @@ func (p *Pool) nextJob() *job {
 func (p *Pool) setState(s *slot, state string, proc *process) {
 	p.mu.Lock()
 	s.state, s.proc = state, proc
+	if state == StateReady && p.version == "" {
+		p.version = proc.version
+	}
 	p.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quire-dev/quire/internal/convert/lok"
 )
@@ -300,6 +302,29 @@ type libreOffice struct{ office *lok.Office }
 // loadOptions: no macros, whatever the document or the profile says.
 const loadOptions = "EnableMacrosExecution=false"
 
+// csvLoadOptions are loadOptions for CSV. Batch=true keeps Calc's import
+// from waiting for its options dialog (LibreOfficeKit 7.4 waited until
+// the job's time limit; 25.2 converts), and the rest is the CSV filter's
+// options: fields separated by commas (44) and quoted by double quotes
+// (34), in the character set charset, from the first line, standard
+// column formats, default language, quoted fields as usual, special
+// numbers (dates) detected, and formulas not evaluated: a CSV holds data,
+// and =WEBSERVICE() in it stays text.
+func csvLoadOptions(charset string) string {
+	return loadOptions + ",Batch=true,44,34," + charset + ",1,,0,false,true,false,false,false,0,false"
+}
+
+// csvCharset names, in the CSV filter's numbers (rtl_TextEncoding), the
+// character set of the CSV in: UTF-8 where it is valid UTF-8 (ASCII
+// too), and otherwise Windows-1252, the usual encoding of spreadsheets
+// saved as CSV (text with NUL bytes, UTF-16, is not taken: sniff.go).
+func csvCharset(in []byte) string {
+	if utf8.Valid(in) {
+		return "76"
+	}
+	return "1"
+}
+
 // saveOptions: NoFileSync, because the worker reads the output back at
 // once and deletes it; the fsync LibreOffice would do otherwise buys
 // nothing and waits for the disk (0.4 ms per document on the corpus on a
@@ -323,8 +348,16 @@ func saveOptions(filter string) string {
 // against 34.2 and 33.7 in runs of the conversion benchmark taken in
 // turn); one client converts as fast as before.
 func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
+	options := loadOptions
+	if filepath.Ext(in) == "."+FromCSV {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			return func() {}, err
+		}
+		options = csvLoadOptions(csvCharset(b))
+	}
 	unlock := l.office.Lock()
-	doc, err := l.office.Load(fileURL(in), loadOptions, password)
+	doc, err := l.office.Load(fileURL(in), options, password)
 	if err != nil {
 		unlock()
 		return func() {}, err
@@ -333,7 +366,18 @@ func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
 	return func() { doc.Close(); unlock() }, doc.SaveAs(fileURL(out), format, saveOptions(filter))
 }
 
-func (l libreOffice) version() string { return l.office.Version() }
+func (l libreOffice) version() string { return productVersion(l.office.Version()) }
+
+// productVersion returns the version that LibreOffice's version
+// information (JSON: ProductVersion "25.2", ProductExtension ".3.2", ...)
+// names, "25.2.3.2", or the information as it is if it names none.
+func productVersion(info string) string {
+	var v struct{ ProductVersion, ProductExtension string }
+	if err := json.Unmarshal([]byte(info), &v); err != nil || v.ProductVersion == "" {
+		return info
+	}
+	return v.ProductVersion + v.ProductExtension
+}
 
 // warmUpDocument returns a minimal one-paragraph DOCX.
 func warmUpDocument() []byte {

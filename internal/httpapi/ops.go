@@ -34,6 +34,9 @@ type Health struct {
 	// stops signing only (503 there), not readiness: conversion and
 	// unsigned work go on.
 	TSA []pdfsign.TSAState `json:"tsa,omitempty"`
+	// Engines names the version of each conversion engine that runs,
+	// such as {"libreoffice": "25.2.3.2"}.
+	Engines map[string]string `json:"engines,omitempty"`
 }
 
 // Instance describes the process answering.
@@ -52,7 +55,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	h := Health{Status: "healthy", Timestamp: now.UTC().Format(time.RFC3339), Version: s.deps.Version,
 		Instance: Instance{StartTime: s.started.UTC().Format(time.RFC3339), Uptime: now.Sub(s.started).Seconds()},
-		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}}
+		Checks:   map[string]string{"database": "ok", "convert": convertStatus(s.deps.Convert)}, Engines: s.engineVersions()}
 	if s.deps.Signing != nil {
 		h.TSA = s.deps.Signing.TSAStates()
 	}
@@ -76,6 +79,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		ErrorBody
 		Health
 	}{s.errorBody(r, http.StatusServiceUnavailable, qe), h})
+}
+
+// engineVersions are Health.Engines: each engine's version, once known.
+func (s *Server) engineVersions() map[string]string {
+	v := map[string]string{}
+	if s.deps.Convert != nil {
+		if lo := s.deps.Convert.Status().Version; lo != "" {
+			v["libreoffice"] = lo
+		}
+	}
+	return v
 }
 
 // live is liveness: the process answers, whatever its dependencies do.

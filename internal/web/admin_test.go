@@ -137,7 +137,8 @@ func TestAdmin(t *testing.T) {
 	if _, err := s.Auth.Authenticate(ctx, apiKey); err == nil {
 		t.Error("the revoked key still authenticates")
 	}
-	if got := b.text("#engine"); !strings.Contains(got, "1 configured: 1 ready") || !strings.Contains(got, "MiB") {
+	if got := b.text("#engine"); !strings.Contains(got, "1 configured: 1 ready") || !strings.Contains(got, "MiB") ||
+		s.Convert.Status().Version == "" || !strings.Contains(got, "LibreOffice "+s.Convert.Status().Version) {
 		t.Errorf("engine state:\n%s", got)
 	}
 	b.screenshot("admin")

@@ -7,6 +7,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"html"
 	"io"
 	"strings"
@@ -16,16 +17,23 @@ import (
 type part struct{ name, body string }
 
 // pack writes parts into a ZIP package. An ODF mimetype part is stored
-// uncompressed, as the format asks.
+// uncompressed, as the format asks, and with its sizes and checksum in
+// its header rather than in a data descriptor after it: LibreOffice 25.2
+// takes a stored entry with a data descriptor for a damaged package (it
+// then refuses an ODP, and waits on an ODS for an answer to its repair
+// question until the job's time limit).
 func pack(parts []part) []byte {
 	var b bytes.Buffer
 	z := zip.NewWriter(&b)
 	for _, p := range parts {
-		h := &zip.FileHeader{Name: p.name, Method: zip.Deflate}
 		if p.name == "mimetype" {
-			h.Method = zip.Store
+			n := uint64(len(p.body))
+			w, _ := z.CreateRaw(&zip.FileHeader{Name: p.name, Method: zip.Store, CRC32: crc32.ChecksumIEEE([]byte(p.body)),
+				CompressedSize64: n, UncompressedSize64: n})
+			io.WriteString(w, p.body)
+			continue
 		}
-		w, _ := z.CreateHeader(h) // writes to memory: cannot fail
+		w, _ := z.CreateHeader(&zip.FileHeader{Name: p.name, Method: zip.Deflate}) // writes to memory: cannot fail
 		io.WriteString(w, p.body)
 	}
 	z.Close()
