@@ -26,6 +26,7 @@ var readOnlyPaths = []string{
 	"/etc/fonts", "/etc/libreoffice", "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/papersize", "/etc/mime.types",
 	"/var/cache/fontconfig",
+	"/etc/chromium", "/etc/chromium.d", // the browser engine's (package chromium) settings: flags, no secrets
 }
 
 // devices are bound from the host's /dev.
