@@ -144,5 +144,6 @@ func (b *browserProc) healthy() bool {
 	return err == nil
 }
 
-// rss is the resident memory of the browser's processes.
-func (b *browserProc) rss() int64 { return convert.TreeRSS(b.pid) }
+// rss is the memory of the browser's processes, without the pages they
+// share through files (their program and libraries).
+func (b *browserProc) rss() int64 { return convert.TreePrivateRSS(b.pid) }

@@ -1,6 +1,9 @@
 package chromium
 
 import (
+	"log/slog"
+	"os"
+	"time"
 	"context"
 	"testing"
 
@@ -41,3 +44,13 @@ func TestGridSideBySide(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+func TestSmokeTiming(t *testing.T) {
+	t0 := time.Now()
+	p := newPool(t, 1, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) })
+	t.Logf("start %v", time.Since(t0))
+	for range 3 {
+		r, err := p.Convert(context.Background(), Page{Doc: []byte("<p>hi</p>"), From: convert.FromHTML}, convert.JobOptions{})
+		t.Logf("%v %v %d", r.Engine, err, len(r.PDF))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -34,14 +35,36 @@ const pageURL = origin + "/"
 // inches (10 mm, Chromium's own default).
 const defaultMargin = 10 / 25.4
 
+// disposeTimeout bounds the disposal of a job's browser context.
+const disposeTimeout = 5 * time.Second
+
 // print prints pg in a fresh browser context of b, which is disposed of
 // afterwards. It ends early when ctx (the client's) ends.
 func (b *browserProc) print(ctx context.Context, pg Page, o convert.JobOptions) ([]byte, error) {
-	tab, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-		p.ProxyServer, p.ProxyBypassList = proxyToNowhere, proxyBypass
-	}))
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
+	br := chromedp.FromContext(b.ctx).Browser
+	no := false
+	bc, err := cdp.Call(ctx, br, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: &no,
+		ProxyServer: proxyToNowhere, ProxyBypassList: proxyBypass})
+	if err != nil {
+		return nil, err
+	}
+	cancelTab := context.CancelFunc(func() {})
+	defer func() {
+		// Disposing of the context closes its tab, before the tab's
+		// context is cancelled: cancelled first, chromedp's detach waits
+		// seconds for the browser. A browser that does not answer is
+		// killed by the supervisor.
+		ctx, cancel := context.WithTimeout(b.ctx, disposeTimeout)
+		defer cancel()
+		cdp.Call(ctx, br, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: bc.BrowserContextID})
+		cancelTab()
+	}()
+	tgt, err := cdp.Call(ctx, br, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: bc.BrowserContextID})
+	if err != nil {
+		return nil, err
+	}
+	tab, cancelTab := chromedp.NewContext(b.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithDetachOnCancel())
+	stop := context.AfterFunc(ctx, cancelTab) // the client left
 	defer stop()
 	return chromedp.Run(tab, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
 		files := newFileServer(pg)

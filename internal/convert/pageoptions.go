@@ -51,6 +51,9 @@ func (o JobOptions) libreOfficeParams() []string {
 		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{o.Password != "", ParamPassword})
 }
 
+// NeedsChromium reports whether o sets an option only Chromium has.
+func (o JobOptions) NeedsChromium() bool { return len(o.chromiumParams()) > 0 }
+
 // chromiumParams names the options set in o that only Chromium has.
 func (o JobOptions) chromiumParams() []string {
 	return setNames(param{o.Paper != "", ParamPaper}, param{o.Margin != "", ParamMargin},

@@ -40,9 +40,11 @@ func Confine(cmd *exec.Cmd, c Confinement) {
 // Confine, is the kernel refusing the namespaces.
 func NamespaceRefused(err error) bool { return namespaceRefused(err) }
 
-// TreeRSS returns the resident memory of process pid and of all its
-// descendants, in bytes.
-func TreeRSS(pid int) int64 { return treeRSS(pid) }
+// TreePrivateRSS returns the resident memory of process pid and of all
+// its descendants that they do not share through files, in bytes: a
+// browser's processes each map the same large program, which a sum of
+// their resident memory would count again for each.
+func TreePrivateRSS(pid int) int64 { return treeSum(pid, privateRSSOf) }
 
 // WatchMemory samples rss as the LibreOffice workers' memory is sampled
 // (memory.go) until the returned end is called, and calls kill the first

@@ -29,6 +29,7 @@ type Health struct {
 	Version   string            `json:"version"`
 	Instance  Instance          `json:"instance"`
 	Checks    map[string]string `json:"checks"`
+	Engines   map[string]string `json:"engines,omitempty"` // engine name: its version, once known
 }
 
 // Instance describes the process answering.
@@ -52,6 +53,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if !convertReady(s.deps.Convert) {
 		qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The conversion engine has no warm worker: " + h.Checks["convert"] + ".",
 			RetryAfter: 5 * time.Second}
+	}
+	if c := s.deps.Chromium; c != nil {
+		st := c.Status()
+		h.Checks["chromium"] = engineStatus(st, "browsers")
+		if v := c.Version(); v != "" {
+			h.Engines = map[string]string{"chromium": v}
+		}
+		if !engineReady(st) {
+			qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine has no warm browser: " + h.Checks["chromium"] + ".",
+				RetryAfter: 5 * time.Second}
+		}
 	}
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/signing"
@@ -35,6 +36,7 @@ type Deps struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Convert   *convert.Pool // nil: conversion disabled
+	Chromium  *chromium.Pool // nil: HTML and Markdown go to LibreOffice
 	Annotate  *annotate.Service
 	DB        Pinger
 	Logger    *slog.Logger
@@ -97,6 +99,9 @@ func New(d Deps, o Options) *Server {
 	s.metrics = newMetrics(d.Metrics, d.DB)
 	if o.SignMemoryBudget > 0 {
 		s.budget = newMemoryBudget(o.SignMemoryBudget)
+	}
+	if d.Chromium != nil {
+		d.Metrics.MustRegister(newConvertCollector("quire_chromium", "browsers", d.Chromium.Status))
 	}
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
