@@ -239,7 +239,12 @@ func uploadOf(name string, data []byte) docxFile {
 // waitWorkers polls /v1/health until the conversion check reports every
 // worker ready, for at most limit.
 func waitWorkers(base string, workers int, limit time.Duration) error {
-	want := fmt.Sprintf("%d/%d workers ready", workers, workers)
+	return waitCheck(base, "convert", fmt.Sprintf("%d/%d workers ready", workers, workers), limit)
+}
+
+// waitCheck polls /v1/health until its check named check starts with
+// want, for at most limit.
+func waitCheck(base, check, want string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	last := "no answer"
 	for time.Now().Before(deadline) {
@@ -248,13 +253,13 @@ func waitWorkers(base string, workers int, limit time.Duration) error {
 			var h struct{ Checks map[string]string }
 			json.NewDecoder(res.Body).Decode(&h)
 			res.Body.Close()
-			if last = h.Checks["convert"]; strings.HasPrefix(last, want) {
+			if last = h.Checks[check]; strings.HasPrefix(last, want) {
 				return nil
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("the conversion workers were not ready after %s (health: %q)", limit, last)
+	return fmt.Errorf("the %s engine was not ready after %s (health: %q)", check, limit, last)
 }
 
 func convertRequest(target, key string, d docxFile) (*http.Request, error) {

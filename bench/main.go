@@ -36,7 +36,7 @@ func main() {
 	all := []struct {
 		name string
 		run  func() result
-	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"convert", convertBenchmark}, {"convert-formats", formatsBenchmark}, {"sign", signBenchmark}, {"annotate", annotateBenchmark}}
+	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"convert", convertBenchmark}, {"convert-formats", formatsBenchmark}, {"sign", signBenchmark}, {"annotate", annotateBenchmark}, {"chromium", chromiumBenchmark}}
 	only := os.Args[1:]
 	var results []result
 	for _, bm := range all {

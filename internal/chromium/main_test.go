@@ -101,3 +101,5 @@ func pdfWords(t testing.TB, pdf []byte) [][]word {
 	}
 	return pages
 }
+
+func writeFile(name string, data []byte) error { return os.WriteFile(name, data, 0o600) }

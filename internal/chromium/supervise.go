@@ -40,9 +40,20 @@ func (p *Pool) run(slot int) {
 			}
 			wait = firstRestartWait
 		}
-		j, ok := <-p.jobs
-		if !ok {
-			return
+		var j *job
+		select {
+		case <-b.ctx.Done(): // the browser died while idle: chromedp lost it
+			p.opts.Logger.Warn("chromium: browser died while idle", "slot", slot+1, "pid", b.pid)
+			p.count(func(c *convert.Counters) { c.Crashes++; c.Restarts++ })
+			p.forget(b)
+			b.stop()
+			b = nil
+			continue
+		case next, ok := <-p.jobs:
+			if !ok {
+				return
+			}
+			j = next
 		}
 		if err := j.ctx.Err(); err != nil { // the client left while it waited
 			j.done <- jobResult{err: fmt.Errorf("conversion cancelled before it started: %w", err)}
