@@ -37,7 +37,7 @@ RUN go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui libjemalloc2 \
+      ca-certificates libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui libjemalloc2 chromium \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu fonts-dejavu-core fonts-wqy-zenhei fonts-noto-core fonts-symbola \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin quire \

@@ -76,7 +76,7 @@ func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
 			cmd.Dir = dir
 			if isolated {
 				convert.Confine(cmd, convert.Confinement{Executable: o.Executable, WorkerArgs: o.WorkerArgs,
-					Root: filepath.Join(dir, "root"), Dirs: []string{dir}, Dir: dir})
+					Root: filepath.Join(dir, "root"), Dirs: []string{dir}, Dir: dir, NormalPriority: true})
 				return
 			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

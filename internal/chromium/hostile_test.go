@@ -64,6 +64,7 @@ func TestHostilePages(t *testing.T) {
 				t0 := time.Now()
 				r, err := p.Convert(context.Background(), html(c.doc), convert.JobOptions{JavaScript: c.js, PrintBackground: true})
 				took := time.Since(t0)
+				t.Logf("%s: %v after %v", c.name, err, took.Round(time.Millisecond))
 				switch {
 				case err != nil && !is4xx(err):
 					t.Errorf("%s: %v, want a PDF or a 4xx error", c.name, err)

@@ -35,7 +35,7 @@ func needChromium(t testing.TB) {
 func newPool(t testing.TB, n int, adjust func(*Options)) *Pool {
 	t.Helper()
 	needChromium(t)
-	o := Options{Browsers: n, Dir: t.TempDir(), JobTimeout: 20 * time.Second, Executable: os.Args[0],
+	o := Options{Browsers: n, Dir: t.TempDir(), JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
 		WorkerArgs: []string{"quire-test-worker", "confine"}}
 	if adjust != nil {
 		adjust(&o)

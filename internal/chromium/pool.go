@@ -134,8 +134,8 @@ type Pool struct {
 	dir    string
 	ownDir bool
 	jobs   chan *job
-	closed chan struct{}
-	once   sync.Once
+	closed context.Context // done once Close has begun
+	close  context.CancelFunc
 	wg     sync.WaitGroup
 	// isolation is true while the kernel lets browsers start in
 	// namespaces of their own.
@@ -157,8 +157,8 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, jobs: make(chan *job, o.QueueLength), closed: make(chan struct{}),
-		procs: map[*browserProc]bool{}}
+	p := &Pool{opts: o, dir: o.Dir, jobs: make(chan *job, o.QueueLength), procs: map[*browserProc]bool{}}
+	p.closed, p.close = context.WithCancel(context.Background())
 	p.isolation.Store(!o.hostNamespaces)
 	if p.dir == "" {
 		if p.dir, err = os.MkdirTemp("", "quire-chromium-"); err != nil {
@@ -244,7 +244,7 @@ func (p *Pool) submit(j *job) error {
 	p.mu.Lock()
 	defer p.mu.Unlock() // held while sending, so that Close cannot close jobs meanwhile
 	switch {
-	case isDone(p.closed):
+	case p.closed.Err() != nil:
 		return errClosed
 	case p.allFailed():
 		return fmt.Errorf("%w: no browser starts: %s", convert.ErrUnavailable, p.lastError)
@@ -265,15 +265,6 @@ func (p *Pool) allFailed() bool {
 		}
 	}
 	return true
-}
-
-func isDone(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // WaitReady waits until every browser has started, or ctx ends; it fails
@@ -335,12 +326,12 @@ func (p *Pool) RetryAfter() time.Duration {
 // Close stops taking jobs, lets the browsers finish the jobs queued
 // until ctx ends, then stops them.
 func (p *Pool) Close(ctx context.Context) error {
-	p.once.Do(func() {
-		p.mu.Lock()
-		close(p.closed)
+	p.mu.Lock()
+	if p.closed.Err() == nil {
+		p.close()
 		close(p.jobs)
-		p.mu.Unlock()
-	})
+	}
+	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	var err error

@@ -109,7 +109,7 @@ func (p *Pool) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-p.closed:
+	case <-p.closed.Done():
 		return false
 	case <-t.C:
 		return true
@@ -155,7 +155,7 @@ func (p *Pool) serve(b *browserProc, j *job) (keep bool) {
 		} else {
 			c.Converted++
 		}
-		if !keep && !isDone(p.closed) {
+		if !keep && p.closed.Err() == nil {
 			c.Restarts++
 		}
 	})

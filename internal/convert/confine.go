@@ -164,6 +164,7 @@ type confinedExec struct {
 	Dirs             []string // writable
 	Dir              string   // the working directory
 	Argv             []string // the program and its arguments
+	NormalPriority   bool     // keep the priority, instead of workerNice
 }
 
 func (c confinedExec) env() string {
@@ -189,7 +190,9 @@ func execConfined(spec string, confineFS confineFunc) int {
 		}
 	}
 	runtime.LockOSThread() // the thread that executes the program passes its priority on
-	lowPriority()
+	if !c.NormalPriority {
+		lowPriority()
+	}
 	if err := os.Chdir(c.Dir); err != nil {
 		fmt.Fprintf(os.Stderr, "quire: %v\n", err)
 		return 1

@@ -13,13 +13,15 @@ import (
 // as Executable with WorkerArgs (the hidden worker mode, whose RunWorker
 // confines itself and then executes the program), Root the directory of
 // its confined root, Dirs the directories it may write (and Dir among
-// them its working directory).
+// them its working directory). The program runs at the LibreOffice
+// workers' low priority (memory.go) unless NormalPriority.
 type Confinement struct {
-	Executable string
-	WorkerArgs []string
-	Root       string
-	Dirs       []string
-	Dir        string
+	Executable     string
+	WorkerArgs     []string
+	Root           string
+	Dirs           []string
+	Dir            string
+	NormalPriority bool
 }
 
 // Confine changes cmd, not yet started, so that its program runs in new
@@ -29,7 +31,8 @@ type Confinement struct {
 // the kernel refuses namespaces, cmd.Start fails with an error for which
 // NamespaceRefused is true.
 func Confine(cmd *exec.Cmd, c Confinement) {
-	spec := confinedExec{Root: c.Root, ProgramDir: filepath.Dir(cmd.Path), Dirs: c.Dirs, Dir: c.Dir, Argv: append([]string{cmd.Path}, cmd.Args[1:]...)}
+	spec := confinedExec{Root: c.Root, ProgramDir: filepath.Dir(cmd.Path), Dirs: c.Dirs, Dir: c.Dir, Argv: append([]string{cmd.Path}, cmd.Args[1:]...),
+		NormalPriority: c.NormalPriority}
 	cmd.Path = c.Executable
 	cmd.Args = append([]string{c.Executable}, c.WorkerArgs...)
 	cmd.Env = append(cmd.Env, spec.env())
