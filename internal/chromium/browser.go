@@ -49,7 +49,7 @@ type browserProc struct {
 	cancel      context.CancelFunc
 	allocCancel context.CancelFunc
 	pid         int
-	dir         string
+	dir, tmp    string // its files, and its temporary files
 	jobs        int
 	version     string
 }
@@ -60,11 +60,17 @@ func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	profile, tmp := filepath.Join(dir, "profile"), filepath.Join(dir, "tmp")
-	for _, d := range []string{profile, tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
-		}
+	profile := filepath.Join(dir, "profile")
+	if err := os.MkdirAll(profile, 0o700); err != nil {
+		return nil, err
+	}
+	// The browser's temporary files (its shared memory, with
+	// disable-dev-shm-usage, and its singleton socket, whose path must stay
+	// under the 108 bytes of a socket address) go to a short directory
+	// of their own.
+	tmp, err := os.MkdirTemp("", "quire-chromium-")
+	if err != nil {
+		return nil, err
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], fences...)
 	opts = append(opts,
@@ -76,7 +82,7 @@ func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
 			cmd.Dir = dir
 			if isolated {
 				convert.Confine(cmd, convert.Confinement{Executable: o.Executable, WorkerArgs: o.WorkerArgs,
-					Root: filepath.Join(dir, "root"), Dirs: []string{dir}, Dir: dir, NormalPriority: true})
+					Root: filepath.Join(dir, "root"), Dirs: []string{dir, tmp}, Dir: dir, NormalPriority: true})
 				return
 			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -90,7 +96,7 @@ func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
-	b := &browserProc{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dir: dir}
+	b := &browserProc{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dir: dir, tmp: tmp}
 	started := make(chan error, 1)
 	go func() {
 		// The first Run starts the browser; it must not carry a timeout,
@@ -134,6 +140,7 @@ func (b *browserProc) stop() {
 	b.cancel()
 	b.allocCancel()
 	os.RemoveAll(b.dir)
+	os.RemoveAll(b.tmp)
 }
 
 // healthy reports whether the browser still answers, after a job failed.
