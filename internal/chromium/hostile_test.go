@@ -120,7 +120,8 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 // TestBrowserDiesWhileIdle: a browser killed between jobs is replaced,
-// and the next job does not notice.
+// and the next job does not notice (it may reach the dead browser before
+// the supervisor notices, and is then retried on a new one).
 func TestBrowserDiesWhileIdle(t *testing.T) {
 	p := newPool(t, 1, nil)
 	p.mu.Lock()

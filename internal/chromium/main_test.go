@@ -45,7 +45,7 @@ func newPool(t testing.TB, n int, adjust func(*Options)) *Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a browser may be starting, slowly on a loaded machine
 		defer cancel()
 		if err := p.Close(ctx); err != nil {
 			t.Errorf("close: %v", err)

@@ -24,7 +24,9 @@
 // The supervisor gives each job the convert job timeout and a memory
 // bound on the browser's processes: past either, the browser is killed
 // and replaced, and the job fails with convert.ErrTimeout or
-// convert.ErrMemoryLimit. A browser that dies is replaced; a browser is
+// convert.ErrMemoryLimit. A browser that dies is replaced, and a job on
+// which it died is tried once more on the new one (a second death:
+// convert.ErrCrashed); a browser is
 // also replaced after MaxJobsPerBrowser jobs or when it holds more than
 // MaxBrowserRSS after a job, which bounds slow leaks.
 package chromium

@@ -60,13 +60,27 @@ func (p *Pool) run(slot int) {
 			continue
 		}
 		p.setState(slot, convert.StateBusy)
-		if !p.serve(b, j) {
+		keep, retry := p.serve(b, j, 1)
+		if !keep {
 			p.forget(b)
 			b.stop()
 			b = nil
-			continue
 		}
-		p.setState(slot, convert.StateReady)
+		if retry { // the browser died on the job: once more, on a new one
+			if b, _ = p.start(slot, dir); b == nil {
+				j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", convert.ErrUnavailable, p.Status().LastError)}
+				continue
+			}
+			if keep, _ = p.serve(b, j, 2); !keep {
+				p.forget(b)
+				b.stop()
+				b = nil
+				continue
+			}
+		}
+		if b != nil {
+			p.setState(slot, convert.StateReady)
+		}
 	}
 }
 
@@ -117,8 +131,11 @@ func (p *Pool) sleep(d time.Duration) bool {
 }
 
 // serve prints j on b within the job's time and memory limits, answers
-// it, and reports whether b may take another job.
-func (p *Pool) serve(b *browserProc, j *job) (keep bool) {
+// it, and reports whether b may take another job. On its first attempt,
+// a job on which the browser died is not answered but to be retried: the
+// browser may have died of something else (it died while idle, and the
+// job came before the news).
+func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	queued := time.Since(j.enqueued)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
@@ -140,8 +157,12 @@ func (p *Pool) serve(b *browserProc, j *job) (keep bool) {
 	case err != nil && j.ctx.Err() != nil: // the client left; the tab was closed
 		err = fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err())
 	case err != nil && !b.healthy():
-		err, keep = fmt.Errorf("%w: the browser died on it", convert.ErrUnprocessable), false
+		err, keep = fmt.Errorf("%w", convert.ErrCrashed), false
 		p.count(func(c *convert.Counters) { c.Crashes++ })
+		if attempt == 1 && j.ctx.Err() == nil {
+			p.count(func(c *convert.Counters) { c.Retried++; c.Restarts++ })
+			return false, true
+		}
 	case err != nil:
 		err = fmt.Errorf("%w: %v", convert.ErrUnprocessable, err)
 	}
@@ -159,8 +180,8 @@ func (p *Pool) serve(b *browserProc, j *job) (keep bool) {
 			c.Restarts++
 		}
 	})
-	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: 1}, err: err}
-	return keep
+	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	return keep, false
 }
 
 // dueForRecycling reports whether b has run its share of jobs or holds
