@@ -245,7 +245,12 @@ func uploadOf(name string, data []byte) docxFile {
 // worker ready, for at most limit, and returns the engines' versions it
 // names.
 func waitWorkers(base string, workers int, limit time.Duration) (map[string]string, error) {
-	want := fmt.Sprintf("%d/%d workers ready", workers, workers)
+	return waitCheck(base, "convert", fmt.Sprintf("%d/%d workers ready", workers, workers), limit)
+}
+
+// waitCheck polls /v1/health until its check named check starts with
+// want, for at most limit, and returns the engines' versions it names.
+func waitCheck(base, check, want string, limit time.Duration) (map[string]string, error) {
 	deadline := time.Now().Add(limit)
 	last := "no answer"
 	for time.Now().Before(deadline) {
@@ -254,13 +259,13 @@ func waitWorkers(base string, workers int, limit time.Duration) (map[string]stri
 			var h struct{ Checks, Engines map[string]string }
 			json.NewDecoder(res.Body).Decode(&h)
 			res.Body.Close()
-			if last = h.Checks["convert"]; strings.HasPrefix(last, want) {
+			if last = h.Checks[check]; strings.HasPrefix(last, want) {
 				return h.Engines, nil
 			}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("the conversion workers were not ready after %s (health: %q)", limit, last)
+	return nil, fmt.Errorf("the %s engine was not ready after %s (health: %q)", check, limit, last)
 }
 
 func convertRequest(target, key string, d docxFile) (*http.Request, error) {

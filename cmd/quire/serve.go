@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
@@ -54,6 +55,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	browsers, err := startChromium(cfg, log)
+	if err != nil {
+		stopConversion(context.Background(), pool, log)
+		return err
+	}
 	var conv signing.Converter
 	if pool != nil {
 		conv = pool
@@ -63,6 +69,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		stopConversion(sctx, pool, log)
+		stopChromium(sctx, browsers, log)
 		return err
 	}
 	// Stop in dependency order, under the shutdown deadline once it is set:
@@ -78,12 +85,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		stopConversion(ctx, pool, log)
+		stopChromium(ctx, browsers, log)
 		a.Close()
 	}()
 	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
 		Logger: log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
-	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Annotate: a.annotate, DB: a.db,
+	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db,
 		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
@@ -160,6 +168,28 @@ func stopConversion(ctx context.Context, pool *convert.Pool, log *slog.Logger) {
 	}
 	if err := pool.Close(ctx); err != nil {
 		log.Warn("conversion engine stop", "err", err)
+	}
+}
+
+// startChromium starts the warm browsers that print HTML and Markdown,
+// unless they are off. Like the LibreOffice workers, they start in the
+// background, and a machine without Chromium serves the rest.
+func startChromium(cfg *config.Config, log *slog.Logger) (*chromium.Pool, error) {
+	if cfg.ChromiumWorkers < 0 {
+		log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
+		return nil, nil
+	}
+	return chromium.NewPool(cfg.ChromiumOptions(log))
+}
+
+// stopChromium stops the browsers once the HTTP server has finished;
+// past ctx's deadline they are killed.
+func stopChromium(ctx context.Context, pool *chromium.Pool, log *slog.Logger) {
+	if pool == nil {
+		return
+	}
+	if err := pool.Close(ctx); err != nil {
+		log.Warn("Chromium engine stop", "err", err)
 	}
 }
 

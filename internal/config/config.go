@@ -19,6 +19,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdf"
@@ -107,6 +108,11 @@ type Config struct {
 	ConvertMaxFiles      int
 	ConvertDir           string
 	LibreOfficeDir       string
+
+	ChromiumWorkers   int
+	ChromiumPath      string
+	ChromiumMaxMemory Bytes
+	ChromiumMaxJobs   int
 
 	AnnotateMaxBytes         Bytes
 	AnnotateMaxExpandedBytes Bytes
@@ -197,6 +203,10 @@ func (c *Config) Settings() []Setting {
 		{"key-rate", "QUIRE_KEY_RATE", "requests of one API key per window on sign, verify, convert and annotate, N/DURATION (600/1m), shared exactly by the instances on one database; 0: no limit", &c.KeyRate, false},
 		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
 		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
+		{"chromium-workers", "QUIRE_CHROMIUM_WORKERS", "headless Chromium browsers printing HTML and Markdown to PDF (about 200 MB each); 0: one per CPU core; negative: off, HTML and Markdown go to LibreOffice", (*intValue)(&c.ChromiumWorkers), false},
+		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program", (*stringValue)(&c.ChromiumPath), false},
+		{"chromium-max-memory", "QUIRE_CHROMIUM_MAX_MEMORY", "a browser whose processes' private resident memory exceeds it while printing a page is killed and replaced, and the request gets 422; after a page, above two thirds of it, it is replaced", &c.ChromiumMaxMemory, false},
+		{"chromium-max-jobs", "QUIRE_CHROMIUM_MAX_JOBS", "a browser is replaced after printing that many pages; negative: never", (*intValue)(&c.ChromiumMaxJobs), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
 		{"annotate-max-bytes", "QUIRE_ANNOTATE_MAX_BYTES", "largest DOCX template to fill, inline (before base64) or downloaded", &c.AnnotateMaxBytes, false},
@@ -265,6 +275,9 @@ func Default() Config {
 		ConvertMaxNesting:    convert.DefaultMaxNesting,
 		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
+		ChromiumPath:         chromium.DefaultPath,
+		ChromiumMaxMemory:    1 << 30,
+		ChromiumMaxJobs:      200,
 
 		AnnotateMaxBytes:         25 << 20,
 		AnnotateMaxExpandedBytes: Bytes(annotate.DefaultLimits.Package.MaxTotalSize),
@@ -320,6 +333,14 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
 		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
 		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+}
+
+// ChromiumOptions are the options of the Chromium engine; its jobs
+// have the conversion's timeout and queue.
+func (c *Config) ChromiumOptions(log *slog.Logger) chromium.Options {
+	return chromium.Options{Browsers: c.ChromiumWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
+		StartTimeout: c.ConvertStartTimeout, MaxJobsPerBrowser: c.ChromiumMaxJobs, MaxBrowserMemory: int64(c.ChromiumMaxMemory),
+		MaxBrowserRSS: int64(c.ChromiumMaxMemory) * 2 / 3, Path: c.ChromiumPath, Logger: log}
 }
 
 // AnnotateLimits are the limits of filling a template.

@@ -26,6 +26,7 @@ var readOnlyPaths = []string{
 	"/etc/fonts", "/etc/libreoffice", "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/papersize", "/etc/mime.types",
 	"/var/cache/fontconfig",
+	"/etc/chromium", "/etc/chromium.d", // the browser engine's (package chromium) settings: flags, no secrets
 }
 
 // devices are bound from the host's /dev.
@@ -163,6 +164,7 @@ type confinedExec struct {
 	Dirs             []string // writable
 	Dir              string   // the working directory
 	Argv             []string // the program and its arguments
+	NormalPriority   bool     // keep the priority, instead of workerNice
 }
 
 func (c confinedExec) env() string {
@@ -188,7 +190,9 @@ func execConfined(spec string, confineFS confineFunc) int {
 		}
 	}
 	runtime.LockOSThread() // the thread that executes the program passes its priority on
-	lowPriority()
+	if !c.NormalPriority {
+		lowPriority()
+	}
 	if err := os.Chdir(c.Dir); err != nil {
 		fmt.Fprintf(os.Stderr, "quire: %v\n", err)
 		return 1

@@ -42,6 +42,24 @@ type JobOptions struct {
 	MaxImageResolution int
 	// Password opens an encrypted (password-protected) document.
 	Password string
+
+	// Engine chooses the engine of an HTML or Markdown document made into
+	// PDF: EngineChromium or EngineLibreOffice; "" for the default
+	// (EngineFor). The options below are Chromium's (pageoptions.go).
+	Engine string
+	// Paper is the page size: a name of PaperSizes or "WxH" with a unit
+	// (mm, cm or in), e.g. "210x297mm"; "" for A4 or the page's own CSS
+	// @page size.
+	Paper string
+	// Margin is the page margin: one length with a unit for every side,
+	// or four (top, right, bottom, left) separated by commas; "" for 10mm.
+	Margin string
+	// PrintBackground prints the page's background colours and images.
+	PrintBackground bool
+	// Scale scales the page's rendering, from 0.1 to 2; 0 for 1.
+	Scale float64
+	// JavaScript runs the page's scripts, still without any network.
+	JavaScript bool
 }
 
 // PDFAVersions are the accepted values of JobOptions.PDFA, with the
@@ -67,6 +85,12 @@ const (
 	ParamReduceImageResolution    = "reduceImageResolution"
 	ParamMaxImageResolution       = "maxImageResolution"
 	ParamPassword                 = "password"
+	ParamEngine                   = "engine"
+	ParamPaper                    = "paper"
+	ParamMargin                   = "margin"
+	ParamPrintBackground          = "printBackground"
+	ParamScale                    = "scale"
+	ParamJavaScript               = "javascript"
 )
 
 // pageRanges is a comma-separated list of pages and closed ranges.
@@ -113,6 +137,7 @@ func (o JobOptions) Validate(from, to string) error {
 			bad(ParamPassword, "applies to "+strings.Join(encryptable, ", ")+" documents only")
 		}
 	}
+	d = append(d, o.engineDetails(from, to)...)
 	if len(d) == 0 {
 		return nil
 	}
@@ -149,21 +174,10 @@ func checkPageRanges(s string) string {
 
 // pdfOnlyParams names the options set in o that only PDF output has.
 func (o JobOptions) pdfOnlyParams() []string {
-	var p []string
-	add := func(set bool, name string) {
-		if set {
-			p = append(p, name)
-		}
-	}
-	add(o.PDFA != "", ParamPDFA)
-	add(o.PDFUA, ParamPDFUA)
-	add(o.PageRanges != "", ParamPageRanges)
-	add(o.ExportFormFields != nil, ParamExportFormFields)
-	add(o.LosslessImageCompression, ParamLosslessImageCompression)
-	add(o.Quality != 0, ParamQuality)
-	add(o.ReduceImageResolution, ParamReduceImageResolution)
-	add(o.MaxImageResolution != 0, ParamMaxImageResolution)
-	return p
+	return setNames(param{o.PDFA != "", ParamPDFA}, param{o.PDFUA, ParamPDFUA}, param{o.PageRanges != "", ParamPageRanges},
+		param{o.ExportFormFields != nil, ParamExportFormFields}, param{o.LosslessImageCompression, ParamLosslessImageCompression},
+		param{o.Quality != 0, ParamQuality}, param{o.ReduceImageResolution, ParamReduceImageResolution},
+		param{o.MaxImageResolution != 0, ParamMaxImageResolution})
 }
 
 func (o JobOptions) pdfOnly() bool { return len(o.pdfOnlyParams()) > 0 }

@@ -20,12 +20,23 @@ var markdown = goldmark.New(
 	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(imageStripper{}, 1000))),
 )
 
+// markdownWithImages is markdown keeping images, for Chromium, which
+// loads nothing but the request's own files (package chromium): an image
+// names one of them by its relative name.
+var markdownWithImages = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
 // markdownToHTML turns Markdown into a standalone HTML document, which the
 // engine then converts like any HTML input.
-func markdownToHTML(src []byte) ([]byte, error) {
+func markdownToHTML(src []byte) ([]byte, error) { return renderMarkdown(markdown, src) }
+
+// MarkdownPage turns Markdown into a standalone HTML document for
+// Chromium: as markdownToHTML, with its images.
+func MarkdownPage(src []byte) ([]byte, error) { return renderMarkdown(markdownWithImages, src) }
+
+func renderMarkdown(md goldmark.Markdown, src []byte) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title></title></head><body>\n")
-	if err := markdown.Convert(src, &b); err != nil {
+	if err := md.Convert(src, &b); err != nil {
 		return nil, fmt.Errorf("%w: Markdown rendering failed: %v", ErrUnprocessable, err)
 	}
 	b.WriteString("</body></html>\n")

@@ -120,28 +120,48 @@ func (w *memoryWatch) end() (over bool, peak int64) {
 // rssOf returns the resident memory of process pid in bytes, read from
 // /proc/PID/statm, or 0 if it cannot be read.
 func rssOf(pid int) int64 {
+	resident, _ := statm(pid)
+	return resident
+}
+
+// privateRSSOf returns the resident memory of process pid that is not
+// shared with other processes through files (its program and libraries),
+// in bytes, or 0 if it cannot be read.
+func privateRSSOf(pid int) int64 {
+	resident, shared := statm(pid)
+	return resident - shared
+}
+
+// statm reads the resident and the file-backed or shared resident memory
+// of process pid from /proc/PID/statm, in bytes.
+func statm(pid int) (resident, shared int64) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	fields := strings.Fields(string(b))
-	if len(fields) < 2 {
-		return 0
+	if len(fields) < 3 {
+		return 0, 0
 	}
-	pages, _ := strconv.ParseInt(fields[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	resident, _ = strconv.ParseInt(fields[1], 10, 64)
+	shared, _ = strconv.ParseInt(fields[2], 10, 64)
+	page := int64(os.Getpagesize())
+	return resident * page, shared * page
 }
 
 // treeRSS returns the resident memory of process pid and of all its
 // descendants.
-func treeRSS(pid int) int64 {
-	total := rssOf(pid)
+func treeRSS(pid int) int64 { return treeSum(pid, rssOf) }
+
+// treeSum returns the sum of of(p) over process pid and all its descendants p.
+func treeSum(pid int, of func(pid int) int64) int64 {
+	total := of(pid)
 	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
 	for _, list := range lists {
 		b, _ := os.ReadFile(list)
 		for _, c := range strings.Fields(string(b)) {
 			if child, err := strconv.Atoi(c); err == nil {
-				total += treeRSS(child)
+				total += treeSum(child, of)
 			}
 		}
 	}

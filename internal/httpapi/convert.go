@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/pdfmerge"
 )
@@ -43,23 +44,21 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	pool := s.deps.Convert
-	if pool == nil {
-		s.fail(w, r, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server."))
-		return
-	}
 	files, err := FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	froms, err := req.formats(files)
-	if err != nil {
+	t0 := time.Now()
+	var results []convert.Result
+	if from, ok, err := req.printable(files[0], s.deps.Chromium != nil); err != nil {
 		s.fail(w, r, err)
 		return
+	} else if ok {
+		results, err = req.print(r.Context(), s.deps.Chromium, from, files)
+	} else {
+		results, err = s.convertFiles(r.Context(), req, files)
 	}
-	t0 := time.Now()
-	results, err := req.convertAll(r.Context(), pool, files, froms)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -88,6 +87,64 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",
 		ms(engine.Seconds()), ms(queued.Seconds()), ms(total.Seconds())))
 	w.Write(out)
+}
+
+// convertFiles converts each file with LibreOffice.
+func (s *Server) convertFiles(ctx context.Context, req convertRequest, files []Upload) ([]convert.Result, error) {
+	pool := s.deps.Convert
+	if pool == nil {
+		return nil, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server.")
+	}
+	froms, err := req.formats(files)
+	if err != nil {
+		return nil, err
+	}
+	return req.convertAll(ctx, pool, files, froms)
+}
+
+// printable tells whether the request goes to Chromium: its first file
+// is HTML or Markdown, made into PDF, and the options choose Chromium
+// (convert.JobOptions.EngineFor). The other files are then the page's.
+// Without Chromium on this server (haveChromium false), the default
+// engine is LibreOffice, and asking for Chromium is a 503.
+func (req convertRequest) printable(first Upload, haveChromium bool) (string, bool, error) {
+	from := req.from
+	if from == "" {
+		var err error
+		if from, err = convert.Detect(first.Name, first.Data); err != nil {
+			return "", false, nil // told when converted, naming the file
+		}
+	}
+	if req.opts.EngineFor(from, req.to) != convert.EngineChromium {
+		return from, false, nil
+	}
+	switch {
+	case !haveChromium && req.opts.Engine == "" && !req.opts.NeedsChromium():
+		return from, false, nil
+	case !haveChromium:
+		return "", false, &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine is disabled on this server (QUIRE_CHROMIUM_WORKERS < 0).", RetryAfter: time.Minute}
+	case req.merge:
+		return "", false, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: paramMerge,
+			Issue: "merges the PDFs of several documents; an html or md page printed by Chromium takes the other files as its own (images, style sheets)"})
+	}
+	return from, true, nil
+}
+
+// print prints the page of files[0] (of format from) with Chromium, the
+// other files being its assets.
+func (req convertRequest) print(ctx context.Context, pool *chromium.Pool, from string, files []Upload) ([]convert.Result, error) {
+	page := chromium.Page{Doc: files[0].Data, From: from}
+	for _, f := range files[1:] {
+		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
+	}
+	res, err := pool.Convert(ctx, page, req.opts)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr // the client left
+		}
+		return nil, fileError(convert.ToAPIError(err, pool.RetryAfter()), files[:1], 0)
+	}
+	return []convert.Result{res}, nil
 }
 
 // defaultConvertMaxFiles is Options.ConvertMaxFiles's default.
@@ -160,7 +217,7 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 		outs[i] = res.PDF
 	}
 	switch {
-	case len(outs) == 1:
+	case len(outs) == 1: // one document, or one page printed with its files
 		return outs[0], contentTypes[req.to], nil
 	case req.merge:
 		pdf, err := pdfmerge.Merge(outs)
@@ -238,8 +295,13 @@ func convertStatus(pool *convert.Pool) string {
 	if pool == nil {
 		return "disabled"
 	}
-	st := pool.Status()
-	line := fmt.Sprintf("%d/%d workers ready, %d busy, %d queued", st.Ready, st.Workers, st.Busy, st.Queued)
+	return engineStatus(pool.Status(), "workers")
+}
+
+// engineStatus is the health check line of an engine whose processes
+// (unit: "workers", "browsers") are in st.
+func engineStatus(st convert.Status, unit string) string {
+	line := fmt.Sprintf("%d/%d %s ready, %d busy, %d queued", st.Ready, st.Workers, unit, st.Busy, st.Queued)
 	if st.Ready == 0 && st.LastError != "" {
 		line += "; last error: " + st.LastError
 	}
@@ -249,22 +311,24 @@ func convertStatus(pool *convert.Pool) string {
 // convertReady reports whether the engine can take a job now: disabled
 // (nil) counts as ready, since nothing waits for it.
 func convertReady(pool *convert.Pool) bool {
-	if pool == nil {
-		return true
-	}
-	st := pool.Status()
-	return st.Ready+st.Busy > 0
+	return pool == nil || engineReady(pool.Status())
 }
 
-// convertCollectors expose the engine's state and counters to /metrics.
+// engineReady reports whether an engine in st can take a job now.
+func engineReady(st convert.Status) bool { return st.Ready+st.Busy > 0 }
+
+// convertCollectors expose the LibreOffice engine's state and counters to /metrics.
 func convertCollectors(pool *convert.Pool) []prometheus.Collector {
-	return []prometheus.Collector{newConvertCollector(pool)}
+	c := newConvertCollector("quire_convert", "worker", pool.Status)
+	c.counters = append(c.counters, newConvertMetric("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.",
+		func(c convert.Counters) uint64 { return c.Cold }))
+	return []prometheus.Collector{c}
 }
 
-// convertCollector reads the pool's state once per scrape and reports
-// every conversion metric from that one snapshot.
+// convertCollector reads an engine's state once per scrape and reports
+// every metric from that one snapshot.
 type convertCollector struct {
-	pool     *convert.Pool
+	status   func() convert.Status
 	gauges   []convertMetric[convert.Status]
 	counters []convertMetric[convert.Counters]
 }
@@ -274,28 +338,30 @@ type convertMetric[T any] struct {
 	value func(T) float64
 }
 
-func newConvertCollector(pool *convert.Pool) *convertCollector {
-	gauge := func(name, help string, v func(convert.Status) int) convertMetric[convert.Status] {
-		return convertMetric[convert.Status]{prometheus.NewDesc(name, help, nil, nil), func(s convert.Status) float64 { return float64(v(s)) }}
-	}
-	counter := func(name, help string, v func(convert.Counters) uint64) convertMetric[convert.Counters] {
-		return convertMetric[convert.Counters]{prometheus.NewDesc(name, help, nil, nil), func(c convert.Counters) float64 { return float64(v(c)) }}
-	}
-	return &convertCollector{pool: pool,
+func newConvertMetric[T any, N int | uint64](name, help string, v func(T) N) convertMetric[T] {
+	return convertMetric[T]{prometheus.NewDesc(name, help, nil, nil), func(s T) float64 { return float64(v(s)) }}
+}
+
+// newConvertCollector reports the metrics of an engine whose processes
+// (unit: "worker", "browser") report status, named prefix_...
+func newConvertCollector(prefix, unit string, status func() convert.Status) *convertCollector {
+	Unit := strings.ToUpper(unit[:1]) + unit[1:]
+	gauge := newConvertMetric[convert.Status, int]
+	counter := newConvertMetric[convert.Counters, uint64]
+	return &convertCollector{status: status,
 		gauges: []convertMetric[convert.Status]{
-			gauge("quire_convert_workers_ready", "Conversion workers warm and idle.", func(s convert.Status) int { return s.Ready }),
-			gauge("quire_convert_workers_busy", "Conversion workers running a job.", func(s convert.Status) int { return s.Busy }),
-			gauge("quire_convert_queue_length", "Conversions waiting for a worker.", func(s convert.Status) int { return s.Queued }),
+			gauge(prefix+"_"+unit+"s_ready", "Conversion "+unit+"s warm and idle.", func(s convert.Status) int { return s.Ready }),
+			gauge(prefix+"_"+unit+"s_busy", "Conversion "+unit+"s running a job.", func(s convert.Status) int { return s.Busy }),
+			gauge(prefix+"_queue_length", "Conversions waiting for a "+unit+".", func(s convert.Status) int { return s.Queued }),
 		},
 		counters: []convertMetric[convert.Counters]{
-			counter("quire_convert_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
-			counter("quire_convert_failed_total", "Conversions that failed after reaching a worker.", func(c convert.Counters) uint64 { return c.Failed }),
-			counter("quire_convert_worker_crashes_total", "Workers that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
-			counter("quire_convert_worker_timeouts_total", "Workers killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
-			counter("quire_convert_worker_restarts_total", "Workers started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
-			counter("quire_convert_worker_recycled_total", "Workers retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
-			counter("quire_convert_worker_over_memory_total", "Workers killed because a job exceeded their memory limit.", func(c convert.Counters) uint64 { return c.OverMemory }),
-			counter("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.", func(c convert.Counters) uint64 { return c.Cold }),
+			counter(prefix+"_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
+			counter(prefix+"_failed_total", "Conversions that failed after reaching a "+unit+".", func(c convert.Counters) uint64 { return c.Failed }),
+			counter(prefix+"_"+unit+"_crashes_total", unit+"s that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
+			counter(prefix+"_"+unit+"_timeouts_total", Unit+"s killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
+			counter(prefix+"_"+unit+"_restarts_total", Unit+"s started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
+			counter(prefix+"_"+unit+"_recycled_total", Unit+"s retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
+			counter(prefix+"_"+unit+"_over_memory_total", Unit+"s killed because a job exceeded their memory limit.", func(c convert.Counters) uint64 { return c.OverMemory }),
 		},
 	}
 }
@@ -310,7 +376,7 @@ func (c *convertCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *convertCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.pool.Status() // one snapshot, so that the metrics of a scrape agree
+	st := c.status() // one snapshot, so that the metrics of a scrape agree
 	for _, m := range c.gauges {
 		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, m.value(st))
 	}

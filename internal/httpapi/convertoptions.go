@@ -19,7 +19,8 @@ import (
 var convertParams = []string{"from", "to", paramMerge,
 	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamPageRanges, convert.ParamLandscape,
 	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
-	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword}
+	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword,
+	convert.ParamEngine, convert.ParamPaper, convert.ParamMargin, convert.ParamPrintBackground, convert.ParamScale, convert.ParamJavaScript}
 
 // signParams are the query parameters of POST /v1/sign, whose JSON body
 // has a fixed schema (the hosted API's SignRequest forbids other fields).
@@ -87,6 +88,18 @@ func (d *queryDecoder) int(name string) int {
 	return n
 }
 
+// float reads a decimal number; absent is 0.
+func (d *queryDecoder) float(name string) float64 {
+	if !d.q.Has(name) {
+		return 0
+	}
+	f, err := strconv.ParseFloat(d.q.Get(name), 64)
+	if err != nil {
+		d.bad(name, "must be a number, such as 0.8")
+	}
+	return f
+}
+
 // validated adds the details of err, a validation error, to d's. Other
 // errors are returned as they are.
 func (d *queryDecoder) validated(err error) error {
@@ -120,5 +133,11 @@ func (d *queryDecoder) convertOptions() convert.JobOptions {
 		ReduceImageResolution:    d.bool(convert.ParamReduceImageResolution),
 		MaxImageResolution:       d.int(convert.ParamMaxImageResolution),
 		Password:                 d.string(convert.ParamPassword),
+		Engine:                   d.string(convert.ParamEngine),
+		Paper:                    d.string(convert.ParamPaper),
+		Margin:                   d.string(convert.ParamMargin),
+		PrintBackground:          d.bool(convert.ParamPrintBackground),
+		Scale:                    d.float(convert.ParamScale),
+		JavaScript:               d.bool(convert.ParamJavaScript),
 	}
 }

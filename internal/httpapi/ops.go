@@ -64,6 +64,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The conversion engine has no warm worker: " + h.Checks["convert"] + ".",
 			RetryAfter: 5 * time.Second}
 	}
+	if c := s.deps.Chromium; c != nil {
+		st := c.Status()
+		h.Checks["chromium"] = engineStatus(st, "browsers")
+		if !engineReady(st) {
+			qe = &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine has no warm browser: " + h.Checks["chromium"] + ".",
+				RetryAfter: 5 * time.Second}
+		}
+	}
 	if err := s.deps.DB.Ping(ctx); err != nil {
 		s.logger(r.Context()).Warn("health: database unreachable", "err", err)
 		h.Checks["database"] = "unreachable"
@@ -87,6 +95,11 @@ func (s *Server) engineVersions() map[string]string {
 	if s.deps.Convert != nil {
 		if lo := s.deps.Convert.Status().Version; lo != "" {
 			v["libreoffice"] = lo
+		}
+	}
+	if s.deps.Chromium != nil {
+		if c := s.deps.Chromium.Version(); c != "" {
+			v["chromium"] = c
 		}
 	}
 	return v

@@ -19,6 +19,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
@@ -38,7 +39,8 @@ type Deps struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
-	Convert   *convert.Pool // nil: conversion disabled
+	Convert   *convert.Pool  // nil: conversion disabled
+	Chromium  *chromium.Pool // nil: HTML and Markdown go to LibreOffice
 	Annotate  *annotate.Service
 	Limits    *keylimit.Enforcer // per-key limits of metered routes; nil: none
 	Meter     *metering.Recorder // metering of API operations; nil: none
@@ -114,6 +116,9 @@ func New(d Deps, o Options) *Server {
 	if o.SignMemoryBudget > 0 {
 		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
+	}
+	if d.Chromium != nil {
+		d.Metrics.MustRegister(newConvertCollector("quire_chromium", "browsers", d.Chromium.Status))
 	}
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)

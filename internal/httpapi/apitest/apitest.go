@@ -20,6 +20,7 @@ import (
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/certpage"
+	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -56,8 +57,12 @@ type Config struct {
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
 	ConvertWorkers int
-	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
-	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
+	// ChromiumBrowsers > 0 starts a Chromium pool of that many browsers,
+	// confined by the test binary (RunWorkerIfAsked); 0: HTML and Markdown
+	// go to LibreOffice.
+	ChromiumBrowsers int
+	AdminLoginRate   ratelimit.Rate  // admin login attempts per address; zero: unlimited
+	TrustedProxies   config.Prefixes // whose X-Forwarded-* headers are believed
 
 	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
 	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
@@ -90,6 +95,7 @@ type Server struct {
 	Convert   *convert.Pool // nil unless Config.ConvertWorkers > 0
 	Limits    *keylimit.Enforcer
 	Meter     *metering.Recorder
+	Chromium  *chromium.Pool // nil unless Config.ChromiumBrowsers > 0
 	Logs      *Buffer
 	Clock     *Clock
 }
@@ -143,6 +149,9 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		t.Fatalf("%v (apt-get install fonts-dejavu-core)", err)
 	}
 	s.Annotate = annotate.NewService(engine, conv, 10<<20, log)
+	if cfg.ChromiumBrowsers > 0 {
+		s.Chromium = startChromium(t, cfg.ChromiumBrowsers, log)
+	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
@@ -152,7 +161,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	s.Limits = keylimit.New(cfg.KeyLimits, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("key-rate-limits"), s.Clock.Now)), s.Clock.Now)
 	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
 	t.Cleanup(s.Meter.Close)
-	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Annotate: s.Annotate, DB: db,
+	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
 		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
@@ -185,6 +194,27 @@ func startPool(t testing.TB, workers int, log *slog.Logger) *convert.Pool {
 	defer cancel()
 	if err := pool.WaitReady(ctx); err != nil {
 		t.Fatalf("conversion workers not ready (apt-get install libreoffice-writer-nogui): %v", err)
+	}
+	return pool
+}
+
+// startChromium starts browsers confined by the test binary and waits
+// until they are ready.
+func startChromium(t testing.TB, browsers int, log *slog.Logger) *chromium.Pool {
+	t.Helper()
+	if _, err := os.Stat(chromium.DefaultPath); err != nil {
+		t.Fatalf("%s is missing: apt-get install chromium", chromium.DefaultPath)
+	}
+	pool, err := chromium.NewPool(chromium.Options{Browsers: browsers, JobTimeout: 2 * time.Minute, Executable: os.Args[0],
+		WorkerArgs: []string{"convert-worker"}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := pool.WaitReady(ctx); err != nil {
+		t.Fatalf("browsers not ready: %v", err)
 	}
 	return pool
 }

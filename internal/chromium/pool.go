@@ -1,0 +1,366 @@
+// Package chromium prints HTML and Markdown to PDF with headless Chromium,
+// the engine users expect for web content, from a supervised pool of warm
+// browsers driven over the DevTools protocol (chromedp, through a pipe).
+//
+// # Design
+//
+// Each slot of the Pool holds one browser process, started with a
+// profile directory of its own and, where the kernel allows, in the same
+// namespaces and confined filesystem as the LibreOffice workers (package
+// convert's Confine): no network at all, none of the host's files but the
+// system's programs, libraries and fonts. A browser prints one page at a
+// time, each in a fresh browser context (an incognito-like profile in
+// memory) that is disposed of afterwards, so that nothing of one job
+// (cache, cookies, storage, service workers) is seen by the next.
+//
+// The page loads from http://quire.invalid/ (a name that resolves
+// nowhere): every request of the page is intercepted (the DevTools Fetch
+// domain) and answered from memory when it names the page or one of the
+// request's other files by its relative name, and failed otherwise. That
+// is the fence; the namespaces, a proxy to nowhere and the flags that
+// turn Chromium's own background traffic off are the fences behind it.
+// Scripts are off unless the job asks for them.
+//
+// The supervisor gives each job the convert job timeout and a memory
+// bound on the browser's processes: past either, the browser is killed
+// and replaced, and the job fails with convert.ErrTimeout or
+// convert.ErrMemoryLimit. A browser that dies is replaced, and a job on
+// which it died is tried once more on the new one (a second death:
+// convert.ErrCrashed); a browser is
+// also replaced after MaxJobsPerBrowser jobs or when it holds more than
+// MaxBrowserRSS after a job, which bounds slow leaks.
+package chromium
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quire-dev/quire/internal/convert"
+)
+
+// Options configure a Pool. The zero value of a field selects its default.
+type Options struct {
+	// Browsers is the number of browser processes (default
+	// runtime.NumCPU()). Each holds about 150-250 MB when warm.
+	Browsers int
+	// QueueLength is how many jobs may wait for a browser; past it Convert
+	// fails at once with convert.ErrBusy (default 4 per browser).
+	QueueLength int
+	// JobTimeout bounds one page, from loading to printing (default 60 s).
+	JobTimeout time.Duration
+	// StartTimeout bounds the start of a browser (default 30 s).
+	StartTimeout time.Duration
+	// MaxJobsPerBrowser replaces a browser after that many jobs (default
+	// 200; negative: never).
+	MaxJobsPerBrowser int
+	// MaxBrowserMemory bounds the resident memory of a browser's processes
+	// during a job: past it the browser is killed and the job fails with
+	// convert.ErrMemoryLimit (default 1536 MiB; negative: no limit).
+	MaxBrowserMemory int64
+	// MaxBrowserRSS replaces a browser whose processes hold more after a
+	// job (default 1 GiB; negative: never).
+	MaxBrowserRSS int64
+	// Path is the browser's program (default /usr/bin/chromium, Debian's).
+	Path string
+	// Dir holds the browsers' profiles (default: a new directory under
+	// os.TempDir(), removed by Close).
+	Dir string
+	// Executable and WorkerArgs start the quire program in the mode that
+	// confines itself and then executes the browser (default
+	// os.Executable() and ["convert-worker"], as convert.Options).
+	Executable string
+	WorkerArgs []string
+	// Logger receives browser starts and replacements (default slog.Default()).
+	Logger *slog.Logger
+
+	// hostNamespaces starts the browsers without namespaces of their own,
+	// for tests that run without the quire program's worker mode.
+	hostNamespaces bool
+}
+
+// DefaultPath is where Debian's chromium package installs the browser.
+const DefaultPath = "/usr/bin/chromium"
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Browsers <= 0 {
+		o.Browsers = runtime.NumCPU()
+	}
+	if o.QueueLength <= 0 {
+		o.QueueLength = 4 * o.Browsers
+	}
+	if o.JobTimeout <= 0 {
+		o.JobTimeout = 60 * time.Second
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 30 * time.Second
+	}
+	if o.MaxJobsPerBrowser == 0 {
+		o.MaxJobsPerBrowser = 200
+	}
+	if o.MaxBrowserMemory == 0 {
+		o.MaxBrowserMemory = 1536 << 20
+	}
+	if o.MaxBrowserRSS == 0 {
+		o.MaxBrowserRSS = 1 << 30
+	}
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	if o.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("chromium: cannot find this program to confine the browser: %w", err)
+		}
+		o.Executable = exe
+	}
+	if o.WorkerArgs == nil {
+		o.WorkerArgs = []string{"convert-worker"}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// Pool is the supervisor of the browsers. It is safe for concurrent use.
+type Pool struct {
+	opts   Options
+	dir    string
+	ownDir bool
+	jobs   chan *job
+	closed context.Context // done once Close has begun
+	close  context.CancelFunc
+	wg     sync.WaitGroup
+	// isolation is true while the kernel lets browsers start in
+	// namespaces of their own.
+	isolation atomic.Bool
+	aborting  atomic.Bool // Close gave up waiting: kill everything
+
+	mu        sync.Mutex            // guards the fields below
+	states    []string              // each slot's state: convert.State*
+	procs     map[*browserProc]bool // the running browsers
+	counts    convert.Counters
+	lastError string
+	version   string
+}
+
+// NewPool starts the browsers and returns at once; they start in the
+// background (Status shows them, WaitReady waits for them).
+func NewPool(opts Options) (*Pool, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{opts: o, dir: o.Dir, jobs: make(chan *job, o.QueueLength), procs: map[*browserProc]bool{}}
+	p.closed, p.close = context.WithCancel(context.Background())
+	p.isolation.Store(!o.hostNamespaces)
+	if p.dir == "" {
+		if p.dir, err = os.MkdirTemp("", "quire-chromium-"); err != nil {
+			return nil, fmt.Errorf("chromium: %w", err)
+		}
+		p.ownDir = true
+	} else if p.dir, err = filepath.Abs(p.dir); err != nil { // a confined browser sees it at its absolute path
+		return nil, fmt.Errorf("chromium: %w", err)
+	}
+	p.states = make([]string, o.Browsers)
+	for i := range o.Browsers {
+		p.states[i] = convert.StateStarting
+		p.wg.Add(1)
+		go p.run(i)
+	}
+	return p, nil
+}
+
+// Page is what Convert prints: an HTML or Markdown document and the
+// files it may load by their relative names.
+type Page struct {
+	Doc    []byte
+	From   string // convert.FromHTML or convert.FromMarkdown
+	Assets []Asset
+}
+
+// Asset is a file of the page, reachable by its name relative to it.
+type Asset struct {
+	Name string
+	Data []byte
+}
+
+// job is one page waiting for, or printed by, a browser.
+type job struct {
+	ctx      context.Context
+	page     Page
+	opts     convert.JobOptions
+	enqueued time.Time
+	done     chan jobResult // buffered: the browser never waits for the caller
+}
+
+type jobResult struct {
+	res convert.Result
+	err error
+}
+
+// Convert prints page to PDF with the options of opts that apply
+// (paper, margin, landscape, printBackground, pageRanges, scale,
+// javascript). Its errors match convert's Err* values, or ctx's error.
+func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) (convert.Result, error) {
+	t0 := time.Now()
+	if err := opts.Validate(page.From, convert.ToPDF); err != nil {
+		return convert.Result{}, err
+	}
+	if err := convert.Check(page.Doc, page.From); err != nil {
+		return convert.Result{}, err
+	}
+	if page.From == convert.FromMarkdown {
+		html, err := convert.MarkdownPage(page.Doc)
+		if err != nil {
+			return convert.Result{}, err
+		}
+		page = Page{Doc: html, From: convert.FromHTML, Assets: page.Assets}
+	}
+	j := &job{ctx: ctx, page: page, opts: opts, enqueued: t0, done: make(chan jobResult, 1)}
+	if err := p.submit(j); err != nil {
+		return convert.Result{}, err
+	}
+	select {
+	case r := <-j.done:
+		r.res.Total = time.Since(t0)
+		return r.res, r.err
+	case <-ctx.Done():
+		return convert.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
+	}
+}
+
+var errClosed = fmt.Errorf("%w: the Chromium pool is closed", convert.ErrUnavailable)
+
+// submit queues j unless the pool is closed, no browser can start, or the
+// queue is full.
+func (p *Pool) submit(j *job) error {
+	p.mu.Lock()
+	defer p.mu.Unlock() // held while sending, so that Close cannot close jobs meanwhile
+	switch {
+	case p.closed.Err() != nil:
+		return errClosed
+	case p.allFailed():
+		return fmt.Errorf("%w: no browser starts: %s", convert.ErrUnavailable, p.lastError)
+	}
+	select {
+	case p.jobs <- j:
+		return nil
+	default:
+		return fmt.Errorf("%w: %d jobs are waiting", convert.ErrBusy, p.opts.QueueLength)
+	}
+}
+
+// allFailed reports whether every browser's last start failed; p.mu held.
+func (p *Pool) allFailed() bool {
+	for _, s := range p.states {
+		if s != convert.StateFailed {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitReady waits until every browser has started, or ctx ends; it fails
+// at once when a browser's start failed.
+func (p *Pool) WaitReady(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := p.Status()
+		switch {
+		case st.FailedStart > 0:
+			return fmt.Errorf("%w: %s", convert.ErrUnavailable, st.LastError)
+		case st.Ready+st.Busy == st.Workers:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Status is a snapshot of the pool, in the LibreOffice pool's terms.
+func (p *Pool) Status() convert.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := convert.Status{Workers: len(p.states), Queued: len(p.jobs), QueueLength: cap(p.jobs), Counters: p.counts, LastError: p.lastError}
+	for _, s := range p.states {
+		switch s {
+		case convert.StateReady:
+			st.Ready++
+		case convert.StateBusy:
+			st.Busy++
+		case convert.StateStarting:
+			st.Starting++
+		case convert.StateFailed:
+			st.FailedStart++
+		}
+	}
+	return st
+}
+
+// Version is the browser's product and version, such as
+// "Chrome/156.0.8078.108", once a browser has started; "" before.
+func (p *Pool) Version() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.version
+}
+
+// RetryAfter is the wait suggested to a client refused with ErrBusy: about
+// the time the queue takes to drain.
+func (p *Pool) RetryAfter() time.Duration {
+	st := p.Status()
+	return time.Duration(1+st.Queued/max(1, st.Workers)) * time.Second
+}
+
+// Close stops taking jobs, lets the browsers finish the jobs queued
+// until ctx ends, then stops them.
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed.Err() == nil {
+		p.close()
+		close(p.jobs)
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("chromium: stopping the browsers: %w", ctx.Err())
+		p.abort()
+		<-done
+	}
+	if p.ownDir {
+		os.RemoveAll(p.dir)
+	}
+	return err
+}
+
+func (p *Pool) setState(slot int, state string) {
+	p.mu.Lock()
+	p.states[slot] = state
+	p.mu.Unlock()
+}
+
+func (p *Pool) count(f func(*convert.Counters)) {
+	p.mu.Lock()
+	f(&p.counts)
+	p.mu.Unlock()
+}
+
+// errStopped ends a job still queued when Close gave up waiting.
+var errStopped = errors.New("the Chromium pool stopped")

@@ -1,0 +1,205 @@
+package chromium
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/quire-dev/quire/internal/convert"
+)
+
+// Restart waits after a failed start: the first, doubled each time after.
+const (
+	firstRestartWait = 500 * time.Millisecond
+	maxRestartWait   = 30 * time.Second
+)
+
+// run keeps a browser in slot until the pool closes, handing it jobs.
+func (p *Pool) run(slot int) {
+	defer p.wg.Done()
+	dir := filepath.Join(p.dir, fmt.Sprintf("browser-%d", slot+1))
+	var b *browserProc
+	defer func() {
+		if b != nil {
+			p.forget(b)
+			b.stop()
+		}
+		p.setState(slot, convert.StateStopped)
+	}()
+	wait := firstRestartWait
+	for !p.aborting.Load() {
+		if b == nil {
+			var err error
+			if b, err = p.start(slot, dir); err != nil {
+				if !p.sleep(wait) {
+					return
+				}
+				wait = min(2*wait, maxRestartWait)
+				continue
+			}
+			wait = firstRestartWait
+		}
+		var j *job
+		select {
+		case <-b.ctx.Done(): // the browser died while idle: chromedp lost it
+			p.opts.Logger.Warn("chromium: browser died while idle", "slot", slot+1, "pid", b.pid)
+			p.count(func(c *convert.Counters) { c.Crashes++; c.Restarts++ })
+			p.forget(b)
+			b.stop()
+			b = nil
+			continue
+		case next, ok := <-p.jobs:
+			if !ok {
+				return
+			}
+			j = next
+		}
+		if err := j.ctx.Err(); err != nil { // the client left while it waited
+			j.done <- jobResult{err: fmt.Errorf("conversion cancelled before it started: %w", err)}
+			continue
+		}
+		p.setState(slot, convert.StateBusy)
+		keep, retry := p.serve(b, j, 1)
+		if !keep {
+			p.forget(b)
+			b.stop()
+			b = nil
+		}
+		if retry { // the browser died on the job: once more, on a new one
+			if b, _ = p.start(slot, dir); b == nil {
+				j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", convert.ErrUnavailable, p.Status().LastError)}
+				continue
+			}
+			if keep, _ = p.serve(b, j, 2); !keep {
+				p.forget(b)
+				b.stop()
+				b = nil
+				continue
+			}
+		}
+		if b != nil {
+			p.setState(slot, convert.StateReady)
+		}
+	}
+}
+
+// forget takes b out of the browsers abort kills.
+func (p *Pool) forget(b *browserProc) {
+	p.mu.Lock()
+	delete(p.procs, b)
+	p.mu.Unlock()
+}
+
+// start launches the slot's browser, in namespaces unless the kernel
+// refuses them (then without, once and for all, with a warning).
+func (p *Pool) start(slot int, dir string) (*browserProc, error) {
+	p.setState(slot, convert.StateStarting)
+	isolated := p.isolation.Load()
+	b, err := launch(&p.opts, dir, isolated)
+	if err != nil && isolated && convert.NamespaceRefused(err) {
+		if p.isolation.Swap(false) {
+			p.opts.Logger.Warn("chromium: the kernel refuses namespaces; the browser runs with the host's network and files, behind its request interception and proxy only", "err", err)
+		}
+		b, err = launch(&p.opts, dir, false)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.states[slot] = convert.StateFailed
+		p.lastError = "browser start: " + err.Error()
+		p.opts.Logger.Error("chromium: browser start failed", "slot", slot+1, "err", err)
+		return nil, err
+	}
+	p.states[slot] = convert.StateReady
+	p.procs[b] = true
+	p.version = b.version
+	p.opts.Logger.Info("chromium: browser started", "slot", slot+1, "pid", b.pid, "version", b.version, "confined", isolated)
+	return b, nil
+}
+
+// sleep waits d, or until the pool closes; false if it closed.
+func (p *Pool) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.closed.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serve prints j on b within the job's time and memory limits, answers
+// it, and reports whether b may take another job. On its first attempt,
+// a job on which the browser died is not answered but to be retried: the
+// browser may have died of something else (it died while idle, and the
+// job came before the news).
+func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
+	queued := time.Since(j.enqueued)
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
+	end := convert.WatchMemory(p.opts.MaxBrowserMemory, b.rss, b.kill)
+	t0 := time.Now()
+	pdf, err := b.print(j.ctx, j.page, j.opts)
+	took := time.Since(t0)
+	timer.Stop()
+	over, peak := end()
+	b.jobs++
+	keep = true
+	switch {
+	case timedOut.Load():
+		err, keep = fmt.Errorf("%w (%v)", convert.ErrTimeout, p.opts.JobTimeout), false
+		p.count(func(c *convert.Counters) { c.Timeouts++ })
+	case over:
+		err, keep = fmt.Errorf("%w of %d MiB (the browser was stopped at %d MiB)", convert.ErrMemoryLimit, p.opts.MaxBrowserMemory>>20, peak>>20), false
+		p.count(func(c *convert.Counters) { c.OverMemory++ })
+	case err != nil && j.ctx.Err() != nil: // the client left; the tab was closed
+		err = fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err())
+	case err != nil && !b.healthy():
+		err, keep = fmt.Errorf("%w", convert.ErrCrashed), false
+		p.count(func(c *convert.Counters) { c.Crashes++ })
+		if attempt == 1 && j.ctx.Err() == nil {
+			p.count(func(c *convert.Counters) { c.Retried++; c.Restarts++ })
+			return false, true
+		}
+	case err != nil:
+		err = fmt.Errorf("%w: %v", convert.ErrUnprocessable, err)
+	}
+	if keep && p.dueForRecycling(b) {
+		keep = false
+		p.count(func(c *convert.Counters) { c.Recycled++ })
+	}
+	p.count(func(c *convert.Counters) {
+		if err != nil {
+			c.Failed++
+		} else {
+			c.Converted++
+		}
+		if !keep && p.closed.Err() == nil {
+			c.Restarts++
+		}
+	})
+	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	return keep, false
+}
+
+// dueForRecycling reports whether b has run its share of jobs or holds
+// too much memory.
+func (p *Pool) dueForRecycling(b *browserProc) bool {
+	return p.opts.MaxJobsPerBrowser > 0 && b.jobs >= p.opts.MaxJobsPerBrowser ||
+		p.opts.MaxBrowserRSS > 0 && b.rss() > p.opts.MaxBrowserRSS
+}
+
+// abort kills every browser: Close gave up waiting for them.
+func (p *Pool) abort() {
+	p.aborting.Store(true)
+	p.mu.Lock()
+	for b := range p.procs {
+		b.kill()
+	}
+	p.mu.Unlock()
+	for j := range p.jobs { // queued jobs that no browser took
+		j.done <- jobResult{err: fmt.Errorf("%w: %v", convert.ErrUnavailable, errStopped)}
+	}
+}
