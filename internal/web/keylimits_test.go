@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
+	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
@@ -103,6 +104,12 @@ func verify(t *testing.T, s *apitest.Server, key string) *http.Response {
 // bad values without changing anything.
 func TestAdminAPIUsageAndLimits(t *testing.T) {
 	s := server(t, apitest.Config{})
+	other := apitest.Start(t, s.DB, apitest.Config{}) // a second instance on the same database
+	// Both clocks at one time early in an hour, so that the rate's window
+	// of an hour holds for the whole test.
+	t0 := time.Now().UTC().Truncate(time.Hour).Add(10 * time.Minute)
+	s.Clock.Set(t0)
+	other.Clock.Set(t0)
 	ctx := context.Background()
 	key, rec, err := s.Auth.CreateKey(ctx, "carol@example.com")
 	if err != nil {
@@ -177,15 +184,20 @@ func TestAdminAPIUsageAndLimits(t *testing.T) {
 		t.Fatalf("refused forms stored overrides: %+v", o)
 	}
 
-	// A rate of 2 a minute, set with the form: stored, shown, enforced.
-	if st, _ := a.limits("id", rec.ID, "rate", "2/1m", "quota", "100/month"); st != http.StatusSeeOther {
+	// A rate of 2 an hour, set with the form: stored, shown, enforced at
+	// once by this instance and within keylimit.Refresh by the other one,
+	// which shares the count.
+	if res := verify(t, other, key); res.StatusCode != http.StatusOK { // it has read the overrides: none
+		t.Fatalf("verify on the other instance: %d", res.StatusCode)
+	}
+	if st, _ := a.limits("id", rec.ID, "rate", "2/1h", "quota", "100/month"); st != http.StatusSeeOther {
 		t.Fatalf("setting the rate: %d, want 303", st)
 	}
 	o, err := s.Limits.Overrides(ctx)
-	if l := o[rec.ID]; err != nil || l.Rate == nil || *l.Rate != 2 || l.RatePer != time.Minute || l.Quota == nil || *l.Quota != 100 || l.Concurrent != nil {
+	if l := o[rec.ID]; err != nil || l.Rate == nil || *l.Rate != 2 || l.RatePer != time.Hour || l.Quota == nil || *l.Quota != 100 || l.Concurrent != nil {
 		t.Fatalf("stored overrides %+v, %v", o, err)
 	}
-	if _, dash := a.get("/admin"); !strings.Contains(dash, `placeholder="2/1m"`) || !strings.Contains(dash, `<td class="month">3 of 100</td>`) {
+	if _, dash := a.get("/admin"); !strings.Contains(dash, `placeholder="2/1h"`) || !strings.Contains(dash, `<td class="month">4 of 100</td>`) {
 		t.Errorf("the dashboard does not show the new limits")
 	}
 	for i := range 2 {
@@ -194,7 +206,11 @@ func TestAdminAPIUsageAndLimits(t *testing.T) {
 		}
 	}
 	if res := verify(t, s, key); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
-		t.Errorf("third verify in the minute: %d, want 429 with Retry-After", res.StatusCode)
+		t.Errorf("third verify in the hour: %d, want 429 with Retry-After", res.StatusCode)
+	}
+	other.Clock.Advance(keylimit.Refresh)
+	if res := verify(t, other, key); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the other instance, %s later: %d, want 429", keylimit.Refresh, res.StatusCode)
 	}
 
 	// Cleared: the defaults (no limits on the test server) apply again.
