@@ -3,75 +3,41 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
-	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
-// limitFlags are the options of quire keys limit.
+// limitFlags are the options of quire keys limit, parsed by
+// keylimit.Change as /admin's form is.
 type limitFlags struct {
-	fs         *flag.FlagSet
-	concurrent int
-	rate       ratelimit.Rate
-	quota      keylimit.Quota
-	clear      bool
+	change keylimit.Change
 }
 
 func (l *limitFlags) define(fs *flag.FlagSet) {
-	l.fs = fs
-	fs.IntVar(&l.concurrent, "concurrent", 0, "requests in progress at once, per instance (0: no limit)")
-	fs.Var(&l.rate, "rate", "requests per window, N/DURATION such as 600/1m (0: no limit)")
-	fs.Var(&l.quota, "quota", "documents per calendar month, N/month such as 10000/month (0: none)")
-	fs.BoolVar(&l.clear, "clear", false, "remove the key's overrides: the defaults apply again")
+	fs.StringVar(&l.change.Concurrent, "concurrent", "", "requests in progress at once, per instance (0: no limit)")
+	fs.StringVar(&l.change.Rate, "rate", "", "requests per window, N/DURATION such as 600/1m (0: no limit)")
+	fs.StringVar(&l.change.Quota, "quota", "", "documents per calendar month, N/month such as 10000/month (0: none)")
+	fs.BoolVar(&l.change.Clear, "clear", false, "remove the key's overrides: the defaults apply again")
 }
 
 // apply changes the overrides of key id: those given replace the key's
 // earlier ones, the others stay. Every instance applies them within
 // keylimit.Refresh.
 func (l *limitFlags) apply(ctx context.Context, a *app, id string, stdout io.Writer) error {
-	if l.clear {
-		if err := a.db.ClearKeyLimits(ctx, id); err != nil {
-			return err
-		}
+	l.change.KeyID = id
+	lim, err := a.limits.Change(ctx, l.change)
+	if err != nil {
+		return err
+	}
+	if l.change.Clear {
 		fmt.Fprintln(stdout, "limits of", id, "cleared: the defaults apply")
 		return nil
 	}
-	all, err := a.db.KeyLimits(ctx)
-	if err != nil {
-		return err
-	}
-	o := all[id]
-	o.KeyID, o.UpdatedAt = id, time.Now()
-	set := false
-	l.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "concurrent":
-			o.Concurrent, set = &l.concurrent, true
-		case "rate":
-			o.Rate, o.RatePer, set = &l.rate.N, l.rate.Per, true
-		case "quota":
-			q := int64(l.quota)
-			o.Quota, set = &q, true
-		}
-	})
-	if !set || l.concurrent < 0 {
-		return errUsage
-	}
-	err = a.db.SetKeyLimits(ctx, o)
-	if errors.Is(err, quire.ErrNotFound) {
-		return fmt.Errorf("no key with id %q", id)
-	}
-	if err != nil {
-		return err
-	}
-	lim := a.limits.Defaults().Apply(o)
 	fmt.Fprintf(stdout, "limits of %s: concurrent %d, rate %s, quota %s\n", id, lim.Concurrent, lim.Rate, keylimit.Quota(lim.Quota))
 	return nil
 }

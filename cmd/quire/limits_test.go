@@ -134,6 +134,9 @@ func TestTwoInstancesShareAKeysRate(t *testing.T) {
 	if out, err := runCLI(t, a.data, env, "keys", "limit", "key_nope", "--rate", "1/1m"); err == nil || !strings.Contains(out, "no key") {
 		t.Errorf("keys limit of an unknown key (%v): %s", err, out)
 	}
+	if out, err := runCLI(t, a.data, env, "keys", "limit", id, "--rate", "fast"); err == nil || !strings.Contains(out, `rate "fast": want N/DURATION`) {
+		t.Errorf("keys limit with a bad rate (%v): %s", err, out)
+	}
 }
 
 // Every signing a client received answered before a kill -9 is counted.

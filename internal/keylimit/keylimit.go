@@ -40,6 +40,8 @@ func (l Limits) Apply(o quire.KeyLimits) Limits {
 // Store holds the overrides and the month's documents; *store.DB is one.
 type Store interface {
 	KeyLimits(ctx context.Context) (map[string]quire.KeyLimits, error)
+	SetKeyLimits(ctx context.Context, l quire.KeyLimits) error
+	ClearKeyLimits(ctx context.Context, id string) error
 	MonthDocuments(ctx context.Context, keyID string, month int64) (int64, error)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/keylimit"
 )
 
 // cookieName is the admin session's cookie, sent only to /admin.
@@ -136,13 +137,26 @@ func (p *Pages) setCookie(w http.ResponseWriter, r *http.Request, value string, 
 
 // dashboardData is the dashboard: licences, API keys, the engine.
 type dashboardData struct {
-	CSRF     string
-	Licenses []quire.License
-	Keys     []quire.APIKey
-	Engine   *convert.Status // nil: conversion disabled
-	Created  string          // id of the licence just created
-	Error    string
-	Form     url.Values // the licence form, when it was refused
+	CSRF       string
+	Licenses   []quire.License
+	Keys       []keyRow
+	Limits     bool            // the keys' limits are shown
+	Engine     *convert.Status // nil: conversion disabled
+	Created    string          // id of the licence just created
+	Error      string
+	ErrorIn    string     // the section of the refused form: licenses or keys
+	Form       url.Values // the refused form
+	MonthStart string     // the usage page's range for this month
+	Today      string
+}
+
+// keyRow is an API key with the limits that apply to it and the
+// documents it processed this month (UTC), which its quota counts.
+type keyRow struct {
+	quire.APIKey
+	Limits     keylimit.Limits
+	Overridden bool
+	MonthDocs  int64
 }
 
 func (p *Pages) dashboard(w http.ResponseWriter, r *http.Request, se session) {
@@ -161,9 +175,12 @@ func (p *Pages) dashboardData(ctx context.Context, se session) (dashboardData, e
 	if d.Licenses, err = p.deps.Telemetry.Licenses(ctx); err != nil {
 		return d, err
 	}
-	if d.Keys, err = p.deps.Auth.Keys(ctx); err != nil {
+	if d.Keys, err = p.keyRows(ctx); err != nil {
 		return d, err
 	}
+	today := p.opt.Now().UTC()
+	d.Limits, d.Today = p.deps.Limits != nil, today.Format(dateLayout)
+	d.MonthStart = quire.MonthStart(quire.Month(today)).Format(dateLayout)
 	if p.deps.Convert != nil {
 		st := p.deps.Convert.Status()
 		d.Engine = &st
@@ -177,7 +194,7 @@ func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session
 		http.Redirect(w, r, "/admin?created="+url.QueryEscape(l.ID)+"#licenses", http.StatusSeeOther)
 		return
 	}
-	p.refuseLicenseForm(w, r, se, err)
+	p.refuseForm(w, r, se, "licenses", err)
 }
 
 // setLicenseHosts replaces (or, left empty, clears) a licence's hosts.
@@ -192,18 +209,18 @@ func (p *Pages) setLicenseHosts(w http.ResponseWriter, r *http.Request, se sessi
 		http.Redirect(w, r, "/admin#licenses", http.StatusSeeOther)
 		return
 	}
-	p.refuseLicenseForm(w, r, se, err)
+	p.refuseForm(w, r, se, "licenses", err)
 }
 
-// refuseLicenseForm shows the dashboard again with the refused licence
-// form's values and why.
-func (p *Pages) refuseLicenseForm(w http.ResponseWriter, r *http.Request, se session, err error) {
+// refuseForm shows the dashboard again with the refused form's values and
+// why, in its section.
+func (p *Pages) refuseForm(w http.ResponseWriter, r *http.Request, se session, section string, err error) {
 	status, msg := p.explain(w, r, err)
 	d, derr := p.dashboardData(r.Context(), se)
 	if derr != nil {
 		status, msg = p.explain(w, r, derr)
 	}
-	d.Error, d.Form = msg, r.PostForm
+	d.Error, d.ErrorIn, d.Form = msg, section, r.PostForm
 	p.render(w, status, "admin", d)
 }
 

@@ -90,12 +90,17 @@ func TestAdmin(t *testing.T) {
 	open(today, "www.acme.example", "HASH-C", "")
 	open(today, "elsewhere.example", "HASH-D")
 	s.Clock.Set(now)
+	for range 2 { // and two verifications with the API key, metered
+		if res := verify(t, s, apiKey); res.StatusCode != http.StatusOK {
+			t.Fatalf("verify: %d", res.StatusCode)
+		}
+	}
 
 	from, to := today.AddDate(0, 0, -6).Format("2006-01-02"), today.Format("2006-01-02")
 	query := "?license=" + url.QueryEscape(key) + "&from=" + from + "&to=" + to
 	b.do(chromedp.Navigate(s.URL + "/admin/usage" + query))
 	b.waitFor("the chart", `!!document.querySelector('svg.chart')`)
-	if days, bars := b.count("svg.chart g.day"), b.count("svg.chart rect.bar"); days != 7 || bars != 15 {
+	if days, bars := b.count("#telemetry svg.chart g.day"), b.count("#telemetry svg.chart rect.bar"); days != 7 || bars != 15 {
 		t.Errorf("chart of %d days and %d bars, want 7 and 15 (one of opens from other hosts)", days, bars)
 	}
 	twoDaysAgo := today.AddDate(0, 0, -2).Format("2006-01-02")
@@ -111,6 +116,13 @@ func TestAdmin(t *testing.T) {
 	}
 	if h := eval[string](b, `document.querySelector('g.day[data-date="`+from+`"] rect.docs').getAttribute('height')`); h != "0" {
 		t.Errorf("a day without opens has a bar of height %s", h)
+	}
+	apiRow := `#api tr[data-key="` + rec.ID + `"][data-op="verify"]`
+	if got := b.text(apiRow); !strings.Contains(got, "verify\t2\t2\t0") {
+		t.Errorf("API usage row %q, want 2 requests of 2 documents and 0 pages", got)
+	}
+	if n := b.count("#api svg.chart rect.bar.k0"); n != 7 {
+		t.Errorf("API chart: %d bars of the key, want one a day", n)
 	}
 	b.screenshot("admin-usage")
 	for _, q := range []string{"?from=2026-13-01", "?from=2024-01-01&to=2026-01-01", "?from=2026-02-02&to=2026-02-01"} {
@@ -130,9 +142,17 @@ func TestAdmin(t *testing.T) {
 		}
 	}
 
-	// Key revocation, with the dashboard's button.
+	// The key's rate, set with the form of its row.
 	b.do(chromedp.Navigate(s.URL + "/admin"))
-	b.do(chromedp.Click(chromedp.CSS("#key-"+rec.ID+" button"), chromedp.NodeVisible))
+	rate := "#rate-" + rec.ID
+	b.do(chromedp.SendKeys(chromedp.CSS(rate), "30/1h", chromedp.NodeVisible), chromedp.Submit(chromedp.CSS(rate)))
+	b.waitFor("the saved rate", `document.querySelector(`+js(rate)+`)?.placeholder === '30/1h'`)
+	if o, _ := s.Limits.Overrides(ctx); o[rec.ID].Rate == nil || *o[rec.ID].Rate != 30 || o[rec.ID].RatePer != time.Hour {
+		t.Errorf("overrides after the form: %+v", o)
+	}
+
+	// Key revocation, with the dashboard's button.
+	b.do(chromedp.Click(chromedp.CSS("#key-"+rec.ID+` form[action="/admin/keys/revoke"] button`), chromedp.NodeVisible))
 	b.waitFor("the revocation", `(document.querySelector(`+js("#key-"+rec.ID+" .status")+`)?.textContent || '').startsWith('revoked')`)
 	if _, err := s.Auth.Authenticate(ctx, apiKey); err == nil {
 		t.Error("the revoked key still authenticates")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/keylimit"
 )
 
 // parseTemplates parses each page with the layout it fills in, or alone
@@ -32,6 +33,8 @@ func parseTemplates() map[string]*template.Template {
 		"add":          func(a, b int) int { return a + b },
 		"join":         strings.Join,
 		"mib":          func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+		"seconds":      func(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) },
+		"quota":        func(n int64) string { return keylimit.Quota(n).String() },
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	pages, _ := fs.Glob(files, "templates/*.html")

@@ -59,6 +59,24 @@ func (p *Pages) parseUsage(r *http.Request) (usageQuery, error) {
 
 func (q usageQuery) days() int { return int(q.To.Sub(q.From)/(24*time.Hour)) + 1 }
 
+// telemetrySeries are the bars of the telemetry chart: documents, opens
+// and, part of them, the opens from other hosts.
+var telemetrySeries = []chartSeries{{Name: "documents", Class: "docs"}, {Name: "opens", Class: "opens"},
+	{Name: "opens from other hosts", Class: "other", Over: true}, {Name: "anonymous opens", Hidden: true}}
+
+func telemetryChart(from time.Time, days int, rep telemetry.Report) chart {
+	c := newChart("Documents and opens per day", from, days, telemetrySeries)
+	for _, l := range rep.Licenses {
+		for _, pu := range l.Periods {
+			for s, n := range []int64{pu.ActiveDocuments, pu.Opens, pu.OtherHostOpens, pu.AnonymousOpens} {
+				c.add(pu.Start, s, n)
+			}
+		}
+	}
+	c.draw()
+	return c
+}
+
 // report asks the telemetry service for q, day by day.
 func (p *Pages) report(r *http.Request, q usageQuery) (telemetry.Report, error) {
 	tq := telemetry.UsageQuery{From: q.From, To: q.To.AddDate(0, 0, 1)}
@@ -75,6 +93,7 @@ type usageData struct {
 	ToText   string
 	Licenses []quire.License
 	Chart    chart
+	API      *apiUsage // nil: the API's usage is not shown
 	Error    string
 }
 
@@ -92,7 +111,13 @@ func (p *Pages) usage(w http.ResponseWriter, r *http.Request, _ session) {
 		p.fail(w, r, "usage", func(msg string) any { d.Error = msg; return d }, err)
 		return
 	}
-	d.Chart = newChart(q.From, q.days(), rep)
+	d.Chart = telemetryChart(q.From, q.days(), rep)
+	if p.deps.APIUsage != nil {
+		if d.API, err = p.apiUsage(r.Context(), q); err != nil {
+			p.fail(w, r, "usage", func(msg string) any { d.Error = msg; return d }, err)
+			return
+		}
+	}
 	p.render(w, http.StatusOK, "usage", d)
 }
 
@@ -114,39 +139,48 @@ func (p *Pages) usageCSV(w http.ResponseWriter, r *http.Request, _ session) {
 	}
 }
 
-// chart is a bar chart of documents and opens per day, drawn as SVG on
-// the server: two bars a day, heights scaled to the largest count; the
-// opens from other hosts are the lower part of the opens' bar.
+// chart is a bar chart of counts per day, drawn as SVG on the server:
+// each day gets a slot with one bar per series side by side (a series
+// drawn Over the one before shows a part of that bar), heights scaled to
+// the largest count. The usage page draws the telemetry and the API usage
+// with it.
 type chart struct {
-	Width, Height   int
-	Top, Base       int // y of the largest count and of zero
-	Bar             int // width of one bar
-	Max             int64
-	Days            []chartDay
-	TotalDocs       int64
-	TotalOpens      int64
-	TotalAnonymous  int64
-	TotalOtherHosts int64
+	Title         string
+	Width, Height int
+	Top, Base     int // y of the largest count and of zero
+	Bar           int // width of one bar
+	Max           int64
+	Series        []chartSeries
+	Totals        []int64 // per series
+	Days          []chartDay
+	from          time.Time
+}
+
+// chartSeries is one kind of count of a chart.
+type chartSeries struct {
+	Name   string // what it counts, in tooltips and the table: "opens"
+	Class  string // the CSS class of its bars, their colour
+	Over   bool   // drawn over the bar before it, only where not zero
+	Hidden bool   // counted in the table and the totals, not drawn
 }
 
 type chartDay struct {
-	Date        string
-	Short       string // MM-DD, under the axis
-	X           int    // left edge of the day's pair of bars
-	Docs, Opens int64
-	Anonymous   int64
-	OtherHosts  int64
-	DocsH       int // bar heights
-	OpensH      int
-	OtherH      int
-	DocsY       int // tops of the bars
-	OpensY      int
-	OtherY      int
-	Label       bool // the date is written under this day
+	Date   string
+	Short  string // MM-DD, under the axis
+	X      int    // left edge of the day's bars
+	Label  bool   // the date is written under this day
+	Counts []int64
+	Bars   []chartBar
+}
+
+type chartBar struct {
+	X, Y, H int
+	N       int64
+	Series  chartSeries
 }
 
 // The plot is about plotW wide whatever the range: each day gets an
-// equal slot, at least minSlot, holding two bars.
+// equal slot, at least minSlot, holding its bars.
 const (
 	plotW   = 720
 	minSlot = 6
@@ -155,40 +189,61 @@ const (
 	plotX   = 45
 )
 
-func newChart(from time.Time, days int, rep telemetry.Report) chart {
+// newChart is an empty chart of series over days from from.
+func newChart(title string, from time.Time, days int, series []chartSeries) chart {
 	slot := max(minSlot, plotW/days)
-	c := chart{Width: plotX + 10 + days*slot, Height: plotTop + plotH + 30, Top: plotTop, Base: plotTop + plotH, Bar: max(2, slot*2/5)}
+	beside := 0
+	for _, s := range series {
+		if !s.Over && !s.Hidden {
+			beside++
+		}
+	}
+	c := chart{Title: title, Width: plotX + 10 + days*slot, Height: plotTop + plotH + 30, Top: plotTop, Base: plotTop + plotH,
+		Bar: max(2, slot*4/5/max(1, beside)), Series: series, Totals: make([]int64, len(series)), from: from}
 	labelEvery := (days + 7) / 8 // at most about eight dates under the axis
-	index := map[string]int{}
 	for i := range days {
 		day := from.AddDate(0, 0, i)
-		date := day.Format(dateLayout)
-		index[date] = i
-		c.Days = append(c.Days, chartDay{Date: date, Short: day.Format("01-02"), X: plotX + 5 + i*slot, Label: i%labelEvery == 0})
+		c.Days = append(c.Days, chartDay{Date: day.Format(dateLayout), Short: day.Format("01-02"), X: plotX + 5 + i*slot,
+			Label: i%labelEvery == 0, Counts: make([]int64, len(series))})
 	}
-	for _, l := range rep.Licenses {
-		for _, pu := range l.Periods {
-			if i, ok := index[pu.Start.UTC().Format(dateLayout)]; ok {
-				c.Days[i].Docs += pu.ActiveDocuments
-				c.Days[i].Opens += pu.Opens
-				c.Days[i].Anonymous += pu.AnonymousOpens
-				c.Days[i].OtherHosts += pu.OtherHostOpens
+	return c
+}
+
+// add counts n more of series s on the UTC day of t, if the chart has it.
+func (c *chart) add(t time.Time, s int, n int64) {
+	if t.Before(c.from) {
+		return
+	}
+	if i := int(t.Sub(c.from) / (24 * time.Hour)); i < len(c.Days) {
+		c.Days[i].Counts[s] += n
+		c.Totals[s] += n
+	}
+}
+
+// draw places the bars once every count is added.
+func (c *chart) draw() {
+	for _, d := range c.Days {
+		for s, n := range d.Counts {
+			if !c.Series[s].Hidden {
+				c.Max = max(c.Max, n)
 			}
 		}
 	}
-	for _, d := range c.Days {
-		c.Max = max(c.Max, d.Docs, d.Opens)
-		c.TotalDocs += d.Docs
-		c.TotalOpens += d.Opens
-		c.TotalAnonymous += d.Anonymous
-		c.TotalOtherHosts += d.OtherHosts
-	}
 	for i := range c.Days {
 		d := &c.Days[i]
-		d.DocsH, d.OpensH, d.OtherH = scale(d.Docs, c.Max), scale(d.Opens, c.Max), scale(d.OtherHosts, c.Max)
-		d.DocsY, d.OpensY, d.OtherY = c.Base-d.DocsH, c.Base-d.OpensH, c.Base-d.OtherH
+		x := d.X - c.Bar
+		for s, n := range d.Counts {
+			se := c.Series[s]
+			if se.Hidden || se.Over && n == 0 {
+				continue
+			}
+			if !se.Over {
+				x += c.Bar
+			}
+			h := scale(n, c.Max)
+			d.Bars = append(d.Bars, chartBar{X: x, Y: c.Base - h, H: h, N: n, Series: se})
+		}
 	}
-	return c
 }
 
 func scale(n, top int64) int {

@@ -17,6 +17,8 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -31,6 +33,8 @@ type Deps struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Convert   *convert.Pool      // nil: conversion disabled
+	Limits    *keylimit.Enforcer // the per-key limits; nil: not shown
+	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not shown
 	Limiter   *ratelimit.Limiter // counts admin login attempts; required with an admin token
 	Logger    *slog.Logger
 	Version   string
@@ -88,6 +92,7 @@ func (p *Pages) Routes() []httpapi.Route {
 		page("POST", "/admin/licenses", p.admin(p.checked(p.createLicense))),
 		page("POST", "/admin/licenses/hosts", p.admin(p.checked(p.setLicenseHosts))),
 		page("POST", "/admin/keys/revoke", p.admin(p.checked(p.revokeKey))),
+		page("POST", "/admin/keys/limits", p.admin(p.checked(p.setKeyLimits))),
 		page("GET", "/admin/usage", p.admin(p.usage)),
 		page("GET", "/admin/usage.csv", p.admin(p.usageCSV)),
 	}

@@ -155,10 +155,10 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
 	}
-	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
-		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Logger: log, Version: "test"},
-		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.Limits = keylimit.New(cfg.KeyLimits, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("key-rate-limits"), s.Clock.Now)), s.Clock.Now)
+	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
+		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Limits: s.Limits, APIUsage: db, Logger: log, Version: "test"},
+		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
 	t.Cleanup(s.Meter.Close)
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
