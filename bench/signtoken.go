@@ -31,31 +31,8 @@ func signTokenBenchmark() result {
 		return result{title: title, notes: fmt.Sprintf("Not measured: %v (apt-get install softhsm2).\n", err)}
 	}
 	defer cleanup()
-	servers := []struct {
-		name string
-		env  []string
-	}{{"key file", nil}, {"SoftHSM2 token", tokenEnv}}
 	var table, checks strings.Builder
-	table.WriteString("| key | round | requests | req/s | p50 ms | p95 ms | p99 ms | failures |\n|---|---|---|---|---|---|---|---|\n")
-	enc := base64.StdEncoding.EncodeToString(pdftest.OnePage("Service agreement"))
-	var next []request
-	for _, s := range servers {
-		q := startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
-		defer q.stop()
-		key := createKey(q.data, s.env...)
-		n := signRequests(q.url+"/v1/sign", key, enc, true)
-		checks.WriteString(checkSigned(q.url+"/v1/sign", key, n, "1-page PDF ("+s.name+")", true))
-		next = append(next, n)
-	}
-	p50 := make([][]time.Duration, len(servers))
-	for round := 1; round <= tokenRounds; round++ {
-		for i, s := range servers {
-			st := load(1, signDuration, 200, next[i])
-			p50[i] = append(p50[i], st.p50)
-			fmt.Fprintf(&table, "| %s | %d | %d | %.1f | %.2f | %.2f | %.2f | %d |\n", s.name, round, st.requests, st.rate(),
-				ms(st.p50), ms(st.p95), ms(st.p99), st.failures)
-		}
-	}
+	p50 := signAlternating([]signServer{{"key file", nil}, {"SoftHSM2 token", tokenEnv}}, &table, &checks)
 	file, token := medianDuration(p50[0]), medianDuration(p50[1])
 	var n strings.Builder
 	fmt.Fprintf(&n, "Two `bin/quire serve` processes (SQLite, QUIRE_CONVERT_WORKERS=-1), one signing with the key file generated in "+
@@ -99,6 +76,41 @@ func softHSMToken() (env []string, cleanup func(), err error) {
 		return nil, nil, fmt.Errorf("softhsm2-util: %v: %s", err, out)
 	}
 	return env, cleanup, nil
+}
+
+// signServer is one configuration of bin/quire that signAlternating runs.
+type signServer struct {
+	name string
+	env  []string // settings added to QUIRE_CONVERT_WORKERS=-1
+}
+
+// signAlternating starts one bin/quire per server and measures POST
+// /v1/sign of the 1-page PDF with the certificate page, one connection,
+// the servers taking turns for tokenRounds rounds so that all see the same
+// machine. It writes a row per round into table, the validators' verdicts
+// into checks, and returns each server's p50 of every round.
+func signAlternating(servers []signServer, table, checks *strings.Builder) [][]time.Duration {
+	table.WriteString("| server | round | requests | req/s | p50 ms | p95 ms | p99 ms | failures |\n|---|---|---|---|---|---|---|---|\n")
+	enc := base64.StdEncoding.EncodeToString(pdftest.OnePage("Service agreement"))
+	var next []request
+	for _, s := range servers {
+		q := startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
+		defer q.stop()
+		key := createKey(q.data, s.env...)
+		n := signRequests(q.url+"/v1/sign", key, enc, true)
+		checks.WriteString(checkSigned(q.url+"/v1/sign", key, n, "1-page PDF ("+s.name+")", true))
+		next = append(next, n)
+	}
+	p50 := make([][]time.Duration, len(servers))
+	for round := 1; round <= tokenRounds; round++ {
+		for i, s := range servers {
+			st := load(1, signDuration, 200, next[i])
+			p50[i] = append(p50[i], st.p50)
+			fmt.Fprintf(table, "| %s | %d | %d | %.1f | %.2f | %.2f | %.2f | %d |\n", s.name, round, st.requests, st.rate(),
+				ms(st.p50), ms(st.p95), ms(st.p99), st.failures)
+		}
+	}
+	return p50
 }
 
 // medianDuration is the median of d (d is reordered).
