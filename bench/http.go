@@ -113,7 +113,8 @@ func startQuire(env ...string) *process {
 	if err != nil {
 		panic(err)
 	}
-	env = append([]string{"QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR=" + data}, env...)
+	// No browsers unless a benchmark asks for them (a later value wins).
+	env = append([]string{"QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR=" + data, "QUIRE_CHROMIUM_WORKERS=-1"}, env...)
 	p := startProcess(quireBinary(), []string{"serve"}, env)
 	p.data = data
 	return p

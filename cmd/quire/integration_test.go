@@ -59,8 +59,9 @@ type instance struct {
 func start(t *testing.T, data string, env ...string) *instance {
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
-	// No LibreOffice workers unless a test asks for them (a later value wins).
-	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+data, "QUIRE_CONVERT_WORKERS=-1")
+	// No LibreOffice workers nor browsers unless a test asks for them (a
+	// later value wins).
+	cmd.Env = append(os.Environ(), "QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR="+data, "QUIRE_CONVERT_WORKERS=-1", "QUIRE_CHROMIUM_WORKERS=-1")
 	cmd.Env = append(cmd.Env, env...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -50,11 +50,13 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t0 := time.Now()
-	var results []convert.Result
-	if from, ok, err := req.printable(files[0], s.deps.Chromium != nil); err != nil {
+	from, printed, err := req.printable(files[0], s.deps.Chromium != nil)
+	if err != nil {
 		s.fail(w, r, err)
 		return
-	} else if ok {
+	}
+	var results []convert.Result
+	if printed {
 		results, err = req.print(r.Context(), s.deps.Chromium, from, files)
 	} else {
 		results, err = s.convertFiles(r.Context(), req, files)
