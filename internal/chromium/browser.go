@@ -55,8 +55,9 @@ type browserProc struct {
 }
 
 // launch starts a browser whose files are under dir, in namespaces of
-// its own when isolated, and waits until it answers.
-func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
+// its own when isolated, without Chromium's own sandbox when noSandbox,
+// and waits until it answers.
+func launch(o *Options, dir string, isolated, noSandbox bool) (*browserProc, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -87,11 +88,13 @@ func launch(o *Options, dir string, isolated bool) (*browserProc, error) {
 			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		}))
-	if isolated {
+	if noSandbox {
 		// In its user namespace the browser is root, and Chromium refuses
 		// its own sandbox to root; the namespaces (no network, a confined
-		// filesystem, its own PIDs) stand in for it. Outside, chromedp
-		// turns the sandbox off only when the server itself runs as root.
+		// filesystem, its own PIDs) stand in for it. Where the kernel
+		// refuses namespaces, Chromium's sandbox, built on them, cannot
+		// start either. Otherwise chromedp turns the sandbox off only
+		// when the server itself runs as root.
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)

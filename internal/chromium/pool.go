@@ -142,7 +142,10 @@ type Pool struct {
 	// isolation is true while the kernel lets browsers start in
 	// namespaces of their own.
 	isolation atomic.Bool
-	aborting  atomic.Bool // Close gave up waiting: kill everything
+	// refused is true once the kernel refused the namespaces: Chromium's
+	// own sandbox needs them too, so the browser then runs without it.
+	refused  atomic.Bool
+	aborting atomic.Bool // Close gave up waiting: kill everything
 
 	mu        sync.Mutex            // guards the fields below
 	states    []string              // each slot's state: convert.State*

@@ -96,12 +96,13 @@ func (p *Pool) forget(b *browserProc) {
 func (p *Pool) start(slot int, dir string) (*browserProc, error) {
 	p.setState(slot, convert.StateStarting)
 	isolated := p.isolation.Load()
-	b, err := launch(&p.opts, dir, isolated)
+	b, err := launch(&p.opts, dir, isolated, isolated || p.refused.Load())
 	if err != nil && isolated && convert.NamespaceRefused(err) {
+		p.refused.Store(true)
 		if p.isolation.Swap(false) {
-			p.opts.Logger.Warn("chromium: the kernel refuses namespaces; the browser runs with the host's network and files, behind its request interception and proxy only", "err", err)
+			p.opts.Logger.Warn("chromium: the kernel refuses namespaces, which Chromium's own sandbox needs too; the browser runs with the host's network and files and without its sandbox, behind its request interception and proxy only", "err", err)
 		}
-		b, err = launch(&p.opts, dir, false)
+		b, err = launch(&p.opts, dir, false, true)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
