@@ -210,3 +210,35 @@ func TestRewriteDropsUncleanNames(t *testing.T) {
 		t.Error("Rewrite wrote a new part named ../added.xml")
 	}
 }
+
+// A stored part is written with its CRC and sizes in its local header, no
+// data descriptor after it: LibreOffice 25.2 takes the descriptor after
+// stored data for a damaged package (TestESignDemo in httpapi waited the
+// whole job timeout on an annotated template with a PNG).
+func TestRewriteStoresWithoutDataDescriptor(t *testing.T) {
+	in := build(t, entry{"word/document.xml", "<w/>"})
+	p, _ := Open(in, Limits{})
+	var e Edits
+	png := []byte("\x89PNG\r\n\x1a\n not really a picture")
+	e.Set(p, "word/media/image1.png", png)
+	e.Set(p, "word/document.xml", []byte("<w>new</w>"))
+	out, err := p.Rewrite(&e, "word/document.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zout, _ := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+	for _, f := range zout.File {
+		if f.Method == zip.Store && f.Flags&0x8 != 0 {
+			t.Errorf("%s: stored with a data descriptor", f.Name)
+		}
+		if f.Name == "word/media/image1.png" {
+			r, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := io.ReadAll(r); err != nil || !bytes.Equal(b, png) {
+				t.Errorf("image1.png = %q, %v", b, err)
+			}
+		}
+	}
+}

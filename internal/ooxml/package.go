@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"path"
 	"strings"
@@ -248,8 +249,19 @@ func editedHeader(f *zip.File, uncompressed bool) *zip.FileHeader {
 	}
 }
 
+// writeEntry writes data as the entry h. A stored entry carries its CRC
+// and sizes in its local header rather than in a data descriptor after the
+// data (what zip.Writer.CreateHeader writes): LibreOffice 25.2 takes a
+// stored entry followed by a descriptor for a damaged package and waits on
+// its repair for the whole job timeout.
 func writeEntry(w *zip.Writer, h *zip.FileHeader, data []byte) error {
-	fw, err := w.CreateHeader(h)
+	create := w.CreateHeader
+	if h.Method == zip.Store {
+		h.CRC32 = crc32.ChecksumIEEE(data)
+		h.CompressedSize64, h.UncompressedSize64 = uint64(len(data)), uint64(len(data))
+		create = w.CreateRaw
+	}
+	fw, err := create(h)
 	if err != nil {
 		return err
 	}
