@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,8 +117,14 @@ func TestKeyQuotaAndOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Bob's key by its address: keys made in the same instant of the
+	// test's clock are listed in no set order.
+	i := slices.IndexFunc(keys, func(k quire.APIKey) bool { return k.Email == "bob@example.com" })
+	if i < 0 {
+		t.Fatalf("no key of bob's in %v", keys)
+	}
 	three := int64(3)
-	if err := e.DB.SetKeyLimits(t.Context(), quire.KeyLimits{KeyID: keys[1].ID, Quota: &three, UpdatedAt: now}); err != nil {
+	if err := e.DB.SetKeyLimits(t.Context(), quire.KeyLimits{KeyID: keys[i].ID, Quota: &three, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	e.Clock.Set(now.Add(keylimit.Refresh)) // every instance has it by now
