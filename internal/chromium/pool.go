@@ -114,15 +114,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Path == "" {
 		o.Path = DefaultPath
 	}
-	if o.Executable == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return o, fmt.Errorf("chromium: cannot find this program to confine the browser: %w", err)
-		}
-		o.Executable = exe
-	}
-	if o.WorkerArgs == nil {
-		o.WorkerArgs = []string{"convert-worker"}
+	var err error
+	if o.Executable, o.WorkerArgs, err = convert.WorkerProgram(o.Executable, o.WorkerArgs); err != nil {
+		return o, fmt.Errorf("chromium: %w", err)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

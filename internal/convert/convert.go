@@ -191,6 +191,22 @@ type Options struct {
 // DefaultProgramDir is where Debian's LibreOffice packages install it.
 const DefaultProgramDir = "/usr/lib/libreoffice/program"
 
+// WorkerProgram is the program and arguments that start a confined
+// engine process (a LibreOffice worker, a browser): exe and args when set,
+// else this program in its "convert-worker" mode, which must call RunWorker.
+func WorkerProgram(exe string, args []string) (string, []string, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", nil, fmt.Errorf("cannot find this program to confine the engine: %w", err)
+		}
+	}
+	if args == nil {
+		args = []string{"convert-worker"}
+	}
+	return exe, args, nil
+}
+
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() (Options, error) {
 	if o.Workers <= 0 {
@@ -226,15 +242,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxNesting == 0 {
 		o.MaxNesting = DefaultMaxNesting
 	}
-	if o.Executable == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return o, fmt.Errorf("convert: cannot find this program to start workers: %w", err)
-		}
-		o.Executable = exe
-	}
-	if o.WorkerArgs == nil {
-		o.WorkerArgs = []string{"convert-worker"}
+	var err error
+	if o.Executable, o.WorkerArgs, err = WorkerProgram(o.Executable, o.WorkerArgs); err != nil {
+		return o, fmt.Errorf("convert: %w", err)
 	}
 	if o.Dir != "" {
 		dir, err := filepath.Abs(o.Dir) // a confined worker sees its directories at their absolute paths (confine.go)
