@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/config"
 )
 
@@ -39,7 +40,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire keys:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app.App) error {
 		switch {
 		case sub == "list" && len(pos) == 0 && asJSON:
 			return listKeysJSON(ctx, a, stdout)
@@ -48,7 +49,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 		case sub == "limit" && len(pos) == 1:
 			return lf.apply(ctx, a, pos[0], stdout)
 		case sub == "revoke" && len(pos) == 1:
-			err := a.auth.Revoke(ctx, pos[0])
+			err := a.Auth.Revoke(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {
 				return fmt.Errorf("no key with id %q", pos[0])
 			}
@@ -57,7 +58,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 			}
 			return err
 		case sub == "create" && len(pos) == 0 && email != "":
-			key, rec, err := a.auth.CreateKey(ctx, email)
+			key, rec, err := a.Auth.CreateKey(ctx, email)
 			if err == nil {
 				fmt.Fprintf(stdout, "created %s for %s; the key is shown only now:\n%s\n", rec.ID, rec.Email, key)
 			}
@@ -67,8 +68,8 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-func listKeys(ctx context.Context, a *app, w io.Writer) error {
-	keys, err := a.auth.Keys(ctx)
+func listKeys(ctx context.Context, a *app.App, w io.Writer) error {
+	keys, err := a.Auth.Keys(ctx)
 	if err != nil {
 		return err
 	}
