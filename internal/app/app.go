@@ -67,7 +67,7 @@ type App struct {
 	Limiter   *ratelimit.Limiter // the shared counters: page rate limits, per-key rates
 
 	converter signing.Converter // Convert, the on-demand worker, or nil
-	onDemand  *onDemandPool
+	onDemand  *OnDemand
 	identity  *pdfsign.Identity
 	ownDB     bool // the database and the identity were opened here, and are closed with the app
 	ownID     bool // (the identity may hold a token's session)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -17,7 +19,7 @@ import (
 func (a *App) startEngines(onDemand bool) (err error) {
 	cfg := a.Config
 	if onDemand {
-		a.onDemand = &onDemandPool{opt: cfg.ConvertOptions(a.Log)}
+		a.onDemand = NewOnDemand(cfg, a.Log)
 		a.converter = a.onDemand
 		return nil
 	}
@@ -80,21 +82,27 @@ func (a *App) Converter() interface {
 	return a.converter
 }
 
-// onDemandPool is a one-worker conversion pool started on first use, so
+// OnDemand is a one-worker conversion pool started on first use, so
 // that commands that never convert start no LibreOffice.
-type onDemandPool struct {
+type OnDemand struct {
 	opt  convert.Options
 	once sync.Once
 	pool *convert.Pool
 	err  error
 }
 
-func (l *onDemandPool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
+// NewOnDemand returns the on-demand worker of cfg's conversion settings,
+// for commands that convert without the rest of the service (quire convert).
+func NewOnDemand(cfg *config.Config, log *slog.Logger) *OnDemand {
+	return &OnDemand{opt: cfg.ConvertOptions(log)}
+}
+
+func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
 	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
 	return r.PDF, err
 }
 
-func (l *onDemandPool) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
+func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
 		l.pool, l.err = convert.NewPool(l.opt)
@@ -106,7 +114,7 @@ func (l *onDemandPool) ConvertWith(ctx context.Context, in []byte, from, to stri
 }
 
 // Close stops the worker, if one was started.
-func (l *onDemandPool) Close(ctx context.Context) error {
+func (l *OnDemand) Close(ctx context.Context) error {
 	if l.pool == nil {
 		return nil
 	}
