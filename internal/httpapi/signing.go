@@ -58,8 +58,8 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
-	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
-	if err == nil && req.Document.URL != "" {
+	req.PDFA = q.string(convert.ParamPDFA) // Sign validates the request
+	if err == nil && len(req.Malformed) == 0 && req.Document.URL != "" {
 		err = s.chargeDownload(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}
 	if err != nil {
