@@ -146,9 +146,9 @@ func TestDecodeVerifyRequest(t *testing.T) {
 	if d, err := decodeVerifyRequest([]byte(`{"document":{"base64":"JVBERi0xLjcK"}}`), 1<<20); err != nil || string(d.Bytes) != "%PDF-1.7\n" {
 		t.Errorf("base64: %+v %v", d, err)
 	}
-	// Both base64 and url decode: the service refuses them (signing's
-	// TestVerifyRefusesTwoDocuments).
-	for body, field := range map[string]string{`{"document":{}}`: "document", `{"documnet":{}}`: "documnet",
+	// Neither or both of base64 and url decode: the service refuses them
+	// (signing's TestVerifyRefusesTwoDocuments).
+	for body, field := range map[string]string{`{"documnet":{}}`: "documnet",
 		`{"document":{"url":1}}`: "document.url"} {
 		_, err := decodeVerifyRequest([]byte(body), 1<<20)
 		var qe *quire.Error
