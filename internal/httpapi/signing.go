@@ -16,8 +16,8 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Metered: quire.OpSign},
-		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Metered: quire.OpSign, Auth: KeyRequired},
+		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify, Auth: KeyOptional},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 		{Method: "GET", Path: "/v1/ca/{id}/crl", Handler: s.caFile(s.deps.Signing.CRL, "application/pkix-crl", "no-cache")},
 		{Method: "GET", Path: "/v1/ca/{id}/certificate", Handler: s.caFile(s.deps.Signing.CACertificate, "application/pkix-cert", "max-age=86400")},
