@@ -48,8 +48,9 @@ type app struct {
 
 // openApp opens the database (applying migrations), loads the server
 // secret and checks it against the database, and builds the services.
-// conv converts DOCX for signing; nil refuses DOCX.
-func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv signing.Converter) (a *app, err error) {
+// conv converts DOCX for signing; nil refuses DOCX. The services' metrics
+// go to reg.
+func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv signing.Converter, reg *prometheus.Registry) (a *app, err error) {
 	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -100,7 +101,6 @@ func openApp(ctx context.Context, cfg *config.Config, log *slog.Logger, conv sig
 	if err != nil {
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
 	limiter := ratelimit.New(db, secret, time.Now)
 	return &app{cfg: cfg, log: log, metrics: reg, db: db, signing: sign, identity: id, annotate: fill, limiter: limiter,
 		limits: keylimit.New(cfg.KeyLimits(), db, ratelimit.NewBlocks(limiter), time.Now),
@@ -195,7 +195,7 @@ func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(c
 	log := newLogger(stderr, "warn")
 	conv := &lazyPool{opt: cfg.ConvertOptions(log)} // started only if a command converts
 	defer conv.Close()
-	a, err := openApp(ctx, cfg, log, conv)
+	a, err := openApp(ctx, cfg, log, conv, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintln(stderr, name+":", err)
 		return 1

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/quire-dev/quire/internal/config"
 )
 
@@ -70,7 +72,7 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire init:", err)
 		return 2
 	}
-	a, err := openApp(context.Background(), cfg, newLogger(stderr, "warn"), nil)
+	a, err := openApp(context.Background(), cfg, newLogger(stderr, "warn"), nil, prometheus.NewRegistry())
 	if err != nil {
 		fmt.Fprintln(stderr, "quire init:", err)
 		return 1

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
@@ -54,11 +56,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
-	pool, err := startConversion(cfg, log)
+	reg := prometheus.NewRegistry() // the engines' metrics and the services'
+	pool, err := startConversion(cfg, log, reg)
 	if err != nil {
 		return err
 	}
-	browsers, err := startChromium(cfg, log)
+	browsers, err := startChromium(cfg, log, reg)
 	if err != nil {
 		stopConversion(context.Background(), pool, log)
 		return err
@@ -67,7 +70,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if pool != nil {
 		conv = pool
 	}
-	a, err := openApp(ctx, cfg, log, conv)
+	a, err := openApp(ctx, cfg, log, conv, reg)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
@@ -155,12 +158,14 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 // is disabled. They warm up in the background; a machine without
 // LibreOffice still serves everything else, while /v1/convert and the
 // readiness check (/v1/health) say that conversion is down.
-func startConversion(cfg *config.Config, log *slog.Logger) (*convert.Pool, error) {
+func startConversion(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*convert.Pool, error) {
 	if cfg.ConvertWorkers < 0 {
 		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
 		return nil, nil
 	}
-	return convert.NewPool(cfg.ConvertOptions(log))
+	opt := cfg.ConvertOptions(log)
+	opt.Registerer = reg
+	return convert.NewPool(opt)
 }
 
 // stopConversion stops the workers once the HTTP server has finished;
@@ -177,12 +182,14 @@ func stopConversion(ctx context.Context, pool *convert.Pool, log *slog.Logger) {
 // startChromium starts the warm browsers that print HTML and Markdown,
 // unless they are off. Like the LibreOffice workers, they start in the
 // background, and a machine without Chromium serves the rest.
-func startChromium(cfg *config.Config, log *slog.Logger) (*chromium.Pool, error) {
+func startChromium(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*chromium.Pool, error) {
 	if cfg.ChromiumWorkers < 0 {
 		log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
 		return nil, nil
 	}
-	return chromium.NewPool(cfg.ChromiumOptions(log))
+	opt := cfg.ChromiumOptions(log)
+	opt.Registerer = reg
+	return chromium.NewPool(opt)
 }
 
 // stopChromium stops the browsers once the HTTP server has finished;

@@ -110,12 +110,6 @@ func New(d Deps, o Options) *Server {
 		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
-	if d.Chromium != nil {
-		d.Metrics.MustRegister(newConvertCollector("quire_chromium", "browsers", d.Chromium.Status))
-	}
-	if d.Convert != nil {
-		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
-	}
 	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))

@@ -135,7 +135,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	var conv signing.Converter
 	if cfg.ConvertWorkers > 0 {
-		s.Convert = startPool(t, cfg.ConvertWorkers, log)
+		s.Convert = startPool(t, cfg.ConvertWorkers, log, reg)
 		conv = s.Convert
 	}
 	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now, Timestamper: cfg.Timestamper,
@@ -150,7 +150,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	}
 	s.Annotate = annotate.NewService(engine, conv, 10<<20, log)
 	if cfg.ChromiumBrowsers > 0 {
-		s.Chromium = startChromium(t, cfg.ChromiumBrowsers, log)
+		s.Chromium = startChromium(t, cfg.ChromiumBrowsers, log, reg)
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 10
@@ -183,9 +183,9 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 
 // startPool starts warm conversion workers (the test binary, see
 // RunWorkerIfAsked) and waits until they are ready.
-func startPool(t testing.TB, workers int, log *slog.Logger) *convert.Pool {
+func startPool(t testing.TB, workers int, log *slog.Logger, reg prometheus.Registerer) *convert.Pool {
 	t.Helper()
-	pool, err := convert.NewPool(convert.Options{Workers: workers, Executable: os.Args[0], WorkerArgs: []string{"convert-worker"}, Logger: log})
+	pool, err := convert.NewPool(convert.Options{Workers: workers, Executable: os.Args[0], WorkerArgs: []string{"convert-worker"}, Logger: log, Registerer: reg})
 	if err != nil {
 		t.Fatalf("conversion engine (apt-get install libreoffice-writer-nogui libreofficekit-dev): %v", err)
 	}
@@ -200,13 +200,13 @@ func startPool(t testing.TB, workers int, log *slog.Logger) *convert.Pool {
 
 // startChromium starts browsers confined by the test binary and waits
 // until they are ready.
-func startChromium(t testing.TB, browsers int, log *slog.Logger) *chromium.Pool {
+func startChromium(t testing.TB, browsers int, log *slog.Logger, reg prometheus.Registerer) *chromium.Pool {
 	t.Helper()
 	if _, err := os.Stat(chromium.DefaultPath); err != nil {
 		t.Fatalf("%s is missing: apt-get install chromium", chromium.DefaultPath)
 	}
 	pool, err := chromium.NewPool(chromium.Options{Browsers: browsers, JobTimeout: 2 * time.Minute, Executable: os.Args[0],
-		WorkerArgs: []string{"convert-worker"}, Logger: log})
+		WorkerArgs: []string{"convert-worker"}, Logger: log, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
