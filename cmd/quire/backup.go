@@ -200,7 +200,10 @@ func restore(ctx context.Context, cfg *config.Config, file string) (backup.Manif
 func parseFileCommand(name, usage string, args []string, stderr io.Writer) (*config.Config, string, int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, usage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, "", 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quire %s: %v\n", name, err)
 		return nil, "", 2

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/app"
-	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -28,12 +27,8 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the PDF to `OUT.pdf` (required)")
 	from := fs.String("from", "", "`FORMAT` of IN: "+strings.Join(convert.Formats, ", ")+" (default: from IN's extension)")
 	opts, setOptions := jobOptionFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: quire convert IN -o OUT.pdf [--from FORMAT] [options]\n\n"+
-			"Converts a document to PDF with LibreOffice, as POST /v1/convert does, with its options.\n\nflags:")
-		fs.PrintDefaults()
-	}
-	cfg, in, err := config.Parse(fs, args)
+	cfg, in, err := parseArgs(fs, "usage: quire convert IN -o OUT.pdf [--from FORMAT] [options]\n\n"+
+		"Converts a document to PDF with LibreOffice, as POST /v1/convert does, with its options.", args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

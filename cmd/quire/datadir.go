@@ -60,7 +60,10 @@ func dataDirParts(cfg *config.Config) []string {
 func runInit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, "usage: quire init   (sets up QUIRE_DATA_DIR without serving)", args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,10 @@ func runHealth(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	live := fs.Bool("live", false, "ask /v1/health/live (the process answers) instead of /v1/health (ready)")
-	cfg, _, err := config.Parse(fs, args)
+	cfg, _, err := parseArgs(fs, "usage: quire health [--live]   (exit 0 when the local server is ready)", args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire health:", err)
 		return 2

@@ -11,7 +11,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/app"
-	"github.com/quire-dev/quire/internal/config"
 )
 
 const keysUsage = "usage: quire keys list [--json] | revoke ID | create --email ADDRESS | limit ID [--concurrent N] [--rate N/DUR] [--quota N/month] [--clear]"
@@ -21,6 +20,10 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, keysUsage)
 		return 2
+	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(stdout, keysUsage+"\n\nRun quire keys SUBCOMMAND -h for its flags.")
+		return 0
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
@@ -35,7 +38,10 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	case "limit":
 		lf.define(fs)
 	}
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, keysUsage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire keys:", err)
 		return 2

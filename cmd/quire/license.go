@@ -11,7 +11,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/app"
-	"github.com/quire-dev/quire/internal/config"
 )
 
 const licenseUsage = "usage: quire license create --org NAME --email CONTACT [--hosts HOST,...] | list | revoke ID | hosts KEY (HOST,... | --clear)"
@@ -23,6 +22,10 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, licenseUsage)
 		return 2
+	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(stdout, licenseUsage+"\n\nRun quire license SUBCOMMAND -h for its flags.")
+		return 0
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("license "+sub, flag.ContinueOnError)
@@ -36,7 +39,10 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 	case "hosts":
 		fs.BoolVar(&clear, "clear", false, "remove the host list: opens from any host count as the customer's")
 	}
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, licenseUsage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "quire license:", err)
 		return 2

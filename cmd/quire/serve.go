@@ -27,7 +27,10 @@ const cleanupEvery = 10 * time.Minute
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, "usage: quire serve   (runs the HTTP service)", args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}

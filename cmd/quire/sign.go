@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quire-dev/quire/internal/app"
-	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -28,7 +28,10 @@ func runSign(args []string, stdout, stderr io.Writer) int {
 	email := fs.String("email", "", "signer's e-mail (required)")
 	eventID := fs.String("event-id", "", "signing event id (default: a new UUID)")
 	noCert := fs.Bool("no-certificate", false, "do not append the certificate pages")
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, signUsage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil || len(pos) != 1 || *out == "" || *name == "" || *email == "" {
 		fmt.Fprintln(stderr, signUsage)
 		return 2
@@ -64,7 +67,10 @@ const verifyUsage = "usage: quire verify FILE.pdf"
 func runVerify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, verifyUsage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil || len(pos) != 1 {
 		fmt.Fprintln(stderr, verifyUsage)
 		return 2

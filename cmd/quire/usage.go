@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/app"
-	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -31,7 +31,10 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 	groupBy := fs.String("group-by", "month", "day or month")
 	key := fs.String("license-key", "", "only this license key")
 	api := fs.Bool("api", false, "the metering of API operations per API key (GET /v1/usage/api) instead of telemetry")
-	cfg, pos, err := config.Parse(fs, args)
+	cfg, pos, err := parseArgs(fs, usageUsage, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil || len(pos) > 0 {
 		fmt.Fprintln(stderr, usageUsage)
 		return 2

@@ -36,13 +36,14 @@ type Request struct {
 	Document Document
 	Fields   []Field
 	PDF      bool // answer with the filled document converted to PDF
+
+	// Malformed lists the fields that the request's adapter could not
+	// decode; Validate reports them with the rest.
+	Malformed []quire.Detail
 }
 
 // Document is the template: exactly one of Bytes and URL.
-type Document struct {
-	Bytes []byte
-	URL   string
-}
+type Document = quire.Document
 
 // Field is one field to fill: the content controls with w:id ID (the
 // first in document order) or those whose JSON tag has group Group (all).
@@ -71,12 +72,9 @@ var hexColor = regexp.MustCompile(`^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
 
 // Validate reports everything wrong with the request in one validation error.
 func (r *Request) Validate() error {
-	var bad []quire.Detail
+	bad := r.Document.Problems()
 	add := func(field, format string, args ...any) {
 		bad = append(bad, quire.Detail{Field: field, Issue: fmt.Sprintf(format, args...)})
-	}
-	if (len(r.Document.Bytes) > 0) == (r.Document.URL != "") {
-		add("document", "must hold exactly one of base64 and url")
 	}
 	if len(r.Fields) > MaxFields {
 		add("fields", "must hold at most %d fields", MaxFields)
@@ -84,10 +82,7 @@ func (r *Request) Validate() error {
 	for i, f := range r.Fields {
 		f.validate(fmt.Sprintf("fields[%d]", i), add)
 	}
-	if len(bad) > 0 {
-		return quire.Invalid("The annotate request is not valid.", bad...)
-	}
-	return nil
+	return quire.InvalidRequest("The annotate request is not valid.", r.Malformed, bad)
 }
 
 func (f *Field) validate(at string, add func(field, format string, args ...any)) {

@@ -26,7 +26,9 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	if cfg.ConvertWorkers < 0 {
 		a.Log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
 	} else {
-		if a.Convert, err = convert.NewPool(cfg.ConvertOptions(a.Log)); err != nil {
+		opt := cfg.ConvertOptions(a.Log)
+		opt.Registerer = a.Metrics
+		if a.Convert, err = convert.NewPool(opt); err != nil {
 			return err
 		}
 		a.converter = a.Convert
@@ -35,7 +37,9 @@ func (a *App) startEngines(onDemand bool) (err error) {
 		a.Log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
 		return nil
 	}
-	a.Chromium, err = chromium.NewPool(cfg.ChromiumOptions(a.Log))
+	opt := cfg.ChromiumOptions(a.Log)
+	opt.Registerer = a.Metrics
+	a.Chromium, err = chromium.NewPool(opt)
 	return err
 }
 

@@ -43,6 +43,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -80,6 +82,9 @@ type Options struct {
 	WorkerArgs []string
 	// Logger receives browser starts and replacements (default slog.Default()).
 	Logger *slog.Logger
+	// Registerer is where the engine's metrics go (convert.Collector,
+	// named quire_chromium_...); nil: nowhere.
+	Registerer prometheus.Registerer
 
 	// hostNamespaces starts the browsers without namespaces of their own,
 	// for tests that run without the quire program's worker mode.
@@ -172,6 +177,9 @@ func NewPool(opts Options) (*Pool, error) {
 		p.states[i] = convert.StateStarting
 		p.wg.Add(1)
 		go p.run(i)
+	}
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(convert.NewCollector("quire_chromium", "browser", p.Status))
 	}
 	return p, nil
 }

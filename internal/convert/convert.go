@@ -34,6 +34,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Errors of Convert. Each names the HTTP answer it stands for; wrapped
@@ -181,6 +183,9 @@ type Options struct {
 	// Logger receives worker starts, restarts and LibreOffice's stderr
 	// (default slog.Default()).
 	Logger *slog.Logger
+	// Registerer is where the engine's metrics go (metrics.go); nil:
+	// nowhere.
+	Registerer prometheus.Registerer
 
 	// hostNamespaces runs the workers without namespaces of their own
 	// (sandbox.go), for the tests' scripted workers, which crash by killing

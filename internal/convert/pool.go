@@ -141,6 +141,9 @@ func NewPool(opts Options) (*Pool, error) {
 		p.wg.Add(1)
 		go p.run(s)
 	}
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(p.collector())
+	}
 	return p, nil
 }
 

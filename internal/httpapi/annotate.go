@@ -23,7 +23,7 @@ func (s *Server) annotateRoutes() []Route {
 	}
 	// The template grows by 4/3 in base64; images ride in the fields.
 	max := s.deps.Annotate.MaxDocumentBytes()/3*4 + 4 + 16<<20
-	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Metered: quire.OpAnnotate}}
+	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Metered: quire.OpAnnotate, Auth: KeyRequired}}
 }
 
 func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
@@ -65,10 +65,13 @@ var (
 )
 
 // decodeAnnotate reads an annotate request: the JSON body and the query's
-// to. The error lists every bad field at once: those of the shape, and
-// those that break the request's rules (annotate.Request.Validate).
+// to. A body that is not a JSON object is refused here; any other field
+// that does not decode is left in the request's Malformed, for the
+// service's Validate to report with those that break the request's rules.
+// The template's base64 is decoded as the sign request's document is,
+// without a copy of the body.
 func decodeAnnotate(body []byte, q url.Values, maxDocument int64) (annotate.Request, error) {
-	d := &decoder{}
+	d, body := newDecoder(body, maxDocument, 0)
 	var req annotate.Request
 	switch to := q.Get("to"); to {
 	case "", "docx":
@@ -79,10 +82,9 @@ func decodeAnnotate(body []byte, q url.Values, maxDocument int64) (annotate.Requ
 	}
 	top := d.object("", json.RawMessage(body), annotateFields)
 	if top == nil {
-		return req, d.err(annotateInvalid, nil)
+		return req, d.err(annotateInvalid)
 	}
-	doc := d.document(top["document"], maxDocument)
-	req.Document = annotate.Document{Bytes: doc.Bytes, URL: doc.URL}
+	req.Document = d.document(top["document"], maxDocument)
 	if isAbsent(top["fields"]) {
 		d.bad("fields", "is required")
 	} else {
@@ -97,7 +99,8 @@ func decodeAnnotate(body []byte, q url.Values, maxDocument int64) (annotate.Requ
 			}
 		}
 	}
-	return req, d.err(annotateInvalid, req.Validate())
+	req.Malformed = d.details
+	return req, nil
 }
 
 const annotateInvalid = "The annotate request is not valid."

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/convert"
@@ -23,7 +21,7 @@ import (
 const multipartOverhead = 1 << 20
 
 func (s *Server) convertRoutes() []Route {
-	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Metered: quire.OpConvert, Budgeted: true}}
+	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Metered: quire.OpConvert, Budgeted: true, Auth: KeyRequired}}
 }
 
 // contentTypes are the media types of the output formats.
@@ -318,71 +316,3 @@ func convertReady(pool Engine) bool {
 
 // engineReady reports whether an engine in st can take a job now.
 func engineReady(st convert.Status) bool { return st.Ready+st.Busy > 0 }
-
-// convertCollectors expose the LibreOffice engine's state and counters to /metrics.
-func convertCollectors(pool Engine) []prometheus.Collector {
-	c := newConvertCollector("quire_convert", "worker", pool.Status)
-	c.counters = append(c.counters, newConvertMetric("quire_convert_cold_total", "Documents converted by a one-off soffice because LibreOfficeKit refused them.",
-		func(c convert.Counters) uint64 { return c.Cold }))
-	return []prometheus.Collector{c}
-}
-
-// convertCollector reads an engine's state once per scrape and reports
-// every metric from that one snapshot.
-type convertCollector struct {
-	status   func() convert.Status
-	gauges   []convertMetric[convert.Status]
-	counters []convertMetric[convert.Counters]
-}
-
-type convertMetric[T any] struct {
-	desc  *prometheus.Desc
-	value func(T) float64
-}
-
-func newConvertMetric[T any, N int | uint64](name, help string, v func(T) N) convertMetric[T] {
-	return convertMetric[T]{prometheus.NewDesc(name, help, nil, nil), func(s T) float64 { return float64(v(s)) }}
-}
-
-// newConvertCollector reports the metrics of an engine whose processes
-// (unit: "worker", "browser") report status, named prefix_...
-func newConvertCollector(prefix, unit string, status func() convert.Status) *convertCollector {
-	Unit := strings.ToUpper(unit[:1]) + unit[1:]
-	gauge := newConvertMetric[convert.Status, int]
-	counter := newConvertMetric[convert.Counters, uint64]
-	return &convertCollector{status: status,
-		gauges: []convertMetric[convert.Status]{
-			gauge(prefix+"_"+unit+"s_ready", "Conversion "+unit+"s warm and idle.", func(s convert.Status) int { return s.Ready }),
-			gauge(prefix+"_"+unit+"s_busy", "Conversion "+unit+"s running a job.", func(s convert.Status) int { return s.Busy }),
-			gauge(prefix+"_queue_length", "Conversions waiting for a "+unit+".", func(s convert.Status) int { return s.Queued }),
-		},
-		counters: []convertMetric[convert.Counters]{
-			counter(prefix+"_converted_total", "Documents converted.", func(c convert.Counters) uint64 { return c.Converted }),
-			counter(prefix+"_failed_total", "Conversions that failed after reaching a "+unit+".", func(c convert.Counters) uint64 { return c.Failed }),
-			counter(prefix+"_"+unit+"_crashes_total", unit+"s that died during a job.", func(c convert.Counters) uint64 { return c.Crashes }),
-			counter(prefix+"_"+unit+"_timeouts_total", Unit+"s killed because a job exceeded its time.", func(c convert.Counters) uint64 { return c.Timeouts }),
-			counter(prefix+"_"+unit+"_restarts_total", Unit+"s started to replace another.", func(c convert.Counters) uint64 { return c.Restarts }),
-			counter(prefix+"_"+unit+"_recycled_total", Unit+"s retired after their job or memory limit.", func(c convert.Counters) uint64 { return c.Recycled }),
-			counter(prefix+"_"+unit+"_over_memory_total", Unit+"s killed because a job exceeded their memory limit.", func(c convert.Counters) uint64 { return c.OverMemory }),
-		},
-	}
-}
-
-func (c *convertCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, m := range c.gauges {
-		ch <- m.desc
-	}
-	for _, m := range c.counters {
-		ch <- m.desc
-	}
-}
-
-func (c *convertCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.status() // one snapshot, so that the metrics of a scrape agree
-	for _, m := range c.gauges {
-		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, m.value(st))
-	}
-	for _, m := range c.counters {
-		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, m.value(st.Counters))
-	}
-}

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -19,7 +17,9 @@ import (
 // The JSON request bodies of the signing routes are decoded here: their
 // shape (known fields, with a hint at the nearest name for a near miss;
 // the type of each value; base64 and dates) is the adapter's business, the
-// rules of the values the request type's own (signing.Request.Validate).
+// rules of the values the request type's own (signing.Request.Validate),
+// which the service applies once, reporting the fields that did not decode
+// (the request's Malformed) with those that break a rule.
 
 // The fields each object of a sign request may hold; anything else is
 // refused with a hint at the nearest known name. certificate.enable is a
@@ -38,11 +38,12 @@ const (
 	verifyInvalid = "The verify request is not valid."
 )
 
-// decodeSignRequest decodes a sign request. The error lists every bad
-// field at once: those of the shape, and those that break the request's
-// rules.
+// decodeSignRequest decodes a sign request. A body that is not a JSON
+// object is refused here; any other field that does not decode is left in
+// the request's Malformed, for the service's Validate to report with the
+// fields that break the request's rules.
 func decodeSignRequest(body []byte, maxDocument int64) (signing.Request, error) {
-	d, body := newDecoder(body, maxDocument)
+	d, body := newDecoder(body, maxDocument, signingRoom)
 	return d.signRequest(body, maxDocument)
 }
 
@@ -50,7 +51,7 @@ func (d *decoder) signRequest(body []byte, maxDocument int64) (signing.Request, 
 	req := signing.Request{Certificate: true}
 	top := d.object("", json.RawMessage(body), signFields)
 	if top == nil {
-		return req, d.err(signInvalid, nil)
+		return req, d.err(signInvalid)
 	}
 	req.Document = d.document(top["document"], maxDocument)
 	if s := d.requiredObject("signer", top["signer"], signerFields); s != nil {
@@ -63,18 +64,20 @@ func (d *decoder) signRequest(body []byte, maxDocument int64) (signing.Request, 
 	if c := d.object("certificate", top["certificate"], certificateFields); c != nil {
 		req.Certificate = d.certificate(c)
 	}
-	return req, d.err(signInvalid, req.Validate())
+	req.Malformed = d.details
+	return req, nil
 }
 
 // decodeVerifyRequest decodes the JSON form of a verify request,
-// {"document":{"base64":"..."}} or {"document":{"url":"..."}}.
-func decodeVerifyRequest(body []byte, maxDocument int64) (signing.Document, error) {
-	d, body := newDecoder(body, maxDocument)
-	var doc signing.Document
+// {"document":{"base64":"..."}} or {"document":{"url":"..."}}. Its rule
+// (exactly one of them) is the service's (signing.Service.Verify).
+func decodeVerifyRequest(body []byte, maxDocument int64) (quire.Document, error) {
+	d, body := newDecoder(body, maxDocument, 0)
+	var doc quire.Document
 	if top := d.object("", json.RawMessage(body), verifyFields); top != nil {
 		doc = d.document(top["document"], maxDocument)
 	}
-	return doc, d.err(verifyInvalid, doc.Validate())
+	return doc, d.err(verifyInvalid)
 }
 
 // decoder collects the details of everything wrong with a request's shape.
@@ -85,18 +88,18 @@ type decoder struct {
 
 // newDecoder returns a decoder for body, and body to decode. A document
 // sent as plain base64 (no white space, escapes or data: prefix) is most of
-// the body: it is decoded here, in one pass, into a buffer with room for
-// what signing appends, and the body to decode holds an empty string in
+// the body: it is decoded here, in one pass, into a buffer with room bytes
+// to spare (what signing appends), and the body to decode holds an empty string in
 // its place, so that the JSON decoder does not walk it again and again.
 // Anything else about the document (its absence, a second one, a value
 // that is not plain base64 or is too large) leaves the body as it is, for
 // the decoder to read and report as usual.
-func newDecoder(body []byte, maxDocument int64) (*decoder, []byte) {
+func newDecoder(body []byte, maxDocument int64, room int) (*decoder, []byte) {
 	start, end, ok := documentBase64(body)
 	if !ok || int64(base64.StdEncoding.DecodedLen(end-start)) > maxDocument+2 {
 		return &decoder{}, body
 	}
-	doc, ok := decodePlainBase64(body[start:end])
+	doc, ok := decodePlainBase64(body[start:end], room)
 	if !ok || int64(len(doc)) > maxDocument {
 		return &decoder{}, body
 	}
@@ -104,16 +107,16 @@ func newDecoder(body []byte, maxDocument int64) (*decoder, []byte) {
 	return &decoder{inline: doc}, append(append(rest, body[:start]...), body[end:]...)
 }
 
-// signingRoom is the spare capacity of a decoded document: the incremental
+// signingRoom is the spare capacity of a document to sign: the incremental
 // update of a signing (certificate pages, signature) is written after the
 // document in the same buffer.
 const signingRoom = 256 << 10
 
 // decodePlainBase64 decodes s, padded or not, when it is base64 and
-// nothing else. Line breaks, which the base64 decoder skips, are not
+// nothing else, into a buffer with room bytes to spare. Line breaks, which the base64 decoder skips, are not
 // allowed raw in a JSON string: they leave the body to the JSON decoder,
 // which refuses it.
-func decodePlainBase64(s []byte) ([]byte, bool) {
+func decodePlainBase64(s []byte, room int) ([]byte, bool) {
 	if bytes.IndexByte(s, '\n') >= 0 || bytes.IndexByte(s, '\r') >= 0 {
 		return nil, false
 	}
@@ -121,7 +124,7 @@ func decodePlainBase64(s []byte) ([]byte, bool) {
 	if len(s)%4 != 0 {
 		enc = base64.RawStdEncoding
 	}
-	b := make([]byte, enc.DecodedLen(len(s)), enc.DecodedLen(len(s))+signingRoom)
+	b := make([]byte, enc.DecodedLen(len(s)), enc.DecodedLen(len(s))+room)
 	n, err := enc.Decode(b, s)
 	return b[:n], err == nil && n > 0
 }
@@ -265,29 +268,10 @@ func (d *decoder) bad(field, issue string) {
 	d.details = append(d.details, quire.Detail{Field: field, Issue: issue})
 }
 
-// err is a VALIDATION_ERROR with the decoding details and those of invalid
-// (the request type's Validate) that concern fields that did decode (a
-// field, its members and its parents are one), or nil when there are none.
-func (d *decoder) err(message string, invalid error) error {
-	details := d.details
-	var qe *quire.Error
-	if errors.As(invalid, &qe) {
-		for _, v := range qe.Details {
-			if !slices.ContainsFunc(d.details, func(x quire.Detail) bool { return within(v.Field, x.Field) || within(x.Field, v.Field) }) {
-				details = append(details, v)
-			}
-		}
-	}
-	if len(details) == 0 {
-		return nil
-	}
-	sort.SliceStable(details, func(i, j int) bool { return details[i].Field < details[j].Field })
-	return quire.Invalid(message, details...)
-}
-
-// within reports whether field is parent or one of its members.
-func within(field, parent string) bool {
-	return field == parent || strings.HasPrefix(field, parent+".") || strings.HasPrefix(field, parent+"[")
+// err is the VALIDATION_ERROR of everything found wrong with the request's
+// shape, or nil when nothing was.
+func (d *decoder) err(message string) error {
+	return quire.InvalidRequest(message, d.details, nil)
 }
 
 func join(prefix, name string) string {
@@ -351,8 +335,8 @@ func (d *decoder) string(field string, raw json.RawMessage) string {
 	return strings.TrimSpace(s)
 }
 
-func (d *decoder) document(raw json.RawMessage, maxBytes int64) signing.Document {
-	var doc signing.Document
+func (d *decoder) document(raw json.RawMessage, maxBytes int64) quire.Document {
+	var doc quire.Document
 	m := d.requiredObject("document", raw, documentFields)
 	if m == nil {
 		return doc

@@ -16,9 +16,14 @@ import (
 const minimal = `{"document":{"base64":"JVBERi0xLjcK"},"signer":{"email":"ann@example.com","name":"Ann Example"},
 	"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z","data":{}}]}`
 
+// details decodes body and validates the request, as the sign route and
+// the signing service do.
 func details(t *testing.T, body string) map[string]string {
 	t.Helper()
-	_, err := decodeSignRequest([]byte(body), 1<<20)
+	r, err := decodeSignRequest([]byte(body), 1<<20)
+	if err == nil {
+		err = r.Validate()
+	}
 	var qe *quire.Error
 	if !errors.As(err, &qe) || qe.Code != quire.CodeValidation {
 		t.Fatalf("%s: error %v, want VALIDATION_ERROR", body, err)
@@ -32,6 +37,9 @@ func details(t *testing.T, body string) map[string]string {
 
 func TestDecodeMinimal(t *testing.T) {
 	r, err := decodeSignRequest([]byte(minimal), 1<<20)
+	if err == nil {
+		err = r.Validate()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +146,10 @@ func TestDecodeVerifyRequest(t *testing.T) {
 	if d, err := decodeVerifyRequest([]byte(`{"document":{"base64":"JVBERi0xLjcK"}}`), 1<<20); err != nil || string(d.Bytes) != "%PDF-1.7\n" {
 		t.Errorf("base64: %+v %v", d, err)
 	}
-	for body, field := range map[string]string{`{"document":{}}`: "document", `{"documnet":{}}`: "documnet",
-		`{"document":{"base64":"JVBERi0xLjcK","url":"https://example.com/a.pdf"}}`: "document", `{"document":{"url":1}}`: "document.url"} {
+	// Neither or both of base64 and url decode: the service refuses them
+	// (signing's TestVerifyRefusesTwoDocuments).
+	for body, field := range map[string]string{`{"documnet":{}}`: "documnet",
+		`{"document":{"url":1}}`: "document.url"} {
 		_, err := decodeVerifyRequest([]byte(body), 1<<20)
 		var qe *quire.Error
 		if !errors.As(err, &qe) || qe.Message != "The verify request is not valid." || !slices.ContainsFunc(qe.Details, func(d quire.Detail) bool { return d.Field == field }) {
@@ -150,7 +160,10 @@ func TestDecodeVerifyRequest(t *testing.T) {
 
 func TestDecodeDocumentLimit(t *testing.T) {
 	big := base64.StdEncoding.EncodeToString(make([]byte, 2000))
-	_, err := decodeSignRequest([]byte(strings.Replace(minimal, `"JVBERi0xLjcK"`, `"`+big+`"`, 1)), 1000)
+	r, err := decodeSignRequest([]byte(strings.Replace(minimal, `"JVBERi0xLjcK"`, `"`+big+`"`, 1)), 1000)
+	if err == nil {
+		err = r.Validate()
+	}
 	var qe *quire.Error
 	if !errors.As(err, &qe) || qe.Details[0].Field != "document.base64" || !strings.Contains(qe.Details[0].Issue, "larger than the limit of 1000 bytes") {
 		t.Errorf("a 2000-byte document under a 1000-byte limit: %v", err)
@@ -176,7 +189,7 @@ func TestDecodeDocumentAhead(t *testing.T) {
 		{"nested look-alike", `{"metadata":{"document":{"base64":"eA=="}},"document":{"base64":"` + b64 + `"},` + rest + `}`, true},
 		{"two documents", `{"document":{"base64":"eA=="},"document":{"base64":"` + b64 + `"},` + rest + `}`, false},
 	} {
-		d, _ := newDecoder([]byte(c.body), 1<<20)
+		d, _ := newDecoder([]byte(c.body), 1<<20, signingRoom)
 		if ahead := d.inline != nil; ahead != c.ahead {
 			t.Errorf("%s: decoded ahead %v, want %v", c.name, ahead, c.ahead)
 		}

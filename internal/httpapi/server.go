@@ -73,6 +73,7 @@ type Route struct {
 	// a request with an API key is held to the key's limits and its
 	// answer counted (limits.go).
 	Metered string
+	Auth    Auth // what the route asks of the caller's API key (routeauth.go)
 }
 
 // Server is the http.Handler of the whole API.
@@ -82,20 +83,12 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	routes  []Route
+	keys    keyAreas
 	metrics *metrics
 	budget  *memory.Budget // nil: unbounded
 	handler http.Handler
 	started time.Time // for the uptime in /v1/health
 }
-
-// authenticated are the areas of the API that need an API key. The key is
-// checked before routing, so a caller without one learns nothing about
-// which operations exist there.
-var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
-
-// keyOptional are public operations that authenticate a key when one is
-// presented, so that its limits and metering apply.
-var keyOptional = []string{"/v1/verify"}
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
@@ -105,16 +98,11 @@ func New(d Deps, o Options) *Server {
 		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
-	if d.Chromium != nil {
-		d.Metrics.MustRegister(newConvertCollector("quire_chromium", "browsers", d.Chromium.Status))
-	}
-	if d.Convert != nil {
-		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
-	}
 	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}
+	s.keys = keyAreasOf(s.routes)
 	s.handler = s.wrap(http.HandlerFunc(s.dispatch))
 	return s
 }
@@ -147,16 +135,15 @@ func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
 	}
 }
 
-// dispatch authenticates protected areas, then routes, answering unknown
-// paths and methods in the error body.
+// dispatch authenticates the routes' key areas (Route.Auth), then routes,
+// answering unknown paths and methods in the error body.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	if protected(r.URL.Path) || (slices.Contains(keyOptional, r.URL.Path) && r.Header.Get("Authorization") != "") {
-		key, err := s.deps.Auth.Authenticate(r.Context(), bearer(r))
-		if err != nil {
+	if s.keys.needKey(r) {
+		var err error
+		if r, err = s.authenticate(r); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		r = r.WithContext(quire.WithTenant(context.WithValue(r.Context(), keyCtx{}, key), key.ID))
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
@@ -189,15 +176,6 @@ type headerProbe struct {
 func (p *headerProbe) Header() http.Header         { return p.header }
 func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
 func (p *headerProbe) WriteHeader(status int)      { p.status = status }
-
-func protected(path string) bool {
-	for _, p := range authenticated {
-		if path == p || strings.HasPrefix(path, p+"/") {
-			return true
-		}
-	}
-	return false
-}
 
 func bearer(r *http.Request) string {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")

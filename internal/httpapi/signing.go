@@ -16,8 +16,8 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Metered: quire.OpSign},
-		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Metered: quire.OpSign, Auth: KeyRequired},
+		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify, Auth: KeyOptional},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 		{Method: "GET", Path: "/v1/ca/{id}/crl", Handler: s.caFile(s.deps.Signing.CRL, "application/pkix-crl", "no-cache")},
 		{Method: "GET", Path: "/v1/ca/{id}/certificate", Handler: s.caFile(s.deps.Signing.CACertificate, "application/pkix-cert", "max-age=86400")},
@@ -58,8 +58,8 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
-	req.PDFA = q.string(convert.ParamPDFA) // Sign validates it
-	if err == nil && req.Document.URL != "" {
+	req.PDFA = q.string(convert.ParamPDFA) // Sign validates the request
+	if err == nil && len(req.Malformed) == 0 && req.Document.URL != "" {
 		err = s.chargeDownload(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,13 +42,14 @@ type Request struct {
 	Metadata    map[string]any // nil when absent
 	Certificate bool           // append the certificate pages
 	PDFA        string         // a DOCX becomes this PDF/A version (convert.PDFAVersions) before signing; "" for none
+
+	// Malformed lists the fields that the request's adapter could not
+	// decode; Validate reports them with the rest.
+	Malformed []quire.Detail
 }
 
 // Document is the input: exactly one of Bytes and URL.
-type Document struct {
-	Bytes []byte
-	URL   string
-}
+type Document = quire.Document
 
 // Signer identifies who signs (spec 2.3).
 type Signer struct {
@@ -65,8 +65,7 @@ var eventType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // Validate reports every bad field of r at once, as a VALIDATION_ERROR
 // whose details name the fields as the JSON request does.
 func (r Request) Validate() error {
-	var p problems
-	p.document(r.Document)
+	p := problems(r.Document.Problems())
 	p.signer(r.Signer)
 	p.auditTrail(r.AuditTrail)
 	p.text("eventId", r.EventID, 0, MaxEventIDLength)
@@ -75,15 +74,7 @@ func (r Request) Validate() error {
 	if errors.As(convert.JobOptions{PDFA: r.PDFA}.Validate(convert.FromDOCX, convert.ToPDF), &invalid) {
 		p = append(p, invalid.Details...)
 	}
-	return p.err("The sign request is not valid.")
-}
-
-// Validate reports a document that does not hold exactly one of Bytes
-// and URL.
-func (d Document) Validate() error {
-	var p problems
-	p.document(d)
-	return p.err("The document is not valid.")
+	return quire.InvalidRequest("The sign request is not valid.", r.Malformed, p)
 }
 
 // problems collects the details of everything wrong with a request.
@@ -91,20 +82,6 @@ type problems []quire.Detail
 
 func (p *problems) add(field, issue string) {
 	*p = append(*p, quire.Detail{Field: field, Issue: issue})
-}
-
-func (p problems) err(message string) error {
-	if len(p) == 0 {
-		return nil
-	}
-	sort.SliceStable(p, func(i, j int) bool { return p[i].Field < p[j].Field })
-	return quire.Invalid(message, p...)
-}
-
-func (p *problems) document(d Document) {
-	if (len(d.Bytes) == 0) == (d.URL == "") {
-		p.add("document", "must hold exactly one of base64 and url")
-	}
 }
 
 func (p *problems) signer(s Signer) {

@@ -218,12 +218,9 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 	return res, nil
 }
 
-// Load returns the bytes of a document: inline, or downloaded; either way
-// at most the limit.
+// Load returns the bytes of a valid document (its request validated):
+// inline, or downloaded; either way at most the limit.
 func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
-	if err := d.Validate(); err != nil {
-		return nil, err
-	}
 	if d.URL == "" {
 		if int64(len(d.Bytes)) > s.opt.MaxDocumentBytes {
 			return nil, quire.Errorf(quire.CodePayloadTooLarge, "The document is larger than the limit of %d bytes.", s.opt.MaxDocumentBytes)
@@ -313,6 +310,9 @@ type DocumentInfo struct {
 // Verify checks every signature of the document, inline or downloaded,
 // against the service's roots.
 func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) {
+	if err := quire.InvalidRequest("The verify request is not valid.", nil, d.Problems()); err != nil {
+		return VerifyResult{}, err
+	}
 	b, err := s.Load(ctx, d)
 	if err != nil {
 		return VerifyResult{}, err

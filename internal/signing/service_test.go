@@ -125,6 +125,19 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 	}
 }
 
+// TestVerifyRefusesTwoDocuments: a document must be inline or a URL, not
+// both; the verify route's decoding leaves that rule to Verify.
+func TestVerifyRefusesTwoDocuments(t *testing.T) {
+	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
+	for _, d := range []Document{{Bytes: pdftest.OnePage("x"), URL: "https://example.com/a.pdf"}, {}} {
+		_, err := svc.Verify(context.Background(), d)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Message != "The verify request is not valid." || len(qe.Details) != 1 || qe.Details[0].Field != "document" {
+			t.Errorf("Verify(%d bytes and %q) = %v, want the verify request's own message about document", len(d.Bytes), d.URL, err)
+		}
+	}
+}
+
 // TestVerifyHint: the certificate page names the verification page by its
 // absolute URL when the service knows it, and says how to find it when not;
 // it names the operator (QUIRE_SIGNING_ORG).

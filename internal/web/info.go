@@ -35,7 +35,7 @@ func (p *Pages) infoOf(r *http.Request) Info {
 			"health": base + "/v1/health", "docs": base + "/docs", "openapi": base + "/openapi.json"},
 		Authentication: "Authorization: Bearer <API key>. Get a key by e-mail: GET /v1/auth/register?email=..., " +
 			"then GET /v1/auth/verify?email=...&code=...",
-		Example: "curl -X POST '" + base + "/v1/convert?from=docx' -H 'Authorization: Bearer $QUIRE_API_KEY' " +
+		Example: "curl -X POST '" + base + "/v1/convert?from=docx' -H \"Authorization: Bearer $QUIRE_API_KEY\" " +
 			"-F file=@document.docx -o document.pdf",
 		Links: Links{"documentation": base + "/docs", "github": repository, "support": repository + "/issues",
 			"verify": base + "/verify"},

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -28,6 +30,19 @@ func get(t *testing.T, url string, header map[string]string) (*http.Response, st
 	return res, string(body)
 }
 
+// exampleExpandsTheKey runs the example command in a shell, with curl a
+// function that prints its arguments: the shell puts the caller's
+// $QUIRE_API_KEY in the Authorization header.
+func exampleExpandsTheKey(t *testing.T, example string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `curl() { printf '%s\n' "$@"; }; `+example)
+	cmd.Env = append(os.Environ(), "QUIRE_API_KEY=qk_test_123")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "\nAuthorization: Bearer qk_test_123\n") {
+		t.Errorf("the example does not send the caller's key (%v):\n%s\nit printed:\n%s", err, example, out)
+	}
+}
+
 // TestInfo checks GET / against the fields the hosted API's document
 // requires, in JSON and in plain text.
 func TestInfo(t *testing.T) {
@@ -45,6 +60,7 @@ func TestInfo(t *testing.T) {
 	if !strings.Contains(body, "Bearer <API key>") {
 		t.Errorf("authentication is escaped: %s", body)
 	}
+	exampleExpandsTheKey(t, info["example"].(string))
 	endpoints, _ := info["endpoints"].(map[string]any)
 	links, _ := info["links"].(map[string]any)
 	for _, f := range []string{"convert", "health", "docs"} {

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/quire-dev/quire/internal/config"
+)
+
+// parseArgs is config.Parse for a command whose usage lines are usage:
+// the flags defined on fs so far are the command's own. Asked for help
+// (-h or --help), it prints the usage, the command's own flags and then
+// the settings every command shares, and returns flag.ErrHelp, before
+// anything needs a data directory or a database.
+func parseArgs(fs *flag.FlagSet, usage string, args []string) (*config.Config, []string, error) {
+	own := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { own[f.Name] = true })
+	fs.Usage = func() { printHelp(fs, usage, own) }
+	return config.Parse(fs, args)
+}
+
+// printHelp writes fs's help to its output: usage, the flags named in own,
+// then the others (the settings).
+func printHelp(fs *flag.FlagSet, usage string, own map[string]bool) {
+	w := fs.Output()
+	mine, shared := flag.NewFlagSet(fs.Name(), flag.ContinueOnError), flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		set := shared
+		if own[f.Name] {
+			set = mine
+		}
+		set.Var(f.Value, f.Name, f.Usage)
+		set.Lookup(f.Name).DefValue = f.DefValue // the default, not a value parsed before -h
+	})
+	fmt.Fprintln(w, usage)
+	if len(own) > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		mine.SetOutput(w)
+		mine.PrintDefaults()
+	}
+	fmt.Fprintln(w, "\nsettings (every command's; each can also be set by its QUIRE_* variable):")
+	shared.SetOutput(w)
+	shared.PrintDefaults()
+}
+
+// isHelp reports whether arg asks for help, where a command expects a
+// subcommand.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
