@@ -32,7 +32,7 @@ func signTokenBenchmark() result {
 	}
 	defer cleanup()
 	var table, checks strings.Builder
-	p50 := signAlternating([]signServer{{"key file", nil}, {"SoftHSM2 token", tokenEnv}}, &table, &checks)
+	p50 := signAlternating([]signServer{{name: "key file"}, {name: "SoftHSM2 token", env: tokenEnv}}, &table, &checks)
 	file, token := medianDuration(p50[0]), medianDuration(p50[1])
 	var n strings.Builder
 	fmt.Fprintf(&n, "Two `bin/quire serve` processes (SQLite, QUIRE_CONVERT_WORKERS=-1), one signing with the key file generated in "+
@@ -82,6 +82,7 @@ func softHSMToken() (env []string, cleanup func(), err error) {
 type signServer struct {
 	name string
 	env  []string // settings added to QUIRE_CONVERT_WORKERS=-1
+	bin  string   // the build of quire; "": bin/quire
 }
 
 // signAlternating starts one bin/quire per server and measures POST
@@ -94,9 +95,13 @@ func signAlternating(servers []signServer, table, checks *strings.Builder) [][]t
 	enc := base64.StdEncoding.EncodeToString(pdftest.OnePage("Service agreement"))
 	var next []request
 	for _, s := range servers {
-		q := startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
+		bin := s.bin
+		if bin == "" {
+			bin = quireBinary()
+		}
+		q := startQuireBin(bin, append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
 		defer q.stop()
-		key := createKey(q.data, s.env...)
+		key := q.keyOf("bench@example.com", s.env...)
 		n := signRequests(q.url+"/v1/sign", key, enc, true)
 		checks.WriteString(checkSigned(q.url+"/v1/sign", key, n, "1-page PDF ("+s.name+")", true))
 		next = append(next, n)
