@@ -51,3 +51,29 @@ type APIUsageRow struct {
 	Operation string
 	OperationUsage
 }
+
+// A Charge is what one answer to a key counts: its usage rows (Period: the
+// day) and the key's monthly quota of documents (0: none), which the
+// month's count may not pass. It is committed whole or not at all.
+type Charge struct {
+	KeyID string
+	Quota int64
+	Rows  []APIUsageRow
+}
+
+// Documents are the documents the charge counts against the quota.
+func (c Charge) Documents() int64 {
+	var n int64
+	for _, r := range c.Rows {
+		n += r.Documents
+	}
+	return n
+}
+
+// ChargeResult is the outcome of a Charge: the key's documents this month
+// after it (before it, when it was refused), and whether the quota refused
+// it; a refused charge counted nothing.
+type ChargeResult struct {
+	MonthDocuments int64
+	Refused        bool
+}

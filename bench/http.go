@@ -75,6 +75,7 @@ func baselineServer(addr, file string) {
 type process struct {
 	cmd       *exec.Cmd
 	url, data string
+	bin       string // the binary serving, for the operator CLI of its data
 }
 
 // startProcess runs a server that logs {"msg":"quire listening","addr":...}
@@ -108,15 +109,18 @@ func (p *process) stop() {
 	}
 }
 
-func startQuire(env ...string) *process {
+func startQuire(env ...string) *process { return startQuireBin(quireBinary(), env...) }
+
+// startQuireBin is startQuire with another build of quire (baselineBinary).
+func startQuireBin(bin string, env ...string) *process {
 	data, err := os.MkdirTemp("", "quire-bench-")
 	if err != nil {
 		panic(err)
 	}
 	// No browsers unless a benchmark asks for them (a later value wins).
 	env = append([]string{"QUIRE_ADDR=127.0.0.1:0", "QUIRE_DATA_DIR=" + data, "QUIRE_CHROMIUM_WORKERS=-1"}, env...)
-	p := startProcess(quireBinary(), []string{"serve"}, env)
-	p.data = data
+	p := startProcess(bin, []string{"serve"}, env)
+	p.data, p.bin = data, bin
 	return p
 }
 
@@ -139,10 +143,17 @@ func createKeyFor(data, email string) string {
 	return operator([]string{"QUIRE_DATA_DIR=" + data}, "keys", "create", "--email", email)
 }
 
+// keyOf issues a key for email on server p with its own binary's CLI.
+func (p *process) keyOf(email string, env ...string) string {
+	return operatorBin(p.bin, append([]string{"QUIRE_DATA_DIR=" + p.data}, env...), "keys", "create", "--email", email)
+}
+
 // operator runs the quire CLI with env added (the server's data directory
 // and secret) and returns the last line it printed (the key it created).
-func operator(env []string, args ...string) string {
-	cmd := exec.Command(quireBinary(), args...)
+func operator(env []string, args ...string) string { return operatorBin(quireBinary(), env, args...) }
+
+func operatorBin(bin string, env []string, args ...string) string {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {

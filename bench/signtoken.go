@@ -32,7 +32,7 @@ func signTokenBenchmark() result {
 	}
 	defer cleanup()
 	var table, checks strings.Builder
-	p50 := signAlternating([]signServer{{"key file", nil}, {"SoftHSM2 token", tokenEnv}}, &table, &checks)
+	p50 := signAlternating([]signServer{{name: "key file"}, {name: "SoftHSM2 token", env: tokenEnv}}, tokenRounds, &table, &checks)
 	file, token := medianDuration(p50[0]), medianDuration(p50[1])
 	var n strings.Builder
 	fmt.Fprintf(&n, "Two `bin/quire serve` processes (SQLite, QUIRE_CONVERT_WORKERS=-1), one signing with the key file generated in "+
@@ -82,27 +82,32 @@ func softHSMToken() (env []string, cleanup func(), err error) {
 type signServer struct {
 	name string
 	env  []string // settings added to QUIRE_CONVERT_WORKERS=-1
+	bin  string   // the build of quire; "": bin/quire
 }
 
 // signAlternating starts one bin/quire per server and measures POST
 // /v1/sign of the 1-page PDF with the certificate page, one connection,
-// the servers taking turns for tokenRounds rounds so that all see the same
+// the servers taking turns for rounds rounds so that all see the same
 // machine. It writes a row per round into table, the validators' verdicts
 // into checks, and returns each server's p50 of every round.
-func signAlternating(servers []signServer, table, checks *strings.Builder) [][]time.Duration {
+func signAlternating(servers []signServer, rounds int, table, checks *strings.Builder) [][]time.Duration {
 	table.WriteString("| server | round | requests | req/s | p50 ms | p95 ms | p99 ms | failures |\n|---|---|---|---|---|---|---|---|\n")
 	enc := base64.StdEncoding.EncodeToString(pdftest.OnePage("Service agreement"))
 	var next []request
 	for _, s := range servers {
-		q := startQuire(append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
+		bin := s.bin
+		if bin == "" {
+			bin = quireBinary()
+		}
+		q := startQuireBin(bin, append([]string{"QUIRE_CONVERT_WORKERS=-1"}, s.env...)...)
 		defer q.stop()
-		key := createKey(q.data, s.env...)
+		key := q.keyOf("bench@example.com", s.env...)
 		n := signRequests(q.url+"/v1/sign", key, enc, true)
 		checks.WriteString(checkSigned(q.url+"/v1/sign", key, n, "1-page PDF ("+s.name+")", true))
 		next = append(next, n)
 	}
 	p50 := make([][]time.Duration, len(servers))
-	for round := 1; round <= tokenRounds; round++ {
+	for round := 1; round <= rounds; round++ {
 		for i, s := range servers {
 			st := load(1, signDuration, 200, next[i])
 			p50[i] = append(p50[i], st.p50)

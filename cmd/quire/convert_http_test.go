@@ -80,6 +80,17 @@ func TestConvertAndSignDOCXThroughTheService(t *testing.T) {
 	if st != 200 || !strings.Contains(string(b), `"valid":true`) {
 		t.Errorf("verify the signed DOCX: %d %s", st, b)
 	}
+	// The signing's count, committed with its record, includes the
+	// conversion on the way: two converts and the sign's DOCX.
+	for _, k := range apiUsageCLI(t, data, nil).Keys {
+		if len(k.Periods) != 1 {
+			t.Fatalf("usage periods: %+v", k.Periods)
+		}
+		ops := k.Periods[0].Operations
+		if ops.Sign.Requests != 1 || ops.Sign.Documents != 1 || ops.Sign.Pages < 2 || ops.Convert.Requests != 2 || ops.Convert.Documents != 3 {
+			t.Errorf("usage of %s: %+v", k.Email, ops)
+		}
+	}
 	if st, b := in.get("/v1/health"); st != 200 || !strings.Contains(string(b), "1/1 workers ready") {
 		t.Errorf("health does not report the worker: %d %s", st, b)
 	}

@@ -139,6 +139,23 @@ func TestTwoInstancesShareAKeysRate(t *testing.T) {
 	}
 }
 
+// Two instances on one PostgreSQL hold a key's monthly quota exactly
+// under concurrent requests: the quota's signings are answered, the rest
+// refused with 429, and exactly the quota is counted.
+func TestTwoInstancesHoldAKeysQuota(t *testing.T) {
+	db := storetest.URL(t, "postgres")
+	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_SECRET=" + strings.Repeat("ef", 32), "QUIRE_KEY_QUOTA=25/month", "QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0"}
+	a := start(t, t.TempDir(), env...)
+	b := start(t, t.TempDir(), env...)
+	key := issueKey(t, a, b, "quota@example.com")
+	if ok, limited := signLoad(t, key, 60, a, b); ok != 25 || limited != 35 {
+		t.Fatalf("two instances answered %d signings and refused %d, want exactly 25 and 35", ok, limited)
+	}
+	if n := signRequests(apiUsageCLI(t, a.data, env), "quota@example.com"); n != 25 {
+		t.Errorf("metered %d signings, want 25", n)
+	}
+}
+
 // Every signing a client received answered before a kill -9 is counted.
 func TestCrashLosesNoAnsweredRequest(t *testing.T) {
 	for _, backend := range storetest.Backends {

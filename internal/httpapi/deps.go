@@ -9,7 +9,6 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
-	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -77,9 +76,12 @@ type Limits interface {
 	Admit(ctx context.Context, key string) (*keylimit.Admission, error)
 }
 
-// Meter counts a key's answered operations (internal/metering).
+// Meter counts a key's answered operations (internal/metering), within
+// its monthly quota.
 type Meter interface {
-	Record(ctx context.Context, key string, uses ...metering.Use) error
+	Now() time.Time
+	Record(ctx context.Context, c quire.Charge) (quire.ChargeResult, error)
+	Counted(c quire.Charge, res quire.ChargeResult)
 }
 
 // Pinger reports whether the database answers.

@@ -25,6 +25,7 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		start := time.Now()
+		var adm *keylimit.Admission
 		if s.deps.Limits != nil {
 			a, err := s.deps.Limits.Admit(r.Context(), key.ID)
 			if a != nil {
@@ -35,14 +36,30 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 			defer a.Done()
+			adm = a
 		}
 		if s.deps.Meter == nil {
 			h(w, r)
 			return
 		}
-		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, key: key.ID, start: start,
-			usage: usage{Use: metering.Use{Operation: op, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}}}}
-		h(m, r.WithContext(context.WithValue(r.Context(), usageCtx{}, &m.usage)))
+		ans := &metering.Answer{Key: key.ID, Operation: op, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}, Start: start,
+			Settle: func(c quire.Charge, res quire.ChargeResult) error {
+				s.deps.Meter.Counted(c, res)
+				if adm == nil {
+					return nil
+				}
+				err := adm.Settle(res, c.Documents())
+				rateLimitHeaders(w.Header(), adm)
+				return err
+			}}
+		if adm != nil {
+			ans.Quota = adm.Limits.Quota
+		}
+		if b, ok := r.Body.(*body); ok {
+			ans.Read = func() int64 { return b.read }
+		}
+		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, answer: ans}
+		h(m, r.WithContext(metering.WithAnswer(r.Context(), ans)))
 	}
 }
 
@@ -74,22 +91,14 @@ func rateLimitHeaders(h http.Header, a *keylimit.Admission) {
 // seconds rounds d up to whole seconds.
 func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 
-type usageCtx struct{}
-
-// usage is what the answer of a metered request will count: its handler
-// fills in what it knows (documents, pages, engine time, a conversion).
-type usage struct {
-	metering.Use
-	converted int64 // documents converted on the way (sign with a DOCX)
-}
-
-// meter returns the usage of the metered request of ctx; a throwaway one
-// outside of any (the request has no key).
-func meter(ctx context.Context) *usage {
-	if u, ok := ctx.Value(usageCtx{}).(*usage); ok {
-		return u
+// meter returns the count of the metered request of ctx, which its
+// handler fills in (documents, pages, engine time, a conversion); a
+// throwaway one outside of any (the request has no key).
+func meter(ctx context.Context) *metering.Answer {
+	if a := metering.AnswerOf(ctx); a != nil {
+		return a
 	}
-	return &usage{}
+	return &metering.Answer{}
 }
 
 // pdfPages reads the page count of the page tree's root: one of quire's
@@ -111,17 +120,16 @@ func pdfPages(b []byte) int64 {
 	return int64(n)
 }
 
-// meteredWriter records the usage of a successful answer (200 or 202)
-// before its status line is sent: an answer the client received is
-// always counted. When the count cannot be recorded, the client gets
-// 503 instead of the answer, and the handler's writes go nowhere.
+// meteredWriter records the count of a successful answer (200 or 202)
+// before its status line is sent, unless the work committed it already:
+// an answer the client received is always counted. When the count cannot
+// be recorded, the client gets 503 instead of the answer (429 when the
+// quota refuses it), and the handler's writes go nowhere.
 type meteredWriter struct {
 	http.ResponseWriter
 	srv     *Server
 	r       *http.Request
-	key     string
-	start   time.Time
-	usage   usage
+	answer  *metering.Answer
 	decided bool
 	failed  bool
 }
@@ -158,23 +166,17 @@ func (m *meteredWriter) Write(b []byte) (int, error) {
 func (m *meteredWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
 
 func (m *meteredWriter) record() error {
-	if b, ok := m.r.Body.(*body); ok {
-		m.usage.InputBytes = b.read
+	if m.answer.Committed() {
+		return nil
 	}
-	if m.usage.EngineSeconds == 0 { // the handler did not time its engine: the work's time
-		m.usage.EngineSeconds = time.Since(m.start).Seconds()
-	}
-	uses := []metering.Use{m.usage.Use}
-	if m.usage.converted > 0 {
-		uses = append(uses, metering.Use{Operation: quire.OpConvert, OperationUsage: quire.OperationUsage{Documents: m.usage.converted}})
-	}
+	c := m.answer.Charge(m.srv.deps.Meter.Now())
 	// The answer is ready: a client that went away meanwhile still had
 	// the work done, and is counted.
-	err := m.srv.deps.Meter.Record(context.WithoutCancel(m.r.Context()), m.key, uses...)
+	res, err := m.srv.deps.Meter.Record(context.WithoutCancel(m.r.Context()), c)
 	if err != nil {
-		m.srv.logger(m.r.Context()).Error("usage not recorded; answering 503", "key_id", m.key, "operation", m.usage.Operation, "err", err)
+		m.srv.logger(m.r.Context()).Error("usage not recorded; answering 503", "key_id", m.answer.Key, "operation", m.answer.Operation, "err", err)
 		return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: 5 * time.Second,
 			Message: "The request could not be counted, so its answer is withheld; try again shortly."}
 	}
-	return nil
+	return m.answer.Settled(c, res)
 }

@@ -3,12 +3,15 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,7 +135,7 @@ func TestKeyQuotaAndOverrides(t *testing.T) {
 	for i := range 2 {
 		r := e.signPDF(ann, body)
 		signedPDF(t, r)
-		if got, want := r.header.Get("RateLimit"), `"quota";r=`+strconv.Itoa(2-i)+`;t=`+strconv.Itoa(int(monthEnd.Sub(now.Add(keylimit.Refresh)).Seconds())); got != want {
+		if got, want := r.header.Get("RateLimit"), `"quota";r=`+strconv.Itoa(1-i)+`;t=`+strconv.Itoa(int(monthEnd.Sub(now.Add(keylimit.Refresh)).Seconds())); got != want {
 			t.Errorf("answer %d: RateLimit %q, want %q", i, got, want)
 		}
 	}
@@ -148,6 +151,79 @@ func TestKeyQuotaAndOverrides(t *testing.T) {
 	// A new month, a new quota.
 	e.Clock.Set(monthEnd.Add(5 * time.Second))
 	signedPDF(t, e.signPDF(ann, body))
+}
+
+// Requests of one key arriving at once on two instances near its quota:
+// exactly the quota's documents are answered, whether the count commits in
+// the signing's transaction (sign) or in a group commit (verify); the rest
+// are 429 with the headers, and nothing of theirs is counted.
+func TestKeyQuotaExactAcrossInstances(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		const quota, requests = 9, 40
+		lim := withKeyLimits(keylimit.Limits{Quota: quota})
+		a, b := newEnv(t, db, unlimited(), lim), newEnv(t, db, unlimited(), lim)
+		now, monthEnd := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		a.Clock.Set(now)
+		b.Clock.Set(now)
+		key := a.key("ann@example.com")
+		sign := signBody(inline(pdftest.OnePage("quota")))
+		verify := `{"document":` + inline(pdftest.OnePage("v")) + `}`
+		var ok, limited atomic.Int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range requests {
+			wg.Go(func() {
+				base, path, body := a.URL, "/v1/sign", sign
+				if i%2 == 1 {
+					base = b.URL
+				}
+				if i%4 >= 2 {
+					path, body = "/v1/verify", verify
+				}
+				req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				<-start
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer res.Body.Close()
+				switch res.StatusCode {
+				case 200:
+					ok.Add(1)
+				case 429:
+					limited.Add(1)
+					if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s < 1 ||
+						!strings.Contains(res.Header.Get("RateLimit-Policy"), `"quota";q=9`) || !strings.Contains(res.Header.Get("RateLimit"), `"quota";r=`) {
+						t.Errorf("429 without its headers: %v", res.Header)
+					}
+				default:
+					b, _ := io.ReadAll(res.Body)
+					t.Errorf("%s: %d %s", path, res.StatusCode, b)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if ok.Load() != quota || limited.Load() != requests-quota {
+			t.Errorf("answered %d and refused %d, want exactly %d and %d", ok.Load(), limited.Load(), quota, requests-quota)
+		}
+		month := quire.Month(now)
+		keys, err := a.Auth.Keys(t.Context())
+		if err != nil || len(keys) != 1 {
+			t.Fatal(keys, err)
+		}
+		if n, err := db.MonthDocuments(t.Context(), keys[0].ID, month); err != nil || n != quota {
+			t.Errorf("month's documents %d (%v), want %d", n, err, quota)
+		}
+		r := a.signPDF(key, sign)
+		tooMany(t, r, int(monthEnd.Sub(now).Seconds())) // used up: until the month ends
+		if !strings.Contains(r.header.Get("RateLimit"), `"quota";r=0;`) {
+			t.Errorf("RateLimit %q when used up", r.header.Get("RateLimit"))
+		}
+	})
 }
 
 func TestAPIUsageReport(t *testing.T) {

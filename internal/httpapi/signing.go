@@ -72,11 +72,6 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	u := meter(r.Context())
-	u.Pages = int64(res.Pages)
-	if res.Converted {
-		u.converted = 1
-	}
 	w.Header().Set("X-Quire-Event-Id", res.EventID)
 	w.Header().Set("X-Quire-Document-SHA256", res.SHA256)
 	writeDocument(w, res.PDF, "application/pdf", jsonField{"eventId", res.EventID}, jsonField{"sha256", res.SHA256})

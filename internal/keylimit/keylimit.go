@@ -2,6 +2,15 @@
 // starts: requests in progress at once (per instance), a rate shared by
 // every instance on the database (ratelimit.Blocks), and a monthly quota
 // of documents counted by the metering of API operations.
+//
+// The quota is exact across instances because the database decides it:
+// an answer's count is committed only if the month's documents stay within
+// the quota (quire.Charge), and a request whose count is refused is
+// answered 429 instead. Admission only keeps work from starting that
+// would be refused: it reads the key's count at most once per Refresh
+// while the key is far from its quota (before every request when near),
+// and lets no more requests of a key in progress here than its quota has
+// documents left.
 package keylimit
 
 import (
@@ -60,12 +69,26 @@ type Enforcer struct {
 	overrides map[string]quire.KeyLimits
 	loaded    time.Time
 	running   map[string]int // requests in progress per key, on this instance
+	months    map[string]*monthCount
 }
+
+// monthCount is a key's documents this month, as last read or committed
+// here, and its requests in progress here, which may count some more.
+type monthCount struct {
+	month     int64
+	documents int64
+	read      time.Time
+	inflight  int64
+}
+
+// nearQuota is how close to its quota, in documents, a key's count is
+// read before each request rather than once per Refresh.
+const nearQuota = 10
 
 // New returns an enforcer of defaults, overridden per key from st, taking
 // rate tokens from rate.
 func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time) *Enforcer {
-	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, running: map[string]int{}}
+	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, running: map[string]int{}, months: map[string]*monthCount{}}
 }
 
 // Admission is an admitted request, or the state of a refused one.
@@ -77,14 +100,51 @@ type Admission struct {
 	Month     time.Duration    // the length of the quota's month
 	MonthEnd  time.Duration    // until the quota's month ends
 	release   func()
+	unreserve func()
+	e         *Enforcer
+	key       string
 }
 
-// Done ends an admitted request: it no longer counts against concurrency.
+// Done ends an admitted request: it no longer counts against concurrency,
+// nor, if it was not counted, against the quota's documents left here.
 func (a *Admission) Done() {
+	a.settle()
 	if a.release != nil {
 		a.release()
 		a.release = nil
 	}
+}
+
+func (a *Admission) settle() {
+	if a.unreserve != nil {
+		a.unreserve()
+		a.unreserve = nil
+	}
+}
+
+// Settle takes the outcome of the commit of the request's count: the
+// key's documents this month are known here at once, and a count the
+// quota refused is a RATE_LIMIT_ERROR, the request's answer.
+func (a *Admission) Settle(res quire.ChargeResult, documents int64) error {
+	a.settle()
+	if a.Limits.Quota == 0 {
+		return nil
+	}
+	a.e.counted(a.key, quire.Month(a.e.now()), res.MonthDocuments)
+	a.QuotaUsed = res.MonthDocuments
+	if !res.Refused {
+		return nil
+	}
+	if res.MonthDocuments >= a.Limits.Quota {
+		return a.usedUp()
+	}
+	return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: a.MonthEnd,
+		Message: fmt.Sprintf("This request's %d documents would pass the monthly quota of this API key: %d documents of %d used this month (UTC).", documents, res.MonthDocuments, a.Limits.Quota)}
+}
+
+func (a *Admission) usedUp() error {
+	return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: a.MonthEnd,
+		Message: fmt.Sprintf("The monthly quota of this API key is used up: %d documents of %d this month (UTC).", a.QuotaUsed, a.Limits.Quota)}
 }
 
 // Admit checks key's limits for one more request: concurrency first (it
@@ -97,7 +157,7 @@ func (e *Enforcer) Admit(ctx context.Context, key string) (*Admission, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Admission{Limits: lim}
+	a := &Admission{Limits: lim, e: e, key: key}
 	if err := e.enter(key, a); err != nil {
 		return a, err
 	}
@@ -145,16 +205,62 @@ func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) err
 	month := quire.Month(now)
 	a.MonthEnd = quire.MonthStart(month + 1).Sub(now)
 	a.Month = quire.MonthStart(month + 1).Sub(quire.MonthStart(month))
-	used, err := e.store.MonthDocuments(ctx, key, month)
-	if err != nil {
+	if err := e.readCount(ctx, key, month, a.Limits.Quota, now); err != nil {
 		return fmt.Errorf("quota of key %s: %w", key, err)
 	}
-	a.QuotaUsed = used
-	if used >= a.Limits.Quota {
-		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: a.MonthEnd,
-			Message: fmt.Sprintf("The monthly quota of this API key is used up: %d documents of %d this month (UTC).", used, a.Limits.Quota)}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.months[key]
+	a.QuotaUsed = c.documents
+	if c.documents >= a.Limits.Quota {
+		return a.usedUp()
+	}
+	if c.documents+c.inflight >= a.Limits.Quota {
+		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
+			Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", a.Limits.Quota-c.documents, a.Limits.Quota)}
+	}
+	c.inflight++
+	a.unreserve = func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		c.inflight--
 	}
 	return nil
+}
+
+// readCount reads key's documents this month from the database unless
+// the count known here will do: it is used up (a count only grows within
+// its month), or it is younger than Refresh and far from quota.
+func (e *Enforcer) readCount(ctx context.Context, key string, month, quota int64, now time.Time) error {
+	e.mu.Lock()
+	c := e.months[key]
+	known := c != nil && c.month == month && (c.documents >= quota ||
+		now.Sub(c.read) < Refresh && !now.Before(c.read) && quota-c.documents-c.inflight > nearQuota)
+	e.mu.Unlock()
+	if known {
+		return nil
+	}
+	n, err := e.store.MonthDocuments(ctx, key, month)
+	if err != nil {
+		return err
+	}
+	e.counted(key, month, n)
+	return nil
+}
+
+// counted learns that key's documents in month were n at now.
+func (e *Enforcer) counted(key string, month, n int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.months[key]
+	if c == nil || c.month != month {
+		if c != nil && c.month > month {
+			return // a late answer of the month before
+		}
+		c = &monthCount{month: month}
+		e.months[key] = c
+	}
+	c.documents, c.read = max(c.documents, n), e.now()
 }
 
 // limitsOf returns key's limits, reloading the overrides when they are

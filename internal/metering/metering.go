@@ -2,7 +2,10 @@
 // performed, per UTC day: requests answered, documents, pages, input bytes
 // and engine seconds. A count is durable before its answer is sent: the
 // Recorder commits the counts of the requests that arrive together in one
-// transaction (a group commit) and returns when it is done.
+// transaction (a group commit) and returns when it is done; an operation
+// that commits a record of its own (a signing) commits its Answer's count
+// in that record's transaction instead. Either way the count is a
+// quire.Charge, which the key's monthly quota may refuse.
 package metering
 
 import (
@@ -18,7 +21,7 @@ import (
 
 // Store keeps the counts; *store.DB is one.
 type Store interface {
-	AddAPIUsage(ctx context.Context, rows []quire.APIUsageRow) error
+	AddAPIUsage(ctx context.Context, charges []quire.Charge) ([]quire.ChargeResult, error)
 	APIUsage(ctx context.Context, fromDay, toDay int64, byMonth bool, keys []string) ([]quire.APIUsageRow, error)
 	Keys(ctx context.Context) ([]quire.APIKey, error)
 }
@@ -36,14 +39,13 @@ type Recorder struct {
 }
 
 type record struct {
-	rows []quire.APIUsageRow
-	done chan error
+	charge quire.Charge
+	done   chan outcome
 }
 
-// Use is what one answer did in one operation.
-type Use struct {
-	Operation string
-	quire.OperationUsage
+type outcome struct {
+	quire.ChargeResult
+	err error
 }
 
 // maxBatch bounds the records of one commit.
@@ -64,37 +66,36 @@ func NewRecorder(st Store, now func() time.Time, reg prometheus.Registerer) *Rec
 	return r
 }
 
-// Record counts the uses of one answer to key today (UTC), all in one
-// commit, and returns once they are durable, or the error that kept them
-// from being so.
-func (r *Recorder) Record(ctx context.Context, key string, uses ...Use) error {
-	rec := &record{done: make(chan error, 1)}
-	day := quire.Day(r.now())
-	for _, u := range uses {
-		rec.rows = append(rec.rows, quire.APIUsageRow{KeyID: key, Period: day, Operation: u.Operation, OperationUsage: u.OperationUsage})
-	}
+// Record commits the count of one answer, and returns once it is
+// durable (or refused by the quota), or the error that kept it from being
+// so.
+func (r *Recorder) Record(ctx context.Context, c quire.Charge) (quire.ChargeResult, error) {
+	rec := &record{charge: c, done: make(chan outcome, 1)}
 	select {
 	case r.queue <- rec:
 	case <-r.stopped:
-		return ErrClosed
+		return quire.ChargeResult{}, ErrClosed
 	case <-ctx.Done():
-		return ctx.Err()
+		return quire.ChargeResult{}, ctx.Err()
 	}
 	// Once queued, the record is committed or failed whatever ctx does:
 	// wait for the outcome so that a cancelled request is never counted
 	// without its caller knowing.
 	select {
-	case err := <-rec.done:
-		return err
+	case o := <-rec.done:
+		return o.ChargeResult, o.err
 	case <-r.stopped:
 		select {
-		case err := <-rec.done:
-			return err
+		case o := <-rec.done:
+			return o.ChargeResult, o.err
 		default:
-			return ErrClosed
+			return quire.ChargeResult{}, ErrClosed
 		}
 	}
 }
+
+// Now is the recorder's clock: the day an Answer is counted in.
+func (r *Recorder) Now() time.Time { return r.now() }
 
 // Close commits what is queued and stops the recorder.
 func (r *Recorder) Close() {
@@ -116,14 +117,19 @@ func (r *Recorder) run() {
 			}
 		}
 		batch := r.gather(first)
+		charges := make([]quire.Charge, len(batch))
+		for i, rec := range batch {
+			charges[i] = rec.charge
+		}
 		t0 := time.Now()
-		err := r.store.AddAPIUsage(context.Background(), sum(batch))
+		res, err := r.store.AddAPIUsage(context.Background(), charges)
 		r.commits.Observe(time.Since(t0).Seconds())
-		for _, rec := range batch {
+		for i, rec := range batch {
+			o := outcome{err: err}
 			if err == nil {
-				r.rows.WithLabelValues(rec.rows[0].Operation).Inc()
+				o.ChargeResult = res[i]
 			}
-			rec.done <- err
+			rec.done <- o
 		}
 	}
 }
@@ -142,24 +148,10 @@ func (r *Recorder) gather(first *record) []*record {
 	return batch
 }
 
-// sum adds up the records of one key, day and operation.
-func sum(batch []*record) []quire.APIUsageRow {
-	type id struct {
-		key, op string
-		day     int64
+// Counted updates the metrics with the outcome of a charge, committed by
+// Record or by the work's own transaction.
+func (r *Recorder) Counted(c quire.Charge, res quire.ChargeResult) {
+	if !res.Refused && len(c.Rows) > 0 {
+		r.rows.WithLabelValues(c.Rows[0].Operation).Inc()
 	}
-	index := map[id]int{}
-	var rows []quire.APIUsageRow
-	for _, rec := range batch {
-		for _, row := range rec.rows {
-			k := id{row.KeyID, row.Operation, row.Period}
-			if i, ok := index[k]; ok {
-				rows[i].Add(row.OperationUsage)
-				continue
-			}
-			index[k] = len(rows)
-			rows = append(rows, row)
-		}
-	}
-	return rows
 }

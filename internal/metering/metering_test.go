@@ -27,19 +27,19 @@ func TestRecorderCommitsEveryRecord(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				key := []string{"k1", "k2"}[i%2]
-				uses := []metering.Use{{Operation: quire.OpSign, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1, Pages: 3, InputBytes: 10}}}
+				a := &metering.Answer{Key: []string{"k1", "k2"}[i%2], Operation: quire.OpSign, Start: time.Now(),
+					OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1, Pages: 3, InputBytes: 10, EngineSeconds: 0.5}}
 				if i%20 < 2 { // a sign of a DOCX also counts a conversion: 10 per key
-					uses = append(uses, metering.Use{Operation: quire.OpConvert, OperationUsage: quire.OperationUsage{Documents: 1}})
+					a.Converted = 1
 				}
-				if err := rec.Record(ctx, key, uses...); err != nil {
-					t.Error(err)
+				if res, err := rec.Record(ctx, a.Charge(now)); err != nil || res.Refused {
+					t.Error(res, err)
 				}
 			}()
 		}
 		wg.Wait()
 		rec.Close()
-		if err := rec.Record(ctx, "k1", metering.Use{Operation: quire.OpSign}); !errors.Is(err, metering.ErrClosed) {
+		if _, err := rec.Record(ctx, quire.Charge{KeyID: "k1"}); !errors.Is(err, metering.ErrClosed) {
 			t.Errorf("Record after Close: %v", err)
 		}
 		q, err := metering.ParseQuery("2026-11-27T00:00:00Z", "2026-11-28T00:00:00Z", "day", now)
@@ -55,7 +55,7 @@ func TestRecorderCommitsEveryRecord(t *testing.T) {
 		}
 		for _, k := range rep.Keys {
 			ops := k.Periods[0].Operations
-			if ops.Sign != (quire.OperationUsage{Requests: 100, Documents: 100, Pages: 300, InputBytes: 1000}) || ops.Convert.Documents != 10 || ops.Convert.Requests != 0 {
+			if ops.Sign != (quire.OperationUsage{Requests: 100, Documents: 100, Pages: 300, InputBytes: 1000, EngineSeconds: 50}) || ops.Convert.Documents != 10 || ops.Convert.Requests != 0 {
 				t.Errorf("%s: %+v", k.KeyID, ops)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
@@ -32,6 +33,7 @@ type Converter interface {
 // every instance; *store.DB is one.
 type Recorder interface {
 	RecordSigning(ctx context.Context, s quire.Signing) error
+	RecordSigningCharged(ctx context.Context, s quire.Signing, c quire.Charge) (quire.ChargeResult, error)
 	SigningByDigest(ctx context.Context, digest string) (quire.Signing, error)
 	AddSigningRoot(ctx context.Context, der []byte, now time.Time) error
 	SigningRoots(ctx context.Context) ([][]byte, error)
@@ -212,10 +214,33 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 		Pages: len(pages), Converted: !isPDF(in)}
 	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now, AuditTrail: req.AuditTrail}
-	if err := s.rec.RecordSigning(ctx, rec); err != nil {
-		return Result{}, fmt.Errorf("record signing: %w", err)
+	if err := s.record(ctx, rec, res); err != nil {
+		return Result{}, err
 	}
 	return res, nil
+}
+
+// record stores the record of a signing and, for a metered request, the
+// count of its answer (metering.Answer) in the same transaction: one
+// commit for both. A count the key's quota refuses fails the signing.
+func (s *Service) record(ctx context.Context, rec quire.Signing, res Result) error {
+	a := metering.AnswerOf(ctx)
+	if a == nil {
+		if err := s.rec.RecordSigning(ctx, rec); err != nil {
+			return fmt.Errorf("record signing: %w", err)
+		}
+		return nil
+	}
+	a.Pages = int64(res.Pages)
+	if res.Converted {
+		a.Converted = 1
+	}
+	c := a.Charge(s.opt.Now())
+	counted, err := s.rec.RecordSigningCharged(ctx, rec, c)
+	if err != nil {
+		return fmt.Errorf("record signing and its count: %w", err)
+	}
+	return a.Settled(c, counted)
 }
 
 // Load returns the bytes of a valid document (its request validated):

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,8 +61,12 @@ func TestAPIUsageSums(t *testing.T) {
 			{use("k1", day, quire.OpConvert, 3), use("k1", day, quire.OpSign, 1), use("k2", day, quire.OpSign, 1)},
 			{use("k1", day, quire.OpConvert, 2), use("k1", day+1, quire.OpConvert, 4)},
 		} {
-			if err := db.AddAPIUsage(ctx, rows); err != nil {
-				t.Fatal(err)
+			var charges []quire.Charge
+			for _, r := range rows {
+				charges = append(charges, quire.Charge{KeyID: r.KeyID, Rows: []quire.APIUsageRow{r}})
+			}
+			if res, err := db.AddAPIUsage(ctx, charges); err != nil || len(res) != len(rows) || res[0].Refused {
+				t.Fatal(res, err)
 			}
 		}
 		rows, err := db.APIUsage(ctx, day, day+2, false, []string{"k1"})
@@ -90,6 +96,68 @@ func TestAPIUsageSums(t *testing.T) {
 			if n, err := db.MonthDocuments(ctx, c.key, c.month); err != nil || n != c.want {
 				t.Errorf("MonthDocuments(%s, %d) = %d, %v, want %d", c.key, c.month, n, err, c.want)
 			}
+		}
+	})
+}
+
+// Charges that arrive together hold a key's monthly quota exactly: those
+// that fit are counted, the others count nothing; a signing whose charge
+// is refused is not recorded either.
+func TestChargesHoldTheQuota(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		charge := func(docs int64) quire.Charge {
+			return quire.Charge{KeyID: "k1", Quota: 20, Rows: []quire.APIUsageRow{{KeyID: "k1", Period: quire.Day(now), Operation: quire.OpConvert,
+				OperationUsage: quire.OperationUsage{Requests: 1, Documents: docs}}}}
+		}
+		if res, err := db.AddAPIUsage(ctx, []quire.Charge{charge(21)}); err != nil || !res[0].Refused || res[0].MonthDocuments != 0 {
+			t.Fatalf("a first charge over the quota: %+v, %v", res, err)
+		}
+		var counted, refused atomic.Int64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 10 {
+					res, err := db.AddAPIUsage(ctx, []quire.Charge{charge(1), charge(2)})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for i, r := range res {
+						if r.Refused {
+							refused.Add(1)
+						} else {
+							counted.Add(int64(i + 1))
+						}
+						if r.MonthDocuments > 20 {
+							t.Errorf("month's documents %d, over the quota", r.MonthDocuments)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		month := quire.Month(now)
+		if n, err := db.MonthDocuments(ctx, "k1", month); err != nil || n != 20 || counted.Load() != 20 {
+			t.Errorf("month's documents %d (%v), charges counted %d, want 20 and 20", n, err, counted.Load())
+		}
+		if rows, err := db.APIUsage(ctx, quire.Day(now), quire.Day(now)+1, false, nil); err != nil || len(rows) != 1 || rows[0].Documents != 20 {
+			t.Errorf("usage %+v, %v, want 20 documents", rows, err)
+		}
+		s := quire.Signing{SignedDigest: "d1", EventID: "e1", APIKeyID: "k1", SignedAt: now}
+		if res, err := db.RecordSigningCharged(ctx, s, charge(1)); err != nil || !res.Refused || res.MonthDocuments != 20 {
+			t.Errorf("signing over the quota: %+v, %v", res, err)
+		}
+		if _, err := db.SigningByDigest(ctx, "d1"); !errors.Is(err, quire.ErrNotFound) {
+			t.Errorf("the refused signing was recorded: %v", err)
+		}
+		c := charge(1)
+		c.Quota = 0
+		if res, err := db.RecordSigningCharged(ctx, s, c); err != nil || res.Refused || res.MonthDocuments != 21 {
+			t.Errorf("signing without a quota: %+v, %v", res, err)
+		}
+		if _, err := db.SigningByDigest(ctx, "d1"); err != nil {
+			t.Errorf("the signing was not recorded: %v", err)
 		}
 	})
 }

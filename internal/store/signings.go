@@ -15,6 +15,10 @@ import (
 
 // RecordSigning stores the record of a signature.
 func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertSigning(ctx, tx, s) })
+}
+
+func (db *DB) insertSigning(ctx context.Context, tx *sql.Tx, s quire.Signing) error {
 	events := s.AuditTrail
 	if events == nil {
 		events = []quire.AuditEvent{} // [], as the column's default
@@ -23,8 +27,8 @@ func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
 	if err != nil {
 		return fmt.Errorf("store: audit trail of event %s: %w", s.EventID, err)
 	}
-	_, err = db.exec(ctx, `INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
+	_, err = tx.ExecContext(ctx, db.q(`INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
 	return err
 }
 
