@@ -89,7 +89,10 @@ func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompre
 	if f.edits.Empty() {
 		return docx, rep, nil
 	}
-	out, err := p.Rewrite(f.edits, documentPart)
+	out, err := p.RewriteContext(ctx, f.edits, documentPart)
+	if err := ctx.Err(); err != nil { // the client left while the package was written
+		return nil, Report{}, err
+	}
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("annotate: %w", err)
 	}

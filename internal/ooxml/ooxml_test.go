@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"context"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -268,5 +269,19 @@ func TestRewriteSplicesAsItWrites(t *testing.T) {
 		if got, err := p2.Read("a.xml"); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("stored %v: a.xml reads back %.40q (%d bytes), %v; want %d bytes spliced", stored, got, len(got), err, len(want))
 		}
+	}
+}
+
+// TestRewriteStopsWhenTheContextEnds: a rewrite whose context has ended
+// writes nothing more and says why.
+func TestRewriteStopsWhenTheContextEnds(t *testing.T) {
+	in := build(t, entry{"a.xml", "<a/>"})
+	p, _ := Open(in, Limits{})
+	var e Edits
+	e.Set(p, "a.xml", bytes.Repeat([]byte("<row/>"), 1<<20))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if out, err := p.RewriteContext(ctx, &e, "a.xml"); !errors.Is(err, context.Canceled) || out != nil {
+		t.Errorf("rewrite with an ended context: %d bytes, %v; want context.Canceled", len(out), err)
 	}
 }

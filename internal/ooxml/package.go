@@ -9,6 +9,7 @@ package ooxml
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -210,9 +211,15 @@ func (p *Package) size(e *Edits) int64 {
 // are dropped: no part of a valid package has such a name, and whatever
 // unpacks the output next must not be handed one.
 func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
+	return p.RewriteContext(context.Background(), e, stampFrom)
+}
+
+// RewriteContext is Rewrite that stops with ctx's error when ctx ends:
+// deflating a large edited part takes seconds.
+func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(p.size(e))) // a stored table of 400 MB is not held twice as the buffer doubles
-	w := zip.NewWriter(&buf)
+	w := zip.NewWriter(ctxWriter{ctx, &buf})
 	for _, f := range p.zr.File {
 		if !CleanName(f.Name) {
 			continue
@@ -244,6 +251,19 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 		return nil, fmt.Errorf("ooxml: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// ctxWriter writes to w until ctx ends.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }
 
 // CleanName reports whether name, a ZIP entry's, is a clean relative path
