@@ -2,6 +2,8 @@ package annotate
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +89,10 @@ func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompre
 	if f.edits.Empty() {
 		return docx, rep, nil
 	}
-	out, err := p.Rewrite(f.edits, documentPart)
+	out, err := p.RewriteContext(ctx, f.edits, documentPart)
+	if err := ctx.Err(); err != nil { // the client left while the package was written
+		return nil, Report{}, err
+	}
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("annotate: %w", err)
 	}
@@ -111,7 +116,8 @@ type story struct {
 	edits map[*sdt]ooxml.Edit // new sdtContent of filled controls
 	rels  []string            // relationships to add
 	ids   map[string]bool     // relationship ids in use
-	paras map[string]bool     // w14:paraId values in use
+	paras map[string]bool     // w14:paraId values in the part as read
+	para  uint32              // the last w14:paraId given out (paraID)
 }
 
 // sdt is a content control that is a field.
@@ -200,7 +206,9 @@ func resolve(part, target string) string {
 
 // scan collects the fields of a story and what new content must avoid.
 func (f *filling) scan(name string, doc *ooxml.Doc) *story {
-	s := &story{name: name, doc: doc, edits: map[*sdt]ooxml.Edit{}, paras: map[string]bool{}}
+	var start [4]byte
+	rand.Read(start[:])
+	s := &story{name: name, doc: doc, edits: map[*sdt]ooxml.Edit{}, paras: map[string]bool{}, para: binary.BigEndian.Uint32(start[:])}
 	doc.Root.Walk(func(e *ooxml.Element) bool {
 		if id, ok := e.AttrValue(nsW14, "paraId"); ok {
 			s.paras[strings.ToUpper(id)] = true
@@ -363,14 +371,39 @@ func (c *sdt) run(rPr []byte, value string) string {
 	var b strings.Builder
 	b.WriteString("<" + c.w("r") + ">")
 	b.Write(rPr)
-	for i, line := range strings.Split(strings.ReplaceAll(value, "\r\n", "\n"), "\n") {
-		if i > 0 {
-			b.WriteString("<" + c.w("br") + "/>")
-		}
-		b.WriteString("<" + c.w("t") + ` xml:space="preserve">` + ooxml.Escape(line) + "</" + c.w("t") + ">")
-	}
+	c.textTags().write(&b, value)
 	b.WriteString("</" + c.w("r") + ">")
 	return b.String()
+}
+
+// textTags are the tags of a run's text in the control's part, named
+// with the part's prefix.
+type textTags struct{ t, tEnd, br string }
+
+func (c *sdt) textTags() textTags {
+	return textTags{t: "<" + c.w("t") + ` xml:space="preserve">`, tEnd: "</" + c.w("t") + ">", br: "<" + c.w("br") + "/>"}
+}
+
+// write writes value as a run's text: its lines in w:t, w:br between
+// them. It allocates nothing for values that need no escaping, since a
+// table writes it for each of millions of cells.
+func (tags textTags) write(b *strings.Builder, value string) {
+	for i := 0; ; i++ {
+		line, rest, more := strings.Cut(value, "\n")
+		if more { // "\r\n" breaks a line as "\n" does
+			line = strings.TrimSuffix(line, "\r")
+		}
+		if i > 0 {
+			b.WriteString(tags.br)
+		}
+		b.WriteString(tags.t)
+		ooxml.EscapeTo(b, line)
+		b.WriteString(tags.tEnd)
+		if !more {
+			return
+		}
+		value = rest
+	}
 }
 
 // apply turns the fills into part edits: each story's controls get their
@@ -392,7 +425,7 @@ func (f *filling) apply() error {
 			continue
 		}
 		sort.Slice(edits, func(i, j int) bool { return edits[i].Span.Start < edits[j].Span.Start })
-		f.edits.Set(f.pkg, s.name, ooxml.Splice(s.doc.Data, edits...))
+		f.edits.SetSpliced(f.pkg, s.name, s.doc.Data, edits...)
 		if err := f.addRelationships(s); err != nil {
 			return err
 		}

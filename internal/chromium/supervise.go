@@ -164,8 +164,9 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.count(func(c *convert.Counters) { c.Retried++; c.Restarts++ })
 			return false, true
 		}
-	case err != nil:
-		err = fmt.Errorf("%w: %v", convert.ErrUnprocessable, err)
+	case err != nil: // the browser's words go to the log; the client gets quire's
+		p.opts.Logger.Info("chromium: the browser could not print a page", "err", err)
+		err = fmt.Errorf("%w: Chromium could not print the page", convert.ErrUnprocessable)
 	}
 	if keep && p.dueForRecycling(b) {
 		keep = false

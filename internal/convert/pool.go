@@ -590,6 +590,7 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 		j.finish(res, nil)
 	case classDocument:
 		p.count(func(c *Counters) { c.Failed++ })
+		p.logRefusal(proc, m)
 		j.finish(Result{}, fmt.Errorf("%w: %s%s", ErrUnprocessable, m.Error, j.opts.exportHint()))
 	default:
 		p.count(func(c *Counters) { c.Failed++ })
@@ -597,9 +598,18 @@ func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
 	}
 }
 
+// logRefusal logs why LibreOffice refused a document, in its own words:
+// the client's error carries quire's message only (m.Error), since the
+// engine's may name the server's files or echo its internals.
+func (p *Pool) logRefusal(proc *process, m *message) {
+	p.opts.Logger.Info("convert: LibreOffice refused a document", "worker", proc.id, "pid", proc.pid(),
+		"error", m.Error, "detail", m.Detail)
+}
+
 // convertCold answers j, which the worker could not load (m), with a
 // cold soffice conversion in the slot's directory.
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
+	p.logRefusal(proc, m)
 	if j.opts.Password != "" { // soffice takes no password on its command line
 		p.count(func(c *Counters) { c.Failed++ })
 		j.finish(Result{}, fmt.Errorf("%w: %s; the one-off soffice that converts what LibreOfficeKit cannot load (documents with comments) takes no password",

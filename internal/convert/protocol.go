@@ -20,7 +20,7 @@ import (
 //	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU, Confine}
 //	worker:     ready{Version, Engine: warm-up time, Warning} or ready{Error}
 //	supervisor: job{ID, From, To, Filter, Password} + input bytes
-//	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class}
+//	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class, Detail}
 //	            (then it closes the document and reads the next job)
 //	...
 //
@@ -72,6 +72,7 @@ type message struct {
 	Error   string        `json:"error,omitempty"`
 	Warning string        `json:"warning,omitempty"` // ready: the worker could not confine itself, and runs all the same
 	Class   string        `json:"class,omitempty"`
+	Detail  string        `json:"detail,omitempty"` // result: the engine's own words on the failure, for the log only (they may name the worker's files)
 
 	Body []byte `json:"-"`
 }

@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -190,9 +188,9 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 	case errors.As(err, &lokErr) && lokErr.WrongPassword:
 		res.Class, res.Error = classDocument, "the password does not open the document"
 	case errors.As(err, &lokErr) && lokErr.Op == "load":
-		res.Class, res.Error = classLoad, describeLOKError(lokErr, out)
+		res.Class, res.Error, res.Detail = classLoad, "LibreOffice could not load the document", lokErr.Detail
 	case errors.As(err, &lokErr):
-		res.Class, res.Error = classDocument, describeLOKError(lokErr, out)
+		res.Class, res.Error, res.Detail = classDocument, "LibreOffice could not "+lokErr.Op+" the document", lokErr.Detail
 	case err != nil:
 		res.Class, res.Error = classEngine, err.Error()
 	default:
@@ -203,49 +201,6 @@ func runJob(eng engine, dir string, job *message) (*message, func()) {
 		}
 	}
 	return res, cleanup
-}
-
-// describeLOKError words a LibreOffice failure for the client, without
-// the worker's file paths (out is the PDF the job was to write).
-func describeLOKError(e *lok.Error, out string) string {
-	msg := "LibreOffice could not " + e.Op + " the document"
-	if d := strings.TrimSpace(e.Detail); d != "" {
-		msg += ": " + hidePaths(d, e.URL, "the document", out, "the PDF", filepath.Dir(out), "the job's directory")
-	}
-	return msg
-}
-
-// hidePaths rewords text for a client, who must not learn the server's
-// file layout. pairs lists paths and what to call them instead (path,
-// name, path, name, ...); a path may be given as a file:// URL, and text
-// may spell it either way. The longest match wins, so that a file is
-// named as itself rather than as a place in its directory.
-func hidePaths(text string, pairs ...string) string {
-	var olds, news []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		given, name := pairs[i], pairs[i+1]
-		path := given
-		if u, err := url.Parse(given); err == nil && u.Scheme == "file" {
-			path = u.Path
-		}
-		if len(path) <= 1 { // "" or "/": would match everywhere
-			continue
-		}
-		for _, form := range []string{given, path, fileURL(path), "file://" + path} {
-			olds, news = append(olds, form), append(news, name)
-		}
-	}
-	order := make([]int, len(olds))
-	for i := range order {
-		order[i] = i
-	}
-	// strings.Replacer tries its pairs in argument order at each position.
-	sort.SliceStable(order, func(a, b int) bool { return len(olds[order[a]]) > len(olds[order[b]]) })
-	args := make([]string, 0, 2*len(olds))
-	for _, i := range order {
-		args = append(args, olds[i], news[i])
-	}
-	return strings.NewReplacer(args...).Replace(text)
 }
 
 func kindOf(m *message) string {

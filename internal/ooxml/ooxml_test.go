@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"context"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -18,7 +19,7 @@ func build(t *testing.T, entries ...entry) []byte {
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
 	for _, e := range entries {
-		if err := writeEntry(w, &zip.FileHeader{Name: e.name, Method: zip.Deflate}, []byte(e.body)); err != nil {
+		if err := writeEntry(w, &zip.FileHeader{Name: e.name, Method: zip.Deflate}, content{data: []byte(e.body)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -240,5 +241,47 @@ func TestRewriteStoresWithoutDataDescriptor(t *testing.T) {
 				t.Errorf("image1.png = %q, %v", b, err)
 			}
 		}
+	}
+}
+
+// TestRewriteSplicesAsItWrites: a part set with edits is written, stored
+// (with the CRC of the spliced bytes) or deflated, as Splice would make it.
+func TestRewriteSplicesAsItWrites(t *testing.T) {
+	in := build(t, entry{"a.xml", "<a><b/></a>"})
+	data := []byte("<a><b/><c/></a>")
+	edits := []Edit{{Span: Span{Start: 3, End: 3}, With: "<new/>"}, {Span: Span{Start: 7, End: 11}, With: strings.Repeat("<row/>", 20_000)}}
+	want := Splice(data, edits...)
+	for _, stored := range []bool{false, true} {
+		p, _ := Open(in, Limits{})
+		e := Edits{Uncompressed: stored}
+		e.SetSpliced(p, "a.xml", data, edits...)
+		if got, _ := e.Get("a.xml"); !bytes.Equal(got, want) {
+			t.Errorf("stored %v: Get gives %.40q, want the spliced part", stored, got)
+		}
+		out, err := p.Rewrite(&e, "a.xml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := Open(out, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p2.Read("a.xml"); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("stored %v: a.xml reads back %.40q (%d bytes), %v; want %d bytes spliced", stored, got, len(got), err, len(want))
+		}
+	}
+}
+
+// TestRewriteStopsWhenTheContextEnds: a rewrite whose context has ended
+// writes nothing more and says why.
+func TestRewriteStopsWhenTheContextEnds(t *testing.T) {
+	in := build(t, entry{"a.xml", "<a/>"})
+	p, _ := Open(in, Limits{})
+	var e Edits
+	e.Set(p, "a.xml", bytes.Repeat([]byte("<row/>"), 1<<20))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if out, err := p.RewriteContext(ctx, &e, "a.xml"); !errors.Is(err, context.Canceled) || out != nil {
+		t.Errorf("rewrite with an ended context: %d bytes, %v; want context.Canceled", len(out), err)
 	}
 }

@@ -9,6 +9,7 @@ package ooxml
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -135,32 +136,73 @@ func (p *Package) tooLarge(name, what string) error {
 // Edits are new contents of parts: replacements of existing entries, and
 // new parts appended in the order added.
 type Edits struct {
-	parts map[string][]byte
+	parts map[string]content
 	added []string
 	// Uncompressed writes the edited and new parts stored, not deflated:
 	// for a package read once, right away, by a converter.
 	Uncompressed bool
 }
 
+// content is a part's new content: data with edits spliced in, kept
+// apart until it is written, so that a large insertion (the rows of a
+// table) is never copied into a whole new part.
+type content struct {
+	data  []byte
+	edits []Edit
+}
+
 // Set replaces the part name, or adds it when the package has no such part.
 func (e *Edits) Set(p *Package, name string, data []byte) {
+	e.set(p, name, content{data: data})
+}
+
+// SetSpliced is Set with data with edits applied (as Splice applies them),
+// spliced only as the package is written.
+func (e *Edits) SetSpliced(p *Package, name string, data []byte, edits ...Edit) {
+	e.set(p, name, content{data: data, edits: edits})
+}
+
+func (e *Edits) set(p *Package, name string, c content) {
 	if e.parts == nil {
-		e.parts = map[string][]byte{}
+		e.parts = map[string]content{}
 	}
 	if _, seen := e.parts[name]; !seen && !p.Has(name) {
 		e.added = append(e.added, name)
 	}
-	e.parts[name] = data
+	e.parts[name] = c
 }
 
 // Get returns the edited content of name, if it was set.
 func (e *Edits) Get(name string) ([]byte, bool) {
-	data, ok := e.parts[name]
-	return data, ok
+	c, ok := e.parts[name]
+	if ok && len(c.edits) > 0 {
+		return Splice(c.data, c.edits...), true
+	}
+	return c.data, ok
 }
 
 // Empty reports whether nothing was set.
 func (e *Edits) Empty() bool { return len(e.parts) == 0 }
+
+// size is the bytes the edited parts hold once written, for the stored
+// ones, and the compressed bytes of the untouched entries: what a
+// rewritten package holds, but for the deflated edits.
+func (p *Package) size(e *Edits) int64 {
+	var n int64
+	for _, f := range p.zr.File {
+		if c, ok := e.parts[f.Name]; !ok {
+			n += int64(f.CompressedSize64) + int64(len(f.Name)) + 100 // headers
+		} else if e.Uncompressed {
+			n += c.size()
+		}
+	}
+	for _, name := range e.added {
+		if c := e.parts[name]; e.Uncompressed {
+			n += c.size()
+		}
+	}
+	return n
+}
 
 // Rewrite writes the package with the edits applied. Untouched entries are
 // copied raw, so their bytes (compressed data, CRC, times) stay identical;
@@ -169,15 +211,22 @@ func (e *Edits) Empty() bool { return len(e.parts) == 0 }
 // are dropped: no part of a valid package has such a name, and whatever
 // unpacks the output next must not be handed one.
 func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
+	return p.RewriteContext(context.Background(), e, stampFrom)
+}
+
+// RewriteContext is Rewrite that stops with ctx's error when ctx ends:
+// deflating a large edited part takes seconds.
+func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string) ([]byte, error) {
 	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
+	buf.Grow(int(p.size(e))) // a stored table of 400 MB is not held twice as the buffer doubles
+	w := zip.NewWriter(ctxWriter{ctx, &buf})
 	for _, f := range p.zr.File {
 		if !CleanName(f.Name) {
 			continue
 		}
 		var err error
-		if data, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
-			err = writeEntry(w, editedHeader(f, e.Uncompressed), data)
+		if c, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
+			err = writeEntry(w, editedHeader(f, e.Uncompressed), c)
 		} else {
 			err = w.Copy(f)
 		}
@@ -202,6 +251,19 @@ func (p *Package) Rewrite(e *Edits, stampFrom string) ([]byte, error) {
 		return nil, fmt.Errorf("ooxml: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// ctxWriter writes to w until ctx ends.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }
 
 // CleanName reports whether name, a ZIP entry's, is a clean relative path
@@ -249,22 +311,58 @@ func editedHeader(f *zip.File, uncompressed bool) *zip.FileHeader {
 	}
 }
 
-// writeEntry writes data as the entry h. A stored entry carries its CRC
+// writeEntry writes c as the entry h. A stored entry carries its CRC
 // and sizes in its local header rather than in a data descriptor after the
 // data (what zip.Writer.CreateHeader writes): LibreOffice 25.2 takes a
 // stored entry followed by a descriptor for a damaged package and waits on
 // its repair for the whole job timeout.
-func writeEntry(w *zip.Writer, h *zip.FileHeader, data []byte) error {
+func writeEntry(w *zip.Writer, h *zip.FileHeader, c content) error {
 	create := w.CreateHeader
 	if h.Method == zip.Store {
-		h.CRC32 = crc32.ChecksumIEEE(data)
-		h.CompressedSize64, h.UncompressedSize64 = uint64(len(data)), uint64(len(data))
+		crc := crc32.NewIEEE()
+		c.writeTo(crc) // a hash's Write never fails
+		h.CRC32 = crc.Sum32()
+		h.CompressedSize64, h.UncompressedSize64 = uint64(c.size()), uint64(c.size())
 		create = w.CreateRaw
 	}
 	fw, err := create(h)
 	if err != nil {
 		return err
 	}
-	_, err = fw.Write(data)
+	return c.writeTo(fw)
+}
+
+// size is the length of c's bytes with its edits applied.
+func (c content) size() int64 {
+	n := int64(len(c.data))
+	for _, e := range c.edits {
+		n += int64(len(e.With)) - (e.Span.End - e.Span.Start)
+	}
+	return n
+}
+
+// writeTo writes c's bytes with its edits applied, piece by piece.
+func (c content) writeTo(w io.Writer) error {
+	at := int64(0)
+	var chunk []byte
+	for _, e := range c.edits {
+		if _, err := w.Write(c.data[at:e.Span.Start]); err != nil {
+			return err
+		}
+		if chunk == nil && len(e.With) > 0 {
+			chunk = make([]byte, 64<<10)
+		}
+		// In chunks: io.WriteString would copy the whole text first, as
+		// neither zip nor flate writers take strings.
+		for s := e.With; s != ""; {
+			n := copy(chunk, s)
+			if _, err := w.Write(chunk[:n]); err != nil {
+				return err
+			}
+			s = s[n:]
+		}
+		at = e.Span.End
+	}
+	_, err := w.Write(c.data[at:])
 	return err
 }

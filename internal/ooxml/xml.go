@@ -238,8 +238,22 @@ func Splice(data []byte, edits ...Edit) []byte {
 // Escape returns s escaped for XML text and attribute values.
 func Escape(s string) string {
 	var b strings.Builder
-	xml.EscapeText(&b, []byte(s)) // writes to a strings.Builder never fail
+	EscapeTo(&b, s)
 	return b.String()
+}
+
+// EscapeTo writes s to b escaped for XML text and attribute values, as
+// Escape returns it; text that needs no escaping is written as it is,
+// without a copy.
+func EscapeTo(b *strings.Builder, s string) {
+	plain := !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 || r >= 0x7f || strings.ContainsRune(`"'&<>`, r)
+	})
+	if plain {
+		b.WriteString(s)
+		return
+	}
+	xml.EscapeText(b, []byte(s)) // writes to a strings.Builder never fail
 }
 
 // ValidText reports whether s can be stored in XML and read back

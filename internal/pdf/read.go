@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -367,6 +368,12 @@ type PageObject struct {
 
 // Pages returns the pages in document order.
 func (d *Document) Pages() ([]PageObject, error) {
+	return d.PagesContext(context.Background())
+}
+
+// PagesContext is Pages that stops with ctx's error once ctx ends: a
+// page tree may have millions of nodes.
+func (d *Document) PagesContext(ctx context.Context) ([]PageObject, error) {
 	_, cat, err := d.Catalog()
 	if err != nil {
 		return nil, err
@@ -377,13 +384,16 @@ func (d *Document) Pages() ([]PageObject, error) {
 	}
 	var out []PageObject
 	seen := map[int]bool{}
-	err = d.walkPages(root, Dict{}, 0, seen, &out)
+	err = d.walkPages(ctx, root, Dict{}, 0, seen, &out)
 	return out, err
 }
 
-func (d *Document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {
+func (d *Document) walkPages(ctx context.Context, ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {
 	if depth > d.lim.MaxNesting || seen[ref.Num] || len(seen) > d.lim.MaxObjects {
 		return structuref("page tree loops or is too deep at object %d", ref.Num)
+	}
+	if len(seen)%checkEvery == 0 && ctx.Err() != nil {
+		return ctx.Err()
 	}
 	seen[ref.Num] = true
 	node, err := d.Dict(ref)
@@ -404,7 +414,7 @@ func (d *Document) walkPages(ref Ref, inh Dict, depth int, seen map[int]bool, ou
 		if !ok {
 			return structuref("page tree node %d has a direct kid", ref.Num)
 		}
-		if err := d.walkPages(kr, inh, depth+1, seen, out); err != nil {
+		if err := d.walkPages(ctx, kr, inh, depth+1, seen, out); err != nil {
 			return err
 		}
 	}

@@ -75,7 +75,10 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err := allowsSigning(doc); err != nil {
 		return nil, "", err
 	}
-	pages, err := doc.Pages()
+	pages, err := doc.PagesContext(ctx)
+	if ended(err) {
+		return nil, "", err
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
@@ -115,7 +118,7 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	if err != nil {
 		return nil, "", err
 	}
-	if err := selfCheck(out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
+	if err := selfCheck(ctx, out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
 		return nil, "", err
 	}
 	return out, hex.EncodeToString(known.sum), nil
@@ -313,9 +316,9 @@ func fillSignature(doc *pdf.Document, out []byte, ph placeholders, sign func(sha
 // output may be larger than lim allows the input to be: its own size is
 // accepted. The new signature's digest is not computed again when the
 // reader finds the byte ranges it was computed over (known).
-func selfCheck(out []byte, want, pages int, lim pdf.Limits, known *knownDigest) error {
+func selfCheck(ctx context.Context, out []byte, want, pages int, lim pdf.Limits, known *knownDigest) error {
 	lim.MaxInputSize = max(lim.MaxInputSize, int64(len(out)))
-	res, err := verify(out, VerifyOptions{}, lim, known)
+	res, err := verify(ctx, out, VerifyOptions{}, lim, known)
 	if err != nil {
 		return fmt.Errorf("pdfsign: self-check of the signed output: %w", err)
 	}

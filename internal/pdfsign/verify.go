@@ -1,6 +1,7 @@
 package pdfsign
 
 import (
+	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/hex"
@@ -110,7 +111,15 @@ func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
 // signatures: intact, and correctly signed by their TSA; Trusted when the
 // TSA chains to opt.TSARoots.
 func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
-	return verify(b, opt, lim, nil)
+	return VerifyContext(context.Background(), b, opt, lim)
+}
+
+// VerifyContext is VerifyWith that stops with ctx's error once ctx ends
+// (the client gone, a timeout): it looks at ctx before each signature and
+// while it walks the page tree, the parts of the work that grow with the
+// file.
+func VerifyContext(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
+	return verify(ctx, b, opt, lim, nil)
 }
 
 // knownDigest is a digest already computed over the byte ranges of a
@@ -138,7 +147,7 @@ func rangeDigest(h crypto.Hash, b []byte, ranges [4]int) []byte {
 	return hh.Sum(nil)
 }
 
-func verify(b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (res Result, err error) {
+func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (res Result, err error) {
 	defer pdf.Recover(&err)
 	d, err := pdf.Read(b, lim)
 	if err != nil {
@@ -163,16 +172,29 @@ func verify(b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (re
 	res = Result{Signers: []SignerResult{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	for _, f := range fields {
+		if err := ctx.Err(); err != nil { // each signature may hash the whole file
+			return Result{}, err
+		}
 		res.Signers = append(res.Signers, v.verifySignature(f))
 	}
 	if n := len(res.Signers); n > 0 && !res.Signers[n-1].CoversWholeDocument {
 		res.Signers[n-1].CoversWholeDocument = v.onlyValidationDataAfter(rangeEnd(fields[n-1].value), lim)
 	}
 	res.Valid, res.Reason = overall(res.Signers, opt.Roots != nil)
-	if pages, err := d.Pages(); err == nil { // signatures can be checked without a page tree
+	pages, err := d.PagesContext(ctx)
+	if ended(err) {
+		return Result{}, err
+	}
+	if err == nil { // signatures can be checked without a page tree
 		res.Pages = len(pages)
 	}
 	return res, nil
+}
+
+// ended reports whether err is a context's: the work stopped because its
+// request ended.
+func ended(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // maxSignatures bounds the signatures that Verify checks; Sign does not

@@ -347,7 +347,7 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 		return VerifyResult{}, err
 	}
 	admit := func(objects int) error { return chargeShape(ctx, len(b), objects, verifyBytesPerObject) }
-	res, err := pdfsign.VerifyWith(b, pdfsign.VerifyOptions{Roots: roots, TSARoots: s.opt.TSARoots, Now: s.opt.Now(), Admit: admit}, s.limits())
+	res, err := pdfsign.VerifyContext(ctx, b, pdfsign.VerifyOptions{Roots: roots, TSARoots: s.opt.TSARoots, Now: s.opt.Now(), Admit: admit}, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
