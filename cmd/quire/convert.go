@@ -18,9 +18,10 @@ import (
 )
 
 // runConvert implements `quire convert IN -o OUT.pdf [--from FORMAT]
-// [options]`: one conversion with the engine of the service (a
-// LibreOffice worker process), without a server. The options are those
-// of POST /v1/convert, by the same names.
+// [options]`: one conversion with the engine the service would choose (a
+// LibreOffice worker process, or for HTML and Markdown a headless
+// Chromium), without a server. The options are those of POST
+// /v1/convert, by the same names.
 func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,7 +29,8 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "`FORMAT` of IN: "+strings.Join(convert.Formats, ", ")+" (default: from IN's extension)")
 	opts, setOptions := jobOptionFlags(fs)
 	cfg, in, err := parseArgs(fs, "usage: quire convert IN -o OUT.pdf [--from FORMAT] [options]\n\n"+
-		"Converts a document to PDF with LibreOffice, as POST /v1/convert does, with its options.", args)
+		"Converts a document to PDF as POST /v1/convert does, with its options: HTML and Markdown with Chromium\n"+
+		"(--engine libreoffice: with LibreOffice, as other formats), other formats with LibreOffice.", args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -77,6 +79,13 @@ func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
 	fs.IntVar(&o.Quality, convert.ParamQuality, 0, "JPEG `QUALITY` of images, 1-100 (default 90)")
 	fs.BoolVar(&o.ReduceImageResolution, convert.ParamReduceImageResolution, false, "reduce images to maxImageResolution")
 	fs.IntVar(&o.MaxImageResolution, convert.ParamMaxImageResolution, 0, "`DPI` images are reduced to: 75, 150, 300, 600 or 1200 (default 300)")
+	fs.StringVar(&o.Engine, convert.ParamEngine, "", "`ENGINE` of html and md: "+strings.Join(convert.Engines, " or ")+
+		" (default chromium, unless an option only LibreOffice has is set)")
+	fs.StringVar(&o.Paper, convert.ParamPaper, "", "`PAPER` size (Chromium): A4, Letter, ..., or WxH with a unit, e.g. 210x297mm")
+	fs.StringVar(&o.Margin, convert.ParamMargin, "", "page `MARGIN` (Chromium): one length with a unit, or four (top right bottom left)")
+	fs.BoolVar(&o.PrintBackground, convert.ParamPrintBackground, false, "print background colours and images (Chromium)")
+	fs.Float64Var(&o.Scale, convert.ParamScale, 0, "`SCALE` of the page's rendering, 0.1 to 2 (Chromium; default 1)")
+	fs.BoolVar(&o.JavaScript, convert.ParamJavaScript, false, "run the page's scripts, still offline (Chromium)")
 	passwordFile := fs.String("password-file", "", "open an encrypted IN with the password in `FILE` (its first line)")
 	return o, func() error {
 		fs.Visit(func(f *flag.Flag) {
@@ -96,7 +105,8 @@ func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
 }
 
 // convertFile converts the file in to the PDF out, with opts, with a
-// one-worker pool. Ctrl-C or SIGTERM stops the worker.
+// one-worker pool of the engine the service would choose, started for it.
+// Ctrl-C or SIGTERM stops the worker.
 func convertFile(in, out, from string, opts convert.JobOptions, pool *app.OnDemand, stderr io.Writer) error {
 	if err := opts.Validate(from, convert.ToPDF); err != nil {
 		return err
@@ -115,7 +125,12 @@ func convertFile(in, out, from string, opts convert.JobOptions, pool *app.OnDema
 		defer cancel()
 		pool.Close(ctx)
 	}()
-	r, err := pool.ConvertWith(ctx, data, from, convert.ToPDF, opts)
+	var r convert.Result
+	if pool.Prints(from, opts) {
+		r, err = pool.Print(ctx, data, from, opts)
+	} else {
+		r, err = pool.ConvertWith(ctx, data, from, convert.ToPDF, opts)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
@@ -87,18 +88,51 @@ func (a *App) Converter() interface {
 }
 
 // OnDemand is a one-worker conversion pool started on first use, so
-// that commands that never convert start no LibreOffice.
+// that commands that never convert start no LibreOffice, and a browser
+// started for each page it prints.
 type OnDemand struct {
-	opt  convert.Options
-	once sync.Once
-	pool *convert.Pool
-	err  error
+	opt      convert.Options
+	chromium chromium.Options
+	once     sync.Once
+	pool     *convert.Pool
+	err      error
 }
 
 // NewOnDemand returns the on-demand worker of cfg's conversion settings,
 // for commands that convert without the rest of the service (quire convert).
 func NewOnDemand(cfg *config.Config, log *slog.Logger) *OnDemand {
-	return &OnDemand{opt: cfg.ConvertOptions(log)}
+	return &OnDemand{opt: cfg.ConvertOptions(log), chromium: cfg.ChromiumOptions(log)}
+}
+
+// Prints tells whether a document of format from is printed with
+// Chromium, as POST /v1/convert would: HTML and Markdown, unless opts
+// choose LibreOffice (engine=libreoffice, or an option only it has), or
+// Chromium is off (QUIRE_CHROMIUM_WORKERS < 0) and opts do not ask for it.
+func (l *OnDemand) Prints(from string, opts convert.JobOptions) bool {
+	if opts.EngineFor(from, convert.ToPDF) != convert.EngineChromium {
+		return false
+	}
+	return l.chromium.Browsers >= 0 || opts.Engine != "" || opts.NeedsChromium()
+}
+
+// Print prints an HTML or Markdown document to PDF with one headless
+// Chromium, started for it and stopped after.
+func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts convert.JobOptions) (convert.Result, error) {
+	o := l.chromium
+	o.Browsers, o.QueueLength = 1, 1
+	pool, err := chromium.NewPool(o)
+	if err != nil {
+		return convert.Result{}, err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pool.Close(ctx)
+	}()
+	if err := pool.WaitReady(ctx); err != nil {
+		return convert.Result{}, err
+	}
+	return pool.Convert(ctx, chromium.Page{Doc: data, From: from}, opts)
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {

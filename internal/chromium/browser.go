@@ -40,7 +40,7 @@ var fences = []chromedp.ExecAllocatorOption{
 	chromedp.Flag("no-pings", true),
 	chromedp.Flag("dns-prefetch-disable", true),
 	chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"), // WebRTC would bypass the proxy
-	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication"),
+	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,PreloadTopChromeWebUI,WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 }
 
 // browserProc is one running browser.
@@ -52,6 +52,8 @@ type browserProc struct {
 	dir, tmp    string // its files, and its temporary files
 	jobs        int
 	version     string
+	next        chan tabResult // the next job's tab, made ahead of it
+	logger      *slog.Logger
 }
 
 // launch starts a browser whose files are under dir, in namespaces of
@@ -99,7 +101,7 @@ func launch(o *Options, dir string, isolated, noSandbox bool) (*browserProc, err
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
-	b := &browserProc{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dir: dir, tmp: tmp}
+	b := &browserProc{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dir: dir, tmp: tmp, logger: o.Logger}
 	started := make(chan error, 1)
 	go func() {
 		// The first Run starts the browser; it must not carry a timeout,

@@ -3,6 +3,8 @@ package chromium
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -12,8 +14,11 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -35,55 +40,165 @@ const pageURL = origin + "/"
 // inches (10 mm, Chromium's own default).
 const defaultMargin = 10 / 25.4
 
-// disposeTimeout bounds the disposal of a job's browser context.
-const disposeTimeout = 5 * time.Second
+// tabTimeout bounds making a tab, and disposing of one: past it the
+// browser is killed and replaced.
+const tabTimeout = 10 * time.Second
 
-// print prints pg in a fresh browser context of b, which is disposed of
-// afterwards. It ends early when ctx (the client's) ends.
-func (b *browserProc) print(ctx context.Context, pg Page, o convert.JobOptions) ([]byte, error) {
+// tab is a blank page alone in a fresh browser context (an incognito-like
+// profile in memory), made before the job that prints in it: making a
+// context and its page (the browser starts a renderer process for them)
+// and attaching to the page took most of a job's time when it was done
+// after the job came. Only its one job's page ever loads in it, and it is
+// disposed of after that job.
+type tab struct {
+	id     cdp.BrowserContextID
+	ctx    context.Context // the page's chromedp context
+	cancel context.CancelFunc
+	page   *chromedp.Target
+}
+
+// openTab makes a tab in b, with scripts off and every request of the
+// page paused for the job's fileServer to answer. It has the DevTools
+// domains that chromedp enables on attaching and that printing does not
+// use (DOM, CSS, Network, Log) turned off again, so that the browser does
+// not report every node, style sheet and request of the page.
+func (b *browserProc) openTab() (*tab, error) {
+	timer := time.AfterFunc(tabTimeout, b.kill)
+	defer timer.Stop()
 	br := chromedp.FromContext(b.ctx).Browser
 	no := false
-	bc, err := cdp.Call(ctx, br, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: &no,
+	bc, err := cdp.Call(b.ctx, br, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: &no,
 		ProxyServer: proxyToNowhere, ProxyBypassList: proxyBypass})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("making a browser context: %w", err)
 	}
-	cancelTab := context.CancelFunc(func() {})
-	defer func() {
-		// Disposing of the context closes its tab, before the tab's
-		// context is cancelled: cancelled first, chromedp's detach waits
-		// seconds for the browser. A browser that does not answer is
-		// killed by the supervisor.
-		ctx, cancel := context.WithTimeout(b.ctx, disposeTimeout)
-		defer cancel()
-		cdp.Call(ctx, br, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: bc.BrowserContextID})
-		cancelTab()
-	}()
-	tgt, err := cdp.Call(ctx, br, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: bc.BrowserContextID})
+	tb := &tab{id: bc.BrowserContextID, cancel: func() {}}
+	tgt, err := cdp.Call(b.ctx, br, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: tb.id})
 	if err != nil {
-		return nil, err
+		b.closeTab(tb)
+		return nil, fmt.Errorf("making a page: %w", err)
 	}
-	tab, cancelTab := chromedp.NewContext(b.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithDetachOnCancel())
-	stop := context.AfterFunc(ctx, cancelTab) // the client left
-	defer stop()
-	return chromedp.Run(tab, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
-		files := newFileServer(pg)
-		defer files.stop()
-		files.start(ctx, t)
-		if _, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
-			return nil, err
-		}
-		if !o.JavaScript {
-			if _, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
-				return nil, err
+	// The first Run attaches to the page; like the browser's, it must not
+	// carry a timeout, which would end the session with it.
+	tb.ctx, tb.cancel = chromedp.NewContext(b.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithDetachOnCancel())
+	_, err = chromedp.Run(tb.ctx, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		tb.page = t
+		for _, call := range []func() error{
+			func() error { _, err := cdp.Call(ctx, t, dom.Disable, cdp.Empty{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, css.Disable, cdp.Empty{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{}); return err },
+			func() error { _, err := cdp.Call(ctx, t, log.Disable, cdp.Empty{}); return err },
+			func() error {
+				_, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
+				return err
+			},
+			func() error { return scripts(ctx, t, false) },
+		} {
+			if err := call(); err != nil {
+				return chromedp.Void{}, err
 			}
 		}
-		if _, err := chromedp.Navigate(pageURL)(ctx, t); err != nil {
+		return chromedp.Void{}, nil
+	})
+	if err != nil {
+		b.closeTab(tb)
+		return nil, fmt.Errorf("preparing a page: %w", err)
+	}
+	return tb, nil
+}
+
+// prepare starts making the next job's tab in the background, unless
+// it is under way. It is not made while a job prints: the two would
+// share the browser's main thread and the machine's cores, and the job
+// would wait as long.
+func (b *browserProc) prepare() {
+	if b.next != nil {
+		return
+	}
+	next := make(chan tabResult, 1)
+	b.next = next
+	go func() {
+		tb, err := b.openTab()
+		next <- tabResult{tb, err}
+	}()
+}
+
+type tabResult struct {
+	tab *tab
+	err error
+}
+
+// takeTab hands out the tab made ahead, waiting for it if need be.
+func (b *browserProc) takeTab() (*tab, error) {
+	b.prepare()
+	r := <-b.next
+	b.next = nil
+	return r.tab, r.err
+}
+
+// scripts turns the page's scripts on or off.
+func scripts(ctx context.Context, t *chromedp.Target, on bool) error {
+	_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+	return err
+}
+
+// closeTab disposes of tb's browser context, which closes its page,
+// before the page's session is cancelled: cancelled first, chromedp's
+// detach waits seconds for the browser. A browser that fails to is
+// killed, to be replaced: it would keep what the context held.
+func (b *browserProc) closeTab(tb *tab) {
+	ctx, cancel := context.WithTimeout(b.ctx, tabTimeout)
+	defer cancel()
+	defer tb.cancel()
+	_, err := cdp.Call(ctx, chromedp.FromContext(b.ctx).Browser, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: tb.id})
+	if err != nil && b.ctx.Err() == nil {
+		b.logger.Warn("chromium: the browser failed to dispose of a page; it is replaced", "pid", b.pid, "err", err)
+		b.kill()
+	}
+}
+
+// printPage loads pg in tb, answering its requests from pg's files alone,
+// and prints it. It ends early when ctx (the client's) ends.
+func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions) ([]byte, error) {
+	stop := context.AfterFunc(ctx, tb.cancel) // the client left
+	defer stop()
+	files := newFileServer(pg)
+	defer files.stop()
+	files.start(tb.ctx, tb.page)
+	if o.JavaScript {
+		if err := scripts(tb.ctx, tb.page, true); err != nil {
 			return nil, err
 		}
-		res, err := cdp.Call(ctx, t, page.PrintToPDF, printParams(o))
-		return res.Data, err
-	})
+	}
+	if err := load(tb.ctx, tb.page, pageURL); err != nil {
+		return nil, err
+	}
+	res, err := cdp.Call(tb.ctx, tb.page, page.PrintToPDF, printParams(o))
+	return res.Data, err
+}
+
+// load navigates t to url and waits for its load event: the document and
+// what it loads (style sheets, images, fonts, frames) are in.
+func load(ctx context.Context, t *chromedp.Target, url string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := cdp.Events(ctx, t, page.LifecycleEvent) // subscribed before navigating, so that none is missed
+	nav, err := cdp.Call(ctx, t, page.Navigate, page.NavigateParams{URL: url})
+	switch {
+	case err != nil:
+		return err
+	case nav.ErrorText != "":
+		return fmt.Errorf("loading the page: %s", nav.ErrorText)
+	}
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		if ev.Name == "load" && ev.FrameID == nav.FrameID && ev.LoaderID == nav.LoaderID {
+			return nil
+		}
+	}
+	return errors.New("the page closed while loading")
 }
 
 // printParams are Page.printToPDF's parameters for o (validated).

@@ -80,6 +80,9 @@ type Options struct {
 	// os.Executable() and ["convert-worker"], as convert.Options).
 	Executable string
 	WorkerArgs []string
+	// Text bounds the nesting and tables of a page, as convert.Options'
+	// MaxNesting and MaxTableCells do LibreOffice's.
+	Text convert.TextLimits
 	// Logger receives browser starts and replacements (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer is where the engine's metrics go (convert.Collector,
@@ -221,6 +224,9 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) 
 		return convert.Result{}, err
 	}
 	if err := convert.Check(page.Doc, page.From); err != nil {
+		return convert.Result{}, err
+	}
+	if err := convert.CheckText(page.Doc, page.From, p.opts.Text); err != nil {
 		return convert.Result{}, err
 	}
 	if page.From == convert.FromMarkdown {

@@ -40,6 +40,7 @@ func (p *Pool) run(slot int) {
 			}
 			wait = firstRestartWait
 		}
+		b.prepare()
 		var j *job
 		select {
 		case <-b.ctx.Done(): // the browser died while idle: chromedp lost it
@@ -142,7 +143,13 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
 	end := convert.WatchMemory(p.opts.MaxBrowserMemory, b.rss, b.kill)
 	t0 := time.Now()
-	pdf, err := b.print(j.ctx, j.page, j.opts)
+	var pdf []byte
+	tb, err := b.takeTab()
+	if err == nil {
+		pdf, err = printPage(j.ctx, tb, j.page, j.opts)
+	} else { // not the job's fault: the browser is failing, and is replaced
+		b.kill()
+	}
 	took := time.Since(t0)
 	timer.Stop()
 	over, peak := end()
@@ -183,6 +190,12 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		}
 	})
 	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	if keep {
+		if tb != nil {
+			go b.closeTab(tb)
+		}
+		b.prepare() // after the answer: the client does not wait for either
+	}
 	return keep, false
 }
 

@@ -105,6 +105,7 @@ type Config struct {
 	ConvertMaxExpanded   Bytes
 	ConvertMaxRatio      int
 	ConvertMaxNesting    int
+	ConvertMaxTableCells int
 	ConvertMaxFiles      int
 	ConvertDir           string
 	LibreOfficeDir       string
@@ -199,6 +200,7 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
 		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
 		{"convert-max-nesting", "QUIRE_CONVERT_MAX_NESTING", "deepest nesting of block quotes and list items in Markdown, and of elements in HTML, to convert (deeper: 422, before any engine); negative: no limit", (*intValue)(&c.ConvertMaxNesting), false},
+		{"convert-max-table-cells", "QUIRE_CONVERT_MAX_TABLE_CELLS", "most cells of one Markdown table to convert (more: 422, before any engine); negative: no limit", (*intValue)(&c.ConvertMaxTableCells), false},
 		{"key-max-concurrent", "QUIRE_KEY_MAX_CONCURRENT", "requests of one API key in progress at once on sign, verify, convert and annotate, per instance (more: 429 RATE_LIMIT_ERROR); 0: no limit; quire keys limit overrides it per key", (*intValue)(&c.KeyMaxConcurrent), false},
 		{"key-rate", "QUIRE_KEY_RATE", "requests of one API key per window on sign, verify, convert and annotate, N/DURATION (600/1m), shared exactly by the instances on one database; 0: no limit", &c.KeyRate, false},
 		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
@@ -273,6 +275,7 @@ func Default() Config {
 		ConvertMaxExpanded:   256 << 20,
 		ConvertMaxRatio:      200,
 		ConvertMaxNesting:    convert.DefaultMaxNesting,
+		ConvertMaxTableCells: convert.DefaultMaxTableCells,
 		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
 		ChromiumPath:         chromium.DefaultPath,
@@ -332,7 +335,7 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
 		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
-		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
 }
 
 // ChromiumOptions are the options of the Chromium engine; its jobs
@@ -340,7 +343,8 @@ func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
 func (c *Config) ChromiumOptions(log *slog.Logger) chromium.Options {
 	return chromium.Options{Browsers: c.ChromiumWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
 		StartTimeout: c.ConvertStartTimeout, MaxJobsPerBrowser: c.ChromiumMaxJobs, MaxBrowserMemory: int64(c.ChromiumMaxMemory),
-		MaxBrowserRSS: int64(c.ChromiumMaxMemory) * 2 / 3, Path: c.ChromiumPath, Logger: log}
+		MaxBrowserRSS: int64(c.ChromiumMaxMemory) * 2 / 3, Path: c.ChromiumPath, Logger: log,
+		Text: convert.TextLimits{MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells}}
 }
 
 // AnnotateLimits are the limits of filling a template.

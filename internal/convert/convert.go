@@ -169,6 +169,10 @@ type Options struct {
 	// items, and HTML its elements (default DefaultMaxNesting; deeper:
 	// ErrUnprocessable; negative: no limit). See nesting.go.
 	MaxNesting int
+	// MaxTableCells bounds the cells of a Markdown table (default
+	// DefaultMaxTableCells; more: ErrUnprocessable; negative: no limit).
+	// See tables.go.
+	MaxTableCells int
 	// Dir holds each worker's profile and temporary files (default: a new
 	// directory under os.TempDir(), removed by Close, or by a later pool's
 	// start if this process was killed: see workdir.go).

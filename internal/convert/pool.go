@@ -219,8 +219,12 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		if err := checkExpansion(in, &p.opts); err != nil {
 			return nil, "", err
 		}
+		var err error
+		if in, err = withoutStoredDescriptors(in); err != nil {
+			return nil, "", err
+		}
 	}
-	if err := CheckNesting(in, from, p.opts.MaxNesting); err != nil {
+	if err := CheckText(in, from, TextLimits{MaxNesting: p.opts.MaxNesting, MaxTableCells: p.opts.MaxTableCells}); err != nil {
 		return nil, "", err
 	}
 	switch from {

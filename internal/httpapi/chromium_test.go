@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -61,6 +62,22 @@ func TestConvertWithChromium(t *testing.T) {
 		}
 	}
 	e.convertFiles(key, "merge=true", page, css).errorBody(t, 400, "VALIDATION_ERROR")
+	// Markdown that would keep goldmark busy for seconds or minutes in the
+	// server's process: refused before it, and before the browser.
+	for name, md := range map[string]string{
+		"100,000 nested quotes": strings.Repeat(">", 100_000) + " x\n",
+		"a table of 50,000 columns": "|" + strings.Repeat(" a |", 50_000) + "\n|" + strings.Repeat("---|", 50_000) + "\n|" +
+			strings.Repeat(" b |", 50_000) + "\n",
+	} {
+		t0 := time.Now()
+		b := e.convert(key, "from=md", "big.md", []byte(md)).errorBody(t, 422, "UNPROCESSABLE_DOCUMENT")
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("%s: answered in %v, want at once (%s)", name, took, b.Message)
+		}
+	}
+	if st := e.Chromium.Status(); st.Converted+st.Failed != 1 {
+		t.Errorf("Markdown over the limits reached Chromium: %+v", st.Counters)
+	}
 
 	var h struct {
 		Checks  map[string]string

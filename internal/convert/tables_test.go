@@ -1,0 +1,77 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+)
+
+// markdownTable is a GFM table of cols columns and rows body rows.
+func markdownTable(cols, rows int) string {
+	return "|" + strings.Repeat(" a |", cols) + "\n|" + strings.Repeat("---|", cols) + "\n" + strings.Repeat("|"+strings.Repeat(" b |", cols)+"\n", rows)
+}
+
+// tableCases are Markdown documents around the default limit of 100,000
+// cells.
+var tableCases = []struct {
+	name, in string
+	over     bool
+}{
+	{"50,000 columns, two rows", markdownTable(50_000, 1), true},
+	{"two columns, 60,000 rows", markdownTable(2, 60_000), true},
+	{"a header of 100,001 cells, no pipes at the ends", strings.Repeat("a|", 100_000) + "a\n" + strings.Repeat("-|", 100_000) + "-\n", true},
+	{"body rows longer than the header", "| a |\n|---|\n" + strings.Repeat("|"+strings.Repeat(" b |", 1000)+"\n", 101), true},
+	{"1000 columns, 99 rows", markdownTable(1000, 98), false},
+	{"a README's table", "# T\n\n| Name | Size |\n|:-----|-----:|\n| a \\| b | 1 |\n\ntext | with a pipe\n", false},
+	{"tables of 50,000 cells each, apart", markdownTable(2, 24_999) + "\n" + markdownTable(2, 24_999) + "\n" + markdownTable(2, 24_999), false},
+	{"pipes without a delimiter row", strings.Repeat("a | b | c\n", 100_000), false},
+}
+
+func TestCheckTextTables(t *testing.T) {
+	for _, c := range tableCases {
+		err := CheckText([]byte(c.in), FromMarkdown, TextLimits{})
+		switch {
+		case c.over && (!errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS")):
+			t.Errorf("%s: %v, want ErrUnprocessable naming the limit", c.name, err)
+		case !c.over && err != nil:
+			t.Errorf("%s: %v, want nil", c.name, err)
+		}
+		if err := CheckText([]byte(c.in), FromMarkdown, TextLimits{MaxTableCells: -1}); err != nil {
+			t.Errorf("%s without a limit: %v", c.name, err)
+		}
+	}
+	if err := CheckText([]byte(markdownTable(10, 10)), FromMarkdown, TextLimits{MaxTableCells: 100}); err == nil {
+		t.Error("a table of 110 cells passed a limit of 100")
+	}
+	if err := CheckText([]byte(markdownTable(50_000, 1)), FromHTML, TextLimits{}); err != nil {
+		t.Errorf("HTML is not measured for Markdown tables: %v", err)
+	}
+}
+
+// TestLargeTableIsRefusedBeforeTheEngine: a table over the limit ends in
+// 422 at once, before goldmark and LibreOffice see it; a large table
+// within it converts.
+func TestLargeTableIsRefusedBeforeTheEngine(t *testing.T) {
+	requireLibreOffice(t)
+	p := testPool(t, "lok", Options{Workers: 1})
+	for _, c := range tableCases[:2] {
+		t0 := time.Now()
+		_, err := p.Convert(context.Background(), []byte(c.in), FromMarkdown)
+		if apiCode(err) != quire.CodeUnprocessable {
+			t.Errorf("%s: %v, want 422", c.name, err)
+		}
+		if took := time.Since(t0); took > 2*time.Second { // a linear pass of milliseconds; generous for -race on a loaded machine
+			t.Errorf("%s: refused in %v, want at once", c.name, took)
+		}
+	}
+	if c := p.Counters(); c.Converted+c.Failed != 0 {
+		t.Errorf("counters %+v: a table over the limit reached the worker", c)
+	}
+	if _, err := p.Convert(context.Background(), []byte(markdownTable(20, 200)), FromMarkdown); err != nil {
+		t.Errorf("a table of 20 columns and 200 rows: %v, want a PDF", err)
+	}
+}
