@@ -19,6 +19,7 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/web"
 )
@@ -92,7 +93,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		Limits: a.limits, APIUsage: a.db, Logger: log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db,
-		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
+		PDFTools: pdftools.New(cfg.PDFToolsOptions(log), a.metrics), Limits: a.limits, Meter: a.meter, APIUsage: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget), MemoryKeyShare: cfg.MemoryKeyShare,

@@ -25,6 +25,7 @@ import (
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -42,6 +43,7 @@ type Deps struct {
 	Convert   *convert.Pool  // nil: conversion disabled
 	Chromium  *chromium.Pool // nil: HTML and Markdown go to LibreOffice
 	Annotate  *annotate.Service
+	PDFTools  *pdftools.Service  // POST /v1/pdf/*; nil: not served
 	Limits    *keylimit.Enforcer // per-key limits of metered routes; nil: none
 	Meter     *metering.Recorder // metering of API operations; nil: none
 	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not served
@@ -103,7 +105,7 @@ type Server struct {
 // authenticated are the areas of the API that need an API key. The key is
 // checked before routing, so a caller without one learns nothing about
 // which operations exist there.
-var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
+var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate", "/v1/pdf"}
 
 // keyOptional are public operations that authenticate a key when one is
 // presented, so that its limits and metering apply.
@@ -123,7 +125,7 @@ func New(d Deps, o Options) *Server {
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/quire-dev/quire/internal/mail/mailtest"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
@@ -162,7 +163,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
 	t.Cleanup(s.Meter.Close)
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
-		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
+		PDFTools: pdftools.New(PDFTools(log), reg), Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
 			SignMemoryBudget: cfg.SignMemoryBudget, MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
@@ -255,3 +256,10 @@ type Buffer struct {
 
 func (b *Buffer) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
 func (b *Buffer) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+// PDFTools are the limits of the test servers' PDF tools: the defaults
+// of the settings.
+func PDFTools(log *slog.Logger) pdftools.Options {
+	c := config.Default()
+	return c.PDFToolsOptions(log)
+}
