@@ -3,6 +3,7 @@ package pdftools
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,8 @@ import (
 
 // testService is a service with the default limits of the settings.
 func testService() *Service {
-	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute}, nil)
+	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute,
+		Logger: slog.New(slog.DiscardHandler)}, nil)
 }
 
 // do runs req on a fresh service and fails the test on an error.
@@ -142,3 +144,9 @@ func runOut(t *testing.T, name string, args ...string) string {
 }
 
 func runErr(name string, args ...string) error { return exec.Command(name, args...).Run() }
+
+// asClientError is err as an error of the contract (4xx, or 503).
+func asClientError(err error) (*quire.Error, bool) {
+	var qe *quire.Error
+	return qe, errors.As(err, &qe) && qe.Code != quire.CodeInternal
+}
