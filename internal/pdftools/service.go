@@ -170,7 +170,10 @@ func (s *Service) open(ctx context.Context, f File, op string, force bool) (*inp
 	if err != nil {
 		return nil, s.documentError(f, err)
 	}
-	if err := memory.Grow(ctx, int64(len(f.Data))*memory.PerBodyByte+int64(doc.ObjectCount())*perObject); err != nil {
+	// The body is charged already (Route.Budgeted: PerBodyByte per byte
+	// of all the files); each file's objects add what the library will
+	// hold for them.
+	if err := memory.Add(ctx, int64(doc.ObjectCount())*perObject); err != nil {
 		return nil, err
 	}
 	if err := doc.CheckAll(ctx); err != nil {
