@@ -16,7 +16,7 @@ import (
 // declared size, not by a ratio.
 func (d *Document) CheckAll(ctx context.Context) (err error) {
 	defer Recover(&err)
-	for num := 1; num < d.size(); num++ {
+	for num, n := 1, d.size(); num < n; num++ { // size walks the cross-reference: once
 		if num%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
