@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
@@ -29,17 +28,40 @@ func config() *model.Configuration {
 func init() { api.DisableConfigDir() }
 
 func (s *Service) merge(ctx context.Context, req Request) (Result, error) {
-	rs := make([]io.ReadSeeker, len(req.Files))
+	conf := config()
+	conf.Cmd, conf.CreateBookmarks = model.MERGECREATE, false
+	var dest *model.Context
 	pages := 0
-	for i, f := range req.Files {
+	for _, f := range req.Files {
 		in, err := s.open(ctx, f, req.Op, req.Force)
 		if err != nil {
 			return Result{}, err
 		}
-		rs[i], pages = bytes.NewReader(in.doc.Bytes()), pages+in.pages
+		pages += in.pages
+		src, err := api.ReadAndValidate(bytes.NewReader(in.doc.Bytes()), conf)
+		if err != nil {
+			return Result{}, s.libraryError(f.Name, req.Op, err)
+		}
+		if dest == nil {
+			dest = src
+			dest.EnsureVersionForWriting()
+			continue
+		}
+		// pdfcpu's own merge refuses a PDF 2.0 after an older one; the
+		// result is PDF 2.0 instead, as the newest of its parts.
+		if src.XRefTable.Version() == model.V20 {
+			v20 := model.V20
+			dest.HeaderVersion, dest.RootVersion = &v20, nil
+		}
+		if err := pdfcpu.MergeXRefTables(f.Name, src, dest, false, false); err != nil {
+			return Result{}, s.libraryError(f.Name, req.Op, err)
+		}
+	}
+	if err := api.OptimizeContext(dest); err != nil {
+		return Result{}, s.libraryError("", req.Op, err)
 	}
 	var out bytes.Buffer
-	if err := api.MergeRaw(rs, &out, false, config()); err != nil {
+	if err := api.WriteContext(dest, &out); err != nil {
 		return Result{}, s.libraryError("", req.Op, err)
 	}
 	return pdfResult(out.Bytes(), len(req.Files), pages), nil
