@@ -42,7 +42,7 @@ RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/so
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports \
       libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libjemalloc2 chromium \
+      ca-certificates libjemalloc2 chromium poppler-utils \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu fonts-dejavu-core fonts-wqy-zenhei fonts-noto-core fonts-symbola fonts-kristi \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin quire \

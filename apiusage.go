@@ -19,10 +19,11 @@ const (
 	OpSign     = "sign"
 	OpAnnotate = "annotate"
 	OpVerify   = "verify"
+	OpPDF      = "pdf" // the PDF tools, POST /v1/pdf/{operation}
 )
 
 // Operations are the metered operations, in the order reports list them.
-var Operations = []string{OpConvert, OpSign, OpAnnotate, OpVerify}
+var Operations = []string{OpConvert, OpSign, OpAnnotate, OpVerify, OpPDF}
 
 // OperationUsage is what one key's answered requests of one operation
 // processed.

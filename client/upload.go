@@ -24,11 +24,23 @@ var errUploadOver = errors.New("the request is over")
 // the file's size. postFile returns only after that goroutine has ended,
 // so the caller may close or reuse file as soon as it returns.
 func (c *Client) postFile(ctx context.Context, r request, file io.Reader, filename, contentType string) (*http.Response, error) {
+	return c.postFiles(ctx, r, filePart{file, filename, contentType})
+}
+
+// filePart is one part "file" of a multipart body.
+type filePart struct {
+	content     io.Reader
+	name        string
+	contentType string
+}
+
+// postFiles is postFile for several parts "file", in order.
+func (c *Client) postFiles(ctx context.Context, r request, files ...filePart) (*http.Response, error) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	r.body, r.contentType = pr, mw.FormDataContentType()
 	written := make(chan error, 1)
-	go func() { written <- writeMultipart(pw, mw, file, filename, contentType) }()
+	go func() { written <- writeMultipart(pw, mw, files) }()
 
 	res, err := c.do(ctx, r)
 	pr.CloseWithError(errUploadOver) // unblocks the writer if the transport stopped reading early
@@ -37,7 +49,7 @@ func (c *Client) postFile(ctx context.Context, r request, file io.Reader, filena
 		if werr != nil && !errors.Is(werr, errUploadOver) && !errors.Is(werr, io.ErrClosedPipe) {
 			// The upload failed on our side: that is the cause, not the
 			// transport's report of a broken body.
-			return nil, fmt.Errorf("quire client: %s: reading %s: %w", r.op(), filename, werr)
+			return nil, fmt.Errorf("quire client: %s: reading %w", r.op(), werr)
 		}
 		return nil, err
 	}
@@ -46,8 +58,14 @@ func (c *Client) postFile(ctx context.Context, r request, file io.Reader, filena
 
 // writeMultipart writes the whole multipart body into pw and closes it,
 // with the error that stopped it if any, so the transport's read ends too.
-func writeMultipart(pw *io.PipeWriter, mw *multipart.Writer, file io.Reader, filename, contentType string) error {
-	err := writeFilePart(mw, file, filename, contentType)
+func writeMultipart(pw *io.PipeWriter, mw *multipart.Writer, files []filePart) error {
+	var err error
+	for _, f := range files {
+		if err = writeFilePart(mw, f.content, f.name, f.contentType); err != nil {
+			err = fmt.Errorf("%s: %w", f.name, err)
+			break
+		}
+	}
 	if err == nil {
 		err = mw.Close() // the closing boundary
 	}

@@ -16,7 +16,7 @@ func TestEveryCommandsHelp(t *testing.T) {
 		"serve": "", "init": "", "backup": "", "restore": "", "health": "-live", "keys": "", "keys list": "-json",
 		"keys create": "-email", "keys limit": "-concurrent", "keys revoke": "", "license": "", "license create": "-org",
 		"license hosts": "-clear", "license list": "", "usage": "-api", "convert": "-from", "sign": "-email",
-		"verify": "", "docid": "-stamp",
+		"verify": "", "docid": "-stamp", "pdf": "", "pdf merge": "-o",
 	}
 	for _, c := range commands() {
 		if _, ok := own[c.name]; !ok && c.name != "version" {
@@ -34,7 +34,7 @@ func TestEveryCommandsHelp(t *testing.T) {
 				continue
 			}
 			settings := strings.Index(out, "\nsettings")
-			if command == "keys" || command == "license" || command == "docid" {
+			if command == "keys" || command == "license" || command == "docid" || command == "pdf" {
 				settings = len(out) // no settings: they name the subcommands, or need none
 			}
 			if settings < 0 || !strings.Contains(out[settings:], "-data-dir") && settings != len(out) {

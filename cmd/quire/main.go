@@ -42,6 +42,7 @@ func commands() []command {
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
 		{"convert", "convert a document to PDF with the conversion engine", runConvert},
+		{"pdf", "run a PDF operation (merge, split, rotate, ...) locally", runPDF},
 		{"sign", "sign a PDF or DOCX file locally", runSign},
 		{"verify", "check the signatures of a PDF file (JSON)", runVerify},
 		{"docid", "print the documentId of a DOCX file, or stamp it", runDocid},

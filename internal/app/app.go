@@ -28,6 +28,7 @@ import (
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
@@ -60,6 +61,7 @@ type App struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Annotate  *annotate.Service
+	PDFTools  *pdftools.Service  // merge, split, stamp, protect... PDFs
 	Convert   *convert.Pool      // the LibreOffice workers; nil: off, or OnDemand
 	Chromium  *chromium.Pool     // the browsers printing web pages; nil: off
 	Limits    *keylimit.Enforcer // per-key limits of the API
@@ -110,6 +112,7 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (a *App, err error
 	if a.Annotate, err = a.newAnnotate(); err != nil {
 		return nil, err
 	}
+	a.PDFTools = NewPDFTools(cfg, a.Log, a.Metrics)
 	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
 		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: a.Log})
 	if err != nil {
@@ -128,6 +131,12 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (a *App, err error
 		Logger: a.Log, Registerer: a.Metrics, Now: a.now,
 	})
 	return a, nil
+}
+
+// NewPDFTools returns the PDF tools of cfg, for the service or for
+// quire pdf, which needs nothing else of it (reg may be nil).
+func NewPDFTools(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *pdftools.Service {
+	return pdftools.New(cfg.PDFToolsOptions(log), reg)
 }
 
 // fetcher downloads what requests point at (documents, templates, images)

@@ -11,7 +11,7 @@ func (a *App) Handler(version string) *httpapi.Server {
 	pages := web.New(web.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Convert: a.Convert, Limiter: a.Limiter,
 		Limits: a.Limits, APIUsage: a.DB, Logger: a.Log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
-	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, DB: a.DB,
+	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, DB: a.DB,
 		Limits: a.Limits, Meter: a.Meter, APIUsage: a.DB, Logger: a.Log, Metrics: a.Metrics, Version: version, Pages: pages.Routes()}
 	// A nil pool must stay a nil interface: the API tells "off" by it.
 	if a.Convert != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
@@ -77,6 +78,9 @@ type Config struct {
 	PDFMaxObjects      int
 	PDFMaxDecodedBytes Bytes
 	PDFMaxNesting      int
+	PDFMaxBytes        Bytes
+	PDFMaxFiles        int
+	PDFRenderMaxPixels int
 	SigningP12         string
 	SigningP12Password string
 	SigningCert        string
@@ -167,6 +171,9 @@ func (c *Config) Settings() []Setting {
 		{"collect-commit-timeout", "QUIRE_COLLECT_COMMIT_TIMEOUT", "longest time one telemetry commit may take before its requests get 503", (*durationValue)(&c.CollectCommitTimeout), false},
 		{"collect-gather-wait", "QUIRE_COLLECT_GATHER_WAIT", "how long a telemetry commit waits, at a time, for the clients the last one answered to send again (up to 4 times, while they keep arriving; 0: never waits)", (*durationValue)(&c.CollectGatherWait), false},
 		{"telemetry-retention", "QUIRE_TELEMETRY_RETENTION", "how long raw telemetry events are kept for billing disputes; per-document counts are kept forever", (*durationValue)(&c.TelemetryRetention), false},
+		{"pdf-max-bytes", "QUIRE_PDF_MAX_BYTES", "largest request of the PDF tools (POST /v1/pdf/*), all its files together (beyond: 413); each PDF is read within the QUIRE_PDF_MAX_* limits of signing", &c.PDFMaxBytes, false},
+		{"pdf-max-files", "QUIRE_PDF_MAX_FILES", "most files in one request of the PDF tools (more: 400)", (*intValue)(&c.PDFMaxFiles), false},
+		{"pdf-render-max-pixels", "QUIRE_PDF_RENDER_MAX_PIXELS", "most pixels of a page rendered by POST /v1/pdf/render (more: 400, naming the highest dpi that fits); the render also stops at QUIRE_CONVERT_JOB_TIMEOUT", (*intValue)(&c.PDFRenderMaxPixels), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
 		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
 		{"memory-key-share", "QUIRE_MEMORY_KEY_SHARE", "percent (1-100) of QUIRE_SIGN_MEMORY_BUDGET that the operations of one API key may hold at once, so that one key's flood leaves room for the others; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", (*intValue)(&c.MemoryKeyShare), false},
@@ -256,6 +263,9 @@ func Default() Config {
 		LicenseHostsRefresh:  4 * time.Second,
 
 		SignMaxBytes:       25 << 20,
+		PDFMaxBytes:        50 << 20,
+		PDFMaxFiles:        20,
+		PDFRenderMaxPixels: 40_000_000,
 		SignMemoryBudget:   1 << 30,
 		MemoryKeyShare:     50,
 		PDFMaxObjects:      pdf.DefaultLimits().MaxObjects,
@@ -380,6 +390,13 @@ func (c *Config) KeyLimits() keylimit.Limits {
 	return keylimit.Limits{Concurrent: c.KeyMaxConcurrent, Rate: c.KeyRate, Quota: int64(c.KeyQuota)}
 }
 
+// PDFToolsOptions are the limits of the PDF tools: each PDF within the
+// reader's limits of signing, the job timeout of conversion.
+func (c *Config) PDFToolsOptions(log *slog.Logger) pdftools.Options {
+	return pdftools.Options{Limits: c.PDFLimits(), MaxBytes: int64(c.PDFMaxBytes), MaxFiles: c.PDFMaxFiles,
+		RenderMaxPixels: int64(c.PDFRenderMaxPixels), Timeout: c.ConvertJobTimeout, Logger: log}
+}
+
 // PDFLimits are the bounds of reading a PDF to sign or verify; the input
 // size follows from QUIRE_SIGN_MAX_BYTES.
 func (c *Config) PDFLimits() pdf.Limits {
@@ -456,7 +473,8 @@ func (c *Config) Check() error {
 		{"QUIRE_ANNOTATE_MAX_XML_DEPTH", int64(c.AnnotateMaxXMLDepth)}, {"QUIRE_ANNOTATE_MAX_IMAGE_BYTES", int64(c.AnnotateMaxImageBytes)},
 		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)},
 		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)},
-		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}, {"QUIRE_CONVERT_MAX_FILES", int64(c.ConvertMaxFiles)}} {
+		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}, {"QUIRE_CONVERT_MAX_FILES", int64(c.ConvertMaxFiles)},
+		{"QUIRE_PDF_MAX_BYTES", int64(c.PDFMaxBytes)}, {"QUIRE_PDF_MAX_FILES", int64(c.PDFMaxFiles)}, {"QUIRE_PDF_RENDER_MAX_PIXELS", int64(c.PDFRenderMaxPixels)}} {
 		if l.v < 1 {
 			return fmt.Errorf("%s must be at least 1", l.name)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -69,6 +70,13 @@ type Printer interface {
 	Engine
 	Convert(ctx context.Context, page chromium.Page, opts convert.JobOptions) (convert.Result, error)
 	Version() string
+}
+
+// PDFTools runs the operations of POST /v1/pdf/* (internal/pdftools).
+type PDFTools interface {
+	MaxBytes() int64
+	MaxFiles() int
+	Do(ctx context.Context, req pdftools.Request) (pdftools.Result, error)
 }
 
 // Limits admits a key's request under its limits (internal/keylimit).

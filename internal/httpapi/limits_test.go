@@ -266,7 +266,7 @@ func TestAPIUsageReport(t *testing.T) {
 		if ops.Convert != (quire.OperationUsage{}) || ops.Annotate != (quire.OperationUsage{}) {
 			t.Errorf("ann's other operations: %+v", ops)
 		}
-		for _, k := range []string{"convert", "sign", "annotate", "verify"} {
+		for _, k := range []string{"convert", "sign", "annotate", "verify", "pdf"} {
 			if !strings.Contains(string(r.body), `"`+k+`":{"requests":`) {
 				t.Errorf("the JSON lacks operation %s: %s", k, r.body)
 			}

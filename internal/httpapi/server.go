@@ -30,6 +30,7 @@ type Deps struct {
 	Convert   Converter // nil: conversion disabled
 	Chromium  Printer   // nil: HTML and Markdown go to LibreOffice
 	Annotate  Filler
+	PDFTools  PDFTools       // POST /v1/pdf/*; nil: not served
 	Limits    Limits         // per-key limits of metered routes; nil: none
 	Meter     Meter          // metering of API operations; nil: none
 	APIUsage  metering.Store // where GET /v1/usage/api reads; nil: not served
@@ -98,7 +99,7 @@ func New(d Deps, o Options) *Server {
 		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}

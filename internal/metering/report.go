@@ -42,6 +42,7 @@ type Operations struct {
 	Sign     quire.OperationUsage `json:"sign"`
 	Annotate quire.OperationUsage `json:"annotate"`
 	Verify   quire.OperationUsage `json:"verify"`
+	PDF      quire.OperationUsage `json:"pdf"`
 }
 
 // Of returns the counts of operation op.
@@ -53,6 +54,8 @@ func (o *Operations) Of(op string) *quire.OperationUsage {
 		return &o.Sign
 	case quire.OpAnnotate:
 		return &o.Annotate
+	case quire.OpPDF:
+		return &o.PDF
 	default:
 		return &o.Verify
 	}

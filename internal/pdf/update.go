@@ -20,6 +20,7 @@ type changes struct {
 	objects map[int]Object // new and changed objects by number
 	gens    map[int]int    // generation numbers of changed objects
 	added   map[any]Ref    // *Stream and *Indirect values added: one shared by several pages is one object
+	info    Ref            // the trailer's new /Info (SetInfo); zero: the file's own
 }
 
 func newChanges() changes {
@@ -151,6 +152,9 @@ func (d *Document) trailer(size int, body []byte) Dict {
 	tr := Dict{"Size": Int(size), "Root": t["Root"]}
 	if info, ok := t["Info"].(Ref); ok {
 		tr["Info"] = info
+	}
+	if d.changes.info != (Ref{}) {
+		tr["Info"] = d.changes.info
 	}
 	if d.isNew() {
 		sum := sha256.Sum256(body)

@@ -1,0 +1,111 @@
+package httpapi_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"image/png"
+	"mime/multipart"
+	"strings"
+	"testing"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// pdfOp posts files as multipart "file" parts to /v1/pdf/op?query.
+func (e *env) pdfOp(key, op, query string, files ...upload) response {
+	e.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range files {
+		fw, _ := mw.CreateFormFile("file", f.name)
+		fw.Write(f.data)
+	}
+	mw.Close()
+	h := map[string]string{"Content-Type": mw.FormDataContentType()}
+	if key != "" {
+		h["Authorization"] = "Bearer " + key
+	}
+	return e.do("POST", "/v1/pdf/"+op+"?"+query, &body, h)
+}
+
+func TestPDFTools(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("tools@example.com")
+	a, b := upload{"a.pdf", pdftest.OnePage("Alpha")}, upload{"b.pdf", pdftest.Generated(3, false, 0)}
+
+	r := e.pdfOp(key, "merge", "", a, b)
+	if r.status != 200 || r.header.Get("Content-Type") != "application/pdf" {
+		t.Fatalf("merge: %d %s", r.status, r.body)
+	}
+	if pages := pageTexts(t, r.body); len(pages) != 4 || !strings.Contains(pages[0], "Alpha") {
+		t.Errorf("merged pages: %q", pages)
+	}
+
+	r = e.pdfOp(key, "split", "ranges=1-2,3-", b)
+	if r.status != 200 || r.header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("split: %d %s", r.status, r.body)
+	}
+	z, err := zip.NewReader(bytes.NewReader(r.body), int64(len(r.body)))
+	if err != nil || len(z.File) != 2 || z.File[0].Name != "b_1-2.pdf" || z.File[1].Name != "b_3.pdf" {
+		t.Fatalf("split ZIP: %v %v", err, z)
+	}
+
+	r = e.pdfOp(key, "render", "page=1&dpi=36", a)
+	if _, err := png.Decode(bytes.NewReader(r.body)); r.status != 200 || r.header.Get("Content-Type") != "image/png" || err != nil {
+		t.Fatalf("render: %d %v", r.status, err)
+	}
+
+	r = e.pdfOp(key, "metadata", "set.title=Hello", a)
+	if r.status != 200 {
+		t.Fatalf("metadata set: %d %s", r.status, r.body)
+	}
+	r = e.pdfOp(key, "metadata", "", upload{"titled.pdf", r.body})
+	if r.status != 200 || r.header.Get("Content-Type") != "application/json" || !strings.Contains(string(r.body), `"title":"Hello"`) {
+		t.Fatalf("metadata: %d %s", r.status, r.body)
+	}
+
+	// Errors of the contract: no key, unknown operation and option, bad
+	// values, a signed PDF, an unreadable one.
+	e.pdfOp("", "merge", "", a, b).errorBody(t, 401, quire.CodeAuthentication)
+	e.pdfOp(key, "shred", "", a).errorBody(t, 404, quire.CodeNotFound)
+	for _, c := range []struct {
+		op, query   string
+		files       []upload
+		field, want string
+	}{
+		{"rotate", "angle=45", []upload{a}, "angle", "90, 180 or 270"},
+		{"rotate", "Angle=90", []upload{a}, "Angle", "did you mean angle?"},
+		{"split", "", []upload{a}, "ranges", "either ranges"},
+		{"merge", "", []upload{a}, "file", "two PDFs or more"},
+		{"encrypt", "userPassword=pw&allow=print,fly", []upload{a}, "allow", `"fly" is not a permission`},
+		{"metadata", "set.colour=red", []upload{a}, "set.colour", "is not a known query parameter"},
+		{"render", "dpi=5000", []upload{a}, "dpi", "between 1 and"},
+	} {
+		body := e.pdfOp(key, c.op, c.query, c.files...).errorBody(t, 400, quire.CodeValidation)
+		if len(body.Details) == 0 || body.Details[0].Field != c.field || !strings.Contains(body.Details[0].Issue, c.want) {
+			t.Errorf("%s?%s: %+v, want %s: %s", c.op, c.query, body.Details, c.field, c.want)
+		}
+	}
+	signed := signedPDF(t, e.signPDF(key, signBody(inline(pdftest.OnePage("Signed")))))
+	if body := e.pdfOp(key, "rotate", "angle=90", upload{"s.pdf", signed}).errorBody(t, 422, quire.CodeUnprocessable); !strings.Contains(body.Message, "force=true") {
+		t.Errorf("rotate of a signed PDF: %s", body.Message)
+	}
+	if r := e.pdfOp(key, "rotate", "angle=90&force=true", upload{"s.pdf", signed}); r.status != 200 {
+		t.Errorf("forced rotate: %d %s", r.status, r.body)
+	}
+	e.pdfOp(key, "rotate", "angle=90", upload{"x.pdf", []byte("%PDF-1.7\nnot really")}).errorBody(t, 422, quire.CodeUnprocessable)
+
+	// Metered as pdf: merge, split, render, metadata twice, forced rotate.
+	// (The signing is metered as sign.)
+	r = e.do("GET", "/v1/usage/api?groupBy=month", nil, map[string]string{"Authorization": "Bearer " + key})
+	var rep metering.Report
+	if r.json(t, &rep); r.status != 200 || len(rep.Keys) != 1 || len(rep.Keys[0].Periods) != 1 {
+		t.Fatalf("usage: %d %s", r.status, r.body)
+	}
+	if u := rep.Keys[0].Periods[0].Operations.PDF; u.Requests != 6 || u.Documents != 7 {
+		t.Errorf("pdf usage: %+v, want 6 requests of 7 documents", u)
+	}
+}

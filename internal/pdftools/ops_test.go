@@ -1,0 +1,140 @@
+package pdftools
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"image/png"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+)
+
+func pages(t *testing.T, b []byte) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)`).FindStringSubmatch(tool(t, b, "pdfinfo"))
+	if m == nil {
+		t.Fatal("pdfinfo gave no page count")
+	}
+	var n int
+	fmt.Sscan(m[1], &n)
+	return n
+}
+
+func TestMerge(t *testing.T) {
+	res := do(t, Request{Op: OpMerge, Files: []File{{"a.pdf", pdftest.OnePage("Alpha")}, {"b.pdf", pdftest.Generated(3, true, 0)}, {"c.pdf", pdftest.OnePage("Gamma")}}})
+	qpdfClean(t, res.Data)
+	if n := pages(t, res.Data); n != 5 || res.Pages != 5 || res.Documents != 3 {
+		t.Fatalf("merged: pdfinfo %d pages, result %d pages of %d documents; want 5 of 3", n, res.Pages, res.Documents)
+	}
+	for page, want := range map[int]string{1: "Alpha", 5: "Gamma"} {
+		out := textOf(t, res.Data, page)
+		if !strings.Contains(out, want) {
+			t.Errorf("page %d reads %q, want %q", page, out, want)
+		}
+	}
+}
+
+// textOf is pdftotext's text of one page.
+func textOf(t *testing.T, b []byte, page int) string {
+	t.Helper()
+	p := fmt.Sprint(page)
+	pdftest.RequireTool(t, "pdftotext", "poppler-utils")
+	return runOut(t, "pdftotext", "-f", p, "-l", p, pdftest.WriteTemp(t, b), "-")
+}
+
+func TestSplit(t *testing.T) {
+	in := pdftest.Generated(7, false, 0)
+	for _, c := range []struct {
+		req   Request
+		names []string
+		pages []int
+	}{
+		{Request{Ranges: "1-3,4-"}, []string{"1-3", "4-7"}, []int{3, 4}},
+		{Request{Ranges: "2,5-6"}, []string{"2", "5-6"}, []int{1, 2}},
+		{Request{Every: 3}, []string{"1-3", "4-6", "7"}, []int{3, 3, 1}},
+	} {
+		c.req.Op, c.req.Files = OpSplit, one("in.pdf", in)
+		res := do(t, c.req)
+		if len(res.Parts) != len(c.names) {
+			t.Fatalf("%+v: %d parts, want %d", c.req, len(res.Parts), len(c.names))
+		}
+		for i, p := range res.Parts {
+			qpdfClean(t, p.Data)
+			if p.Pages != c.names[i] || pages(t, p.Data) != c.pages[i] {
+				t.Errorf("%s/%s: part %q of %d pages, want %q of %d", c.req.Ranges, fmt.Sprint(c.req.Every), p.Pages, pages(t, p.Data), c.names[i], c.pages[i])
+			}
+		}
+	}
+	if got, _ := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: "5-9"}); got != quire.CodeValidation {
+		t.Errorf("a range beyond the document: %q, want %s", got, quire.CodeValidation)
+	}
+}
+
+func TestRotate(t *testing.T) {
+	res := do(t, Request{Op: OpRotate, Files: one("in.pdf", pdftest.Generated(3, false, 0)), Angle: 90, Pages: "2-"})
+	qpdfClean(t, res.Data)
+	info := tool(t, res.Data, "pdfinfo", "-f", "1", "-l", "3")
+	for page, want := range map[int]string{1: "0", 2: "90", 3: "90"} {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^Page\s+%d rot:\s+%s$`, page, want)).MatchString(info) {
+			t.Errorf("page %d not rotated %s:\n%s", page, want, info)
+		}
+	}
+}
+
+func TestEncrypt(t *testing.T) {
+	res := do(t, Request{Op: OpEncrypt, Files: one("in.pdf", pdftest.OnePage("Secret")), UserPassword: "open sesame", OwnerPassword: "owner", Allow: []string{"print"}})
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	path := pdftest.WriteTemp(t, res.Data)
+	out := runOut(t, "qpdf", "--password=open sesame", "--show-encryption", path)
+	for _, want := range []string{"R = 6", "print low resolution: allowed", "extract for any purpose: not allowed", "modify other: not allowed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("qpdf --show-encryption lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "AESv3") {
+		t.Errorf("not AES-256 (AESv3):\n%s", out)
+	}
+	if text := runOut(t, "pdftotext", "-upw", "open sesame", path, "-"); !strings.Contains(text, "Secret") {
+		t.Errorf("the user password does not open it: %q", text)
+	}
+	if err := runErr("pdftotext", "-upw", "wrong", path, "-"); err == nil {
+		t.Error("a wrong password opens it")
+	}
+}
+
+func TestRender(t *testing.T) {
+	res := do(t, Request{Op: OpRender, Files: one("in.pdf", pdftest.Generated(2, false, 0)), Page: 2, DPI: 72})
+	img, err := png.Decode(bytes.NewReader(res.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 595 && b.Dx() != 596 && b.Dx() != 612 {
+		t.Errorf("page rendered %dx%d at 72 dpi", b.Dx(), b.Dy())
+	}
+	s := New(Options{MaxBytes: 1 << 20, MaxFiles: 2, RenderMaxPixels: 1_000_000, Timeout: 60e9}, nil)
+	_, err = s.Do(t.Context(), Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), DPI: 600})
+	if quire.ErrorCode(err) != quire.CodeValidation || !strings.Contains(err.Error(), "dpi") {
+		t.Errorf("a render over the pixel limit: %v", err)
+	}
+	if got, _ := code(t, Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: 3}); got != quire.CodeValidation {
+		t.Errorf("a page beyond the document: %q", got)
+	}
+}
+
+func TestZipOfSplitIsReadable(t *testing.T) {
+	res := do(t, Request{Op: OpSplit, Files: one("in.pdf", pdftest.Generated(2, false, 0)), Every: 1})
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for _, p := range res.Parts {
+		w, _ := z.Create(p.Pages + ".pdf")
+		w.Write(p.Data)
+	}
+	z.Close()
+	if len(res.Parts) != 2 {
+		t.Fatalf("%d parts", len(res.Parts))
+	}
+}
