@@ -80,43 +80,48 @@ type App struct {
 // migrations), loads the server secret and checks it against the
 // database, loads the signing identity and starts the engines. Close
 // releases all of it.
-func Open(ctx context.Context, cfg *config.Config, o Options) (a *App, err error) {
-	a = &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity}
+func Open(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	a := &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	defer func() {
-		if err != nil {
-			a.Close(context.Background())
-		}
-	}()
+	if err := a.open(ctx, o); err != nil {
+		a.Close(context.Background())
+		return nil, err
+	}
+	return a, nil
+}
+
+// open builds the services in order, each from those before it.
+func (a *App) open(ctx context.Context, o Options) (err error) {
+	cfg := a.Config
 	if a.DB == nil {
 		if a.DB, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
-			return nil, err
+			return err
 		}
 		a.ownDB = true
 	}
 	secret, err := auth.LoadSecret(cfg.Secret, cfg.DataDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := auth.CheckSecret(ctx, a.DB, secret); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.startEngines(o.OnDemand); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.openSigning(ctx, o.Timestamper); err != nil {
-		return nil, err
+		return err
 	}
 	if a.Annotate, err = a.newAnnotate(); err != nil {
-		return nil, err
+		return err
 	}
 	a.PDFTools = NewPDFTools(cfg, a.Log, a.Metrics)
 	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
 		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: a.Log})
 	if err != nil {
-		return nil, fmt.Errorf("mail: %w", err)
+		return fmt.Errorf("mail: %w", err)
 	}
 	a.Limiter = ratelimit.New(a.DB, secret, a.now)
 	a.Limits = keylimit.New(cfg.KeyLimits(), a.DB, ratelimit.NewBlocks(a.Limiter), a.now)
@@ -130,7 +135,7 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (a *App, err error
 		Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), HostsRefresh: cfg.LicenseHostsRefresh,
 		Logger: a.Log, Registerer: a.Metrics, Now: a.now,
 	})
-	return a, nil
+	return nil
 }
 
 // NewPDFTools returns the PDF tools of cfg, for the service or for
