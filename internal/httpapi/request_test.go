@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -230,4 +233,25 @@ func FuzzDecodeDocumentAhead(f *testing.F) {
 			t.Fatalf("decoded ahead: %+v, %v\nas before: %+v, %v", got, gotErr, want, wantErr)
 		}
 	})
+}
+
+// TestDecodeAnnotateDocumentAhead: annotate's template takes the sign
+// document's path: plain base64 is decoded once, ahead of the JSON
+// decoder, which then does not copy it again and again.
+func TestDecodeAnnotateDocumentAhead(t *testing.T) {
+	docx := make([]byte, 4<<20)
+	for i := range docx {
+		docx[i] = byte(i * 7)
+	}
+	body := []byte(`{"document":{"base64":"` + base64.StdEncoding.EncodeToString(docx) + `"},"fields":[{"id":"1","type":"text","value":"Ann"}]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	req, err := decodeAnnotate(body, url.Values{"to": {"docx"}}, 8<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(req.Malformed) > 0 || !bytes.Equal(req.Document.Bytes, docx) || len(req.Fields) != 1 || req.Fields[0].Value != "Ann" {
+		t.Fatalf("decoded %d bytes, fields %+v, malformed %v, %v", len(req.Document.Bytes), req.Fields, req.Malformed, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 2*uint64(len(docx)) {
+		t.Errorf("decoding a %d-byte template allocated %d bytes, want at most twice its size", len(docx), n)
+	}
 }

@@ -140,11 +140,12 @@ func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
 // answering unknown paths and methods in the error body.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	if s.keys.needKey(r) {
-		var err error
-		if r, err = s.authenticate(r); err != nil {
+		keyed, err := s.authenticate(r)
+		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
+		r = keyed
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
