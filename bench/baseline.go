@@ -16,6 +16,10 @@ const (
 	// mainBeforeFair is main before the fair conversion queue was merged
 	// (347075a): one FIFO for every key, no cap on a key's workers.
 	mainBeforeFair = "841be51"
+	// mainGroupCommit is main before the quota was made exact (a1306e2):
+	// a signing's count committed by the metering's group commit, a
+	// second commit after the signing's record.
+	mainGroupCommit = "a1306e2"
 )
 
 // baselineBinary builds bin/quire-COMMIT from commit of this repository
