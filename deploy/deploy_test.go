@@ -292,7 +292,7 @@ func checkProxy(t *testing.T, c compose, quires []string) {
 	}
 	for _, q := range quires {
 		var trusted config.Prefixes
-		if err := trusted.Set(c.Services[q].Environment["QUIRE_TRUSTED_PROXIES"]); err != nil || !trusted.Contains(ip) {
+		if err := trusted.Set(c.Services[q].Environment["QUIRE_TRUSTED_PROXIES"]); err != nil || !slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(ip) }) {
 			t.Errorf("%s does not trust the proxy at %s (QUIRE_TRUSTED_PROXIES %q)", q, ip, c.Services[q].Environment["QUIRE_TRUSTED_PROXIES"])
 		}
 	}

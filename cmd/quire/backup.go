@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/backup"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/store"
@@ -29,7 +30,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	return withApp(cfg, stderr, "quire backup", backupUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire backup", backupUsage, func(ctx context.Context, a *app.App) error {
 		m, err := writeBackup(ctx, a, file)
 		if err != nil {
 			return err
@@ -42,13 +43,13 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-func writeBackup(ctx context.Context, a *app, file string) (backup.Manifest, error) {
-	m := backup.Manifest{QuireVersion: version, Database: a.db.Backend(), Created: time.Now().UTC()}
+func writeBackup(ctx context.Context, a *app.App, file string) (backup.Manifest, error) {
+	m := backup.Manifest{QuireVersion: version, Database: a.DB.Backend(), Created: time.Now().UTC()}
 	if _, err := os.Lstat(file); err == nil {
 		return m, fmt.Errorf("%s exists: choose a new file name", file)
 	}
 	var err error
-	if m.SchemaVersion, err = a.db.SchemaVersion(ctx); err != nil {
+	if m.SchemaVersion, err = a.DB.SchemaVersion(ctx); err != nil {
 		return m, err
 	}
 	stage, err := os.MkdirTemp(filepath.Dir(file), ".quire-backup-")
@@ -59,14 +60,14 @@ func writeBackup(ctx context.Context, a *app, file string) (backup.Manifest, err
 	var files []backup.File
 	if m.Database == "sqlite" {
 		snapshot := filepath.Join(stage, "quire.db")
-		if err := a.db.Snapshot(ctx, snapshot); err != nil {
+		if err := a.DB.Snapshot(ctx, snapshot); err != nil {
 			return m, err
 		}
 		events := store.EventLogPath(snapshot)
 		files = append(files, backup.File{Name: "quire.db", Path: snapshot},
 			backup.File{Name: filepath.Base(events), Path: events})
 	}
-	parts, err := dataFiles(a.cfg)
+	parts, err := dataFiles(a.Config)
 	if err != nil {
 		return m, err
 	}

@@ -10,10 +10,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -43,7 +43,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quire convert: %v\n", err)
 		return 2
 	}
-	if err := convertFile(in[0], *out, *from, *opts, cfg.ConvertOptions(newLogger(stderr, "warn")), stderr); err != nil {
+	if err := convertFile(in[0], *out, *from, *opts, app.NewOnDemand(cfg, newLogger(stderr, "warn")), stderr); err != nil {
 		fmt.Fprintf(stderr, "quire convert: %s: %s\n", in[0], describe(err))
 		return 1
 	}
@@ -97,7 +97,7 @@ func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
 
 // convertFile converts the file in to the PDF out, with opts, with a
 // one-worker pool. Ctrl-C or SIGTERM stops the worker.
-func convertFile(in, out, from string, opts convert.JobOptions, opt convert.Options, stderr io.Writer) error {
+func convertFile(in, out, from string, opts convert.JobOptions, pool *app.OnDemand, stderr io.Writer) error {
 	if err := opts.Validate(from, convert.ToPDF); err != nil {
 		return err
 	}
@@ -110,49 +110,16 @@ func convertFile(in, out, from string, opts convert.JobOptions, opt convert.Opti
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool := &lazyPool{opt: opt}
-	defer pool.Close()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pool.Close(ctx)
+	}()
 	r, err := pool.ConvertWith(ctx, data, from, convert.ToPDF, opts)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(out, r.PDF, 0o644)
-}
-
-// lazyPool is a one-worker conversion pool for commands run by hand,
-// started on first use so that commands that never convert start no
-// LibreOffice.
-type lazyPool struct {
-	opt  convert.Options
-	once sync.Once
-	pool *convert.Pool
-	err  error
-}
-
-func (l *lazyPool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
-	return r.PDF, err
-}
-
-func (l *lazyPool) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
-	l.once.Do(func() {
-		l.opt.Workers, l.opt.QueueLength = 1, 1
-		l.pool, l.err = convert.NewPool(l.opt)
-	})
-	if l.err != nil {
-		return convert.Result{}, l.err
-	}
-	return l.pool.ConvertWith(ctx, in, from, to, opts)
-}
-
-// Close stops the worker, if one was started.
-func (l *lazyPool) Close() {
-	if l.pool == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	l.pool.Close(ctx)
 }
 
 // runConvertWorker implements the hidden `quire convert-worker` command:

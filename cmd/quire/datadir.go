@@ -11,8 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/config"
 )
 
@@ -72,12 +71,12 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire init:", err)
 		return 2
 	}
-	a, err := openApp(context.Background(), cfg, newLogger(stderr, "warn"), nil, prometheus.NewRegistry())
+	a, err := app.Open(context.Background(), cfg, app.Options{Logger: newLogger(stderr, "warn"), OnDemand: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "quire init:", err)
 		return 1
 	}
-	defer a.Close()
+	a.Close(context.Background()) // nothing was started: nothing to wait for
 	dir, _ := filepath.Abs(cfg.DataDir)
 	fmt.Fprintf(stdout, "data directory %s ready (%s)\n", dir, strings.Join(dataDirParts(cfg), ", "))
 	return 0

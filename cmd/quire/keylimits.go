@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
 )
@@ -28,9 +29,9 @@ func (l *limitFlags) define(fs *flag.FlagSet) {
 // apply changes the overrides of key id: those given replace the key's
 // earlier ones, the others stay. Every instance applies them within
 // keylimit.Refresh.
-func (l *limitFlags) apply(ctx context.Context, a *app, id string, stdout io.Writer) error {
+func (l *limitFlags) apply(ctx context.Context, a *app.App, id string, stdout io.Writer) error {
 	l.change.KeyID = id
-	lim, err := a.limits.Change(ctx, l.change)
+	lim, err := a.Limits.Change(ctx, l.change)
 	if err != nil {
 		return err
 	}
@@ -63,17 +64,17 @@ type limitsJSON struct {
 
 // listKeysJSON prints every key with the limits that apply to it and its
 // use in the current UTC month.
-func listKeysJSON(ctx context.Context, a *app, w io.Writer) error {
-	keys, err := a.auth.Keys(ctx)
+func listKeysJSON(ctx context.Context, a *app.App, w io.Writer) error {
+	keys, err := a.Auth.Keys(ctx)
 	if err != nil {
 		return err
 	}
-	overrides, err := a.db.KeyLimits(ctx)
+	overrides, err := a.DB.KeyLimits(ctx)
 	if err != nil {
 		return err
 	}
 	q, _ := metering.ParseQuery("", "", "month", time.Now()) // the defaults always parse
-	rep, err := metering.Build(ctx, a.db, q)
+	rep, err := metering.Build(ctx, a.DB, q)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func listKeysJSON(ctx context.Context, a *app, w io.Writer) error {
 	out := make([]keyJSON, len(keys))
 	for i, k := range keys {
 		o, overridden := overrides[k.ID]
-		lim := a.limits.Defaults().Apply(o)
+		lim := a.Limits.Defaults().Apply(o)
 		out[i] = keyJSON{ID: k.ID, Email: k.Email, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: timeOrNil(k.LastUsedAt),
 			RevokedAt: timeOrNil(k.RevokedAt), ThisMonth: month[k.ID],
 			Limits: limitsJSON{Concurrent: lim.Concurrent, Rate: lim.Rate.String(), Quota: keylimit.Quota(lim.Quota).String(), Overridden: overridden}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/app"
 )
 
 const keysUsage = "usage: quire keys list [--json] | revoke ID | create --email ADDRESS | limit ID [--concurrent N] [--rate N/DUR] [--quota N/month] [--clear]"
@@ -45,7 +46,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire keys:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app.App) error {
 		switch {
 		case sub == "list" && len(pos) == 0 && asJSON:
 			return listKeysJSON(ctx, a, stdout)
@@ -54,7 +55,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 		case sub == "limit" && len(pos) == 1:
 			return lf.apply(ctx, a, pos[0], stdout)
 		case sub == "revoke" && len(pos) == 1:
-			err := a.auth.Revoke(ctx, pos[0])
+			err := a.Auth.Revoke(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {
 				return fmt.Errorf("no key with id %q", pos[0])
 			}
@@ -63,7 +64,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 			}
 			return err
 		case sub == "create" && len(pos) == 0 && email != "":
-			key, rec, err := a.auth.CreateKey(ctx, email)
+			key, rec, err := a.Auth.CreateKey(ctx, email)
 			if err == nil {
 				fmt.Fprintf(stdout, "created %s for %s; the key is shown only now:\n%s\n", rec.ID, rec.Email, key)
 			}
@@ -73,8 +74,8 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-func listKeys(ctx context.Context, a *app, w io.Writer) error {
-	keys, err := a.auth.Keys(ctx)
+func listKeys(ctx context.Context, a *app.App, w io.Writer) error {
+	keys, err := a.Auth.Keys(ctx)
 	if err != nil {
 		return err
 	}

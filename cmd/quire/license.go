@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/app"
 )
 
 const licenseUsage = "usage: quire license create --org NAME --email CONTACT [--hosts HOST,...] | list | revoke ID | hosts KEY (HOST,... | --clear)"
@@ -46,10 +47,10 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire license:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire license", licenseUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire license", licenseUsage, func(ctx context.Context, a *app.App) error {
 		switch {
 		case sub == "create" && len(pos) == 0 && org != "" && email != "":
-			l, err := a.telemetry.CreateLicense(ctx, org, email, hosts)
+			l, err := a.Telemetry.CreateLicense(ctx, org, email, hosts)
 			if err == nil {
 				fmt.Fprintf(stdout, "created %s for %s (%s); the license key:\n%s\n", l.ID, l.Organization, l.Email, l.Key)
 			}
@@ -59,7 +60,7 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 		case sub == "list" && len(pos) == 0:
 			return listLicenses(ctx, a, stdout)
 		case sub == "revoke" && len(pos) == 1:
-			err := a.telemetry.RevokeLicense(ctx, pos[0])
+			err := a.Telemetry.RevokeLicense(ctx, pos[0])
 			if errors.Is(err, quire.ErrNotFound) {
 				return fmt.Errorf("no license with id %q", pos[0])
 			}
@@ -72,8 +73,8 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-func listLicenses(ctx context.Context, a *app, w io.Writer) error {
-	ls, err := a.telemetry.Licenses(ctx)
+func listLicenses(ctx context.Context, a *app.App, w io.Writer) error {
+	ls, err := a.Telemetry.Licenses(ctx)
 	if err != nil {
 		return err
 	}
@@ -91,12 +92,12 @@ func listLicenses(ctx context.Context, a *app, w io.Writer) error {
 
 // setHosts sets (KEY HOSTS) or, with --clear, removes (KEY) the host list
 // of a license.
-func setHosts(ctx context.Context, a *app, w io.Writer, pos []string) error {
+func setHosts(ctx context.Context, a *app.App, w io.Writer, pos []string) error {
 	key, hosts := pos[0], ""
 	if len(pos) == 2 {
 		hosts = pos[1]
 	}
-	err := a.telemetry.SetLicenseHosts(ctx, key, hosts)
+	err := a.Telemetry.SetLicenseHosts(ctx, key, hosts)
 	switch {
 	case errors.Is(err, quire.ErrNotFound):
 		return fmt.Errorf("no license with key %q", key)

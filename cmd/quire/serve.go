@@ -14,15 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/memory"
-	"github.com/quire-dev/quire/internal/signing"
-	"github.com/quire-dev/quire/internal/web"
 )
 
 // cleanupEvery is how often expired codes and rate-limit windows are swept.
@@ -56,33 +50,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
-	reg := prometheus.NewRegistry() // the engines' metrics and the services'
-	pool, err := startConversion(cfg, log, reg)
+	a, err := app.Open(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
-		return err
-	}
-	browsers, err := startChromium(cfg, log, reg)
-	if err != nil {
-		stopConversion(context.Background(), pool, log)
-		return err
-	}
-	var conv signing.Converter
-	if pool != nil {
-		conv = pool
-	}
-	a, err := openApp(ctx, cfg, log, conv, reg)
-	if err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-		defer cancel()
-		stopConversion(sctx, pool, log)
-		stopChromium(sctx, browsers, log)
 		return err
 	}
 	// Stop in dependency order, under the shutdown deadline once it is set:
-	// the HTTP server (below), then the conversion workers, then telemetry
-	// still queued, then the database. The deadline is a time, not the
-	// HTTP shutdown's context: that one is cancelled when serve returns,
-	// and idle workers would then be killed as if late.
+	// the HTTP server (below), then the engines, telemetry still queued and
+	// the database (App.Close). The deadline is a time, not the HTTP
+	// shutdown's context: that one is cancelled when serve returns, and
+	// idle workers would then be killed as if late.
 	var deadline time.Time
 	defer func() {
 		if deadline.IsZero() { // Serve failed: no deadline was set
@@ -90,20 +66,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		stopConversion(ctx, pool, log)
-		stopChromium(ctx, browsers, log)
-		a.Close()
+		if err := a.Close(ctx); err != nil {
+			log.Warn("stop", "err", err)
+		}
 	}()
-	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
-		Limits: a.limits, APIUsage: a.db, Logger: log, Version: version},
-		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
-	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db,
-		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
-		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
-		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-			ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget), MemoryKeyShare: cfg.MemoryKeyShare,
-			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
-	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	srv := a.Handler(version).HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {
 		return err
 	}
@@ -112,7 +79,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	go sweep(ctx, a, log)
-	log.Info("quire listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil, "version", version, "database", a.db.Backend(),
+	log.Info("quire listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil, "version", version, "database", a.DB.Backend(),
 		"settings", publicSettings(cfg))
 	errc := make(chan error, 1)
 	go func() {
@@ -154,58 +121,9 @@ func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// startConversion starts the warm LibreOffice workers, unless conversion
-// is disabled. They warm up in the background; a machine without
-// LibreOffice still serves everything else, while /v1/convert and the
-// readiness check (/v1/health) say that conversion is down.
-func startConversion(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*convert.Pool, error) {
-	if cfg.ConvertWorkers < 0 {
-		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
-		return nil, nil
-	}
-	opt := cfg.ConvertOptions(log)
-	opt.Registerer = reg
-	return convert.NewPool(opt)
-}
-
-// stopConversion stops the workers once the HTTP server has finished;
-// past ctx's deadline they are killed.
-func stopConversion(ctx context.Context, pool *convert.Pool, log *slog.Logger) {
-	if pool == nil {
-		return
-	}
-	if err := pool.Close(ctx); err != nil {
-		log.Warn("conversion engine stop", "err", err)
-	}
-}
-
-// startChromium starts the warm browsers that print HTML and Markdown,
-// unless they are off. Like the LibreOffice workers, they start in the
-// background, and a machine without Chromium serves the rest.
-func startChromium(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*chromium.Pool, error) {
-	if cfg.ChromiumWorkers < 0 {
-		log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
-		return nil, nil
-	}
-	opt := cfg.ChromiumOptions(log)
-	opt.Registerer = reg
-	return chromium.NewPool(opt)
-}
-
-// stopChromium stops the browsers once the HTTP server has finished;
-// past ctx's deadline they are killed.
-func stopChromium(ctx context.Context, pool *chromium.Pool, log *slog.Logger) {
-	if pool == nil {
-		return
-	}
-	if err := pool.Close(ctx); err != nil {
-		log.Warn("Chromium engine stop", "err", err)
-	}
-}
-
 // sweep deletes expired codes, old rate-limit windows and raw telemetry
 // events past their retention, now and then.
-func sweep(ctx context.Context, a *app, log *slog.Logger) {
+func sweep(ctx context.Context, a *app.App, log *slog.Logger) {
 	t := time.NewTicker(cleanupEvery)
 	defer t.Stop()
 	for {
@@ -213,10 +131,7 @@ func sweep(ctx context.Context, a *app, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.auth.Cleanup(ctx); err != nil {
-				log.Warn("cleanup failed", "err", err)
-			}
-			if err := a.telemetry.Sweep(ctx); err != nil {
+			if err := a.Sweep(ctx); err != nil {
 				log.Warn("cleanup failed", "err", err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -35,7 +36,7 @@ func runSign(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, signUsage)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire sign", signUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire sign", signUsage, func(ctx context.Context, a *app.App) error {
 		in, err := os.ReadFile(pos[0])
 		if err != nil {
 			return err
@@ -47,7 +48,7 @@ func runSign(args []string, stdout, stderr io.Writer) int {
 		req := signing.Request{Document: signing.Document{Bytes: in}, EventID: id, Certificate: !*noCert,
 			Signer:     signing.Signer{Name: *name, Email: *email},
 			AuditTrail: []signing.AuditEvent{{Type: "submit", Timestamp: time.Now().UTC(), Data: map[string]any{"via": "quire sign"}}}}
-		res, err := a.signing.Sign(ctx, req, "cli")
+		res, err := a.Signing.Sign(ctx, req, "cli")
 		if err != nil {
 			return err
 		}
@@ -75,12 +76,12 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	valid := false
-	code := withApp(cfg, stderr, "quire verify", verifyUsage, func(ctx context.Context, a *app) error {
+	code := withApp(cfg, stderr, "quire verify", verifyUsage, func(ctx context.Context, a *app.App) error {
 		pdf, err := os.ReadFile(pos[0])
 		if err != nil {
 			return err
 		}
-		res, err := a.signing.Verify(ctx, signing.Document{Bytes: pdf})
+		res, err := a.Signing.Verify(ctx, signing.Document{Bytes: pdf})
 		if err != nil {
 			return err
 		}

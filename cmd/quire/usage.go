@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/telemetry"
 )
@@ -43,16 +44,16 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 		keys = []string{*key}
 	}
 	if *api {
-		return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app) error {
+		return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app.App) error {
 			return apiUsage(ctx, a, stdout, *from, *to, *groupBy, *asJSON, *asCSV)
 		})
 	}
-	return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app) error {
+	return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app.App) error {
 		q, err := telemetry.ParseQuery(*from, *to, *groupBy, keys, time.Now())
 		if err != nil {
 			return err
 		}
-		rep, err := a.telemetry.Report(ctx, q)
+		rep, err := a.Telemetry.Report(ctx, q)
 		switch {
 		case err != nil:
 			return err
@@ -72,12 +73,12 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // apiUsage prints the metering of API operations of every key.
-func apiUsage(ctx context.Context, a *app, w io.Writer, from, to, groupBy string, asJSON, asCSV bool) error {
+func apiUsage(ctx context.Context, a *app.App, w io.Writer, from, to, groupBy string, asJSON, asCSV bool) error {
 	q, err := metering.ParseQuery(from, to, groupBy, time.Now())
 	if err != nil {
 		return err
 	}
-	rep, err := metering.Build(ctx, a.db, q)
+	rep, err := metering.Build(ctx, a.DB, q)
 	switch {
 	case err != nil:
 		return err

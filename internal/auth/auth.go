@@ -62,17 +62,16 @@ type Service struct {
 	opt     Options
 }
 
-// New returns a service keeping its records in st, sending mail with m and
-// keying code hashes with secret.
-func New(st Store, m qmail.Sender, secret []byte, opt Options) *Service {
+// New returns a service keeping its records in st, sending mail with m,
+// keying code hashes with secret and counting attempts with limiter.
+func New(st Store, m qmail.Sender, secret []byte, limiter *ratelimit.Limiter, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	return &Service{store: st, mail: m, secret: secret, opt: opt,
-		limiter: ratelimit.New(st, secret, opt.Now)}
+	return &Service{store: st, mail: m, secret: secret, opt: opt, limiter: limiter}
 }
 
 // RegisterMessage is the answer to a registration, the same whether or not

@@ -569,16 +569,6 @@ func (p *Prefixes) Set(v string) error {
 	return nil
 }
 
-// Contains reports whether addr is in one of the prefixes.
-func (p Prefixes) Contains(addr netip.Addr) bool {
-	for _, x := range p {
-		if x.Contains(addr.Unmap()) {
-			return true
-		}
-	}
-	return false
-}
-
 // Origins are web origins (scheme://host[:port]); "*" stands for any.
 type Origins []string
 

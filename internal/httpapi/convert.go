@@ -132,7 +132,7 @@ func (req convertRequest) printable(first Upload, haveChromium bool) (string, bo
 
 // print prints the page of files[0] (of format from) with Chromium, the
 // other files being its assets.
-func (req convertRequest) print(ctx context.Context, pool *chromium.Pool, from string, files []Upload) ([]convert.Result, error) {
+func (req convertRequest) print(ctx context.Context, pool Printer, from string, files []Upload) ([]convert.Result, error) {
 	page := chromium.Page{Doc: files[0].Data, From: from}
 	for _, f := range files[1:] {
 		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
@@ -234,7 +234,7 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 // convertAll converts files (of formats froms) as req asks, as many at
 // once as the pool has workers. The first failure cancels the others
 // and is answered, naming its file.
-func (req convertRequest) convertAll(parent context.Context, pool *convert.Pool, files []Upload, froms []string) ([]convert.Result, error) {
+func (req convertRequest) convertAll(parent context.Context, pool Converter, files []Upload, froms []string) ([]convert.Result, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	results := make([]convert.Result, len(files))
@@ -291,7 +291,7 @@ func fileError(err error, files []Upload, i int) error {
 func ms(seconds float64) float64 { return seconds * 1000 }
 
 // convertStatus is the health check line of the conversion engine.
-func convertStatus(pool *convert.Pool) string {
+func convertStatus(pool Engine) string {
 	if pool == nil {
 		return "disabled"
 	}
@@ -310,7 +310,7 @@ func engineStatus(st convert.Status, unit string) string {
 
 // convertReady reports whether the engine can take a job now: disabled
 // (nil) counts as ready, since nothing waits for it.
-func convertReady(pool *convert.Pool) bool {
+func convertReady(pool Engine) bool {
 	return pool == nil || engineReady(pool.Status())
 }
 

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
 	"github.com/quire-dev/quire/internal/store"
-	"github.com/quire-dev/quire/internal/telemetry"
 )
 
 // env is one API server (apitest) and the helpers of these tests.
@@ -30,8 +30,8 @@ func unlimited() auth.Options { return apitest.Issuance() }
 type envOption func(*apitest.Config)
 
 func withMail(mo mail.Options) envOption { return func(c *apitest.Config) { c.Mail = &mo } }
-func withTelemetry(f func(*telemetry.Options)) envOption {
-	return func(c *apitest.Config) { c.Telemetry = f }
+func withSettings(f func(*config.Config)) envOption {
+	return func(c *apitest.Config) { c.Settings = f }
 }
 func withPrivateFetch() envOption                  { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
 func withConfig(f func(*apitest.Config)) envOption { return f }

@@ -237,7 +237,7 @@ func (s *Server) https(r *http.Request) bool {
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	peer, err := netip.ParseAddr(host)
-	return err == nil && s.opt.TrustedProxies.Contains(peer) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	return err == nil && s.trusted(peer) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // clientIP is the address of the caller: the peer, or, when the peer is a
@@ -248,7 +248,7 @@ func (s *Server) clientIP(r *http.Request) string {
 		host = r.RemoteAddr
 	}
 	peer, err := netip.ParseAddr(host)
-	if err != nil || !s.opt.TrustedProxies.Contains(peer) {
+	if err != nil || !s.trusted(peer) {
 		return host
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -257,9 +257,20 @@ func (s *Server) clientIP(r *http.Request) string {
 		if err != nil {
 			break
 		}
-		if !s.opt.TrustedProxies.Contains(a) {
+		if !s.trusted(a) {
 			return a.Unmap().String()
 		}
 	}
 	return peer.Unmap().String()
+}
+
+// trusted reports whether addr is one of the trusted proxies.
+func (s *Server) trusted(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, p := range s.opt.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -17,34 +18,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/annotate"
-	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/chromium"
-	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
-	"github.com/quire-dev/quire/internal/signing"
-	"github.com/quire-dev/quire/internal/telemetry"
 )
 
-// Pinger reports whether the database answers.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
-
-// Deps are the services behind the API.
+// Deps are the services behind the API, as the interfaces of deps.go.
 type Deps struct {
-	Auth      *auth.Service
-	Telemetry *telemetry.Service
-	Signing   *signing.Service
-	Convert   *convert.Pool  // nil: conversion disabled
-	Chromium  *chromium.Pool // nil: HTML and Markdown go to LibreOffice
-	Annotate  *annotate.Service
-	Limits    *keylimit.Enforcer // per-key limits of metered routes; nil: none
-	Meter     *metering.Recorder // metering of API operations; nil: none
-	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not served
+	Auth      Keys
+	Telemetry Telemetry
+	Signing   Signer
+	Convert   Converter // nil: conversion disabled
+	Chromium  Printer   // nil: HTML and Markdown go to LibreOffice
+	Annotate  Filler
+	Limits    Limits         // per-key limits of metered routes; nil: none
+	Meter     Meter          // metering of API operations; nil: none
+	APIUsage  metering.Store // where GET /v1/usage/api reads; nil: not served
 	DB        Pinger
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
@@ -54,16 +42,16 @@ type Deps struct {
 
 // Options are the HTTP-level limits and trust settings.
 type Options struct {
-	MaxBodyBytes     int64           // default body limit of routes without one
-	TrustedProxies   config.Prefixes // whose X-Forwarded-For is believed
-	AdminToken       string          // bearer token of operator endpoints; empty: none
-	ConvertMaxBytes  int64           // largest document to convert
-	ConvertMaxFiles  int             // most files in one conversion request; 0: 10
-	SignMemoryBudget int64           // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
-	MemoryKeyShare   int             // percent of SignMemoryBudget one API key may hold; 0: 100
-	ReadTimeout      time.Duration   // longest time to read a request, body included
-	WriteTimeout     time.Duration   // longest time to write an answer, from its first byte
-	CORSOrigins      []string        // origins whose pages may call the API; empty or "*": any
+	MaxBodyBytes     int64          // default body limit of routes without one
+	TrustedProxies   []netip.Prefix // whose X-Forwarded-For is believed
+	AdminToken       string         // bearer token of operator endpoints; empty: none
+	ConvertMaxBytes  int64          // largest document to convert
+	ConvertMaxFiles  int            // most files in one conversion request; 0: 10
+	SignMemoryBudget int64          // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
+	MemoryKeyShare   int            // percent of SignMemoryBudget one API key may hold; 0: 100
+	ReadTimeout      time.Duration  // longest time to read a request, body included
+	WriteTimeout     time.Duration  // longest time to write an answer, from its first byte
+	CORSOrigins      []string       // origins whose pages may call the API; empty or "*": any
 }
 
 // Route is one operation of the API. Capabilities declare their routes

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
 	"github.com/quire-dev/quire/internal/telemetry"
@@ -242,7 +243,7 @@ func TestCollectBackPressure(t *testing.T) {
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			u := storetest.URL(t, b)
-			e := newEnv(t, storetest.Open(t, u), unlimited(), withTelemetry(func(o *telemetry.Options) { o.QueueLength = 2 }))
+			e := newEnv(t, storetest.Open(t, u), unlimited(), withSettings(func(c *config.Config) { c.CollectQueue = 2 }))
 			ctx := context.Background()
 			lock, err := storetest.SQL(t, u).Conn(ctx)
 			if err != nil {
@@ -279,7 +280,7 @@ func TestCollectBackPressure(t *testing.T) {
 
 func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, unlimited(), withTelemetry(func(o *telemetry.Options) { o.QueueLength = 200 }))
+		e := newEnv(t, db, unlimited(), withSettings(func(c *config.Config) { c.CollectQueue = 200 }))
 		var wg sync.WaitGroup
 		failed := make(chan int, 200)
 		for i := 0; i < 200; i++ {

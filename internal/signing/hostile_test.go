@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/memory/memtest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
@@ -59,7 +60,7 @@ func TestEveryPDFAnswersWithinBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil,
+	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil, fetch.New(fetch.Options{MaxBytes: 64 << 20}),
 		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx := t.Context()
 	// The first certificate loads the fonts, once for the process.
@@ -131,7 +132,7 @@ func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil,
+	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil, fetch.New(fetch.Options{MaxBytes: 64 << 20}),
 		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx := quire.WithTenant(t.Context(), "key")
 	if _, err := s.Sign(ctx, request(pdftest.OnePage("warm up"), "warm-up", true), "key"); err != nil {

@@ -113,9 +113,9 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
 	service := func(now time.Time, tsaRoots *x509.CertPool) *Service {
-		return New(id, db, nil, Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		return New(id, db, nil, loopbackFetcher(), Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsaRoots,
-			Fetch: fetch.Options{AllowPrivate: true}, Now: func() time.Time { return now }})
+			Now: func() time.Time { return now }})
 	}
 	signed, err := service(time.Now(), tsa.Roots()).Sign(ctx, submitted(pdftest.OnePage("long term"), false), "key")
 	out := signed.PDF
@@ -194,16 +194,17 @@ func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
+	guarded := fetch.New(fetch.Options{MaxBytes: 1 << 20}) // the default rules: no loopback
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(), Now: time.Now}
-	signed, err := New(id, db, nil, opt).Sign(ctx, submitted(pdftest.OnePage("guarded"), false), "key")
+	signed, err := New(id, db, nil, guarded, opt).Sign(ctx, submitted(pdftest.OnePage("guarded"), false), "key")
 	out := signed.PDF
 	if err != nil || hits.Load() != 0 {
 		t.Fatalf("sign: %v, CRL server asked %d times", err, hits.Load())
 	}
 	later := time.Now().Add(3 * time.Hour)
 	opt.Now = func() time.Time { return later }
-	res, err := New(id, db, nil, opt).Verify(ctx, Document{Bytes: out})
+	res, err := New(id, db, nil, guarded, opt).Verify(ctx, Document{Bytes: out})
 	if err != nil || res.Valid || !strings.Contains(res.Reason, "no CRL or OCSP response") {
 		t.Fatalf("verify after expiry without a CRL: %v %+v", err, res)
 	}
@@ -219,8 +220,8 @@ func TestOCSPPreferred(t *testing.T) {
 	tsa := pdftest.NewTSA(t)
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(),
-		Fetch: fetch.Options{AllowPrivate: true}, Now: time.Now}
-	signed, err := New(id, db, nil, opt).Sign(ctx, submitted(pdftest.OnePage("ocsp"), false), "key")
+		Now: time.Now}
+	signed, err := New(id, db, nil, loopbackFetcher(), opt).Sign(ctx, submitted(pdftest.OnePage("ocsp"), false), "key")
 	out := signed.PDF
 	if err != nil || ocspHits.Load() != 1 || crlHits.Load() != 0 {
 		t.Fatalf("sign: %v; OCSP asked %d times, CRL %d", err, ocspHits.Load(), crlHits.Load())
@@ -237,8 +238,13 @@ func TestOCSPPreferred(t *testing.T) {
 	}
 	later := time.Now().Add(3 * time.Hour)
 	opt.Now = func() time.Time { return later }
-	res, err := New(id, db, nil, opt).Verify(ctx, Document{Bytes: out})
+	res, err := New(id, db, nil, loopbackFetcher(), opt).Verify(ctx, Document{Bytes: out})
 	if err != nil || !res.Valid || !res.Signer.RevocationChecked {
 		t.Fatalf("verify after expiry with OCSP: %v %+v", err, res)
 	}
+}
+
+// loopbackFetcher downloads from the tests' servers on loopback.
+func loopbackFetcher() *fetch.Fetcher {
+	return fetch.New(fetch.Options{AllowPrivate: true, MaxBytes: 1 << 20})
 }

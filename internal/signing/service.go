@@ -41,7 +41,6 @@ type Recorder interface {
 type Options struct {
 	MaxDocumentBytes int64               // largest document, inline or downloaded
 	PDFLimits        pdf.Limits          // the PDF reader's bounds; MaxInputSize is set from MaxDocumentBytes
-	Fetch            fetch.Options       // document.url downloads
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
 	Level            pdfsign.Level       // PAdES level of signatures; above B-B it needs the Timestamper
 	TSARoots         *x509.CertPool      // roots whose time-stamps Verify relies on (long-term validation); nil: none
@@ -61,13 +60,12 @@ type Service struct {
 	opt        Options
 }
 
-// New returns the signing service, signing as id.
-func New(id *pdfsign.Identity, rec Recorder, conv Converter, opt Options) *Service {
+// New returns the signing service, signing as id. It downloads documents
+// and revocation data with f, which bounds what they may reach and weigh.
+func New(id *pdfsign.Identity, rec Recorder, conv Converter, f *fetch.Fetcher, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	opt.Fetch.MaxBytes = opt.MaxDocumentBytes
-	f := fetch.New(opt.Fetch)
 	return &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
 }
 

@@ -29,10 +29,12 @@ func newService(t *testing.T, db *store.DB, fetchOpt ...fetch.Options) *Service 
 		t.Fatal(err)
 	}
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var fo fetch.Options
 	if len(fetchOpt) > 0 {
-		opt.Fetch = fetchOpt[0]
+		fo = fetchOpt[0]
 	}
-	return New(id, db, nil, opt)
+	fo.MaxBytes = opt.MaxDocumentBytes
+	return New(id, db, nil, fetch.New(fo), opt)
 }
 
 // TestSignValidates: whoever calls Sign, an invalid request is refused

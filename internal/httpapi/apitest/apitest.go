@@ -6,6 +6,7 @@ package apitest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"log/slog"
 	"net"
@@ -15,15 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/quire-dev/quire/internal/annotate"
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
@@ -34,7 +32,6 @@ import (
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/telemetry"
-	"github.com/quire-dev/quire/internal/web"
 )
 
 // AdminToken is the operator token of every test server.
@@ -42,17 +39,17 @@ const AdminToken = "test-admin-token-0123456789"
 
 // Config is what a test changes from the defaults.
 type Config struct {
-	Auth              auth.Options             // zero: Issuance(), no rate limits
-	Mail              *mail.Options            // nil: a mailtest server
-	Telemetry         func(*telemetry.Options) // changes the intake limits
-	AllowPrivateFetch bool                     // document URLs may reach loopback
-	MaxBodyBytes      int64                    // zero: 1 KiB, small enough to test 413
-	CORSOrigins       []string                 // nil: any origin
-	ReadTimeout       time.Duration            // zero: none
-	WriteTimeout      time.Duration            // zero: none
-	SignMemoryBudget  int64                    // zero: unbounded
-	MemoryKeyShare    int                      // percent of it one key may hold; zero: 100
-	SendBuffer        int                      // > 0: the socket send buffer of the server's connections, to test slow readers
+	Auth              auth.Options         // zero: Issuance(), no rate limits
+	Mail              *mail.Options        // nil: a mailtest server
+	Settings          func(*config.Config) // changes other settings, last
+	AllowPrivateFetch bool                 // document URLs may reach loopback
+	MaxBodyBytes      int64                // zero: 1 KiB, small enough to test 413
+	CORSOrigins       []string             // nil: any origin
+	ReadTimeout       time.Duration        // zero: none
+	WriteTimeout      time.Duration        // zero: none
+	SignMemoryBudget  int64                // zero: unbounded
+	MemoryKeyShare    int                  // percent of it one key may hold; zero: 100
+	SendBuffer        int                  // > 0: the socket send buffer of the server's connections, to test slow readers
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
 	// workers, run by the test binary itself: the test package must call
 	// RunWorkerIfAsked from an init function.
@@ -101,7 +98,8 @@ type Server struct {
 }
 
 // Start serves the API over db until the test ends; its log is printed
-// when the test fails.
+// when the test fails. The services are built by the composition root
+// (internal/app), from a Config of the test's values.
 func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	t.Helper()
 	s := &Server{DB: db, Logs: &Buffer{}, Clock: &Clock{now: time.Now().UTC()}}
@@ -111,62 +109,20 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		}
 	})
 	log := slog.New(slog.NewJSONHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	sender := s.mailer(t, cfg.Mail, log)
-	opt := cfg.Auth
-	if opt.KeyPrefix == "" {
-		opt = Issuance()
-	}
-	opt.Now, opt.Logger = s.Clock.Now, log
-	s.Auth = auth.New(db, sender, []byte("0123456789abcdef0123456789abcdef"), opt)
-	reg := prometheus.NewRegistry()
-	topt := telemetry.Options{QueueLength: 64, MaxBatch: 500, CommitTimeout: 10 * time.Second,
-		Retention: 90 * 24 * time.Hour, MetadataBytes: 256, Logger: log, Registerer: reg, Now: s.Clock.Now}
-	if cfg.Telemetry != nil {
-		cfg.Telemetry(&topt)
-	}
-	s.Telemetry = telemetry.New(db, topt)
-	t.Cleanup(s.Telemetry.Close)
-	id := cfg.Identity
-	if id == nil {
-		var err error
-		if id, err = pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var conv signing.Converter
-	if cfg.ConvertWorkers > 0 {
-		s.Convert = startPool(t, cfg.ConvertWorkers, log, reg)
-		conv = s.Convert
-	}
-	s.Signing = signing.New(id, db, conv, signing.Options{MaxDocumentBytes: 1 << 20, Logger: log, Now: s.Clock.Now, Timestamper: cfg.Timestamper,
-		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}})
-	if err := s.Signing.Publish(context.Background()); err != nil {
+	a, err := app.Open(context.Background(), s.settings(t, cfg), app.Options{Logger: log, DB: db, Now: s.Clock.Now,
+		Identity: cfg.Identity, Timestamper: cfg.Timestamper})
+	if err != nil {
 		t.Fatal(err)
 	}
-	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second, MaxBytes: 10 << 20})
-	engine, err := annotate.NewEngine(annotate.DefaultLimits, fetcher.Get, certpage.DefaultFonts("")[0].Path)
-	if err != nil {
-		t.Fatalf("%v (apt-get install fonts-dejavu-core)", err)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("%v (apt-get install libreoffice-writer-nogui libreofficekit-dev chromium)", err)
 	}
-	s.Annotate = annotate.NewService(engine, conv, 10<<20, log)
-	if cfg.ChromiumBrowsers > 0 {
-		s.Chromium = startChromium(t, cfg.ChromiumBrowsers, log, reg)
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 1 << 10
-	}
-	s.Limits = keylimit.New(cfg.KeyLimits, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("key-rate-limits"), s.Clock.Now)), s.Clock.Now)
-	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
-		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Limits: s.Limits, APIUsage: db, Logger: log, Version: "test"},
-		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
-	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
-	t.Cleanup(s.Meter.Close)
-	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
-		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
-		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
-		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
-			SignMemoryBudget: cfg.SignMemoryBudget, MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
-			CORSOrigins: cfg.CORSOrigins})
+	s.Auth, s.Telemetry, s.Signing, s.Annotate, s.Convert, s.Chromium = a.Auth, a.Telemetry, a.Signing, a.Annotate, a.Convert, a.Chromium
+	s.Limits, s.Meter = a.Limits, a.Meter
+	s.API = a.Handler("test")
 	srv := httptest.NewUnstartedServer(s.API)
 	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if cfg.SendBuffer > 0 {
@@ -181,55 +137,49 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	return s
 }
 
-// startPool starts warm conversion workers (the test binary, see
-// RunWorkerIfAsked) and waits until they are ready.
-func startPool(t testing.TB, workers int, log *slog.Logger, reg prometheus.Registerer) *convert.Pool {
-	t.Helper()
-	pool, err := convert.NewPool(convert.Options{Workers: workers, Executable: os.Args[0], WorkerArgs: []string{"convert-worker"}, Logger: log, Registerer: reg})
-	if err != nil {
-		t.Fatalf("conversion engine (apt-get install libreoffice-writer-nogui libreofficekit-dev): %v", err)
+// settings are the test's values over the defaults.
+func (s *Server) settings(t testing.TB, tc Config) *config.Config {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Secret = "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f"
+	cfg.AdminToken, cfg.AdminSessionTTL, cfg.AdminLoginPerIP = AdminToken, time.Hour, tc.AdminLoginRate
+	auth := tc.Auth
+	if auth.KeyPrefix == "" {
+		auth = Issuance()
 	}
-	t.Cleanup(func() { pool.Close(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := pool.WaitReady(ctx); err != nil {
-		t.Fatalf("conversion workers not ready (apt-get install libreoffice-writer-nogui): %v", err)
-	}
-	return pool
-}
-
-// startChromium starts browsers confined by the test binary and waits
-// until they are ready.
-func startChromium(t testing.TB, browsers int, log *slog.Logger, reg prometheus.Registerer) *chromium.Pool {
-	t.Helper()
-	if _, err := os.Stat(chromium.DefaultPath); err != nil {
-		t.Fatalf("%s is missing: apt-get install chromium", chromium.DefaultPath)
-	}
-	pool, err := chromium.NewPool(chromium.Options{Browsers: browsers, JobTimeout: 2 * time.Minute, Executable: os.Args[0],
-		WorkerArgs: []string{"convert-worker"}, Logger: log, Registerer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := pool.WaitReady(ctx); err != nil {
-		t.Fatalf("browsers not ready: %v", err)
-	}
-	return pool
-}
-
-func (s *Server) mailer(t testing.TB, mo *mail.Options, log *slog.Logger) mail.Sender {
+	cfg.KeyPrefix, cfg.CodeTTL, cfg.CodeMaxAttempts = auth.KeyPrefix, auth.CodeTTL, auth.MaxAttempts
+	cfg.RegisterPerEmail, cfg.RegisterPerIP, cfg.VerifyPerIP = auth.RegisterPerEmail, auth.RegisterPerIP, auth.VerifyPerIP
+	mo := tc.Mail
 	if mo == nil {
 		s.SMTP = mailtest.Start(t)
 		mo = &mail.Options{URL: s.SMTP.URL(), CAFile: s.SMTP.CAFile()}
 	}
-	mo.Logger, mo.Timeout = log, 10*time.Second
-	sender, err := mail.New(*mo)
-	if err != nil {
-		t.Fatal(err)
+	cfg.SMTPURL, cfg.SMTPCAFile, cfg.MailTimeout = mo.URL, mo.CAFile, 10*time.Second
+	cfg.CollectQueue, cfg.CollectBatch, cfg.TelemetryMetadata = 64, 500, 256
+	cfg.FetchAllowPrivate, cfg.FetchTimeout = tc.AllowPrivateFetch, 5*time.Second
+	cfg.SignMaxBytes, cfg.AnnotateMaxBytes = 1<<20, 10<<20
+	cfg.MaxBodyBytes = cmp.Or(config.Bytes(tc.MaxBodyBytes), 1<<10)
+	cfg.CORSOrigins, cfg.TrustedProxies = tc.CORSOrigins, tc.TrustedProxies
+	cfg.ReadTimeout, cfg.WriteTimeout = tc.ReadTimeout, tc.WriteTimeout
+	cfg.SignMemoryBudget, cfg.MemoryKeyShare = config.Bytes(tc.SignMemoryBudget), cmp.Or(tc.MemoryKeyShare, 100)
+	cfg.KeyMaxConcurrent, cfg.KeyRate, cfg.KeyQuota = tc.KeyLimits.Concurrent, tc.KeyLimits.Rate, keylimit.Quota(tc.KeyLimits.Quota)
+	cfg.ConvertMaxFiles = 8
+	cfg.ConvertWorkers, cfg.ChromiumWorkers = engineCount(tc.ConvertWorkers), engineCount(tc.ChromiumBrowsers)
+	if tc.ChromiumBrowsers > 0 {
+		cfg.ConvertJobTimeout = 2 * time.Minute // a loaded machine's first pages
 	}
-	return sender
+	if tc.Settings != nil {
+		tc.Settings(&cfg)
+	}
+	return &cfg
+}
+
+// engineCount is the setting that starts n engine processes: none is off.
+func engineCount(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // Clock is the time of the server's services, moved by the test.

@@ -1,0 +1,250 @@
+// Package app is quire's composition root: the one place where a Config
+// becomes services, each given its collaborators (database, mail, fetcher,
+// limiter, engines, clock). `quire serve`, the operator commands and the
+// tests' in-process server (apitest) all build quire here; no other
+// package calls the services' constructors.
+package app
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quire-dev/quire/internal/annotate"
+	"github.com/quire-dev/quire/internal/auth"
+	"github.com/quire-dev/quire/internal/certpage"
+	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/mail"
+	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/signing"
+	"github.com/quire-dev/quire/internal/store"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// Options are the parts a caller brings instead of building them from the
+// Config: the tests' database, clock, mail relay and signing identity, or
+// the operator commands' engines started on demand.
+type Options struct {
+	Logger      *slog.Logger        // required
+	DB          *store.DB           // an open database; nil: the Config's, closed with the App
+	Now         func() time.Time    // the clock of every service; nil: time.Now
+	Identity    *pdfsign.Identity   // nil: the Config's signing key (file, token or generated)
+	Timestamper pdfsign.Timestamper // nil: the Config's time-stamp authorities
+	// OnDemand starts one LibreOffice worker at the first conversion and no
+	// Chromium: for commands run by hand, most of which never convert. By
+	// default the engines' pools are started as the Config says, warming up
+	// in the background.
+	OnDemand bool
+}
+
+// App is every service of quire, built from one Config.
+type App struct {
+	Config    *config.Config
+	Log       *slog.Logger
+	Metrics   *prometheus.Registry
+	DB        *store.DB
+	Auth      *auth.Service
+	Telemetry *telemetry.Service
+	Signing   *signing.Service
+	Annotate  *annotate.Service
+	Convert   *convert.Pool      // the LibreOffice workers; nil: off, or OnDemand
+	Chromium  *chromium.Pool     // the browsers printing web pages; nil: off
+	Limits    *keylimit.Enforcer // per-key limits of the API
+	Meter     *metering.Recorder // metering of API operations
+	Limiter   *ratelimit.Limiter // the shared counters: page rate limits, per-key rates
+
+	converter signing.Converter // Convert, the on-demand worker, or nil
+	onDemand  *OnDemand
+	identity  *pdfsign.Identity
+	ownDB     bool // the database and the identity were opened here, and are closed with the app
+	ownID     bool // (the identity may hold a token's session)
+	now       func() time.Time
+}
+
+// Open builds the services of cfg: it opens the database (applying
+// migrations), loads the server secret and checks it against the
+// database, loads the signing identity and starts the engines. Close
+// releases all of it.
+func Open(ctx context.Context, cfg *config.Config, o Options) (a *App, err error) {
+	a = &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	defer func() {
+		if err != nil {
+			a.Close(context.Background())
+		}
+	}()
+	if a.DB == nil {
+		if a.DB, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
+			return nil, err
+		}
+		a.ownDB = true
+	}
+	secret, err := auth.LoadSecret(cfg.Secret, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := auth.CheckSecret(ctx, a.DB, secret); err != nil {
+		return nil, err
+	}
+	if err := a.startEngines(o.OnDemand); err != nil {
+		return nil, err
+	}
+	if err := a.openSigning(ctx, o.Timestamper); err != nil {
+		return nil, err
+	}
+	if a.Annotate, err = a.newAnnotate(); err != nil {
+		return nil, err
+	}
+	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
+		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: a.Log})
+	if err != nil {
+		return nil, fmt.Errorf("mail: %w", err)
+	}
+	a.Limiter = ratelimit.New(a.DB, secret, a.now)
+	a.Limits = keylimit.New(cfg.KeyLimits(), a.DB, ratelimit.NewBlocks(a.Limiter), a.now)
+	a.Meter = metering.NewRecorder(a.DB, a.now, a.Metrics)
+	a.Auth = auth.New(a.DB, sender, secret, a.Limiter, auth.Options{
+		KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
+		RegisterPerEmail: cfg.RegisterPerEmail, RegisterPerIP: cfg.RegisterPerIP, VerifyPerIP: cfg.VerifyPerIP, Now: a.now, Logger: a.Log,
+	})
+	a.Telemetry = telemetry.New(a.DB, telemetry.Options{
+		QueueLength: cfg.CollectQueue, MaxBatch: cfg.CollectBatch, CommitTimeout: cfg.CollectCommitTimeout, GatherWait: cfg.CollectGatherWait,
+		Retention: cfg.TelemetryRetention, MetadataBytes: int(cfg.TelemetryMetadata), HostsRefresh: cfg.LicenseHostsRefresh,
+		Logger: a.Log, Registerer: a.Metrics, Now: a.now,
+	})
+	return a, nil
+}
+
+// fetcher downloads what requests point at (documents, templates, images)
+// under the network rules of QUIRE_FETCH_*, up to maxBytes.
+func (a *App) fetcher(maxBytes int64) *fetch.Fetcher {
+	cfg := a.Config
+	return fetch.New(fetch.Options{Timeout: cfg.FetchTimeout, MaxRedirects: cfg.FetchMaxRedirects, AllowPrivate: cfg.FetchAllowPrivate, MaxBytes: maxBytes})
+}
+
+// openSigning loads the signing identity (unless given) and builds the
+// signing service, recording this instance's root in the database.
+func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
+	cfg := a.Config
+	if a.identity == nil {
+		id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: cfg.DataDir, PKCS12File: cfg.SigningP12,
+			PKCS12Password: cfg.SigningP12Password, CertFile: cfg.SigningCert, KeyFile: cfg.SigningKey, Organization: cfg.SigningOrg, PublicURL: cfg.PublicURL,
+			Token: a.signingToken(ctx)})
+		if err != nil {
+			return err
+		}
+		a.identity, a.ownID = id, true
+	}
+	level, err := cfg.Level()
+	if err != nil {
+		return err
+	}
+	tsaRoots, err := loadRoots(cfg.TSACAFile)
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		ts = timestamper(cfg)
+	}
+	a.Signing = signing.New(a.identity, a.DB, a.converter, a.fetcher(int64(cfg.SignMaxBytes)), signing.Options{
+		MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: a.Log, Now: a.now,
+		Timestamper: ts, Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg})
+	return a.Signing.Publish(ctx)
+}
+
+// newAnnotate builds the template filler. Its downloads (templates and
+// images) go through the same network rules as signing's.
+func (a *App) newAnnotate() (*annotate.Service, error) {
+	cfg := a.Config
+	limits := cfg.AnnotateLimits()
+	fetcher := a.fetcher(max(int64(cfg.AnnotateMaxBytes), limits.MaxImageBytes))
+	engine, err := annotate.NewEngine(limits, fetcher.Get, certpage.DefaultFonts("")[0].Path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (apt-get install fonts-dejavu-core)", err)
+	}
+	return annotate.NewService(engine, a.converter, int64(cfg.AnnotateMaxBytes), a.Log), nil
+}
+
+// signingToken is the PKCS#11 token of QUIRE_SIGNING_PKCS11_*, or nil.
+// Instances sharing the database set up the key in the token one at a time.
+func (a *App) signingToken(ctx context.Context) *pdfsign.Token {
+	cfg := a.Config
+	if cfg.PKCS11Module == "" {
+		return nil
+	}
+	return &pdfsign.Token{Module: cfg.PKCS11Module, Label: cfg.PKCS11Token, PIN: cfg.PKCS11PIN, Key: cfg.PKCS11Key,
+		Exclusive: func(fn func() error) error { return a.DB.Exclusive(ctx, fn) }}
+}
+
+// timestamper asks the time-stamp authorities of QUIRE_TSA_URL in order;
+// nil when there are none.
+func timestamper(cfg *config.Config) pdfsign.Timestamper {
+	urls := pdfsign.SplitTSAURLs(cfg.TSAURL)
+	if len(urls) == 0 {
+		return nil
+	}
+	return pdfsign.NewTSAList(urls, cfg.TSATimeout)
+}
+
+// loadRoots reads the PEM certificates of file (QUIRE_TSA_CA_FILE), or
+// returns the system's roots when file is empty.
+func loadRoots(file string) (*x509.CertPool, error) {
+	if file == "" {
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			return nil, fmt.Errorf("system roots for time-stamps: %w", err)
+		}
+		return pool, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE %s holds no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+// Sweep deletes expired codes, old rate-limit windows and raw telemetry
+// events past their retention.
+func (a *App) Sweep(ctx context.Context) error {
+	return errors.Join(a.Auth.Cleanup(ctx), a.Telemetry.Sweep(ctx))
+}
+
+// Close stops the engines (killing workers still busy when ctx ends),
+// commits the telemetry and metering still queued, then closes the
+// signing key's token and the database it opened. Call it after the
+// HTTP server has finished.
+func (a *App) Close(ctx context.Context) error {
+	errs := []error{a.stopEngines(ctx)}
+	if a.Telemetry != nil {
+		a.Telemetry.Close()
+	}
+	if a.Meter != nil {
+		a.Meter.Close()
+	}
+	if a.ownID {
+		a.identity.Close()
+	}
+	if a.ownDB && a.DB != nil {
+		errs = append(errs, a.DB.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/annotate"
+	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/signing"
+	"github.com/quire-dev/quire/internal/telemetry"
+)
+
+// What the API needs of each service, as the handlers use it: the
+// composition root (internal/app) passes the real services; a test may
+// pass only what its routes reach.
+
+// Keys issues API keys by e-mailed code and authenticates them (internal/auth).
+type Keys interface {
+	Register(ctx context.Context, email, clientIP string) error
+	Verify(ctx context.Context, email, code, clientIP string) (key string, err error)
+	Authenticate(ctx context.Context, key string) (quire.APIKey, error)
+}
+
+// Telemetry takes document-open events and reports usage (internal/telemetry).
+type Telemetry interface {
+	Collect(ctx context.Context, req *telemetry.Request) error
+	Refused()
+	KeysOf(ctx context.Context, email string) ([]string, error)
+	Report(ctx context.Context, q telemetry.UsageQuery) (telemetry.Report, error)
+}
+
+// Signer signs and verifies PDFs and publishes its certificates (internal/signing).
+type Signer interface {
+	MaxDocumentBytes() int64
+	MaxRequestBytes() int64
+	Key() pdfsign.KeyInfo
+	TSAStates() []pdfsign.TSAState
+	CRL(caID string) ([]byte, error)
+	CACertificate(caID string) ([]byte, error)
+	Sign(ctx context.Context, req signing.Request, keyID string) (signing.Result, error)
+	Verify(ctx context.Context, d signing.Document) (signing.VerifyResult, error)
+}
+
+// Filler fills DOCX templates (internal/annotate).
+type Filler interface {
+	MaxDocumentBytes() int64
+	Annotate(ctx context.Context, req annotate.Request) (annotate.Result, error)
+}
+
+// Engine is what the API watches of a pool of engine processes: its
+// state for /v1/health and /metrics, and the wait it suggests when full.
+type Engine interface {
+	Status() convert.Status
+	RetryAfter() time.Duration
+}
+
+// Converter converts office documents with LibreOffice (*convert.Pool).
+type Converter interface {
+	Engine
+	ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error)
+}
+
+// Printer prints web pages to PDF with Chromium (*chromium.Pool).
+type Printer interface {
+	Engine
+	Convert(ctx context.Context, page chromium.Page, opts convert.JobOptions) (convert.Result, error)
+	Version() string
+}
+
+// Limits admits a key's request under its limits (internal/keylimit).
+type Limits interface {
+	Admit(ctx context.Context, key string) (*keylimit.Admission, error)
+}
+
+// Meter counts a key's answered operations (internal/metering).
+type Meter interface {
+	Record(ctx context.Context, key string, uses ...metering.Use) error
+}
+
+// Pinger reports whether the database answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
