@@ -109,3 +109,38 @@ func TestPDFTools(t *testing.T) {
 		t.Errorf("pdf usage: %+v, want 6 requests of 7 documents", u)
 	}
 }
+
+// TestHostilePDFsThroughThePDFTools sends each pathological PDF of
+// pdftest through every PDF operation: an answer before the deadline of
+// e.bounded, never a 5xx, a refusal (422) for those that cannot be
+// repaired, and the server answers afterwards.
+func TestHostilePDFsThroughThePDFTools(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("hostile@example.com")
+	queries := map[string]string{"split": "every=1", "rotate": "angle=90", "encrypt": "userPassword=x", "watermark": "text=x"}
+	for _, h := range pdftest.HostileFiles() {
+		for _, op := range []string{"merge", "split", "rotate", "flatten", "metadata", "encrypt", "watermark", "attach", "render"} {
+			files := []upload{{"hostile.pdf", h.PDF}}
+			if op == "merge" || op == "attach" {
+				files = append(files, upload{"other.pdf", pdftest.OnePage("x")})
+			}
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			for _, f := range files {
+				fw, _ := mw.CreateFormFile("file", f.name)
+				fw.Write(f.data)
+			}
+			mw.Close()
+			r := e.bounded(t, "POST", "/v1/pdf/"+op+"?"+queries[op], &body, "Bearer "+key, mw.FormDataContentType())
+			switch {
+			case r.status >= 500:
+				t.Errorf("%s through %s: %d %s", h.Name, op, r.status, r.body)
+			case !h.Repairable && r.status != 422:
+				t.Errorf("%s through %s: %d, want 422", h.Name, op, r.status)
+			}
+		}
+		if r := e.bounded(t, "GET", "/v1/health", nil, "", ""); r.status != 200 {
+			t.Fatalf("health after %s: %d", h.Name, r.status)
+		}
+	}
+}

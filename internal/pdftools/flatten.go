@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/pdfcpu/pdfcpu/pkg/api"
-
 	"github.com/quire-dev/quire/internal/pdf"
 )
 
@@ -33,15 +31,7 @@ func (s *Service) flatten(in *input) (Result, error) {
 	cat = cat.Clone()
 	delete(cat, "AcroForm")
 	in.doc.Replace(catRef, cat)
-	updated, err := in.doc.Save()
-	if err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
-	}
-	var out bytes.Buffer
-	if err := api.Optimize(bytes.NewReader(updated), &out, config()); err != nil {
-		return Result{}, s.libraryError(in.name, OpFlatten, err)
-	}
-	return pdfResult(out.Bytes(), 1, in.pages), nil
+	return s.rewritten(in, OpFlatten)
 }
 
 // Annotation flags (ISO 32000-1, 12.5.3) of annotations not shown.
@@ -89,7 +79,7 @@ func flattenPage(d *pdf.Document, p pdf.PageObject) error {
 		delete(page, "Annots")
 	}
 	if draw.Len() > 0 {
-		if err := addDrawing(d, p, page, xobjects, draw.Bytes()); err != nil {
+		if err := addDrawing(d, p, page, xobjects, draw.Bytes(), false); err != nil {
 			return err
 		}
 	}
@@ -177,10 +167,11 @@ func numbers(d *pdf.Document, o pdf.Object, n int) ([]float64, bool) {
 	return out, true
 }
 
-// addDrawing appends the drawing of the appearances to the page's
-// content, the former content wrapped in q/Q so that its graphics state
-// does not reach them, and adds their XObjects to the page's resources.
-func addDrawing(d *pdf.Document, p pdf.PageObject, page, xobjects pdf.Dict, draw []byte) error {
+// addDrawing adds draw to the page's content, after the former content
+// (wrapped in q/Q so that its graphics state does not reach the
+// drawing), or before it when under, and adds the XObjects it draws to
+// the page's resources.
+func addDrawing(d *pdf.Document, p pdf.PageObject, page, xobjects pdf.Dict, draw []byte, under bool) error {
 	res, err := d.Dict(attr(p, "Resources"))
 	if err != nil {
 		res = pdf.Dict{}
@@ -210,6 +201,10 @@ func addDrawing(d *pdf.Document, p pdf.PageObject, page, xobjects pdf.Dict, draw
 		}
 	case pdf.Array:
 		contents = append(contents, c...)
+	}
+	if under {
+		page["Contents"] = append(pdf.Array{&pdf.Stream{Dict: pdf.Dict{}, Data: draw}}, contents...)
+		return nil
 	}
 	open := &pdf.Stream{Dict: pdf.Dict{}, Data: []byte("q\n")}
 	closing := &pdf.Stream{Dict: pdf.Dict{}, Data: append([]byte("\nQ\n"), draw...)}

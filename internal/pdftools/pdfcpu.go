@@ -57,9 +57,6 @@ func (s *Service) merge(ctx context.Context, req Request) (Result, error) {
 			return Result{}, s.libraryError(f.Name, req.Op, err)
 		}
 	}
-	if err := api.OptimizeContext(dest); err != nil {
-		return Result{}, s.libraryError("", req.Op, err)
-	}
 	var out bytes.Buffer
 	if err := api.WriteContext(dest, &out); err != nil {
 		return Result{}, s.libraryError("", req.Op, err)
@@ -178,19 +175,13 @@ func permissions(allow []string) model.PermissionFlags {
 	return p
 }
 
-// watermarkRewrite puts the text or image under the content (over it
-// with stamp=true) of the selected pages, rewriting the file.
-func (s *Service) watermarkRewrite(in *input, req Request) (Result, error) {
+// imageWatermark puts the image part under the content (over it with
+// stamp=true) of the selected pages, rewriting the file.
+func (s *Service) imageWatermark(in *input, req Request) (Result, error) {
 	desc := fmt.Sprintf("rotation:%d, opacity:%g, scalefactor:0.5 rel", req.Angle, opacity(req))
-	var wm *model.Watermark
-	var err error
-	if req.Text != "" {
-		wm, err = api.TextWatermark(req.Text, desc+", fontname:Helvetica, points:48, fillcolor:#808080", req.Stamp, false, types.POINTS)
-	} else {
-		wm, err = api.ImageWatermarkForReader(bytes.NewReader(req.Files[1].Data), desc, req.Stamp, false, types.POINTS)
-	}
+	wm, err := api.ImageWatermarkForReader(bytes.NewReader(req.Files[1].Data), desc, req.Stamp, false, types.POINTS)
 	if err != nil {
-		return Result{}, s.libraryError(req.Files[len(req.Files)-1].Name, req.Op, err)
+		return Result{}, s.libraryError(req.Files[1].Name, req.Op, err)
 	}
 	var out bytes.Buffer
 	if err := api.AddWatermarks(bytes.NewReader(in.doc.Bytes()), &out, selection(req.Pages), wm, config()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdf"
@@ -54,7 +55,7 @@ func (s *Service) render(ctx context.Context, in *input, req Request) (Result, e
 			return Result{}, ctx.Err()
 		}
 		if _, ok := err.(*exec.ExitError); !ok {
-			return Result{}, &quire.Error{Code: quire.CodeEngineBusy, Message: "The renderer (pdftoppm, Debian's poppler-utils) is not available on this server.", RetryAfter: 60e9}
+			return Result{}, &quire.Error{Code: quire.CodeEngineBusy, Message: "The renderer (pdftoppm, Debian's poppler-utils) is not available on this server.", RetryAfter: time.Minute}
 		}
 		s.opt.Logger.Info("pdftoppm refused a PDF", "file", in.name, "err", err, "stderr", stderr.String())
 		return Result{}, quire.Errorf(quire.CodeUnprocessable, "%s: page %d could not be rendered.", display(File{Name: in.name}), page)

@@ -30,7 +30,7 @@ type Options struct {
 	MaxBytes        int64         // largest input file
 	MaxFiles        int           // most files in one request
 	RenderMaxPixels int64         // most pixels of a rendered page
-	Timeout         time.Duration // longest operation
+	Timeout         time.Duration // longest operation; 0: a minute
 	Logger          *slog.Logger
 }
 
@@ -46,6 +46,9 @@ func New(opt Options, reg prometheus.Registerer) *Service {
 		opt.Logger = slog.Default()
 	}
 	opt.Limits.MaxInputSize = opt.MaxBytes
+	if opt.Timeout <= 0 {
+		opt.Timeout = time.Minute
+	}
 	return &Service{opt: opt, metrics: newMetrics(reg)}
 }
 
