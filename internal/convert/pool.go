@@ -206,16 +206,18 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 	if int64(len(in)) > p.opts.MaxInputBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
-	if err := sniff(in, from); err != nil {
+	pkg, err := sniff(in, from)
+	if err != nil {
 		if errors.Is(err, ErrEncrypted) && opts.Password != "" {
 			return in, from, nil
 		}
 		return nil, "", err
 	}
-	if isPackage(from) {
-		if err := checkExpansion(in, &p.opts); err != nil {
+	if pkg != nil {
+		if err := pkg.check(&p.opts); err != nil {
 			return nil, "", err
 		}
+		return pkg.clean(), from, nil
 	}
 	if err := CheckNesting(in, from, p.opts.MaxNesting); err != nil {
 		return nil, "", err
@@ -229,10 +231,6 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		return withPageSetup(sanitizeHTML(html), opts), FromHTML, nil // goldmark's output is safe; this makes sure
 	case FromHTML:
 		return withPageSetup(sanitizeHTML(in), opts), from, nil
-	case FromDOCX:
-		return withoutComments(withoutOutsideLinks(in, from)), from, nil
-	case FromXLSX, FromPPTX, FromODT, FromODS, FromODP:
-		return withoutOutsideLinks(in, from), from, nil
 	case FromRTF:
 		return withoutIncludeFields(in), from, nil
 	}

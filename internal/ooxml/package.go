@@ -46,7 +46,7 @@ type Package struct {
 func Open(b []byte, l Limits) (*Package, error) {
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, fmt.Errorf("%w: %v", ErrNotPackage, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotPackage, err)
 	}
 	if l.MaxEntries > 0 && len(zr.File) > l.MaxEntries {
 		return nil, fmt.Errorf("%w: %d entries, at most %d allowed", ErrTooLarge, len(zr.File), l.MaxEntries)
@@ -75,6 +75,32 @@ func (p *Package) Names() []string {
 		names[i] = f.Name
 	}
 	return names
+}
+
+// Files lists the entries in directory order, for a caller that reads
+// every one of them its own way (a measure of what the package expands
+// to, say).
+func (p *Package) Files() []*zip.File { return p.zr.File }
+
+// Head returns at most n decompressed bytes of the part name, outside the
+// package's limits (n bounds them), or nil when the package has no such
+// part or it cannot be read whole up to n: a peek at a part that tells
+// what the package is.
+func (p *Package) Head(name string, n int64) []byte {
+	f := p.files[name]
+	if f == nil {
+		return nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, n))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // modified returns the time stamp of an entry, for new parts that should
