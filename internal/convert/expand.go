@@ -108,7 +108,7 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 			sinks = append(sinks, &dtdScanner{})
 		}
 		if _, seen := e.pkg.kept[f.Name]; depth == 0 && !seen && e.pkg.rewrites(f.Name) {
-			kept = &keeper{b: []byte{}}
+			kept = &keeper{b: make([]byte, 0, min(f.UncompressedSize64, 1<<20))} // what it declares, within reason
 			sinks = append(sinks, kept)
 		}
 	}
