@@ -127,7 +127,8 @@ func newAnnotate(cfg *config.Config, log *slog.Logger, conv signing.Converter) (
 	if err != nil {
 		return nil, err
 	}
-	return annotate.NewService(engine, conv, int64(cfg.AnnotateMaxBytes), log), nil
+	fillConv, _ := conv.(annotate.Converter) // the pool, or nil
+	return annotate.NewService(engine, fillConv, int64(cfg.AnnotateMaxBytes), log), nil
 }
 
 // signingToken is the PKCS#11 token of QUIRE_SIGNING_PKCS11_*, or nil.

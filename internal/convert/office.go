@@ -53,19 +53,24 @@ func (p *officePackage) rewrites(name string) bool {
 // and, a DOCX, without its comments: in itself when nothing is to be
 // taken out.
 func (p *officePackage) clean() []byte {
-	e := &ooxml.Edits{Uncompressed: true}
-	p.withoutOutsideLinks(e)
-	if p.from == FromDOCX {
-		p.withoutComments(e)
-	}
-	if e.Empty() && !p.unclean {
-		return p.in
-	}
-	out, err := p.zip.Rewrite(e, "")
+	out, err := p.cleanWith(&ooxml.Edits{Uncompressed: true})
 	if err != nil {
 		return p.in
 	}
 	return out
+}
+
+// cleanWith is clean over the caller's edits of the package (edited
+// parts are cleaned as edited), written out with them in one rewrite.
+func (p *officePackage) cleanWith(e *ooxml.Edits) ([]byte, error) {
+	p.withoutOutsideLinks(e)
+	if p.from == FromDOCX {
+		p.withoutComments(e)
+	}
+	if e.Empty() && !p.unclean && p.in != nil {
+		return p.in, nil
+	}
+	return p.zip.Rewrite(e, ooxmlMainParts[p.from])
 }
 
 // part returns the content of the part name as the edits so far leave

@@ -148,7 +148,8 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	if err != nil {
 		t.Fatalf("%v (apt-get install fonts-dejavu-core)", err)
 	}
-	s.Annotate = annotate.NewService(engine, conv, 10<<20, log)
+	fillConv, _ := conv.(annotate.Converter) // the pool, or nil
+	s.Annotate = annotate.NewService(engine, fillConv, 10<<20, log)
 	if cfg.ChromiumBrowsers > 0 {
 		s.Chromium = startChromium(t, cfg.ChromiumBrowsers, log)
 	}
