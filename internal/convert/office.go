@@ -29,6 +29,10 @@ type officePackage struct {
 	// unclean: an entry's name is not a clean relative path
 	// (ooxml.CleanName); the rewrite drops such entries.
 	unclean bool
+	// comments: a DOCX whose main part has comments, told by a peek at
+	// its relationships before check, so that check keeps its story
+	// parts only then (most documents have none).
+	comments bool
 }
 
 // openPackage opens in, declared of format from: not a ZIP archive is
@@ -46,7 +50,7 @@ func openPackage(in []byte, from string) (*officePackage, error) {
 
 // rewrites reports whether clean may rewrite the part name.
 func (p *officePackage) rewrites(name string) bool {
-	return outsideLinksFix(name, p.from) != nil || p.from == FromDOCX && (name == documentRels || isStoryPart(name))
+	return outsideLinksFix(name, p.from) != nil || p.comments && isStoryPart(name)
 }
 
 // clean returns the package without references to content outside it
