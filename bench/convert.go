@@ -35,7 +35,7 @@ const (
 // Goals of the issue for conversion.
 const (
 	goalColdRatio   = 40.0 // cold soffice median / quire median, at least
-	goalOverheadPct = 10.0 // (wall - engine) as a % of engine, at most
+	goalOverheadPct = 5.0  // (wall - engine) as a % of engine at the median, at most (issue #31)
 	goalScaling     = 1.8  // documents/s with 2 clients / with 1, at least
 )
 

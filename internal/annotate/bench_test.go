@@ -60,7 +60,11 @@ func BenchmarkFillDemoForConversion(b *testing.B) {
 	e := newTestEngine(b, nil)
 	tmpl, fields := annotatetest.Template(), demoFields()
 	for b.Loop() {
-		if _, _, err := e.FillForConversion(context.Background(), tmpl, fields); err != nil {
+		p, edits, _, err := e.FillForConversion(context.Background(), tmpl, fields)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.Rewrite(edits, documentPart); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,7 +79,11 @@ func TestFillForConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loose, _, err := e.FillForConversion(context.Background(), tmpl, fields)
+	p, edits, _, err := e.FillForConversion(context.Background(), tmpl, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := p.Rewrite(edits, documentPart)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,48 +48,14 @@ type Report struct {
 // unprocessable for a package that is not a usable DOCX, payload too large
 // for one beyond the limits, validation for a bad image.
 func (e *Engine) Fill(ctx context.Context, docx []byte, fields []Field) ([]byte, Report, error) {
-	return e.fill(ctx, docx, fields, false)
-}
-
-// FillForConversion is Fill for a document that goes straight to a
-// converter: what it writes is not compressed (a third less time for the
-// demo's request), so the package is larger.
-func (e *Engine) FillForConversion(ctx context.Context, docx []byte, fields []Field) ([]byte, Report, error) {
-	return e.fill(ctx, docx, fields, true)
-}
-
-func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompressed bool) ([]byte, Report, error) {
-	p, err := ooxml.Open(docx, e.limits.Package)
+	p, edits, rep, err := e.fill(ctx, docx, fields, false)
 	if err != nil {
-		return nil, Report{}, packageError(err)
-	}
-	if !p.Has(documentPart) {
-		return nil, Report{}, quire.Errorf(quire.CodeUnprocessable, "The document is not a DOCX file: its ZIP package has no %s.", documentPart)
-	}
-	f := &filling{engine: e, ctx: ctx, pkg: p, edits: &ooxml.Edits{Uncompressed: uncompressed}}
-	if err := f.load(); err != nil {
 		return nil, Report{}, err
 	}
-	var rep Report
-	for i := range fields {
-		if err := ctx.Err(); err != nil { // the client left
-			return nil, Report{}, err
-		}
-		n, err := f.fill(&fields[i], fmt.Sprintf("fields[%d]", i))
-		if err != nil {
-			return nil, Report{}, err
-		}
-		if n == 0 {
-			rep.Unmatched = append(rep.Unmatched, fields[i].key())
-		}
-	}
-	if err := f.apply(); err != nil {
-		return nil, Report{}, err
-	}
-	if f.edits.Empty() {
+	if edits.Empty() {
 		return docx, rep, nil
 	}
-	out, err := p.RewriteContext(ctx, f.edits, documentPart)
+	out, err := p.RewriteContext(ctx, edits, documentPart)
 	if err := ctx.Err(); err != nil { // the client left while the package was written
 		return nil, Report{}, err
 	}
@@ -97,6 +63,45 @@ func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompre
 		return nil, Report{}, fmt.Errorf("annotate: %w", err)
 	}
 	return out, rep, nil
+}
+
+// FillForConversion is Fill for a document that goes straight to a
+// converter: it returns the opened template and the filling's edits,
+// which the converter writes out once with its own (Converter), and what
+// it writes is not compressed (a third less time for the demo's request).
+func (e *Engine) FillForConversion(ctx context.Context, docx []byte, fields []Field) (*ooxml.Package, *ooxml.Edits, Report, error) {
+	return e.fill(ctx, docx, fields, true)
+}
+
+func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompressed bool) (*ooxml.Package, *ooxml.Edits, Report, error) {
+	p, err := ooxml.Open(docx, e.limits.Package)
+	if err != nil {
+		return nil, nil, Report{}, packageError(err)
+	}
+	if !p.Has(documentPart) {
+		return nil, nil, Report{}, quire.Errorf(quire.CodeUnprocessable, "The document is not a DOCX file: its ZIP package has no %s.", documentPart)
+	}
+	f := &filling{engine: e, ctx: ctx, pkg: p, edits: &ooxml.Edits{Uncompressed: uncompressed}}
+	if err := f.load(); err != nil {
+		return nil, nil, Report{}, err
+	}
+	var rep Report
+	for i := range fields {
+		if err := ctx.Err(); err != nil { // the client left
+			return nil, nil, Report{}, err
+		}
+		n, err := f.fill(&fields[i], fmt.Sprintf("fields[%d]", i))
+		if err != nil {
+			return nil, nil, Report{}, err
+		}
+		if n == 0 {
+			rep.Unmatched = append(rep.Unmatched, fields[i].key())
+		}
+	}
+	if err := f.apply(); err != nil {
+		return nil, nil, Report{}, err
+	}
+	return p, f.edits, rep, nil
 }
 
 // packageError turns an ooxml error into the answer the client gets.

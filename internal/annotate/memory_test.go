@@ -44,7 +44,7 @@ func TestTableIsChargedBeforeItIsWritten(t *testing.T) {
 	}
 	r.Release()
 	r, _ = b.Reserve(context.Background(), 0)
-	if _, _, err := e.FillForConversion(memory.With(context.Background(), r), tmpl, fields); err != nil {
+	if _, _, _, err := e.FillForConversion(memory.With(context.Background(), r), tmpl, fields); err != nil {
 		t.Fatal(err)
 	}
 	if got, least := r.Held(), int64(2*145*2600*10); got < least || got > 2*least {

@@ -8,11 +8,14 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
-// Converter turns a DOCX into a PDF; *convert.Pool is one. nil refuses PDF output.
+// Converter turns a filled DOCX into a PDF: the template as opened, with
+// the filling's edits, which it checks (the template) and writes out (the
+// edits with its own) once; *convert.Pool is one. nil refuses PDF output.
 type Converter interface {
-	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
+	ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error)
 }
 
 // Content types of the answers.
@@ -69,11 +72,11 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 		out, rep, err := s.engine.Fill(ctx, docx, req.Fields)
 		return Result{Document: out, ContentType: ContentTypeDOCX, Report: rep}, err
 	}
-	out, rep, err := s.engine.FillForConversion(ctx, docx, req.Fields)
+	template, edits, rep, err := s.engine.FillForConversion(ctx, docx, req.Fields)
 	if err != nil {
 		return Result{}, err
 	}
-	pdf, err := s.conv.Convert(ctx, out, convert.FromDOCX)
+	pdf, err := s.conv.ConvertEdited(ctx, template, edits)
 	if err != nil {
 		return Result{}, convert.ToAPIError(err, 5*time.Second)
 	}

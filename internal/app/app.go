@@ -68,12 +68,18 @@ type App struct {
 	Meter     *metering.Recorder // metering of API operations
 	Limiter   *ratelimit.Limiter // the shared counters: page rate limits, per-key rates
 
-	converter signing.Converter // Convert, the on-demand worker, or nil
+	converter converter // Convert, the on-demand worker, or nil
 	onDemand  *OnDemand
 	identity  *pdfsign.Identity
 	ownDB     bool // the database and the identity were opened here, and are closed with the app
 	ownID     bool // (the identity may hold a token's session)
 	now       func() time.Time
+}
+
+// converter is what signing and annotate convert with.
+type converter interface {
+	signing.Converter
+	annotate.Converter
 }
 
 // Open builds the services of cfg: it opens the database (applying

@@ -11,6 +11,7 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // startEngines starts the LibreOffice workers and the browsers as the
@@ -141,14 +142,27 @@ func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte,
 }
 
 func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
+	if err := l.start(); err != nil {
+		return convert.Result{}, err
+	}
+	return l.pool.ConvertWith(ctx, in, from, to, opts)
+}
+
+// start starts the worker at the first use.
+func (l *OnDemand) start() error {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
 		l.pool, l.err = convert.NewPool(l.opt)
 	})
-	if l.err != nil {
-		return convert.Result{}, l.err
+	return l.err
+}
+
+// ConvertEdited converts a filled DOCX template (annotate's ?to=pdf).
+func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
+	if err := l.start(); err != nil {
+		return nil, err
 	}
-	return l.pool.ConvertWith(ctx, in, from, to, opts)
+	return l.pool.ConvertEdited(ctx, template, edits)
 }
 
 // Close stops the worker, if one was started.

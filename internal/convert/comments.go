@@ -1,11 +1,11 @@
 package convert
 
 import (
-	"archive/zip"
 	"bytes"
-	"io"
 	"regexp"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // LibreOfficeKit 7.4 refuses to load a Writer document that has comments
@@ -30,70 +30,36 @@ var (
 	commentMarkup = regexp.MustCompile(`<(\w+:)?comment(?:RangeStart|RangeEnd|Reference)\b[^>]*?(?:/>|>\s*</(\w+:)?comment(?:RangeStart|RangeEnd|Reference)>)`)
 )
 
-// withoutComments returns the DOCX in without its comments, or in itself
-// when it has none or is not a package this rewrite can read within its
-// limits.
-func withoutComments(in []byte) []byte {
-	z, err := openZIP(in, FromDOCX) // checkExpansion has bounded what it expands to
-	if err != nil {
-		return in
-	}
-	rels := zipFile(z, "word/_rels/document.xml.rels")
-	if !commentsRelationship.Match(readZIPFile(rels, maxCommentPartBytes)) {
-		return in
-	}
-	out, err := rewriteParts(z, func(name string) func([]byte) []byte {
-		switch {
-		case name == rels.Name:
-			return func(b []byte) []byte { return commentsRelationship.ReplaceAll(b, nil) }
-		case strings.HasPrefix(name, "word/") && strings.HasSuffix(name, ".xml"):
-			return func(b []byte) []byte { return commentMarkup.ReplaceAll(b, nil) }
-		}
-		return nil
-	})
-	if err != nil {
-		return in
-	}
-	return out
+// documentRels are the main document part's relationships.
+const documentRels = "word/_rels/document.xml.rels"
+
+// isStoryPart reports whether the DOCX part name may anchor comments.
+func isStoryPart(name string) bool {
+	return strings.HasPrefix(name, "word/") && strings.HasSuffix(name, ".xml")
 }
 
-// rewriteParts copies the package z, with the parts for which edit returns
-// a function rewritten by it; the others are copied compressed, as they are.
-func rewriteParts(z *zip.Reader, edit func(name string) func([]byte) []byte) ([]byte, error) {
-	var b bytes.Buffer
-	w := zip.NewWriter(&b)
-	for _, f := range z.File {
-		if err := rewritePart(w, f, edit(f.Name)); err != nil {
-			return nil, err
+// withoutComments adds to e the parts of the DOCX without its comments;
+// nothing when it has none, or when a part to rewrite is too large for
+// this rewrite (LibreOffice then judges the document as it is).
+func (p *officePackage) withoutComments(e *ooxml.Edits) {
+	rels := p.part(e, documentRels)
+	if !commentsRelationship.Match(rels) {
+		return
+	}
+	fixed := map[string][]byte{documentRels: commentsRelationship.ReplaceAll(rels, nil)}
+	for _, name := range p.zip.Names() {
+		if !isStoryPart(name) {
+			continue
+		}
+		body := p.part(e, name)
+		if body == nil {
+			return
+		}
+		if out := commentMarkup.ReplaceAll(body, nil); !bytes.Equal(out, body) {
+			fixed[name] = out
 		}
 	}
-	if err := w.Close(); err != nil {
-		return nil, err
+	for name, b := range fixed {
+		e.Set(p.zip, name, b)
 	}
-	return b.Bytes(), nil
-}
-
-func rewritePart(w *zip.Writer, f *zip.File, fix func([]byte) []byte) error {
-	if fix == nil {
-		src, err := f.OpenRaw()
-		if err != nil {
-			return err
-		}
-		dst, err := w.CreateRaw(&f.FileHeader)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(dst, src)
-		return err
-	}
-	body := readZIPFile(f, maxCommentPartBytes+1)
-	if body == nil || len(body) > maxCommentPartBytes {
-		return io.ErrUnexpectedEOF
-	}
-	dst, err := w.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: f.Modified})
-	if err != nil {
-		return err
-	}
-	_, err = dst.Write(fix(body))
-	return err
 }

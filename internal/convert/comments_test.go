@@ -81,3 +81,16 @@ func FuzzWithoutComments(f *testing.F) {
 		parts(t, out)
 	})
 }
+
+// withoutComments and withoutOutsideLinks are the cleaning of the package
+// in as a document of format from (office.go); in itself when it does not
+// open as one.
+func withoutComments(in []byte) []byte { return withoutOutsideLinks(in, FromDOCX) }
+
+func withoutOutsideLinks(in []byte, from string) []byte {
+	p, err := openPackage(in, from)
+	if err != nil {
+		return in
+	}
+	return p.clean()
+}

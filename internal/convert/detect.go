@@ -1,12 +1,13 @@
 package convert
 
 import (
-	"archive/zip"
 	"bytes"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // A document's format is told by its content where the content says it:
@@ -116,7 +117,7 @@ func quoteName(name string) string {
 func detectContent(in []byte) string {
 	switch {
 	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
-		z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
+		z, err := ooxml.Open(in, ooxml.Limits{})
 		if err != nil {
 			return ""
 		}
@@ -139,15 +140,15 @@ func detectContent(in []byte) string {
 // ooxmlFormat returns the OOXML format of the package z: the one whose
 // main content type [Content_Types].xml declares, or without one, the
 // one whose main part z holds; "" if none.
-func ooxmlFormat(z *zip.Reader) string {
-	types := readZIPFile(zipFile(z, "[Content_Types].xml"), 1<<20)
+func ooxmlFormat(z *ooxml.Package) string {
+	types := z.Head("[Content_Types].xml", 1<<20)
 	for _, t := range ooxmlContentTypes {
 		if bytes.Contains(types, []byte(`"`+t.contentType+`"`)) {
 			return t.format
 		}
 	}
 	for _, f := range []string{FromDOCX, FromXLSX, FromPPTX} {
-		if zipFile(z, ooxmlMainParts[f]) != nil {
+		if z.Has(ooxmlMainParts[f]) {
 			return f
 		}
 	}
@@ -156,8 +157,8 @@ func ooxmlFormat(z *zip.Reader) string {
 
 // odfFormat returns the OpenDocument format that the mimetype entry of z
 // names, or "".
-func odfFormat(z *zip.Reader) string {
-	m := strings.TrimSpace(string(readZIPFile(zipFile(z, "mimetype"), 100)))
+func odfFormat(z *ooxml.Package) string {
+	m := strings.TrimSpace(string(z.Head("mimetype", 100)))
 	for f, mime := range odfMimeTypes {
 		if m == mime {
 			return f

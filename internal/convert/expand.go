@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // A ZIP package (DOCX, ODT) is inflated once before its job, to measure
@@ -41,28 +43,30 @@ type expansion struct {
 	limit     int64   // the whole budget, for messages
 	maxRatio  float64 // <= 0: no limit
 	maxNested int64   // largest nested package, which is read into memory
+	pkg       *officePackage
 }
 
-// checkExpansion returns nil when the ZIP package in inflates within o's
-// limits and declares no DTD, and otherwise an error matching
-// ErrMemoryLimit (too large) or ErrUnprocessable (damaged, too
-// compressed, nested too deep, a DTD).
-func checkExpansion(in []byte, o *Options) error {
-	e := &expansion{left: o.MaxExpandedBytes, limit: o.MaxExpandedBytes, maxRatio: float64(o.MaxCompressionRatio), maxNested: o.MaxInputBytes}
+// check returns nil when the package inflates within o's limits and
+// declares no DTD, and otherwise an error matching ErrMemoryLimit (too
+// large) or ErrUnprocessable (damaged, too compressed, nested too deep, a
+// DTD). It keeps the parts that clean may rewrite as it inflates them,
+// and notes entry names that are not clean.
+func (p *officePackage) check(o *Options) error {
+	e := &expansion{left: o.MaxExpandedBytes, limit: o.MaxExpandedBytes, maxRatio: float64(o.MaxCompressionRatio), maxNested: o.MaxInputBytes, pkg: p}
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}
-	return e.archive(in, "", 0)
+	p.comments = p.from == FromDOCX && commentsRelationship.Match(p.zip.Head(documentRels, maxCommentPartBytes))
+	return e.archive(p.zip, "", 0)
 }
 
-// archive checks the package data, found at path in the document ("" for
+// archive checks the package z, found at path in the document ("" for
 // the document itself), depth packages deep.
-func (e *expansion) archive(data []byte, path string, depth int) error {
-	z, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return fmt.Errorf("%w: its ZIP container%s is damaged: %v", ErrUnprocessable, where(path), err)
-	}
-	for _, f := range z.File {
+func (e *expansion) archive(z *ooxml.Package, path string, depth int) error {
+	for _, f := range z.Files() {
+		if depth == 0 && !ooxml.CleanName(f.Name) {
+			e.pkg.unclean = true
+		}
 		if err := e.part(f, path, depth); err != nil {
 			return err
 		}
@@ -89,21 +93,32 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 		return damagedPart(name, err)
 	}
 	nested := bytes.Equal(head, []byte("PK\x03\x04"))
-	limit, dst := e.left, io.Discard
+	limit := e.left
+	var sinks []io.Writer
 	var buf *bytes.Buffer
-	if isXMLPart(f.Name, head) {
-		dtd := &dtdScanner{}
-		if _, err := dtd.Write(head); err != nil {
-			return dtdError(name)
-		}
-		dst = dtd
-	}
-	if nested {
+	var kept *keeper
+	switch {
+	case nested:
 		if depth+1 > maxNesting {
 			return fmt.Errorf("%w: its part %s is a package nested more than %d deep", ErrUnprocessable, name, maxNesting)
 		}
-		buf = bytes.NewBuffer(head)
-		limit, dst = min(limit, e.maxNested), buf // read into memory: bounded by the input limit
+		buf = new(bytes.Buffer)
+		limit, sinks = min(limit, e.maxNested), []io.Writer{buf} // read into memory: bounded by the input limit
+	default:
+		if isXMLPart(f.Name, head) {
+			sinks = append(sinks, &dtdScanner{})
+		}
+		if _, seen := e.pkg.kept[f.Name]; depth == 0 && !seen && e.pkg.rewrites(f.Name) {
+			kept = &keeper{b: make([]byte, 0, min(f.UncompressedSize64, 1<<20))} // what it declares, within reason
+			sinks = append(sinks, kept)
+		}
+	}
+	dst := io.Discard
+	if len(sinks) > 0 {
+		dst = io.MultiWriter(sinks...)
+	}
+	if _, err := dst.Write(head); err != nil {
+		return dtdError(name)
 	}
 	n, err := io.Copy(dst, io.LimitReader(r, limit-int64(n0)+1))
 	n += int64(n0)
@@ -122,10 +137,35 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 			ErrUnprocessable, name, n/int64(max(1, f.CompressedSize64)), e.maxRatio)
 	}
 	e.left -= n
-	if nested {
-		return e.archive(buf.Bytes(), name+"/", depth+1)
+	if kept != nil && !kept.over {
+		e.pkg.kept[f.Name] = kept.b
 	}
-	return nil
+	if !nested {
+		return nil
+	}
+	z, err := ooxml.Open(buf.Bytes(), ooxml.Limits{})
+	if err != nil {
+		return fmt.Errorf("%w: its ZIP container %s is damaged: %s", ErrUnprocessable, name+"/", strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
+	}
+	return e.archive(z, name+"/", depth+1)
+}
+
+// keeper keeps what is written to it, up to maxCommentPartBytes: past
+// that it keeps nothing (over).
+type keeper struct {
+	b    []byte
+	over bool
+}
+
+func (k *keeper) Write(p []byte) (int, error) {
+	switch {
+	case k.over:
+	case len(k.b)+len(p) > maxCommentPartBytes:
+		k.over, k.b = true, nil
+	default:
+		k.b = append(k.b, p...)
+	}
+	return len(p), nil
 }
 
 func dtdError(name string) error {
@@ -195,11 +235,4 @@ func (s *dtdScanner) Write(p []byte) (int, error) {
 
 func damagedPart(name string, err error) error {
 	return fmt.Errorf("%w: its part %s is damaged: %v", ErrUnprocessable, name, err)
-}
-
-func where(path string) string {
-	if path == "" {
-		return ""
-	}
-	return " " + path
 }

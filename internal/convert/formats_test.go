@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/ooxml"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
@@ -121,23 +120,23 @@ func TestCSVCharsetsAndFormulas(t *testing.T) {
 
 // partOf returns the part name of the package pkg.
 func partOf(pkg []byte, name string) string {
-	z, err := zip.NewReader(bytes.NewReader(pkg), int64(len(pkg)))
+	z, err := ooxml.Open(pkg, ooxml.Limits{})
 	if err != nil {
 		panic(err)
 	}
-	return string(readZIPFile(zipFile(z, name), 1<<20))
+	return string(z.Head(name, 1<<20))
 }
 
 // repack returns the package pkg with the parts in changes replaced or
 // added.
 func repack(pkg []byte, changes map[string]string) []byte {
-	z, err := zip.NewReader(bytes.NewReader(pkg), int64(len(pkg)))
+	z, err := ooxml.Open(pkg, ooxml.Limits{})
 	if err != nil {
 		panic(err)
 	}
 	all := map[string]string{}
-	for _, f := range z.File {
-		all[f.Name] = string(readZIPFile(f, 1<<20))
+	for _, name := range z.Names() {
+		all[name] = string(z.Head(name, 1<<20))
 	}
 	for name, body := range changes {
 		all[name] = body

@@ -1,12 +1,13 @@
 package convert
 
 import (
-	"archive/zip"
 	"bytes"
 	"html"
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // An OOXML (DOCX, XLSX, PPTX) or OpenDocument (ODT, ODS, ODP) package
@@ -40,41 +41,22 @@ var (
 	stylePI  = regexp.MustCompile(`(?is)<\?xml-stylesheet.*?\?>`)
 )
 
-// withoutOutsideLinks returns the package in (of format from: see
-// isPackage) without references to content outside it, or in itself when it has
-// none or cannot be read.
-func withoutOutsideLinks(in []byte, from string) []byte {
-	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
-	if err != nil {
-		return in
-	}
-	fixed := map[string][]byte{}
-	for _, f := range z.File {
-		fix := outsideLinksFix(f.Name, from)
+// withoutOutsideLinks adds to e the parts of the package without their
+// references to content outside it.
+func (p *officePackage) withoutOutsideLinks(e *ooxml.Edits) {
+	for _, name := range p.zip.Names() {
+		fix := outsideLinksFix(name, p.from)
 		if fix == nil {
 			continue
 		}
-		body := readZIPFile(f, maxCommentPartBytes+1)
-		if body == nil || len(body) > maxCommentPartBytes {
+		body := p.part(e, name)
+		if body == nil {
 			continue // too large to rewrite here; the other layers stand
 		}
 		if out := fix(body); !bytes.Equal(out, body) {
-			fixed[f.Name] = out
+			e.Set(p.zip, name, out)
 		}
 	}
-	if len(fixed) == 0 {
-		return in
-	}
-	out, err := rewriteParts(z, func(name string) func([]byte) []byte {
-		if b, ok := fixed[name]; ok {
-			return func([]byte) []byte { return b }
-		}
-		return nil
-	})
-	if err != nil {
-		return in
-	}
-	return out
 }
 
 // outsideLinksFix returns the rewrite for the part name of a package of
@@ -90,11 +72,6 @@ func outsideLinksFix(name, from string) func([]byte) []byte {
 		return withoutOutsideHrefs
 	}
 	return nil
-}
-
-// isPackage reports whether documents of format from are ZIP packages.
-func isPackage(from string) bool {
-	return ooxmlMainParts[from] != "" || odfMimeTypes[from] != ""
 }
 
 // withoutExternalRelationships drops the external relationships of a

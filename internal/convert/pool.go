@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // Pool is the supervisor of the conversion workers. It is safe for
@@ -179,6 +180,37 @@ func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts
 	if err != nil {
 		return Result{}, err
 	}
+	return p.queueJob(ctx, t0, in, from, to, opts)
+}
+
+// ConvertEdited converts to PDF a DOCX template that its caller opened
+// and edited (annotate fills one): the template's own entries are checked
+// as any package's are (expand.go), the caller's edits, which it wrote
+// itself, are not; they are cleaned with the rest (office.go) and the
+// package is written out once, edits and cleaning together.
+func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
+	t0 := time.Now()
+	if ooxmlFormat(template) != FromDOCX {
+		return nil, fmt.Errorf("%w: declared %s, but the ZIP package has no %s", ErrInvalidFormat, FromDOCX, ooxmlMainParts[FromDOCX])
+	}
+	pkg := &officePackage{from: FromDOCX, zip: template, kept: map[string][]byte{}}
+	if err := pkg.check(&p.opts); err != nil {
+		return nil, err
+	}
+	in, err := pkg.cleanWith(edits)
+	if err != nil {
+		return nil, fmt.Errorf("convert: writing the edited package: %w", err)
+	}
+	if int64(len(in)) > p.opts.MaxInputBytes {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
+	}
+	r, err := p.queueJob(ctx, t0, in, FromDOCX, ToPDF, JobOptions{})
+	return r.PDF, err
+}
+
+// queueJob queues the prepared input in, of format from, as a job converting
+// to format to, and waits for its result.
+func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to string, opts JobOptions) (Result, error) {
 	j := &job{ctx: ctx, tenant: quire.Tenant(ctx), from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return Result{}, err
@@ -209,20 +241,18 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 	if int64(len(in)) > p.opts.MaxInputBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
-	if err := sniff(in, from); err != nil {
+	pkg, err := sniff(in, from)
+	if err != nil {
 		if errors.Is(err, ErrEncrypted) && opts.Password != "" {
 			return in, from, nil
 		}
 		return nil, "", err
 	}
-	if isPackage(from) {
-		if err := checkExpansion(in, &p.opts); err != nil {
+	if pkg != nil {
+		if err := pkg.check(&p.opts); err != nil {
 			return nil, "", err
 		}
-		var err error
-		if in, err = withoutStoredDescriptors(in); err != nil {
-			return nil, "", err
-		}
+		return pkg.clean(), from, nil
 	}
 	if err := CheckText(in, from, TextLimits{MaxNesting: p.opts.MaxNesting, MaxTableCells: p.opts.MaxTableCells}); err != nil {
 		return nil, "", err
@@ -236,10 +266,6 @@ func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string,
 		return withPageSetup(sanitizeHTML(html), opts), FromHTML, nil // goldmark's output is safe; this makes sure
 	case FromHTML:
 		return withPageSetup(sanitizeHTML(in), opts), from, nil
-	case FromDOCX:
-		return withoutComments(withoutOutsideLinks(in, from)), from, nil
-	case FromXLSX, FromPPTX, FromODT, FromODS, FromODP:
-		return withoutOutsideLinks(in, from), from, nil
 	case FromRTF:
 		return withoutIncludeFields(in), from, nil
 	}

@@ -1,11 +1,9 @@
 package convert
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,20 +19,30 @@ import (
 // input without starting an engine. Its errors match ErrUnsupportedFormat,
 // ErrInvalidFormat, ErrUnprocessable or ErrEncrypted.
 func Check(in []byte, from string) error {
-	return sniff(in, strings.ToLower(from))
+	_, err := sniff(in, strings.ToLower(from))
+	return err
 }
 
-// sniff returns nil when in looks like a document of format from, and
-// otherwise an error matching ErrUnsupportedFormat, ErrInvalidFormat or
-// ErrUnprocessable (ErrEncrypted for password-protected files).
-func sniff(in []byte, from string) error {
+// sniff returns the opened package when in is an office package of
+// format from (office.go), nil without an error when it looks like a
+// document of format from of another kind, and otherwise an error
+// matching ErrUnsupportedFormat, ErrInvalidFormat or ErrUnprocessable
+// (ErrEncrypted for password-protected files).
+func sniff(in []byte, from string) (*officePackage, error) {
 	switch from {
 	case FromDOCX, FromXLSX, FromPPTX:
 		return sniffOOXML(in, from)
-	case FromDOC, FromXLS, FromPPT:
-		return sniffCFB(in, from)
 	case FromODT, FromODS, FromODP:
 		return sniffODF(in, from)
+	}
+	return nil, sniffFile(in, from)
+}
+
+// sniffFile is sniff for the formats that are not packages.
+func sniffFile(in []byte, from string) error {
+	switch from {
+	case FromDOC, FromXLS, FromPPT:
+		return sniffCFB(in, from)
 	case FromRTF:
 		if !bytes.HasPrefix(trimText(in), []byte(`{\rtf`)) {
 			return invalid(from, in, `it does not start with {\rtf`)
@@ -62,25 +70,25 @@ func sniff(in []byte, from string) error {
 // sniffOOXML accepts a ZIP package whose main part is of format from
 // (ooxmlFormat). A compound file with an EncryptionInfo stream is a
 // password-protected OOXML file.
-func sniffOOXML(in []byte, from string) error {
+func sniffOOXML(in []byte, from string) (*officePackage, error) {
 	if isCFB(in) {
 		f, err := parseCFB(in)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrUnprocessable, err)
+			return nil, fmt.Errorf("%w: %v", ErrUnprocessable, err)
 		}
 		if _, ok := f.stream("EncryptionInfo"); ok {
-			return ErrEncrypted
+			return nil, ErrEncrypted
 		}
-		return invalid(from, in, "it is a compound (OLE2) file without encryption")
+		return nil, invalid(from, in, "it is a compound (OLE2) file without encryption")
 	}
-	z, err := openZIP(in, from)
+	p, err := openPackage(in, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if ooxmlFormat(z) != from {
-		return invalid(from, in, "the ZIP package has no "+ooxmlMainParts[from])
+	if ooxmlFormat(p.zip) != from {
+		return nil, invalid(from, in, "the ZIP package has no "+ooxmlMainParts[from])
 	}
-	return nil
+	return p, nil
 }
 
 // sniffCFB accepts a compound file with the main stream of format from
@@ -137,59 +145,18 @@ func cfbEncrypted(f *cfbFile, from string) bool {
 
 // sniffODF accepts an OpenDocument package of format from; a manifest
 // with encryption data means the package is password protected.
-func sniffODF(in []byte, from string) error {
-	z, err := openZIP(in, from)
+func sniffODF(in []byte, from string) (*officePackage, error) {
+	p, err := openPackage(in, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if odfFormat(z) != from {
-		return invalid(from, in, "its mimetype entry is not "+odfMimeTypes[from])
+	if odfFormat(p.zip) != from {
+		return nil, invalid(from, in, "its mimetype entry is not "+odfMimeTypes[from])
 	}
-	if bytes.Contains(readZIPFile(zipFile(z, "META-INF/manifest.xml"), 1<<20), []byte("encryption-data")) {
-		return ErrEncrypted
+	if bytes.Contains(p.zip.Head("META-INF/manifest.xml", 1<<20), []byte("encryption-data")) {
+		return nil, ErrEncrypted
 	}
-	return nil
-}
-
-// openZIP opens in as a ZIP archive: not one is ErrInvalidFormat, a
-// damaged one ErrUnprocessable. What it expands to is checkExpansion's
-// business (expand.go).
-func openZIP(in []byte, from string) (*zip.Reader, error) {
-	if !bytes.HasPrefix(in, []byte("PK\x03\x04")) {
-		return nil, invalid(from, in, "it is not a ZIP package")
-	}
-	z, err := zip.NewReader(bytes.NewReader(in), int64(len(in)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: its ZIP container is damaged: %v", ErrUnprocessable, err)
-	}
-	return z, nil
-}
-
-func zipFile(z *zip.Reader, name string) *zip.File {
-	for _, f := range z.File {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
-}
-
-// readZIPFile returns up to limit bytes of f, or nil if f is nil or
-// unreadable.
-func readZIPFile(f *zip.File, limit int64) []byte {
-	if f == nil {
-		return nil
-	}
-	r, err := f.Open()
-	if err != nil {
-		return nil
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, limit))
-	if err != nil { // a damaged entry: nothing rather than part of it
-		return nil
-	}
-	return b
+	return p, nil
 }
 
 // invalid builds the ErrInvalidFormat error for input declared as from,

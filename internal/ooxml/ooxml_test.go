@@ -285,3 +285,36 @@ func TestRewriteStopsWhenTheContextEnds(t *testing.T) {
 		t.Errorf("rewrite with an ended context: %d bytes, %v; want context.Canceled", len(out), err)
 	}
 }
+
+// TestHeadPeeksWithinItsBound: Head reads at most n bytes of a part,
+// whatever it declares, outside the package's limits; nil for a part the
+// package lacks or cannot read.
+func TestHeadPeeksWithinItsBound(t *testing.T) {
+	p, err := Open(build(t, entry{"big.xml", strings.Repeat("x", 5000)}), Limits{MaxPartSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Head("big.xml", 1000); len(got) != 1000 {
+		t.Errorf("Head of a 5000-byte part, bound 1000, part limit 100: %d bytes", len(got))
+	}
+	if got := p.Head("absent.xml", 64); got != nil {
+		t.Errorf("Head of an absent part: %q", got)
+	}
+	lies, err := Open(lying(t, []byte(strings.Repeat("x", 5000)), 10), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lies.Head("bomb.xml", 1<<20); got != nil {
+		t.Errorf("Head of a part that inflates past what it declares: %d bytes, want nil (damaged)", len(got))
+	}
+	empty, err := Open(build(t, entry{"e.xml", ""}), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := empty.Head("e.xml", 64); got == nil || len(got) != 0 {
+		t.Errorf("Head of an empty part: %v, want empty, not nil", got)
+	}
+	if files := empty.Files(); len(files) != 1 || files[0].Name != "e.xml" {
+		t.Errorf("Files: %v", files)
+	}
+}

@@ -47,7 +47,7 @@ type Package struct {
 func Open(b []byte, l Limits) (*Package, error) {
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return nil, fmt.Errorf("%w: %v", ErrNotPackage, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotPackage, err)
 	}
 	if l.MaxEntries > 0 && len(zr.File) > l.MaxEntries {
 		return nil, fmt.Errorf("%w: %d entries, at most %d allowed", ErrTooLarge, len(zr.File), l.MaxEntries)
@@ -76,6 +76,32 @@ func (p *Package) Names() []string {
 		names[i] = f.Name
 	}
 	return names
+}
+
+// Files lists the entries in directory order, for a caller that reads
+// every one of them its own way (a measure of what the package expands
+// to, say).
+func (p *Package) Files() []*zip.File { return p.zr.File }
+
+// Head returns at most n decompressed bytes of the part name, outside the
+// package's limits (n bounds them), or nil when the package has no such
+// part or it cannot be read whole up to n: a peek at a part that tells
+// what the package is.
+func (p *Package) Head(name string, n int64) []byte {
+	f := p.files[name]
+	if f == nil {
+		return nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, n))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // modified returns the time stamp of an entry, for new parts that should
@@ -228,7 +254,7 @@ func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string
 		if c, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
 			err = writeEntry(w, editedHeader(f, e.Uncompressed), c)
 		} else {
-			err = w.Copy(f)
+			err = copyEntry(w, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("ooxml: writing %s: %w", f.Name, err)
@@ -251,6 +277,42 @@ func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string
 		return nil, fmt.Errorf("ooxml: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// descriptorFlag is the general-purpose bit of a ZIP entry followed by a
+// data descriptor (its sizes and checksum after its data).
+const descriptorFlag = 0x8
+
+// StoredWithDescriptor reports whether a stored (uncompressed) entry of
+// the package is followed by a data descriptor, as streaming ZIP writers
+// (Go's among them) write it. LibreOffice 25.2 takes such an entry for a
+// damaged package and waits on its repair for the whole job timeout;
+// Rewrite writes every entry without one.
+func (p *Package) StoredWithDescriptor() bool {
+	for _, f := range p.zr.File {
+		if f.Method == zip.Store && f.Flags&descriptorFlag != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// copyEntry copies f as it is, compressed or not, with its sizes and
+// checksum (the central directory's, which readers trust anyway) in its
+// local header instead of a data descriptor (see writeEntry).
+func copyEntry(w *zip.Writer, f *zip.File) error {
+	src, err := f.OpenRaw()
+	if err != nil {
+		return err
+	}
+	h := f.FileHeader
+	h.Flags &^= descriptorFlag
+	dst, err := w.CreateRaw(&h)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	return err
 }
 
 // ctxWriter writes to w until ctx ends.

@@ -1,0 +1,45 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// BenchmarkPrepareCorpus measures the service's own work on each DOCX of
+// the corpus before its job is queued (prepare: sniff, the expansion and
+// DTD check, the cleaning): the part of the conversion overhead that the
+// office package's single pass is about.
+//
+//	go test -run '^$' -bench PrepareCorpus ./internal/convert/
+func BenchmarkPrepareCorpus(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.docx"))
+	if len(files) == 0 {
+		b.Skipf("no DOCX corpus at %s (it lives in shared/ beside the repository)", corpusDir)
+	}
+	sort.Strings(files)
+	docs := make([][]byte, len(files))
+	var size int64
+	for i, f := range files {
+		var err error
+		if docs[i], err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+		size += int64(len(docs[i]))
+	}
+	o, err := Options{}.withDefaults()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Pool{opts: o}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if _, _, err := p.prepare(d, FromDOCX, JobOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
