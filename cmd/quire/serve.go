@@ -88,10 +88,14 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		stopChromium(ctx, browsers, log)
 		a.Close()
 	}()
+	queue, err := openJobs(a, jobWorkers(cfg, pool))
+	if err != nil {
+		return err
+	}
 	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
 		Limits: a.limits, APIUsage: a.db, Logger: log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
-	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db,
+	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db, Jobs: queue,
 		Limits: a.limits, Meter: a.meter, APIUsage: a.db,
 		Logger: log, Metrics: a.metrics, Version: version, Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
@@ -103,6 +107,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		return err
+	}
+	if err := queue.Start(ctx, api.RunJob); err != nil {
 		return err
 	}
 	go sweep(ctx, a, log)
@@ -127,6 +134,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := queue.Stop(sctx); err != nil { // jobs not finished by then run again on the next start
+		log.Warn("jobs still running at shutdown", "err", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
@@ -42,6 +43,7 @@ type Deps struct {
 	Convert   *convert.Pool  // nil: conversion disabled
 	Chromium  *chromium.Pool // nil: HTML and Markdown go to LibreOffice
 	Annotate  *annotate.Service
+	Jobs      *jobs.Service      // Prefer: respond-async; nil: every request is answered synchronously
 	Limits    *keylimit.Enforcer // per-key limits of metered routes; nil: none
 	Meter     *metering.Recorder // metering of API operations; nil: none
 	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not served
@@ -81,6 +83,9 @@ type Route struct {
 	// Probe routes are polled by load balancers and scrapers: their
 	// answers are logged at DEBUG.
 	Probe bool
+	// Async routes are run as a job when asked (Prefer: respond-async,
+	// jobs.go).
+	Async bool
 	// Metered routes are an operation of the metering (quire.OpSign ...):
 	// a request with an API key is held to the key's limits and its
 	// answer counted (limits.go).
@@ -97,13 +102,16 @@ type Server struct {
 	metrics *metrics
 	budget  *memory.Budget // nil: unbounded
 	handler http.Handler
-	started time.Time // for the uptime in /v1/health
+	// jobHandler runs jobs' requests: routing without authentication (the
+	// job's key is in its context) and without the write deadline.
+	jobHandler http.Handler
+	started    time.Time // for the uptime in /v1/health
 }
 
 // authenticated are the areas of the API that need an API key. The key is
 // checked before routing, so a caller without one learns nothing about
 // which operations exist there.
-var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate"}
+var authenticated = []string{"/v1/sign", "/v1/convert", "/v1/annotate", "/v1/jobs"}
 
 // keyOptional are public operations that authenticate a key when one is
 // presented, so that its limits and metering apply.
@@ -123,11 +131,12 @@ func New(d Deps, o Options) *Server {
 	if d.Convert != nil {
 		d.Metrics.MustRegister(convertCollectors(d.Convert)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), d.Pages)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.jobRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}
 	s.handler = s.wrap(http.HandlerFunc(s.dispatch))
+	s.jobHandler = s.withRequestID(s.observe(s.recoverPanics(http.HandlerFunc(s.route))))
 	return s
 }
 
@@ -170,6 +179,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 		r = r.WithContext(quire.WithTenant(context.WithValue(r.Context(), keyCtx{}, key), key.ID))
 	}
+	s.route(w, r)
+}
+
+// route serves r by the route its method and path name.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		s.unrouted(w, r, h)
@@ -244,6 +258,10 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 			return
 		}
 		r.Body = &body{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
+		if rt.Async && s.deps.Jobs != nil && prefersAsync(r) {
+			s.submit(w, r, rt)
+			return
+		}
 		h := rt.Handler
 		if rt.Budgeted && s.budget != nil {
 			h = s.withBudget(limit, h)

@@ -25,6 +25,7 @@ import (
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
@@ -67,6 +68,9 @@ type Config struct {
 	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
 	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
 	KeyLimits   keylimit.Limits     // the default per-key limits; zero: none
+	// JobWorkers > 0 serves Prefer: respond-async with a jobs service
+	// running that many jobs at once; webhooks obey AllowPrivateFetch.
+	JobWorkers int
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -96,6 +100,7 @@ type Server struct {
 	Limits    *keylimit.Enforcer
 	Meter     *metering.Recorder
 	Chromium  *chromium.Pool // nil unless Config.ChromiumBrowsers > 0
+	Jobs      *jobs.Service  // nil unless Config.JobWorkers > 0
 	Logs      *Buffer
 	Clock     *Clock
 }
@@ -161,8 +166,9 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
 	t.Cleanup(s.Meter.Close)
+	s.Jobs = startJobs(t, db, cfg, log, reg)
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
-		Limits: s.Limits, Meter: s.Meter, APIUsage: db,
+		Jobs: s.Jobs, Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},
 		httpapi.Options{MaxBodyBytes: cfg.MaxBodyBytes, AdminToken: AdminToken, ConvertMaxBytes: 25 << 20, ConvertMaxFiles: 8, TrustedProxies: cfg.TrustedProxies,
 			SignMemoryBudget: cfg.SignMemoryBudget, MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout,
@@ -178,7 +184,34 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
+	if s.Jobs != nil {
+		if err := s.Jobs.Start(context.Background(), s.API.RunJob); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s.Jobs.Stop(ctx)
+		})
+	}
 	return s
+}
+
+// WebhookSecret is the webhook signing key of every test server.
+var WebhookSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// startJobs returns the jobs service of cfg.JobWorkers, or nil.
+func startJobs(t testing.TB, db *store.DB, cfg Config, log *slog.Logger, reg *prometheus.Registry) *jobs.Service {
+	if cfg.JobWorkers <= 0 {
+		return nil
+	}
+	svc, err := jobs.New(db, jobs.Options{Workers: cfg.JobWorkers, Timeout: 2 * time.Minute, Retention: time.Hour,
+		WebhookRetryFor: time.Minute, WebhookSecret: WebhookSecret, PollInterval: 50 * time.Millisecond,
+		Fetch: fetch.Options{AllowPrivate: cfg.AllowPrivateFetch, Timeout: 5 * time.Second}, Logger: log, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 // startPool starts warm conversion workers (the test binary, see
