@@ -195,7 +195,7 @@ func (c *Config) Settings() []Setting {
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url and webhook addresses reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
 		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) this instance runs at once; 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
-		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 30 s", (*durationValue)(&c.JobTimeout), false},
+		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
 		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},
 		{"webhook-secret", "QUIRE_WEBHOOK_SECRET", "key of the webhooks' signatures, whsec_ and base64 (at least 24 bytes); unset: generated into the data directory's webhook-secret (set it when several instances share a database)", (*secretValue)(&c.WebhookSecret), true},
 		{"webhook-retry-for", "QUIRE_WEBHOOK_RETRY_FOR", "how long a webhook is retried, with exponential backoff and jitter, until its receiver answers 2xx", (*durationValue)(&c.WebhookRetryFor), false},

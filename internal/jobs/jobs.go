@@ -61,6 +61,11 @@ type Service struct {
 	metrics *metrics
 }
 
+// rescueMargin is how long past its timeout a running job is taken for
+// lost (its instance died) and run again: the time a job cancelled by its
+// timeout takes to return.
+const rescueMargin = 10 * time.Second
+
 // runAttempts bounds the runs of a job whose runner fails unexpectedly.
 const runAttempts = 3
 
@@ -80,7 +85,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost (its instance died) once it has
 		// run longer than any job may.
-		RescueStuckJobsAfter: o.Timeout + 30*time.Second,
+		RescueStuckJobsAfter: o.Timeout + rescueMargin,
 		FetchPollInterval:    cmp(o.PollInterval, 200*time.Millisecond), FetchCooldown: 50 * time.Millisecond}
 	if o.Workers > 0 {
 		workers := river.NewWorkers()

@@ -73,6 +73,7 @@ func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}
 	if done {
+		s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
 		s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
 		s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
 	}
