@@ -92,7 +92,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Limiter: a.limiter,
+	pages := web.New(web.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Jobs: queue, Limiter: a.limiter,
 		Limits: a.limits, APIUsage: a.db, Logger: log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP})
 	api := httpapi.New(httpapi.Deps{Auth: a.auth, Telemetry: a.telemetry, Signing: a.signing, Convert: pool, Chromium: browsers, Annotate: a.annotate, DB: a.db, Jobs: queue,

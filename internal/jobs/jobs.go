@@ -218,3 +218,6 @@ func (s *Service) CheckWebhook(ctx context.Context, rawURL string) error {
 			Details: []quire.Detail{{Field: "Quire-Webhook-Url", Issue: "not a public address"}}}
 	}
 }
+
+// Counts are the jobs of every instance waiting and running now.
+func (s *Service) Counts(ctx context.Context) (store.JobCounts, error) { return s.db.CountJobs(ctx) }

@@ -161,12 +161,12 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		cfg.MaxBodyBytes = 1 << 10
 	}
 	s.Limits = keylimit.New(cfg.KeyLimits, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("key-rate-limits"), s.Clock.Now)), s.Clock.Now)
-	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert,
+	s.Jobs = startJobs(t, db, cfg, log, reg)
+	pages := web.New(web.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Jobs: s.Jobs,
 		Limiter: ratelimit.New(db, []byte("page-rate-limits"), s.Clock.Now), Limits: s.Limits, APIUsage: db, Logger: log, Version: "test"},
 		web.Options{AdminToken: AdminToken, SessionTTL: time.Hour, LoginRate: cfg.AdminLoginRate, Now: s.Clock.Now})
 	s.Meter = metering.NewRecorder(db, s.Clock.Now, reg)
 	t.Cleanup(s.Meter.Close)
-	s.Jobs = startJobs(t, db, cfg, log, reg)
 	s.API = httpapi.New(httpapi.Deps{Auth: s.Auth, Telemetry: s.Telemetry, Signing: s.Signing, Convert: s.Convert, Chromium: s.Chromium, Annotate: s.Annotate, DB: db,
 		Jobs: s.Jobs, Limits: s.Limits, Meter: s.Meter, APIUsage: db,
 		Logger: log, Metrics: reg, Version: "test", Pages: pages.Routes()},

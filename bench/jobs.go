@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Settings of the jobs benchmark.
+const (
+	jobsCount      = 500 // conversions in each phase
+	jobsDocuments  = 20  // the smallest documents of the corpus, cycled
+	jobsSubmitters = 32  // connections submitting the jobs at once
+)
+
+// Goals of the issue for jobs.
+const (
+	goalJobsRatio  = 0.95 // jobs' documents/s over synchronous documents/s, at least
+	goalSubmitP50  = 5.0  // p50 submit latency, ms, at most
+	jobsPollPeriod = 100 * time.Millisecond
+)
+
+// jobsBenchmark submits jobsCount conversions at once with Prefer:
+// respond-async and compares their throughput with the same documents
+// sent synchronously by as many clients as there are workers.
+func jobsBenchmark() result {
+	const title = "Jobs: conversions submitted at once against synchronous clients"
+	docs, err := readCorpus(convertCorpus)
+	if err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+	}
+	slices.SortFunc(docs, func(a, b docxFile) int { return len(a.data) - len(b.data) })
+	docs = docs[:min(jobsDocuments, len(docs))]
+	work := make([]docxFile, jobsCount)
+	for i := range work {
+		work[i] = docs[i%len(docs)]
+	}
+	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1",
+		"QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0")
+	defer q.stop()
+	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+	}
+	key := createKey(q.data)
+	target := q.url + "/v1/convert?from=docx"
+	client := &http.Client{Timeout: 5 * time.Minute}
+	for _, d := range docs { // warm-up, not measured
+		convertOnce(client, target, key, d)
+	}
+
+	syncStart := time.Now()
+	var next, syncFailed atomic.Int64
+	var wg sync.WaitGroup
+	for range convertWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(work)); i = next.Add(1) - 1 {
+				if _, _, err := convertOnce(client, target, key, work[i]); err != nil {
+					syncFailed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	syncTime := time.Since(syncStart)
+
+	before := jobsFinished(q.url)
+	submits, ids, submitFailed, jobsStart := submitAll(client, target, key, work)
+	submitTime := time.Since(jobsStart)
+	for jobsFinished(q.url)-before < len(ids) {
+		time.Sleep(jobsPollPeriod)
+	}
+	jobsTime := time.Since(jobsStart)
+	jobsFailed := submitFailed
+	for _, id := range ids {
+		if st := resultStatus(client, q.url, key, id); st != http.StatusOK {
+			jobsFailed++
+		}
+	}
+
+	syncRate := float64(len(work)-int(syncFailed.Load())) / syncTime.Seconds()
+	jobsRate := float64(len(work)-jobsFailed) / jobsTime.Seconds()
+	ratio := jobsRate / syncRate
+	p50 := percentile(submits, 50)
+
+	var tb strings.Builder
+	tb.WriteString("| phase | documents | time s | documents/s | failures |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&tb, "| synchronous, %d clients | %d | %.1f | %.2f | %d |\n", convertWorkers, len(work), syncTime.Seconds(), syncRate, syncFailed.Load())
+	fmt.Fprintf(&tb, "| jobs, submitted by %d connections at once | %d | %.1f | %.2f | %d |\n", jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate, jobsFailed)
+	var n strings.Builder
+	fmt.Fprintf(&n, "`bin/quire serve` on SQLite with QUIRE_CONVERT_WORKERS=%d (jobs run as many at once: QUIRE_JOB_WORKERS=0), "+
+		"per-key rate and concurrency limits off. Work: %d conversions of the %d smallest DOCX files of `%s`, cycled, after a "+
+		"warm-up pass over them. Synchronous: %d keep-alive clients each take the next document when answered; time from the "+
+		"first request to the last answer. Jobs: %d connections submit the %d requests with `Prefer: respond-async` as fast as "+
+		"they are answered (all %d submitted in %.2f s); time from the first submission until `quire_jobs_finished_total` "+
+		"(polled every %s) counts all of them; each result is then read once to check it is a 200 (not timed).\n\n",
+		convertWorkers, len(work), len(docs), convertCorpus, convertWorkers, jobsSubmitters, len(work), len(work), submitTime.Seconds(), jobsPollPeriod)
+	n.WriteString("| goal of the issue | this run | met |\n|---|---|---|\n")
+	fmt.Fprintf(&n, "| jobs at least %.2fx the synchronous throughput | %.2f / %.2f documents/s = %.2fx | %s |\n",
+		goalJobsRatio, jobsRate, syncRate, ratio, yesNo(ratio >= goalJobsRatio))
+	fmt.Fprintf(&n, "| p50 submit latency under %.0f ms | p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (%d submissions) | %s |\n",
+		goalSubmitP50, p50, percentile(submits, 95), percentile(submits, 99), len(submits), yesNo(p50 < goalSubmitP50))
+	return result{title: title, table: tb.String(), notes: n.String()}
+}
+
+// submitAll submits every document of work as a job over jobsSubmitters
+// connections, and returns the submit latencies (ms), the job ids, the
+// submissions refused, and when the first was sent.
+func submitAll(client *http.Client, target, key string, work []docxFile) ([]float64, []string, int, time.Time) {
+	var mu sync.Mutex
+	var lat []float64
+	var ids []string
+	failed := 0
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range jobsSubmitters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(work)); i = next.Add(1) - 1 {
+				req, err := convertRequest(target, key, work[i])
+				if err != nil {
+					panic(err)
+				}
+				req.Header.Set("Prefer", "respond-async")
+				t0 := time.Now()
+				res, err := client.Do(req)
+				var j struct{ ID string }
+				if err == nil {
+					err = json.NewDecoder(res.Body).Decode(&j)
+					res.Body.Close()
+				}
+				d := float64(time.Since(t0).Microseconds()) / 1000
+				mu.Lock()
+				if err != nil || res.StatusCode != http.StatusAccepted {
+					failed++
+				} else {
+					lat, ids = append(lat, d), append(ids, j.ID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, ids, failed, start
+}
+
+var finishedLine = regexp.MustCompile(`(?m)^quire_jobs_finished_total\{[^}]*\} (\S+)$`)
+
+// jobsFinished sums quire_jobs_finished_total over its labels.
+func jobsFinished(base string) int {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	n := 0.0
+	for _, m := range finishedLine.FindAllStringSubmatch(string(b), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		n += v
+	}
+	return int(n)
+}
+
+// resultStatus is the status of job id's result.
+func resultStatus(client *http.Client, base, key, id string) int {
+	req, _ := http.NewRequest("GET", base+"/v1/jobs/"+id+"/result", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}
