@@ -16,8 +16,8 @@ import (
 
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/ratelimit"
