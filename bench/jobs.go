@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -12,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 )
 
 // Settings of the jobs benchmark.
@@ -28,9 +33,14 @@ const (
 	jobsPollPeriod = 100 * time.Millisecond
 )
 
+// jobsPostgres is the PostgreSQL of the benchmark's second run (a schema
+// of its own is made and dropped there); BENCH_POSTGRES_URL overrides it.
+const jobsPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
 // jobsBenchmark submits jobsCount conversions at once with Prefer:
 // respond-async and compares their throughput with the same documents
-// sent synchronously by as many clients as there are workers.
+// sent synchronously by as many clients as there are workers, on SQLite
+// and on PostgreSQL.
 func jobsBenchmark() result {
 	const title = "Jobs: conversions submitted at once against synchronous clients"
 	docs, err := readCorpus(convertCorpus)
@@ -43,13 +53,62 @@ func jobsBenchmark() result {
 	for i := range work {
 		work[i] = docs[i%len(docs)]
 	}
-	q := startQuire(fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1",
-		"QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0")
+	var tb, goals strings.Builder
+	tb.WriteString("| database | phase | documents | time s | documents/s | failures |\n|---|---|---|---|---|---|\n")
+	goals.WriteString("| database | goal of the issue | this run | met |\n|---|---|---|---|\n")
+	submitted := map[string]time.Duration{}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		env, cleanup, err := jobsDatabase(backend)
+		if err != nil {
+			fmt.Fprintf(&tb, "| %s | not run: %v | | | | |\n", backend, err)
+			continue
+		}
+		submitted[backend] = jobsRun(backend, env, docs, work, &tb, &goals)
+		cleanup()
+	}
+	var n strings.Builder
+	fmt.Fprintf(&n, "`bin/quire serve` with QUIRE_CONVERT_WORKERS=%d (jobs run as many at once: QUIRE_JOB_WORKERS=0), "+
+		"per-key rate and concurrency limits off, on SQLite, then on PostgreSQL (`%s`, a schema of its own). Work: %d conversions of the %d smallest DOCX files of `%s`, cycled, after a "+
+		"warm-up pass over them. Synchronous: %d keep-alive clients each take the next document when answered; time from the "+
+		"first request to the last answer. Jobs: %d connections submit the %d requests with `Prefer: respond-async` as fast as "+
+		"they are answered (all submitted in %.2f s on SQLite, %.2f s on PostgreSQL); time from the first submission until `quire_jobs_finished_total` "+
+		"(polled every %s) counts all of them; each result is then read once to check it is a 200 (not timed).\n\n",
+		convertWorkers, jobsPostgres, len(work), len(docs), convertCorpus, convertWorkers, jobsSubmitters, len(work),
+		submitted["sqlite"].Seconds(), submitted["postgres"].Seconds(), jobsPollPeriod)
+	n.WriteString(goals.String())
+	return result{title: title, table: tb.String(), notes: n.String()}
+}
+
+// jobsDatabase is the setting of backend's database, and how to drop it.
+func jobsDatabase(backend string) ([]string, func(), error) {
+	if backend == "sqlite" {
+		return nil, func() {}, nil
+	}
+	base := cmp.Or(os.Getenv("BENCH_POSTGRES_URL"), jobsPostgres)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema := fmt.Sprintf("bench_jobs_%d", time.Now().UnixNano())
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	drop := func() { db.Exec("DROP SCHEMA " + schema + " CASCADE"); db.Close() }
+	return []string{"QUIRE_DATABASE_URL=" + base + "&search_path=" + schema}, drop, nil
+}
+
+// jobsRun measures both phases on one server and writes their rows; it
+// returns how long the submissions took.
+func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *strings.Builder) time.Duration {
+	q := startQuire(append([]string{fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1",
+		"QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0"}, env...)...)
 	defer q.stop()
 	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
-		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+		fmt.Fprintf(tb, "| %s | not run: %v | | | | |\n", backend, err)
+		return 0
 	}
-	key := createKey(q.data)
+	key := createKey(q.data, env...)
 	target := q.url + "/v1/convert?from=docx"
 	client := &http.Client{Timeout: 5 * time.Minute}
 	for _, d := range docs { // warm-up, not measured
@@ -92,24 +151,13 @@ func jobsBenchmark() result {
 	ratio := jobsRate / syncRate
 	p50 := percentile(submits, 50)
 
-	var tb strings.Builder
-	tb.WriteString("| phase | documents | time s | documents/s | failures |\n|---|---|---|---|---|\n")
-	fmt.Fprintf(&tb, "| synchronous, %d clients | %d | %.1f | %.2f | %d |\n", convertWorkers, len(work), syncTime.Seconds(), syncRate, syncFailed.Load())
-	fmt.Fprintf(&tb, "| jobs, submitted by %d connections at once | %d | %.1f | %.2f | %d |\n", jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate, jobsFailed)
-	var n strings.Builder
-	fmt.Fprintf(&n, "`bin/quire serve` on SQLite with QUIRE_CONVERT_WORKERS=%d (jobs run as many at once: QUIRE_JOB_WORKERS=0), "+
-		"per-key rate and concurrency limits off. Work: %d conversions of the %d smallest DOCX files of `%s`, cycled, after a "+
-		"warm-up pass over them. Synchronous: %d keep-alive clients each take the next document when answered; time from the "+
-		"first request to the last answer. Jobs: %d connections submit the %d requests with `Prefer: respond-async` as fast as "+
-		"they are answered (all %d submitted in %.2f s); time from the first submission until `quire_jobs_finished_total` "+
-		"(polled every %s) counts all of them; each result is then read once to check it is a 200 (not timed).\n\n",
-		convertWorkers, len(work), len(docs), convertCorpus, convertWorkers, jobsSubmitters, len(work), len(work), submitTime.Seconds(), jobsPollPeriod)
-	n.WriteString("| goal of the issue | this run | met |\n|---|---|---|\n")
-	fmt.Fprintf(&n, "| jobs at least %.2fx the synchronous throughput | %.2f / %.2f documents/s = %.2fx | %s |\n",
-		goalJobsRatio, jobsRate, syncRate, ratio, yesNo(ratio >= goalJobsRatio))
-	fmt.Fprintf(&n, "| p50 submit latency under %.0f ms | p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (%d submissions) | %s |\n",
-		goalSubmitP50, p50, percentile(submits, 95), percentile(submits, 99), len(submits), yesNo(p50 < goalSubmitP50))
-	return result{title: title, table: tb.String(), notes: n.String()}
+	fmt.Fprintf(tb, "| %s | synchronous, %d clients | %d | %.1f | %.2f | %d |\n", backend, convertWorkers, len(work), syncTime.Seconds(), syncRate, syncFailed.Load())
+	fmt.Fprintf(tb, "| %s | jobs, submitted by %d connections at once | %d | %.1f | %.2f | %d |\n", backend, jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate, jobsFailed)
+	fmt.Fprintf(goals, "| %s | jobs at least %.2fx the synchronous throughput | %.2f / %.2f documents/s = %.2fx | %s |\n",
+		backend, goalJobsRatio, jobsRate, syncRate, ratio, yesNo(ratio >= goalJobsRatio))
+	fmt.Fprintf(goals, "| %s | p50 submit latency under %.0f ms | p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (%d submissions) | %s |\n",
+		backend, goalSubmitP50, p50, percentile(submits, 95), percentile(submits, 99), len(submits), yesNo(p50 < goalSubmitP50))
+	return submitTime
 }
 
 // submitAll submits every document of work as a job over jobsSubmitters

@@ -61,6 +61,16 @@ func (db *DB) migrateRiver(ctx context.Context) error {
 	})
 }
 
+// jobWrite takes the turn of a write of jobs on SQLite; PostgreSQL
+// needs none (rows are locked, not the database).
+func (db *DB) jobWrite() func() {
+	if db.dialect.name != "sqlite" {
+		return func() {}
+	}
+	db.jobWrites.Lock()
+	return db.jobWrites.Unlock
+}
+
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
 	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error`
 
@@ -79,6 +89,7 @@ func scanJob(s scanner) (quire.Job, error) {
 // given the same transaction) in one transaction: a job is in the queue
 // exactly when it is stored.
 func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, enqueue func(*sql.Tx) (int64, error)) error {
+	defer db.jobWrite()()
 	header, err := json.Marshal(req.Header)
 	if err != nil {
 		return err
@@ -119,6 +130,7 @@ func (db *DB) JobRequest(ctx context.Context, id string) (quire.JobRequest, erro
 // StartJob marks job id running (again, after a crash) and counts the
 // start. It reports false when the job has ended meanwhile (cancelled).
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
+	defer db.jobWrite()()
 	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1
 		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
 	if err != nil {
@@ -132,6 +144,7 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, err
 // and runs then (the webhook's enqueueing) in the same transaction. It
 // reports false, storing nothing, when the job was no longer running.
 func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quire.JobResult, now, expires time.Time, then func(*sql.Tx) error) (bool, error) {
+	defer db.jobWrite()()
 	header, err := json.Marshal(res.Header)
 	if err != nil {
 		return false, err
@@ -172,6 +185,7 @@ func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error)
 // CancelJob ends job id as failed with reason, unless it has ended
 // already (false), and returns its River job for the queue to cancel.
 func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time) (riverID int64, cancelled bool, err error) {
+	defer db.jobWrite()()
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = 'failed', error = ?, finished_at = ?, expires_at = ?
 			WHERE id = ? AND status IN ('queued', 'running')`), reason, now.UnixMilli(), expires.UnixMilli(), id)
@@ -191,6 +205,7 @@ func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires tim
 // RecordWebhookAttempt counts an attempt to deliver job id's webhook;
 // a delivered one sets the time of delivery, a failed one its error.
 func (db *DB) RecordWebhookAttempt(ctx context.Context, id string, delivered bool, failure string, now time.Time) error {
+	defer db.jobWrite()()
 	_, err := db.exec(ctx, `UPDATE jobs SET webhook_attempts = webhook_attempts + 1, webhook_last_error = ?,
 		webhook_delivered_at = CASE WHEN ? THEN ? ELSE webhook_delivered_at END WHERE id = ?`,
 		failure, delivered, now.UnixMilli(), id)
