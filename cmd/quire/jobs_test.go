@@ -244,3 +244,28 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// quire jobs cancel ends a queued job as failed, and it never runs; quire
+// jobs show prints it.
+func TestJobsCancelCLI(t *testing.T) {
+	data := t.TempDir()
+	env := []string{"QUIRE_JOB_WORKERS=-1"} // nothing runs: the job stays queued
+	in := start(t, data, env...)
+	key := issueKey(t, in, in, "cancel@example.com")
+	id := submitSign(t, in, key, "https://example.com/doc.pdf", "", 1)
+	if out, err := runCLI(t, data, env, "jobs", "cancel", id); err != nil || !strings.Contains(out, id+" failed cancelled") {
+		t.Fatalf("quire jobs cancel: %v\n%s", err, out)
+	}
+	st, body := in.get("/v1/jobs/"+id, "Authorization", "Bearer "+key)
+	var j struct{ Status, Error string }
+	if st != 200 || json.Unmarshal(body, &j) != nil || j.Status != quire.JobFailed || j.Error != "cancelled" {
+		t.Fatalf("after cancel: %d %s", st, body)
+	}
+	out, err := runCLI(t, data, env, "jobs", "show", id)
+	if err != nil || !strings.Contains(out, `"status": "failed"`) || !strings.Contains(out, `"runs": 0`) {
+		t.Fatalf("quire jobs show: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, data, env, "jobs", "show", "no-such-job"); err == nil || !strings.Contains(out, "no such job") {
+		t.Errorf("quire jobs show of no job: %v\n%s", err, out)
+	}
+}
