@@ -16,7 +16,7 @@ func TestEveryCommandsHelp(t *testing.T) {
 		"serve": "", "init": "", "backup": "", "restore": "", "health": "-live", "keys": "", "keys list": "-json",
 		"keys create": "-email", "keys limit": "-concurrent", "keys revoke": "", "license": "", "license create": "-org",
 		"license hosts": "-clear", "license list": "", "usage": "-api", "convert": "-from", "sign": "-email",
-		"verify": "", "docid": "-stamp", "pdf": "", "pdf merge": "-o",
+		"verify": "", "docid": "-stamp", "pdf": "", "pdf merge": "-o", "jobs": "", "jobs list": "-json", "jobs show": "", "jobs cancel": "",
 	}
 	for _, c := range commands() {
 		if _, ok := own[c.name]; !ok && c.name != "version" {
@@ -35,7 +35,7 @@ func TestEveryCommandsHelp(t *testing.T) {
 			}
 			settings := strings.Index(out, "\nsettings")
 			switch {
-			case command == "keys" || command == "license" || command == "docid" || command == "pdf":
+			case command == "keys" || command == "license" || command == "docid" || command == "pdf" || command == "jobs":
 				settings = len(out) // no settings: they name the subcommands, or need none
 			case settings < 0 || !strings.Contains(out[settings:], "\n  -data-dir "):
 				t.Errorf("%s: no settings after the usage:\n%s", name, out)

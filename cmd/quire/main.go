@@ -39,6 +39,7 @@ func commands() []command {
 		{"restore", "restore a backup archive into a new data directory", runRestore},
 		{"health", "probe the local server: exit 0 when ready (--live: when it answers)", runHealth},
 		{"keys", "list, revoke or create API keys", runKeys},
+		{"jobs", "list, show or cancel jobs (Prefer: respond-async)", runJobs},
 		{"license", "create, list or revoke commercial license keys", runLicense},
 		{"usage", "print the usage report (documents per license key and period)", runUsage},
 		{"convert", "convert a document to PDF with the conversion engine", runConvert},

@@ -70,12 +70,16 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			log.Warn("stop", "err", err)
 		}
 	}()
-	srv := a.Handler(version).HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	api := a.Handler(version)
+	srv := api.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if srv.TLSConfig, err = tlsConfig(cfg); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		return err
+	}
+	if err := a.StartJobs(ctx, api); err != nil {
 		return err
 	}
 	go sweep(ctx, a, log)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/metering"
@@ -62,6 +64,7 @@ type App struct {
 	Signing   *signing.Service
 	Annotate  *annotate.Service
 	PDFTools  *pdftools.Service  // merge, split, stamp, protect... PDFs
+	Jobs      *jobs.Service      // requests answered later (Prefer: respond-async), their webhooks
 	Convert   *convert.Pool      // the LibreOffice workers; nil: off, or OnDemand
 	Chromium  *chromium.Pool     // the browsers printing web pages; nil: off
 	Limits    *keylimit.Enforcer // per-key limits of the API
@@ -73,6 +76,7 @@ type App struct {
 	identity  *pdfsign.Identity
 	ownDB     bool // the database and the identity were opened here, and are closed with the app
 	ownID     bool // (the identity may hold a token's session)
+	jobsOn    bool // the jobs' workers were started (StartJobs)
 	now       func() time.Time
 }
 
@@ -124,6 +128,9 @@ func (a *App) open(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	a.PDFTools = NewPDFTools(cfg, a.Log, a.Metrics)
+	if a.Jobs, err = a.newJobs(o.OnDemand); err != nil {
+		return err
+	}
 	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
 		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: a.Log})
 	if err != nil {
@@ -148,6 +155,38 @@ func (a *App) open(ctx context.Context, o Options) (err error) {
 // quire pdf, which needs nothing else of it (reg may be nil).
 func NewPDFTools(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *pdftools.Service {
 	return pdftools.New(cfg.PDFToolsOptions(log), reg)
+}
+
+// newJobs builds the jobs' service. It runs jobs once StartJobs gives it
+// the API to run them through, as many at once as QUIRE_JOB_WORKERS says
+// (default: the conversion workers); the commands only read and cancel.
+func (a *App) newJobs(onDemand bool) (*jobs.Service, error) {
+	cfg := a.Config
+	secret, err := jobs.LoadSecret(cfg.WebhookSecret, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	workers := 0
+	if !onDemand {
+		workers = a.jobWorkers()
+	}
+	return jobs.New(a.DB, jobs.Options{Workers: workers, Timeout: cfg.JobTimeout, Retention: cfg.JobRetention,
+		WebhookRetryFor: cfg.WebhookRetryFor, WebhookSecret: secret, Logger: a.Log, Registerer: a.Metrics,
+		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, AllowPrivate: cfg.FetchAllowPrivate}})
+}
+
+// jobWorkers is how many jobs the instance runs at once: as many as it
+// has conversion workers unless QUIRE_JOB_WORKERS says otherwise.
+func (a *App) jobWorkers() int {
+	switch n := a.Config.JobWorkers; {
+	case n < 0:
+		return 0
+	case n > 0:
+		return n
+	case a.Convert != nil:
+		return a.Convert.Status().Workers
+	}
+	return runtime.NumCPU()
 }
 
 // fetcher downloads what requests point at (documents, templates, images)
@@ -253,7 +292,11 @@ func (a *App) Sweep(ctx context.Context) error {
 // signing key's token and the database it opened. Call it after the
 // HTTP server has finished.
 func (a *App) Close(ctx context.Context) error {
-	errs := []error{a.stopEngines(ctx)}
+	var errs []error
+	if a.jobsOn { // jobs not finished by ctx's end run again at the next start
+		errs = append(errs, a.Jobs.Stop(ctx))
+	}
+	errs = append(errs, a.stopEngines(ctx))
 	if a.Telemetry != nil {
 		a.Telemetry.Close()
 	}

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/web"
 )
@@ -8,10 +10,10 @@ import (
 // Handler is the HTTP API with the pages for people, over the services.
 func (a *App) Handler(version string) *httpapi.Server {
 	cfg := a.Config
-	pages := web.New(web.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Convert: a.Convert, Limiter: a.Limiter,
+	pages := web.New(web.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Convert: a.Convert, Jobs: a.Jobs, Limiter: a.Limiter,
 		Limits: a.Limits, APIUsage: a.DB, Logger: a.Log, Version: version},
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
-	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, DB: a.DB,
+	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, Jobs: a.Jobs, DB: a.DB,
 		Limits: a.Limits, Meter: a.Meter, APIUsage: a.DB, Logger: a.Log, Metrics: a.Metrics, Version: version, Pages: pages.Routes()}
 	// A nil pool must stay a nil interface: the API tells "off" by it.
 	if a.Convert != nil {
@@ -20,7 +22,18 @@ func (a *App) Handler(version string) *httpapi.Server {
 	if a.Chromium != nil {
 		d.Chromium = a.Chromium
 	}
+
 	return httpapi.New(d, httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget),
 		MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
+}
+
+// StartJobs starts running the queued jobs through api, the server that
+// answers them synchronously; Close stops them.
+func (a *App) StartJobs(ctx context.Context, api *httpapi.Server) error {
+	if err := a.Jobs.Start(ctx, api.RunJob); err != nil {
+		return err
+	}
+	a.jobsOn = true
+	return nil
 }

@@ -98,6 +98,12 @@ type Config struct {
 	FetchMaxRedirects  int
 	FetchAllowPrivate  bool
 
+	JobWorkers      int
+	JobTimeout      time.Duration
+	JobRetention    time.Duration
+	WebhookSecret   string
+	WebhookRetryFor time.Duration
+
 	ConvertWorkers       int
 	ConvertQueue         int
 	ConvertJobTimeout    time.Duration
@@ -195,7 +201,12 @@ func (c *Config) Settings() []Setting {
 		{"sign-level", "QUIRE_SIGN_LEVEL", "PAdES level of signatures: B-B, B-T (time-stamp), B-LT (and a DSS with certificates and CRLs), B-LTA (and a document time-stamp); above B-B needs QUIRE_TSA_URL; empty: B-LT with a TSA, B-B without", (*stringValue)(&c.SignLevel), false},
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
-		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
+		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url and webhook addresses reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
+		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) this instance runs at once; 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
+		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
+		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},
+		{"webhook-secret", "QUIRE_WEBHOOK_SECRET", "key of the webhooks' signatures, whsec_ and base64 (at least 24 bytes); unset: generated into the data directory's webhook-secret (set it when several instances share a database)", (*secretValue)(&c.WebhookSecret), true},
+		{"webhook-retry-for", "QUIRE_WEBHOOK_RETRY_FOR", "how long a webhook is retried, with exponential backoff and jitter, until its receiver answers 2xx", (*durationValue)(&c.WebhookRetryFor), false},
 		{"convert-workers", "QUIRE_CONVERT_WORKERS", "LibreOffice worker processes of the conversion engine (about 200 MB each); 0: one per CPU core; negative: conversion disabled", (*intValue)(&c.ConvertWorkers), false},
 		{"convert-queue", "QUIRE_CONVERT_QUEUE", "conversions of one API key waiting for a worker (keys are served in turn, and while another key waits one key holds at most all workers but one); beyond it 503 ENGINE_UNAVAILABLE with Retry-After; 0: 4 per worker", (*intValue)(&c.ConvertQueue), false},
 		{"convert-job-timeout", "QUIRE_CONVERT_JOB_TIMEOUT", "longest conversion; past it the worker is killed and the request gets 422 (the soffice fallback for documents LibreOfficeKit refuses gets as long again)", (*durationValue)(&c.ConvertJobTimeout), false},
@@ -275,6 +286,10 @@ func Default() Config {
 		TSATimeout:         10 * time.Second,
 		PKCS11Key:          "quire-signing",
 		FetchMaxRedirects:  5,
+
+		JobTimeout:      10 * time.Minute,
+		JobRetention:    24 * time.Hour,
+		WebhookRetryFor: 24 * time.Hour,
 
 		ConvertJobTimeout:    60 * time.Second,
 		ConvertStartTimeout:  60 * time.Second,
@@ -424,7 +439,8 @@ func (c *Config) Check() error {
 		v    time.Duration
 	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
 		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention}, {"QUIRE_TELEMETRY_HOSTS_REFRESH", c.LicenseHostsRefresh},
-		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_TSA_TIMEOUT", c.TSATimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout}} {
+		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_TSA_TIMEOUT", c.TSATimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout},
+		{"QUIRE_JOB_TIMEOUT", c.JobTimeout}, {"QUIRE_JOB_RETENTION", c.JobRetention}, {"QUIRE_WEBHOOK_RETRY_FOR", c.WebhookRetryFor}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be longer than 0", d.name)
 		}

@@ -24,6 +24,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -265,4 +266,47 @@ func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 		return nil, ErrTooLarge
 	}
 	return b, nil
+}
+
+// Check says whether rawURL may be fetched now: a valid http(s) URL
+// whose host resolves only to allowed addresses. The rules hold again at
+// every connection (Post, Get): a name may resolve elsewhere later.
+func (f *Fetcher) Check(ctx context.Context, rawURL string) error {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	_, err = f.vetted(ctx, net.JoinHostPort(u.Hostname(), port))
+	return err
+}
+
+// Post sends body to rawURL with header, within the fetcher's rules and
+// timeout (redirects are not followed: a receiver answers where it was
+// asked), and returns the status of the answer, whose body is discarded.
+func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (int, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	req.Header = header.Clone()
+	req.Header.Set("User-Agent", userAgent)
+	client := *f.client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, f.explain(ctx, err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, nil
 }

@@ -23,7 +23,7 @@ func (s *Server) annotateRoutes() []Route {
 	}
 	// The template grows by 4/3 in base64; images ride in the fields.
 	max := s.deps.Annotate.MaxDocumentBytes()/3*4 + 4 + 16<<20
-	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Metered: quire.OpAnnotate, Auth: KeyRequired}}
+	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Async: true, Metered: quire.OpAnnotate, Auth: KeyRequired}}
 }
 
 func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {

@@ -21,7 +21,7 @@ import (
 const multipartOverhead = 1 << 20
 
 func (s *Server) convertRoutes() []Route {
-	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Metered: quire.OpConvert, Budgeted: true, Auth: KeyRequired}}
+	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Async: true, Metered: quire.OpConvert, Budgeted: true, Auth: KeyRequired}}
 }
 
 // contentTypes are the media types of the output formats.

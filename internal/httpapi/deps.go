@@ -79,6 +79,15 @@ type PDFTools interface {
 	Do(ctx context.Context, req pdftools.Request) (pdftools.Result, error)
 }
 
+// Jobs keeps the requests answered later (Prefer: respond-async) and
+// their answers (internal/jobs).
+type Jobs interface {
+	CheckWebhook(ctx context.Context, rawURL string) error
+	Submit(ctx context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error)
+	Get(ctx context.Context, keyID, id string) (quire.Job, error)
+	Result(ctx context.Context, keyID, id string) (quire.JobResult, error)
+}
+
 // Limits admits a key's request under its limits (internal/keylimit).
 type Limits interface {
 	Admit(ctx context.Context, key string) (*keylimit.Admission, error)

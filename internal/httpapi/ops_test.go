@@ -98,7 +98,7 @@ func TestMetrics(t *testing.T) {
 // TestOpenAPIMatchesRoutes keeps /openapi.json true: every route is
 // documented and every documented operation is routed.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withJobs(1))
 	var doc struct {
 		OpenAPI string                    `json:"openapi"`
 		Paths   map[string]map[string]any `json:"paths"`

@@ -31,6 +31,7 @@ type Deps struct {
 	Chromium  Printer   // nil: HTML and Markdown go to LibreOffice
 	Annotate  Filler
 	PDFTools  PDFTools       // POST /v1/pdf/*; nil: not served
+	Jobs      Jobs           // Prefer: respond-async; nil: every request is answered synchronously
 	Limits    Limits         // per-key limits of metered routes; nil: none
 	Meter     Meter          // metering of API operations; nil: none
 	APIUsage  metering.Store // where GET /v1/usage/api reads; nil: not served
@@ -70,6 +71,9 @@ type Route struct {
 	// Probe routes are polled by load balancers and scrapers: their
 	// answers are logged at DEBUG.
 	Probe bool
+	// Async routes are run as a job when asked (Prefer: respond-async,
+	// jobs.go).
+	Async bool
 	// Metered routes are an operation of the metering (quire.OpSign ...):
 	// a request with an API key is held to the key's limits and its
 	// answer counted (limits.go).
@@ -88,7 +92,10 @@ type Server struct {
 	metrics *metrics
 	budget  *memory.Budget // nil: unbounded
 	handler http.Handler
-	started time.Time // for the uptime in /v1/health
+	// jobHandler runs jobs' requests: routing without authentication (the
+	// job's key is in its context) and without the write deadline.
+	jobHandler http.Handler
+	started    time.Time // for the uptime in /v1/health
 }
 
 // New returns the API server.
@@ -99,12 +106,13 @@ func New(d Deps, o Options) *Server {
 		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), d.Pages)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), s.jobRoutes(), d.Pages)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}
 	s.keys = keyAreasOf(s.routes)
 	s.handler = s.wrap(http.HandlerFunc(s.dispatch))
+	s.jobHandler = s.withRequestID(s.observe(s.recoverPanics(http.HandlerFunc(s.route))))
 	return s
 }
 
@@ -147,6 +155,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 		r = keyed
 	}
+	s.route(w, r)
+}
+
+// route serves r by the route its method and path name.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		s.unrouted(w, r, h)
@@ -212,6 +225,10 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 			return
 		}
 		r.Body = &body{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
+		if rt.Async && s.deps.Jobs != nil && prefersAsync(r) {
+			s.submit(w, r, rt)
+			return
+		}
 		h := rt.Handler
 		if rt.Budgeted && s.budget != nil {
 			h = s.withBudget(limit, h)

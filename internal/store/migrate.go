@@ -90,8 +90,14 @@ func (db *DB) migrate(ctx context.Context) error {
 				return err
 			}
 		}
+		if db.dialect.name == "sqlite" {
+			return db.migrateRiverTx(ctx, tx)
+		}
 		return nil
 	})
+	if err == nil && db.dialect.name != "sqlite" {
+		err = db.migrateRiver(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("store: migrate %s: %w", db.dialect.name, err)
 	}

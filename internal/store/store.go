@@ -31,6 +31,10 @@ type DB struct {
 	sql     *sql.DB
 	dialect dialect
 	stmts   sync.Map // statement text -> *sql.Stmt, see prepared
+	// jobWrites queues this process's writes of jobs on SQLite in Go
+	// rather than in SQLite's busy handler, whose sleeps (up to 100 ms,
+	// no order) gave submissions waits of seconds under load (jobs.go).
+	jobWrites sync.Mutex
 	// SQLite only (see eventlog.go): the file's path, the event log, and
 	// the fold's pool, which sees both files.
 	path string

@@ -142,6 +142,7 @@ type dashboardData struct {
 	Keys       []keyRow
 	Limits     bool            // the keys' limits are shown
 	Engine     *convert.Status // nil: conversion disabled
+	Jobs       *jobsView       // nil: jobs not served
 	Created    string          // id of the licence just created
 	Error      string
 	ErrorIn    string     // the section of the refused form: licenses or keys
@@ -185,7 +186,33 @@ func (p *Pages) dashboardData(ctx context.Context, se session) (dashboardData, e
 		st := p.deps.Convert.Status()
 		d.Engine = &st
 	}
+	if p.deps.Jobs != nil {
+		if d.Jobs, err = p.jobsView(ctx); err != nil {
+			return d, err
+		}
+	}
 	return d, nil
+}
+
+// jobsView is the progress of the jobs (Prefer: respond-async): every
+// instance's, read from the database.
+type jobsView struct {
+	Queued, Running int
+	OldestWait      string // how long the oldest queued job has waited; empty: none waits
+	Recent          []quire.Job
+}
+
+func (p *Pages) jobsView(ctx context.Context) (*jobsView, error) {
+	n, err := p.deps.Jobs.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &jobsView{Queued: n.Queued, Running: n.Running}
+	if !n.OldestQueued.IsZero() {
+		v.OldestWait = p.opt.Now().Sub(n.OldestQueued).Round(time.Second).String()
+	}
+	v.Recent, err = p.deps.Jobs.List(ctx, "", 10)
+	return v, err
 }
 
 func (p *Pages) createLicense(w http.ResponseWriter, r *http.Request, se session) {

@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/ratelimit"
@@ -33,6 +34,7 @@ type Deps struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Convert   *convert.Pool      // nil: conversion disabled
+	Jobs      *jobs.Service      // the jobs' progress; nil: not shown
 	Limits    *keylimit.Enforcer // the per-key limits; nil: not shown
 	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not shown
 	Limiter   *ratelimit.Limiter // counts admin login attempts; required with an admin token

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"net"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
@@ -64,6 +66,9 @@ type Config struct {
 	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
 	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
 	KeyLimits   keylimit.Limits     // the default per-key limits; zero: none
+	// JobWorkers > 0 runs jobs (Prefer: respond-async), that many at once;
+	// webhooks obey AllowPrivateFetch. Zero: jobs are accepted, never run.
+	JobWorkers int
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
@@ -93,6 +98,7 @@ type Server struct {
 	Limits    *keylimit.Enforcer
 	Meter     *metering.Recorder
 	Chromium  *chromium.Pool // nil unless Config.ChromiumBrowsers > 0
+	Jobs      *jobs.Service
 	Logs      *Buffer
 	Clock     *Clock
 }
@@ -121,8 +127,11 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		t.Fatalf("%v (apt-get install libreoffice-writer-nogui libreofficekit-dev chromium)", err)
 	}
 	s.Auth, s.Telemetry, s.Signing, s.Annotate, s.Convert, s.Chromium = a.Auth, a.Telemetry, a.Signing, a.Annotate, a.Convert, a.Chromium
-	s.Limits, s.Meter = a.Limits, a.Meter
+	s.Limits, s.Meter, s.Jobs = a.Limits, a.Meter, a.Jobs
 	s.API = a.Handler("test")
+	if err := a.StartJobs(context.Background(), s.API); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(s.API)
 	srv.Config = s.API.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	if cfg.SendBuffer > 0 {
@@ -136,6 +145,9 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	s.URL = srv.URL
 	return s
 }
+
+// WebhookSecret is the webhook signing key of every test server.
+var WebhookSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // settings are the test's values over the defaults.
 func (s *Server) settings(t testing.TB, tc Config) *config.Config {
@@ -165,6 +177,8 @@ func (s *Server) settings(t testing.TB, tc Config) *config.Config {
 	cfg.KeyMaxConcurrent, cfg.KeyRate, cfg.KeyQuota = tc.KeyLimits.Concurrent, tc.KeyLimits.Rate, keylimit.Quota(tc.KeyLimits.Quota)
 	cfg.ConvertMaxFiles = 8
 	cfg.ConvertWorkers, cfg.ChromiumWorkers = engineCount(tc.ConvertWorkers), engineCount(tc.ChromiumBrowsers)
+	cfg.JobWorkers, cfg.JobTimeout, cfg.JobRetention, cfg.WebhookRetryFor = engineCount(tc.JobWorkers), 2*time.Minute, time.Hour, time.Minute
+	cfg.WebhookSecret = "whsec_" + base64.StdEncoding.EncodeToString(WebhookSecret)
 	if tc.ChromiumBrowsers > 0 {
 		cfg.ConvertJobTimeout = 2 * time.Minute // a loaded machine's first pages
 	}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"cmp"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+)
+
+// Settings of the jobs benchmark.
+const (
+	jobsCount      = 500 // conversions in each phase
+	jobsDocuments  = 20  // the smallest documents of the corpus, cycled
+	jobsSubmitters = 32  // connections submitting the jobs at once
+	jobsRounds     = 5   // rounds of each phase, alternating
+	jobsAlone      = 50  // submissions of one client alone, at the end
+)
+
+// Goals of the issue for jobs.
+const (
+	goalJobsRatio  = 0.95 // jobs' documents/s over synchronous documents/s, at least
+	goalSubmitP50  = 5.0  // p50 submit latency, ms, at most
+	jobsPollPeriod = 100 * time.Millisecond
+)
+
+// jobsPostgres is the PostgreSQL of the benchmark's second run (a schema
+// of its own is made and dropped there); BENCH_POSTGRES_URL overrides it.
+const jobsPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// jobsBenchmark submits jobsCount conversions at once with Prefer:
+// respond-async and compares their throughput with the same documents
+// sent synchronously by as many clients as there are workers, on SQLite
+// and on PostgreSQL.
+func jobsBenchmark() result {
+	const title = "Jobs: conversions submitted at once against synchronous clients"
+	docs, err := readCorpus(convertCorpus)
+	if err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+	}
+	slices.SortFunc(docs, func(a, b docxFile) int { return len(a.data) - len(b.data) })
+	docs = docs[:min(jobsDocuments, len(docs))]
+	work := make([]docxFile, jobsCount)
+	for i := range work {
+		work[i] = docs[i%len(docs)]
+	}
+	var tb, goals strings.Builder
+	tb.WriteString("| database | phase | documents | time s | documents/s | failures |\n|---|---|---|---|---|---|\n")
+	goals.WriteString("| database | goal of the issue | this run | met |\n|---|---|---|---|\n")
+	submitted := map[string]time.Duration{}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		env, cleanup, err := jobsDatabase(backend)
+		if err != nil {
+			fmt.Fprintf(&tb, "| %s | not run: %v | | | | |\n", backend, err)
+			continue
+		}
+		submitted[backend] = jobsRun(backend, env, docs, work, &tb, &goals)
+		cleanup()
+	}
+	var n strings.Builder
+	fmt.Fprintf(&n, "`bin/quire serve` with QUIRE_CONVERT_WORKERS=%d (jobs run as many at once: QUIRE_JOB_WORKERS=0), "+
+		"per-key rate and concurrency limits off, on SQLite, then on PostgreSQL (`%s`, a schema of its own). Work: %d conversions of the %d smallest DOCX files of `%s`, cycled, after a "+
+		"warm-up pass over them, in %d alternating rounds of %d (synchronous, then jobs), summed, so that a change of the "+
+		"machine's load falls on both phases alike. Synchronous: %d keep-alive clients each take the next document when answered; "+
+		"time from the first request to the last answer. Jobs: %d connections submit the round's requests with `Prefer: respond-async` "+
+		"as fast as they are answered (all 500 submitted in %.2f s on SQLite, %.2f s on PostgreSQL, summed over the rounds); time "+
+		"from the first submission until `quire_jobs_finished_total` (polled every %s) counts all of them; each result is then read "+
+		"once to check it is a 200 (not timed). Then one client submits %d jobs one after the other, for the submission's own latency.\n\n",
+		convertWorkers, jobsPostgres, len(work), len(docs), convertCorpus, jobsRounds, len(work)/jobsRounds, convertWorkers, jobsSubmitters,
+		submitted["sqlite"].Seconds(), submitted["postgres"].Seconds(), jobsPollPeriod, jobsAlone)
+	n.WriteString(goals.String())
+	return result{title: title, table: tb.String(), notes: n.String()}
+}
+
+// jobsDatabase is the setting of backend's database, and how to drop it.
+func jobsDatabase(backend string) ([]string, func(), error) {
+	if backend == "sqlite" {
+		return nil, func() {}, nil
+	}
+	base := cmp.Or(os.Getenv("BENCH_POSTGRES_URL"), jobsPostgres)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema := fmt.Sprintf("bench_jobs_%d", time.Now().UnixNano())
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	drop := func() { db.Exec("DROP SCHEMA " + schema + " CASCADE"); db.Close() }
+	return []string{"QUIRE_DATABASE_URL=" + base + "&search_path=" + schema}, drop, nil
+}
+
+// jobsRun measures both phases on one server and writes their rows; it
+// returns how long the submissions took.
+func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *strings.Builder) time.Duration {
+	q := startQuire(append([]string{fmt.Sprintf("QUIRE_CONVERT_WORKERS=%d", convertWorkers), "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1",
+		"QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0"}, env...)...)
+	defer q.stop()
+	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
+		fmt.Fprintf(tb, "| %s | not run: %v | | | | |\n", backend, err)
+		return 0
+	}
+	key := createKey(q.data, env...)
+	target := q.url + "/v1/convert?from=docx"
+	client := &http.Client{Timeout: 5 * time.Minute}
+	for _, d := range docs { // warm-up, not measured
+		convertOnce(client, target, key, d)
+	}
+
+	// Alternate rounds of both phases, so that a change of the machine's
+	// background load falls on both alike.
+	var syncTime, jobsTime, submitTime time.Duration
+	var syncFailed, jobsFailed int
+	var submits []float64
+	for r := range jobsRounds {
+		round := work[r*len(work)/jobsRounds : (r+1)*len(work)/jobsRounds]
+		t, failed := convertSync(client, target, key, round)
+		syncTime, syncFailed = syncTime+t, syncFailed+failed
+		t, sub, lat, failed := convertJobs(client, q.url, target, key, round)
+		jobsTime, submitTime, jobsFailed = jobsTime+t, submitTime+sub, jobsFailed+failed
+		submits = append(submits, lat...)
+	}
+	// One client alone: the submission's own latency, without the wait
+	// behind 31 others.
+	var alone []float64
+	for _, d := range work[:jobsAlone] {
+		lat, _, _, _ := submitAll(client, target, key, []docxFile{d})
+		alone = append(alone, lat...)
+	}
+
+	syncRate := float64(len(work)-syncFailed) / syncTime.Seconds()
+	jobsRate := float64(len(work)-jobsFailed) / jobsTime.Seconds()
+	ratio := jobsRate / syncRate
+	p50 := percentile(submits, 50)
+
+	fmt.Fprintf(tb, "| %s | synchronous, %d clients | %d | %.1f | %.2f | %d |\n", backend, convertWorkers, len(work), syncTime.Seconds(), syncRate, syncFailed)
+	fmt.Fprintf(tb, "| %s | jobs, submitted by %d connections at once | %d | %.1f | %.2f | %d |\n", backend, jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate, jobsFailed)
+	fmt.Fprintf(goals, "| %s | jobs at least %.2fx the synchronous throughput | %.2f / %.2f documents/s = %.2fx | %s |\n",
+		backend, goalJobsRatio, jobsRate, syncRate, ratio, yesNo(ratio >= goalJobsRatio))
+	fmt.Fprintf(goals, "| %s | p50 submit latency under %.0f ms | p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (%d submissions) | %s |\n",
+		backend, goalSubmitP50, p50, percentile(submits, 95), percentile(submits, 99), len(submits), yesNo(p50 < goalSubmitP50))
+	fmt.Fprintf(goals, "| %s | the same, one client submitting alone (%d submissions, queue busy) | p50 %.1f ms, p95 %.1f ms | %s |\n",
+		backend, len(alone), percentile(alone, 50), percentile(alone, 95), yesNo(percentile(alone, 50) < goalSubmitP50))
+	return submitTime
+}
+
+// convertSync converts work with as many clients as workers and returns
+// the time from the first request to the last answer, and the failures.
+func convertSync(client *http.Client, target, key string, work []docxFile) (time.Duration, int) {
+	start := time.Now()
+	var next, failed atomic.Int64
+	var wg sync.WaitGroup
+	for range convertWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(work)); i = next.Add(1) - 1 {
+				if _, _, err := convertOnce(client, target, key, work[i]); err != nil {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start), int(failed.Load())
+}
+
+// convertJobs submits work at once as jobs and returns the time from the
+// first submission until all have ended, the time the submissions took,
+// their latencies, and the failures (refused, or a result other than 200).
+func convertJobs(client *http.Client, base, target, key string, work []docxFile) (time.Duration, time.Duration, []float64, int) {
+	before := jobsFinished(base)
+	lat, ids, failed, start := submitAll(client, target, key, work)
+	submitted := time.Since(start)
+	for jobsFinished(base)-before < len(ids) {
+		time.Sleep(jobsPollPeriod)
+	}
+	took := time.Since(start)
+	for _, id := range ids {
+		if st := resultStatus(client, base, key, id); st != http.StatusOK {
+			failed++
+		}
+	}
+	return took, submitted, lat, failed
+}
+
+// submitAll submits every document of work as a job over jobsSubmitters
+// connections, and returns the submit latencies (ms), the job ids, the
+// submissions refused, and when the first was sent.
+func submitAll(client *http.Client, target, key string, work []docxFile) ([]float64, []string, int, time.Time) {
+	var mu sync.Mutex
+	var lat []float64
+	var ids []string
+	failed := 0
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range jobsSubmitters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(work)); i = next.Add(1) - 1 {
+				req, err := convertRequest(target, key, work[i])
+				if err != nil {
+					panic(err)
+				}
+				req.Header.Set("Prefer", "respond-async")
+				t0 := time.Now()
+				res, err := client.Do(req)
+				var j struct{ ID string }
+				if err == nil {
+					err = json.NewDecoder(res.Body).Decode(&j)
+					res.Body.Close()
+				}
+				d := float64(time.Since(t0).Microseconds()) / 1000
+				mu.Lock()
+				if err != nil || res.StatusCode != http.StatusAccepted {
+					failed++
+				} else {
+					lat, ids = append(lat, d), append(ids, j.ID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, ids, failed, start
+}
+
+var finishedLine = regexp.MustCompile(`(?m)^quire_jobs_finished_total\{[^}]*\} (\S+)$`)
+
+// jobsFinished sums quire_jobs_finished_total over its labels.
+func jobsFinished(base string) int {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	n := 0.0
+	for _, m := range finishedLine.FindAllStringSubmatch(string(b), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		n += v
+	}
+	return int(n)
+}
+
+// resultStatus is the status of job id's result.
+func resultStatus(client *http.Client, base, key, id string) int {
+	req, _ := http.NewRequest("GET", base+"/v1/jobs/"+id+"/result", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}

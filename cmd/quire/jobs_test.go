@@ -1,0 +1,271 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// slowDocument serves a PDF after delay: a signing job that downloads it
+// is running for that long.
+func slowDocument(t *testing.T, delay time.Duration) string {
+	pdf := pdftest.OnePage("jobs")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write(pdf)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/doc.pdf"
+}
+
+// hooks receives webhooks on loopback, answering 204, keeping each
+// delivery's webhook-id by job.
+type hooks struct {
+	*httptest.Server
+	mu  sync.Mutex
+	ids map[string][]string // job id -> webhook-ids received
+}
+
+func newHooks(t *testing.T) *hooks {
+	h := &hooks{ids: map[string][]string{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct{ Data struct{ ID, Status string } }
+		b, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(b, &ev) != nil {
+			w.WriteHeader(400)
+			return
+		}
+		h.mu.Lock()
+		h.ids[ev.Data.ID] = append(h.ids[ev.Data.ID], r.Header.Get("webhook-id"))
+		h.mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *hooks) received(id string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.ids[id]...)
+}
+
+// submitSign asks in for a signing job of the document at docURL and
+// returns the job's id.
+func submitSign(t *testing.T, in *instance, key, docURL, webhook string, i int) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"document":{"url":%q},"signer":{"email":"s@example.com","name":"Sam"},"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}],"eventId":"job-%d"}`, docURL, i)
+	header := []string{"Authorization", "Bearer " + key, "Prefer", "respond-async"}
+	if webhook != "" {
+		header = append(header, "Quire-Webhook-Url", webhook)
+	}
+	st, b := in.do("POST", "/v1/sign", strings.NewReader(body), header...)
+	var j struct{ ID, Status string }
+	if st != 202 || json.Unmarshal(b, &j) != nil || j.Status != "queued" {
+		t.Fatalf("submit: %d %s", st, b)
+	}
+	return j.ID
+}
+
+// jobsCLI reads quire jobs list --json.
+func jobsCLI(t *testing.T, data string, env []string) map[string]struct {
+	Status string
+	Runs   int
+	Error  *string
+} {
+	t.Helper()
+	out, err := runCLI(t, data, env, "jobs", "list", "--json", "--limit", "1000")
+	if err != nil {
+		t.Fatalf("quire jobs list: %v\n%s", err, out)
+	}
+	var list []struct {
+		ID, Status string
+		Runs       int
+		Error      *string
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("quire jobs list --json: %v\n%s", err, out)
+	}
+	m := map[string]struct {
+		Status string
+		Runs   int
+		Error  *string
+	}{}
+	for _, j := range list {
+		m[j.ID] = struct {
+			Status string
+			Runs   int
+			Error  *string
+		}{j.Status, j.Runs, j.Error}
+	}
+	return m
+}
+
+// waitJobs waits until every job of ids has ended, reading the database
+// through the CLI.
+func waitJobs(t *testing.T, data string, env []string, ids []string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		all, ended := jobsCLI(t, data, env), 0
+		for _, id := range ids {
+			if s := all[id].Status; s == quire.JobSucceeded || s == quire.JobFailed {
+				ended++
+			}
+		}
+		if ended == len(ids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs ended within %s", ended, len(ids), within)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// A kill -9 with jobs queued and running loses none: after a restart
+// every job succeeds and every webhook arrives, with one webhook-id each.
+func TestJobsSurviveKill(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			data := t.TempDir()
+			env := []string{"QUIRE_DATABASE_URL=" + storetest.URL(t, backend), "QUIRE_FETCH_ALLOW_PRIVATE=true",
+				"QUIRE_JOB_WORKERS=2", "QUIRE_JOB_TIMEOUT=5s", "QUIRE_KEY_RATE=0"}
+			in := start(t, data, env...)
+			key := issueKey(t, in, in, "kill@example.com")
+			doc, hk := slowDocument(t, 700*time.Millisecond), newHooks(t)
+			var ids []string
+			for i := range 12 {
+				ids = append(ids, submitSign(t, in, key, doc, hk.URL+"/hook", i))
+			}
+			// Kill once some have ended and some are running.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				st, body := in.get("/metrics")
+				if st == 200 && strings.Contains(string(body), `quire_jobs_finished_total{operation="sign",status="succeeded"}`) &&
+					!strings.Contains(string(body), `quire_jobs{state="running"} 0`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no job ended while others ran\n%s", in.logs)
+				}
+			}
+			in.cmd.Process.Kill() // SIGKILL: no shutdown
+			<-in.done
+			before := jobsCLI(t, data, env)
+			states := map[string]int{}
+			for _, id := range ids {
+				states[before[id].Status]++
+			}
+			t.Logf("at the kill: %v", states)
+			if states[quire.JobRunning] == 0 || states[quire.JobQueued] == 0 {
+				t.Fatalf("the kill caught no job running and none queued (%v): the test proves nothing", states)
+			}
+
+			again := start(t, data, env...)
+			waitJobs(t, data, env, ids, 2*time.Minute)
+			after := jobsCLI(t, data, env)
+			for _, id := range ids {
+				if j := after[id]; j.Status != quire.JobSucceeded {
+					t.Errorf("job %s: %s (%s)", id, j.Status, deref(j.Error))
+				}
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				missing := 0
+				for _, id := range ids {
+					if len(hk.received(id)) == 0 {
+						missing++
+					}
+				}
+				if missing == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d webhooks not delivered\n%s", missing, len(ids), again.logs)
+				}
+			}
+			for _, id := range ids {
+				got := hk.received(id)
+				for _, w := range got {
+					if w != got[0] || w == "" {
+						t.Errorf("job %s: webhook-ids %v", id, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Two instances on one PostgreSQL drain one queue: every job runs once,
+// and both instances run some.
+func TestTwoInstancesDrainOneQueue(t *testing.T) {
+	db := storetest.URL(t, "postgres")
+	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_FETCH_ALLOW_PRIVATE=true", "QUIRE_JOB_WORKERS=2", "QUIRE_KEY_RATE=0",
+		"QUIRE_SECRET=" + strings.Repeat("ab", 32)}
+	dataA, dataB := t.TempDir(), t.TempDir()
+	a, b := start(t, dataA, env...), start(t, dataB, env...)
+	key := issueKey(t, a, b, "drain@example.com")
+	doc := slowDocument(t, 100*time.Millisecond)
+	var ids []string
+	for i := range 40 {
+		in := a
+		if i%2 == 1 {
+			in = b
+		}
+		ids = append(ids, submitSign(t, in, key, doc, "", i))
+	}
+	waitJobs(t, dataA, env, ids, 2*time.Minute)
+	all := jobsCLI(t, dataA, env)
+	for _, id := range ids {
+		if j := all[id]; j.Status != quire.JobSucceeded || j.Runs != 1 {
+			t.Errorf("job %s: %s, run %d times (%v)", id, j.Status, j.Runs, deref(j.Error))
+		}
+	}
+	ranA, ranB := strings.Count(a.logs.String(), `"msg":"job ended"`), strings.Count(b.logs.String(), `"msg":"job ended"`)
+	t.Logf("jobs run: %d by one instance, %d by the other", ranA, ranB)
+	if ranA+ranB != len(ids) || ranA == 0 || ranB == 0 {
+		t.Errorf("jobs run: %d and %d, want %d in all, some by each", ranA, ranB, len(ids))
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// quire jobs cancel ends a queued job as failed, and it never runs; quire
+// jobs show prints it.
+func TestJobsCancelCLI(t *testing.T) {
+	data := t.TempDir()
+	env := []string{"QUIRE_JOB_WORKERS=-1"} // nothing runs: the job stays queued
+	in := start(t, data, env...)
+	key := issueKey(t, in, in, "cancel@example.com")
+	id := submitSign(t, in, key, "https://example.com/doc.pdf", "", 1)
+	if out, err := runCLI(t, data, env, "jobs", "cancel", id); err != nil || !strings.Contains(out, id+" failed cancelled") {
+		t.Fatalf("quire jobs cancel: %v\n%s", err, out)
+	}
+	st, body := in.get("/v1/jobs/"+id, "Authorization", "Bearer "+key)
+	var j struct{ Status, Error string }
+	if st != 200 || json.Unmarshal(body, &j) != nil || j.Status != quire.JobFailed || j.Error != "cancelled" {
+		t.Fatalf("after cancel: %d %s", st, body)
+	}
+	out, err := runCLI(t, data, env, "jobs", "show", id)
+	if err != nil || !strings.Contains(out, `"status": "failed"`) || !strings.Contains(out, `"runs": 0`) {
+		t.Fatalf("quire jobs show: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, data, env, "jobs", "show", "no-such-job"); err == nil || !strings.Contains(out, "no such job") {
+		t.Errorf("quire jobs show of no job: %v\n%s", err, out)
+	}
+}

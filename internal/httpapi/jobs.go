@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/jobs"
+)
+
+func (s *Server) jobRoutes() []Route {
+	if s.deps.Jobs == nil {
+		return nil
+	}
+	return []Route{
+		{Method: "GET", Path: "/v1/jobs/{id}", Handler: s.job, Auth: KeyRequired},
+		{Method: "GET", Path: "/v1/jobs/{id}/result", Handler: s.jobResult, Auth: KeyRequired},
+	}
+}
+
+// prefersAsync reports whether the request asks to be answered at once
+// and run later (RFC 7240 Prefer: respond-async).
+func prefersAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for p := range strings.SplitSeq(v, ",") {
+			if name, _, _ := strings.Cut(strings.TrimSpace(p), "="); strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notReplayed are the request headers a job does not keep: credentials
+// (the job runs as its key), the asynchrony itself, and what belongs to
+// the connection.
+var notReplayed = []string{"Authorization", "Cookie", "Prefer", "Quire-Webhook-Url", "Connection", "Content-Length",
+	"Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect"}
+
+// submit stores the request of route rt as a job of the caller's key:
+// 202 with the job, once it is stored.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
+	key, _ := APIKey(r.Context())
+	webhook := r.Header.Get("Quire-Webhook-Url")
+	if webhook != "" {
+		if err := s.deps.Jobs.CheckWebhook(r.Context(), webhook); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.fail(w, r, bodyError(r, err))
+		return
+	}
+	header := r.Header.Clone()
+	for _, h := range notReplayed {
+		header.Del(h)
+	}
+	j, err := s.deps.Jobs.Submit(r.Context(), key.ID, rt.Metered, webhook,
+		quire.JobRequest{Method: r.Method, Target: r.URL.RequestURI(), Header: header, Body: body})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/jobs/"+j.ID)
+	w.Header().Set("Preference-Applied", "respond-async")
+	writeJSON(w, http.StatusAccepted, jobs.View(j))
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request) {
+	key, _ := APIKey(r.Context())
+	j, err := s.deps.Jobs.Get(r.Context(), key.ID, jobID(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobs.View(j))
+}
+
+// jobID is the {id} of the job routes (dispatch finds the route with
+// mux.Handler, which leaves PathValue empty).
+func jobID(r *http.Request) string {
+	return strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/jobs/"), "/result")
+}
+
+// jobResult answers what the synchronous call answered: its status, the
+// headers that carry meaning, its body.
+func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) {
+	key, _ := APIKey(r.Context())
+	res, err := s.deps.Jobs.Result(r.Context(), key.ID, jobID(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(res.Body)))
+	w.WriteHeader(res.Status)
+	w.Write(res.Body)
+}
+
+// notKept are the answer's headers a job's result does not keep: they
+// describe the moment of the run, not the answer. X-Request-Id is kept:
+// it names the run, as the requestId of an error body does.
+var notKept = []string{"Date", "Content-Length", "RateLimit", "RateLimit-Policy", "Retry-After"}
+
+// RunJob answers job j's request as the synchronous route does: through
+// the same routing, limits and metering, as the job's key, in its tenant.
+// An answer that says "not now" (429, 503) is not the job's result: the
+// job waits and runs again.
+func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
+	ctx = quire.WithTenant(context.WithValue(ctx, keyCtx{}, quire.APIKey{ID: j.KeyID}), j.KeyID)
+	r, err := http.NewRequestWithContext(ctx, req.Method, req.Target, bytes.NewReader(req.Body))
+	if err != nil {
+		return quire.JobResult{}, err
+	}
+	r.Header = http.Header(req.Header)
+	r.RemoteAddr = "job:" + j.ID
+	rec := &answerRecorder{header: http.Header{}}
+	s.jobHandler.ServeHTTP(rec, r)
+	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
+		after, _ := strconv.Atoi(rec.header.Get("Retry-After"))
+		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second)}
+	}
+	if rec.status == 0 {
+		return quire.JobResult{}, errors.New("the handler wrote no answer")
+	}
+	for _, h := range notKept {
+		rec.header.Del(h)
+	}
+	return quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil
+}
+
+// answerRecorder keeps the answer of a job's run.
+type answerRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (rc *answerRecorder) Header() http.Header { return rc.header }
+
+func (rc *answerRecorder) WriteHeader(status int) {
+	if rc.status == 0 {
+		rc.status = status
+	}
+}
+
+func (rc *answerRecorder) Write(b []byte) (int, error) {
+	rc.WriteHeader(http.StatusOK)
+	return rc.body.Write(b)
+}

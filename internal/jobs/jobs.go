@@ -1,0 +1,226 @@
+// Package jobs runs API requests later (Prefer: respond-async): each is
+// stored with its request, queued on River in the same transaction, run by
+// any instance sharing the database, and its answer kept for a while; when
+// it ends, a signed webhook is delivered to the address its request named.
+//
+// River (github.com/riverqueue/river) holds the queue: locking a job to
+// one worker, retries, rescue of jobs whose instance died, periodic
+// cleanup. quire's jobs table holds what River's does not: the request,
+// the answer, and the job's state as the API shows it.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/store"
+)
+
+// Runner answers a job's request as the synchronous route would. An
+// error of type *Later puts the job back in the queue; another error is
+// retried a few times, then fails the job.
+type Runner func(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error)
+
+// Later is a Runner's error for work that cannot run now (a limit of the
+// key, an engine's full queue): the job runs again after After.
+type Later struct{ After time.Duration }
+
+func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.After) }
+
+// Options configure the Service.
+type Options struct {
+	Workers         int           // jobs this instance runs at once; 0: none (submit and read only)
+	Timeout         time.Duration // the longest a job runs; one whose instance died runs again after it
+	Retention       time.Duration // how long an ended job and its answer are kept
+	WebhookRetryFor time.Duration // how long a webhook is retried
+	WebhookSecret   []byte        // the key of the webhooks' signatures (LoadSecret)
+	Fetch           fetch.Options // the network rules of webhook addresses
+	PollInterval    time.Duration // how often an idle instance looks for work; 0: 200 ms
+	Logger          *slog.Logger
+	Registerer      prometheus.Registerer // nil: no metrics
+	Now             func() time.Time
+}
+
+// Service submits, reads and runs jobs.
+type Service struct {
+	db      *store.DB
+	opt     Options
+	river   *river.Client[*sql.Tx]
+	fetcher *fetch.Fetcher
+	run     Runner
+	metrics *metrics
+}
+
+// rescueMargin is how long past its timeout a running job is taken for
+// lost (its instance died) and run again: the time a job cancelled by its
+// timeout takes to return.
+const rescueMargin = 10 * time.Second
+
+// runAttempts bounds the runs of a job whose runner fails unexpectedly.
+const runAttempts = 3
+
+// webhookQueue keeps deliveries, which wait on other people's servers,
+// from holding the slots of the engines' work.
+const webhookQueue = "webhooks"
+
+// New returns the service over db. Its workers run only after Start.
+func New(db *store.DB, o Options) (*Service, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer)}
+	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
+		// A running job is taken for lost (its instance died) once it has
+		// run longer than any job may.
+		RescueStuckJobsAfter: o.Timeout + rescueMargin,
+		// A worker that finishes asks for the next job at once: a cooldown
+		// between fetches of 50 ms (River's default: 100 ms) idled each of
+		// two workers for a good part of a short conversion (bench jobs).
+		FetchPollInterval: cmp(o.PollInterval, 200*time.Millisecond), FetchCooldown: 2 * time.Millisecond}
+	if o.Workers > 0 {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &runWorker{s: s})
+		river.AddWorker(workers, &webhookWorker{s: s})
+		river.AddWorker(workers, &cleanupWorker{s: s})
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: o.Workers},
+			webhookQueue:       {MaxWorkers: 4},
+		}
+		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return cleanupArgs{}, &river.InsertOpts{Queue: webhookQueue}
+			},
+			&river.PeriodicJobOpts{RunOnStart: true})}
+	}
+	c, err := river.NewClient(db.River(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	s.river = c
+	return s, nil
+}
+
+func cmp(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Start runs queued jobs with run until Stop.
+func (s *Service) Start(ctx context.Context, run Runner) error {
+	if s.opt.Workers <= 0 {
+		return nil
+	}
+	s.run = run
+	return s.river.Start(context.WithoutCancel(ctx))
+}
+
+// Stop lets the jobs in progress finish within ctx, then stops.
+func (s *Service) Stop(ctx context.Context) error {
+	if s.opt.Workers <= 0 {
+		return nil
+	}
+	return s.river.Stop(ctx)
+}
+
+// Submit stores and queues the request of key keyID for operation op;
+// webhook, when not empty, is where its end is delivered (already
+// checked with CheckWebhook).
+func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error) {
+	j := quire.Job{ID: uuid.NewString(), KeyID: keyID, Operation: op, Status: quire.JobQueued,
+		CreatedAt: s.opt.Now().UTC().Truncate(time.Millisecond), Webhook: quire.JobWebhook{URL: webhook}}
+	err := s.db.InsertJob(ctx, j, req, func(tx *sql.Tx) (int64, error) {
+		res, err := s.river.InsertTx(ctx, tx, runArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: runAttempts})
+		if err != nil {
+			return 0, err
+		}
+		return res.Job.ID, nil
+	})
+	if err != nil {
+		return quire.Job{}, fmt.Errorf("jobs: submit: %w", err)
+	}
+	s.metrics.submitted.WithLabelValues(op).Inc()
+	return j, nil
+}
+
+// errNoJob is the answer for a job that does not exist or is another key's.
+var errNoJob = quire.Errorf(quire.CodeNotFound, "There is no such job.")
+
+// Get returns job id of key keyID (any key's when keyID is empty).
+func (s *Service) Get(ctx context.Context, keyID, id string) (quire.Job, error) {
+	j, err := s.db.Job(ctx, id)
+	if errors.Is(err, quire.ErrNotFound) || (err == nil && keyID != "" && j.KeyID != keyID) {
+		return quire.Job{}, errNoJob
+	}
+	return j, err
+}
+
+// Result returns the answer of job id of key keyID; a job that has not
+// ended has none (409 would be as true; 404 says "not here yet").
+func (s *Service) Result(ctx context.Context, keyID, id string) (quire.JobResult, error) {
+	j, err := s.Get(ctx, keyID, id)
+	if err != nil {
+		return quire.JobResult{}, err
+	}
+	res, err := s.db.JobResult(ctx, j.ID)
+	if errors.Is(err, quire.ErrNotFound) {
+		return res, quire.Errorf(quire.CodeNotFound, "Job %s has no result: it is %s.", j.ID, j.Status)
+	}
+	return res, err
+}
+
+// List returns the newest jobs, at most limit, of key keyID (every key's
+// when empty).
+func (s *Service) List(ctx context.Context, keyID string, limit int) ([]quire.Job, error) {
+	return s.db.Jobs(ctx, keyID, limit)
+}
+
+// Cancel ends job id as failed, unless it has ended already, and takes it
+// out of the queue; a run in progress finishes, but its answer is dropped.
+func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
+	now := s.opt.Now()
+	riverID, cancelled, err := s.db.CancelJob(ctx, id, "cancelled", now, now.Add(s.opt.Retention))
+	if err != nil {
+		return quire.Job{}, err
+	}
+	if cancelled {
+		if _, err := s.river.JobCancel(ctx, riverID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return quire.Job{}, fmt.Errorf("jobs: cancel %s in the queue: %w", id, err)
+		}
+	}
+	return s.Get(ctx, "", id)
+}
+
+// CheckWebhook refuses a webhook address that is not a valid http(s)
+// URL (400) or that reaches a private address (422), as document.url.
+func (s *Service) CheckWebhook(ctx context.Context, rawURL string) error {
+	err := s.fetcher.Check(ctx, rawURL)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fetch.ErrInvalidURL):
+		return quire.Invalid("The webhook address is not valid.", quire.Detail{Field: "Quire-Webhook-Url", Issue: err.Error()})
+	default:
+		s.opt.Logger.Info("webhook address refused", "err", err)
+		return &quire.Error{Code: quire.CodeUnprocessable, Message: "The webhook address must be reachable on the public internet.",
+			Details: []quire.Detail{{Field: "Quire-Webhook-Url", Issue: "not a public address"}}}
+	}
+}
+
+// Counts are the jobs of every instance waiting and running now.
+func (s *Service) Counts(ctx context.Context) (store.JobCounts, error) { return s.db.CountJobs(ctx) }

@@ -1,0 +1,108 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/quire-dev/quire"
+)
+
+// runArgs is River's job of running one of quire's.
+type runArgs struct {
+	JobID string `json:"job_id"`
+}
+
+func (runArgs) Kind() string { return "quire_request" }
+
+type runWorker struct {
+	river.WorkerDefaults[runArgs]
+	s *Service
+}
+
+func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.Timeout }
+
+func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
+	s := w.s
+	id := rj.Args.JobID
+	ok, err := s.db.StartJob(ctx, id, s.opt.Now())
+	if err != nil || !ok { // !ok: cancelled (or ended before a crash kept River from knowing)
+		return err
+	}
+	j, err := s.db.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	req, err := s.db.JobRequest(ctx, id)
+	if err != nil {
+		return err
+	}
+	res, err := s.run(ctx, j, req)
+	var later *Later
+	switch {
+	case errors.As(err, &later):
+		return river.JobSnooze(later.After)
+	case err != nil && rj.Attempt < rj.MaxAttempts:
+		return err
+	case err != nil:
+		s.opt.Logger.Error("job failed", "job_id", id, "err", err)
+		return s.finish(ctx, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
+	case res.Status >= 400:
+		return s.finish(ctx, j, quire.JobFailed, errorMessage(res), res)
+	}
+	return s.finish(ctx, j, quire.JobSucceeded, "", res)
+}
+
+// finish stores the job's answer and, in the same transaction, queues its
+// webhook.
+func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string, res quire.JobResult) error {
+	now := s.opt.Now()
+	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), func(tx *sql.Tx) error {
+		if j.Webhook.URL == "" {
+			return nil
+		}
+		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
+	}
+	if done {
+		s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
+		s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
+		s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
+	}
+	return nil
+}
+
+// errorMessage is the message of an answer in the API's error body.
+func errorMessage(res quire.JobResult) string {
+	var body struct{ Message string }
+	if json.Unmarshal(res.Body, &body) == nil && body.Message != "" {
+		return body.Message
+	}
+	return fmt.Sprintf("The operation answered %d.", res.Status)
+}
+
+// cleanupArgs is River's periodic job of removing expired jobs.
+type cleanupArgs struct{}
+
+func (cleanupArgs) Kind() string { return "quire_jobs_cleanup" }
+
+type cleanupWorker struct {
+	river.WorkerDefaults[cleanupArgs]
+	s *Service
+}
+
+func (w *cleanupWorker) Work(ctx context.Context, _ *river.Job[cleanupArgs]) error {
+	n, err := w.s.db.DeleteExpiredJobs(ctx, w.s.opt.Now())
+	if n > 0 {
+		w.s.opt.Logger.Info("expired jobs removed", "jobs", n)
+	}
+	return err
+}

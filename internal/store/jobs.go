@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/quire-dev/quire"
+)
+
+// River returns the River driver over this database's own pool, so that a
+// job's row and its place in River's queue are written in one transaction
+// (InsertJob). On PostgreSQL that is riverdatabasesql rather than
+// riverpgxv5: quire's pool is database/sql over pgx's stdlib, and a second
+// pool only for River could not share the transaction. It polls for work
+// instead of LISTEN/NOTIFY (see internal/jobs).
+func (db *DB) River() riverdriver.Driver[*sql.Tx] {
+	if db.dialect.name == "sqlite" {
+		return riversqlite.New(db.sql)
+	}
+	return riverdatabasesql.New(db.sql)
+}
+
+// migrateRiverTx brings River's tables up to date within quire's
+// migration transaction (SQLite).
+func (db *DB) migrateRiverTx(ctx context.Context, tx *sql.Tx) error {
+	m, err := rivermigrate.New(db.River(), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river: %w", err)
+	}
+	return nil
+}
+
+// migrateRiver brings River's tables up to date on PostgreSQL, where some
+// of River's migrations cannot share a transaction (a new enum value is
+// used in the one that adds it): each in its own, while one connection
+// holds a lock that instances starting at once wait for.
+func (db *DB) migrateRiver(ctx context.Context) error {
+	m, err := rivermigrate.New(db.River(), nil)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7261746368)`); err != nil { // any constant shared by all instances
+			return err
+		}
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("river: %w", err)
+		}
+		return nil
+	})
+}
+
+// jobWrite takes the turn of a write of jobs on SQLite; PostgreSQL
+// needs none (rows are locked, not the database).
+func (db *DB) jobWrite() func() {
+	if db.dialect.name != "sqlite" {
+		return func() {}
+	}
+	db.jobWrites.Lock()
+	return db.jobWrites.Unlock
+}
+
+const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
+	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error`
+
+func scanJob(s scanner) (quire.Job, error) {
+	var j quire.Job
+	var created int64
+	var started, finished, delivered sql.NullInt64
+	err := s.Scan(&j.ID, &j.KeyID, &j.Operation, &j.Status, &created, &started, &finished, &j.Error, &j.Runs,
+		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError)
+	j.CreatedAt, j.StartedAt, j.FinishedAt = time.UnixMilli(created).UTC(), fromMS(started), fromMS(finished)
+	j.Webhook.DeliveredAt = fromMS(delivered)
+	return j, err
+}
+
+// InsertJob stores job j with its request, and enqueue (River's insert,
+// given the same transaction) in one transaction: a job is in the queue
+// exactly when it is stored.
+func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, enqueue func(*sql.Tx) (int64, error)) error {
+	defer db.jobWrite()()
+	header, err := json.Marshal(req.Header)
+	if err != nil {
+		return err
+	}
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
+			request_header, request_body, webhook_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), req.Method, req.Target, string(header), req.Body, j.Webhook.URL); err != nil {
+			return err
+		}
+		riverID, err := enqueue(tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE jobs SET river_id = ? WHERE id = ?`), riverID, j.ID)
+		return err
+	})
+}
+
+// Job returns job id; quire.ErrNotFound when there is none.
+func (db *DB) Job(ctx context.Context, id string) (quire.Job, error) {
+	j, err := scanJob(db.queryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id))
+	return j, notFound(err)
+}
+
+// JobRequest returns the request job id runs.
+func (db *DB) JobRequest(ctx context.Context, id string) (quire.JobRequest, error) {
+	var r quire.JobRequest
+	var header string
+	err := db.queryRow(ctx, `SELECT method, target, request_header, request_body FROM jobs WHERE id = ?`, id).
+		Scan(&r.Method, &r.Target, &header, &r.Body)
+	if err != nil {
+		return r, notFound(err)
+	}
+	return r, json.Unmarshal([]byte(header), &r.Header)
+}
+
+// StartJob marks job id running (again, after a crash) and counts the
+// start. It reports false when the job has ended meanwhile (cancelled).
+func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
+	defer db.jobWrite()()
+	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1
+		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// FinishJob stores the answer of running job id, ending it as status,
+// and runs then (the webhook's enqueueing) in the same transaction. It
+// reports false, storing nothing, when the job was no longer running.
+func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quire.JobResult, now, expires time.Time, then func(*sql.Tx) error) (bool, error) {
+	defer db.jobWrite()()
+	header, err := json.Marshal(res.Header)
+	if err != nil {
+		return false, err
+	}
+	done := false
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = ?, error = ?, finished_at = ?, expires_at = ?,
+			result_status = ?, result_header = ?, result_body = ? WHERE id = ? AND status = 'running'`),
+			status, reason, now.UnixMilli(), expires.UnixMilli(), res.Status, string(header), res.Body, id)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		done = true
+		return then(tx)
+	})
+	return done && err == nil, err
+}
+
+// JobResult returns the answer of job id; quire.ErrNotFound when it has none.
+func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error) {
+	var r quire.JobResult
+	var status sql.NullInt64
+	var header sql.NullString
+	err := db.queryRow(ctx, `SELECT result_status, result_header, result_body FROM jobs WHERE id = ?`, id).Scan(&status, &header, &r.Body)
+	if err != nil {
+		return r, notFound(err)
+	}
+	if !status.Valid {
+		return r, quire.ErrNotFound
+	}
+	r.Status = int(status.Int64)
+	return r, json.Unmarshal([]byte(header.String), &r.Header)
+}
+
+// CancelJob ends job id as failed with reason, unless it has ended
+// already (false), and returns its River job for the queue to cancel.
+func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time) (riverID int64, cancelled bool, err error) {
+	defer db.jobWrite()()
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = 'failed', error = ?, finished_at = ?, expires_at = ?
+			WHERE id = ? AND status IN ('queued', 'running')`), reason, now.UnixMilli(), expires.UnixMilli(), id)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		cancelled = true
+		return tx.QueryRowContext(ctx, db.q(`SELECT river_id FROM jobs WHERE id = ?`), id).Scan(&riverID)
+	})
+	return riverID, cancelled, err
+}
+
+// RecordWebhookAttempt counts an attempt to deliver job id's webhook;
+// a delivered one sets the time of delivery, a failed one its error.
+func (db *DB) RecordWebhookAttempt(ctx context.Context, id string, delivered bool, failure string, now time.Time) error {
+	defer db.jobWrite()()
+	_, err := db.exec(ctx, `UPDATE jobs SET webhook_attempts = webhook_attempts + 1, webhook_last_error = ?,
+		webhook_delivered_at = CASE WHEN ? THEN ? ELSE webhook_delivered_at END WHERE id = ?`,
+		failure, delivered, now.UnixMilli(), id)
+	return err
+}
+
+// Jobs lists the newest jobs first, at most limit: of key keyID, or of
+// every key when keyID is empty.
+func (db *DB) Jobs(ctx context.Context, keyID string, limit int) ([]quire.Job, error) {
+	var out []quire.Job
+	err := db.scan(ctx, `SELECT `+jobColumns+` FROM jobs WHERE ? = '' OR key_id = ? ORDER BY created_at DESC, id LIMIT ?`,
+		[]any{keyID, keyID, limit}, func(s scanner) error {
+			j, err := scanJob(s)
+			out = append(out, j)
+			return err
+		})
+	return out, err
+}
+
+// JobCounts are the jobs waiting and running, and when the oldest
+// waiting one was submitted (zero when none waits).
+type JobCounts struct {
+	Queued, Running int
+	OldestQueued    time.Time
+}
+
+// CountJobs counts the jobs not yet ended.
+func (db *DB) CountJobs(ctx context.Context) (JobCounts, error) {
+	var c JobCounts
+	var oldest sql.NullInt64
+	err := db.queryRow(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END), 0),
+		MIN(CASE WHEN status = 'queued' THEN created_at END)
+		FROM jobs WHERE status IN ('queued', 'running')`).Scan(&c.Queued, &c.Running, &oldest)
+	c.OldestQueued = fromMS(oldest)
+	return c, err
+}
+
+// DeleteExpiredJobs removes the jobs whose results have been kept long enough.
+func (db *DB) DeleteExpiredJobs(ctx context.Context, now time.Time) (int64, error) {
+	res, err := db.exec(ctx, `DELETE FROM jobs WHERE expires_at < ?`, now.UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,48 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
+)
+
+// The dashboard shows the jobs' progress: counts and the newest jobs.
+func TestAdminShowsJobs(t *testing.T) {
+	s := server(t, apitest.Config{JobWorkers: 1})
+	ctx := context.Background()
+	key, _, err := s.Auth.CreateKey(ctx, "jobs@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", s.URL+"/v1/annotate", strings.NewReader(`{"document":{"base64":"UEs="}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Prefer", "respond-async")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusAccepted {
+		t.Fatalf("submit: %v %v", res, err)
+	}
+	res.Body.Close()
+	var jobs []quire.Job
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if jobs, err = s.Jobs.List(ctx, "", 10); err == nil && len(jobs) == 1 && jobs[0].Status == quire.JobFailed {
+			break
+		}
+	}
+	if len(jobs) != 1 || jobs[0].Status != quire.JobFailed {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	b := newBrowser(t, s.URL)
+	b.login(s.URL, apitest.AdminToken)
+	b.waitFor("the jobs", `!!document.querySelector('#jobs')`)
+	got := b.text("#jobs")
+	for _, want := range []string{"Queued\n0", "Running\n0 (all instances)", jobs[0].ID, "annotate", "failed: The annotate request is not valid."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the jobs section lacks %q:\n%s", want, got)
+		}
+	}
+}
