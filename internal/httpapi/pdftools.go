@@ -17,7 +17,7 @@ func (s *Server) pdfRoutes() []Route {
 	var rs []Route
 	for _, op := range pdftools.Operations {
 		rs = append(rs, Route{Method: "POST", Path: "/v1/pdf/" + op, Handler: s.pdfOperation(op),
-			MaxBody: s.deps.PDFTools.MaxBytes() + multipartOverhead, Metered: quire.OpPDF, Budgeted: true, Auth: KeyRequired})
+			MaxBody: s.deps.PDFTools.MaxBytes() + multipartOverhead, Metered: quire.OpPDF, Budgeted: true, Async: true, Auth: KeyRequired})
 	}
 	return rs
 }

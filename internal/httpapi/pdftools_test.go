@@ -17,6 +17,12 @@ import (
 // pdfOp posts files as multipart "file" parts to /v1/pdf/op?query.
 func (e *env) pdfOp(key, op, query string, files ...upload) response {
 	e.t.Helper()
+	return e.pdfOpWith(nil, key, op, query, files...)
+}
+
+// pdfOpWith is pdfOp with the request headers extra.
+func (e *env) pdfOpWith(extra map[string]string, key, op, query string, files ...upload) response {
+	e.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	for _, f := range files {
@@ -25,10 +31,37 @@ func (e *env) pdfOp(key, op, query string, files ...upload) response {
 	}
 	mw.Close()
 	h := map[string]string{"Content-Type": mw.FormDataContentType()}
+	for k, v := range extra {
+		h[k] = v
+	}
 	if key != "" {
 		h["Authorization"] = "Bearer " + key
 	}
 	return e.do("POST", "/v1/pdf/"+op+"?"+query, &body, h)
+}
+
+// TestPDFToolsAsJobs: a PDF operation asked for as a job (Prefer:
+// respond-async) is answered 202, and its result is what the synchronous
+// call answers: a render's PNG byte for byte, a merge's PDF with its pages.
+func TestPDFToolsAsJobs(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withJobs(1))
+	key := e.key("jobs@example.com")
+	auth := map[string]string{"Authorization": "Bearer " + key}
+	async := map[string]string{"Prefer": "respond-async"}
+	a, b := upload{"a.pdf", pdftest.OnePage("Alpha")}, upload{"b.pdf", pdftest.Generated(3, false, 0)}
+
+	sync := e.pdfOp(key, "render", "page=1&dpi=36", a)
+	j := e.waitJob(key, e.pdfOpWith(async, key, "render", "page=1&dpi=36", a))
+	res := e.do("GET", "/v1/jobs/"+j.ID+"/result", nil, auth)
+	if j.Status != quire.JobSucceeded || j.Operation != quire.OpPDF || sync.status != 200 || res.status != 200 ||
+		!bytes.Equal(res.body, sync.body) || res.header.Get("Content-Type") != "image/png" {
+		t.Fatalf("render as a job %+v: %d, %d bytes; synchronous %d, %d bytes", j, res.status, len(res.body), sync.status, len(sync.body))
+	}
+	j = e.waitJob(key, e.pdfOpWith(async, key, "merge", "", a, b))
+	res = e.do("GET", "/v1/jobs/"+j.ID+"/result", nil, auth)
+	if pages := pageTexts(t, res.body); j.Status != quire.JobSucceeded || len(pages) != 4 || !strings.Contains(pages[0], "Alpha") {
+		t.Errorf("merge as a job %+v: %d pages", j, len(pages))
+	}
 }
 
 func TestPDFTools(t *testing.T) {
