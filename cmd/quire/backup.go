@@ -105,12 +105,15 @@ func keepAs(tmp, file string) error {
 	return nil
 }
 
-// dataFiles are the secret and the generated signing identity of the data
-// directory, unless the configuration keeps them elsewhere.
+// dataFiles are the secrets (the server's, the webhooks') and the
+// generated signing identity of the data directory, unless the
+// configuration keeps them elsewhere.
 func dataFiles(cfg *config.Config) ([]backup.File, error) {
 	var files []backup.File
-	if cfg.Secret == "" {
-		files = append(files, backup.File{Name: "secret", Path: filepath.Join(cfg.DataDir, "secret")})
+	for _, s := range []struct{ name, setting string }{{"secret", cfg.Secret}, {"webhook-secret", cfg.WebhookSecret}} {
+		if s.setting == "" {
+			files = append(files, backup.File{Name: s.name, Path: filepath.Join(cfg.DataDir, s.name)})
+		}
 	}
 	if cfg.SigningP12 != "" || cfg.SigningCert != "" {
 		return files, nil

@@ -239,7 +239,7 @@ func checkArchiveModes(t *testing.T, archive string) {
 			t.Errorf("%s has mode %o in the archive", hdr.Name, hdr.Mode)
 		}
 	}
-	for _, want := range []string{"manifest.json", "quire.db", "secret", "signing/signing-key.pem", "signing/signing.pem"} {
+	for _, want := range []string{"manifest.json", "quire.db", "secret", "webhook-secret", "signing/signing-key.pem", "signing/signing.pem"} {
 		if !names[want] {
 			t.Errorf("the archive lacks %s", want)
 		}
