@@ -36,12 +36,21 @@ func keyAreasOf(routes []Route) keyAreas {
 	for _, rt := range routes {
 		switch rt.Auth {
 		case KeyRequired:
-			a.required = append(a.required, rt.Path)
+			a.required = append(a.required, area(rt.Path))
 		case KeyOptional:
 			a.optional = append(a.optional, rt.Path)
 		}
 	}
 	return a
+}
+
+// area is the part of a route's path before its first wildcard
+// (/v1/jobs/{id}: /v1/jobs), whose requests all need the key.
+func area(path string) string {
+	if i := strings.Index(path, "/{"); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // needKey reports whether r is to be authenticated before routing.

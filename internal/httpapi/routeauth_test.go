@@ -11,7 +11,7 @@ import (
 // when a key is presented.
 func TestKeyAreas(t *testing.T) {
 	a := keyAreasOf([]Route{{Method: "POST", Path: "/v1/sign", Auth: KeyRequired}, {Method: "POST", Path: "/v1/verify", Auth: KeyOptional},
-		{Method: "GET", Path: "/v1/verify/key"}, {Method: "GET", Path: "/v1/health"}})
+		{Method: "GET", Path: "/v1/verify/key"}, {Method: "GET", Path: "/v1/health"}, {Method: "GET", Path: "/v1/jobs/{id}", Auth: KeyRequired}})
 	for _, c := range []struct {
 		method, path string
 		key, want    bool
@@ -24,6 +24,9 @@ func TestKeyAreas(t *testing.T) {
 		{"POST", "/v1/verify", true, true},
 		{"GET", "/v1/verify/key", true, false},
 		{"GET", "/v1/health", true, false},
+		{"GET", "/v1/jobs/abc", false, true},
+		{"GET", "/v1/jobs/abc/result", false, true},
+		{"GET", "/v1/jobsx", false, false},
 	} {
 		r := httptest.NewRequest(c.method, c.path, nil)
 		if c.key {
