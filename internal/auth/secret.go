@@ -3,15 +3,13 @@ package auth
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/secretfile"
 )
 
 // LoadSecret returns the server secret: the hex value given (from
@@ -22,43 +20,7 @@ func LoadSecret(given, dataDir string) ([]byte, error) {
 	if given != "" {
 		return decodeSecret(given, "QUIRE_SECRET")
 	}
-	path := filepath.Join(dataDir, "secret")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		return decodeSecret(string(b), path)
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read secret: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
-	}
-	secret := make([]byte, 32)
-	rand.Read(secret)
-	// Write a temporary file, then hard-link it into place: the link either
-	// appears with its full content or fails because another process,
-	// starting at the same moment, linked its own first (then use that one).
-	tmp, err := os.CreateTemp(dataDir, ".secret-*")
-	if err != nil {
-		return nil, fmt.Errorf("create secret: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(hex.EncodeToString(secret) + "\n")
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("write secret: %w", err)
-	}
-	if err := os.Link(tmp.Name(), path); errors.Is(err, fs.ErrExist) {
-		return LoadSecret("", dataDir)
-	} else if err != nil {
-		return nil, fmt.Errorf("create secret: %w", err)
-	}
-	return secret, nil
+	return secretfile.Load(dataDir, "secret", hex.EncodeToString, decodeSecret)
 }
 
 func decodeSecret(text, where string) ([]byte, error) {

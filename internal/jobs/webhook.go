@@ -3,17 +3,13 @@ package jobs
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	mrand "math/rand/v2"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/secretfile"
 )
 
 // webhookAttempts is more attempts than QUIRE_WEBHOOK_RETRY_FOR allows at
@@ -126,33 +123,12 @@ func LoadSecret(value, dataDir string) ([]byte, error) {
 	if value != "" {
 		return parseSecret(value, "QUIRE_WEBHOOK_SECRET")
 	}
-	path := filepath.Join(dataDir, "webhook-secret")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		return parseSecret(strings.TrimSpace(string(b)), path)
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("webhook secret: %w", err)
-	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	text := secretPrefix + base64.StdEncoding.EncodeToString(key)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) { // another process made it meanwhile
-		return LoadSecret("", dataDir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("webhook secret: %w", err)
-	}
-	if _, err := f.WriteString(text + "\n"); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("webhook secret: %w", err)
-	}
-	return key, f.Close()
+	encode := func(key []byte) string { return secretPrefix + base64.StdEncoding.EncodeToString(key) }
+	return secretfile.Load(dataDir, "webhook-secret", encode, parseSecret)
 }
 
 func parseSecret(text, where string) ([]byte, error) {
-	b64, ok := strings.CutPrefix(text, secretPrefix)
+	b64, ok := strings.CutPrefix(strings.TrimSpace(text), secretPrefix)
 	key, err := base64.StdEncoding.DecodeString(b64)
 	if !ok || err != nil || len(key) < 24 {
 		return nil, fmt.Errorf("%s: want %s followed by the base64 of at least 24 random bytes", where, secretPrefix)
