@@ -53,13 +53,8 @@ func CheckNesting(in []byte, from string, limit int) error {
 // in them too ("[a](" 50,000 times, 200 KB, took 36 s).
 func markdownDeeperThan(src []byte, limit int) bool {
 	brackets := 0 // open in the current paragraph
-	for len(src) > 0 {
-		line := src
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			src = nil
-		}
+	for line := range bytes.Lines(src) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		if markdownDepth(line) > limit {
 			return true
 		}

@@ -47,13 +47,8 @@ func CheckText(in []byte, from string, l TextLimits) error {
 // block counts too), never less.
 func markdownTableOver(src []byte, limit int) bool {
 	prev, columns, cells := []byte(nil), 0, 0 // columns: 0 outside a table
-	for len(src) > 0 {
-		line := src
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			src = nil
-		}
+	for line := range bytes.Lines(src) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		switch {
 		case columns > 0 && len(bytes.TrimSpace(line)) > 0:
 			cells += max(columns, cellsOf(line))
