@@ -24,6 +24,24 @@ type upload struct {
 // /v1/convert?query.
 func (e *env) convertFiles(key, query string, files ...upload) response {
 	e.t.Helper()
+	return e.postFiles("/v1/convert?"+query, map[string]string{"Authorization": "Bearer " + key}, files...)
+}
+
+// postFiles posts files, in order, as multipart fields "file" to target,
+// with the request headers header.
+func (e *env) postFiles(target string, header map[string]string, files ...upload) response {
+	e.t.Helper()
+	body, ctype := multipartFiles(files...)
+	h := map[string]string{"Content-Type": ctype}
+	for k, v := range header {
+		h[k] = v
+	}
+	return e.do("POST", target, body, h)
+}
+
+// multipartFiles is a multipart body of files, in order, as fields "file",
+// and its content type.
+func multipartFiles(files ...upload) (*bytes.Buffer, string) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	for _, f := range files {
@@ -31,7 +49,7 @@ func (e *env) convertFiles(key, query string, files ...upload) response {
 		fw.Write(f.data)
 	}
 	mw.Close()
-	return e.do("POST", "/v1/convert?"+query, &body, map[string]string{"Authorization": "Bearer " + key, "Content-Type": mw.FormDataContentType()})
+	return &body, mw.FormDataContentType()
 }
 
 // pageTexts is the text of each page of pdf (pdftotext), white space

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"image/png"
-	"mime/multipart"
 	"strings"
 	"testing"
 
@@ -23,21 +22,14 @@ func (e *env) pdfOp(key, op, query string, files ...upload) response {
 // pdfOpWith is pdfOp with the request headers extra.
 func (e *env) pdfOpWith(extra map[string]string, key, op, query string, files ...upload) response {
 	e.t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for _, f := range files {
-		fw, _ := mw.CreateFormFile("file", f.name)
-		fw.Write(f.data)
-	}
-	mw.Close()
-	h := map[string]string{"Content-Type": mw.FormDataContentType()}
+	h := map[string]string{}
 	for k, v := range extra {
 		h[k] = v
 	}
 	if key != "" {
 		h["Authorization"] = "Bearer " + key
 	}
-	return e.do("POST", "/v1/pdf/"+op+"?"+query, &body, h)
+	return e.postFiles("/v1/pdf/"+op+"?"+query, h, files...)
 }
 
 // TestPDFToolsAsJobs: a PDF operation asked for as a job (Prefer:
@@ -157,14 +149,8 @@ func TestHostilePDFsThroughThePDFTools(t *testing.T) {
 			if op == "merge" || op == "attach" {
 				files = append(files, upload{"other.pdf", pdftest.OnePage("x")})
 			}
-			var body bytes.Buffer
-			mw := multipart.NewWriter(&body)
-			for _, f := range files {
-				fw, _ := mw.CreateFormFile("file", f.name)
-				fw.Write(f.data)
-			}
-			mw.Close()
-			r := e.bounded(t, "POST", "/v1/pdf/"+op+"?"+queries[op], &body, "Bearer "+key, mw.FormDataContentType())
+			body, ctype := multipartFiles(files...)
+			r := e.bounded(t, "POST", "/v1/pdf/"+op+"?"+queries[op], body, "Bearer "+key, ctype)
 			switch {
 			case r.status >= 500:
 				t.Errorf("%s through %s: %d %s", h.Name, op, r.status, r.body)
