@@ -73,19 +73,26 @@ func TestQueueBoundsEachTenant(t *testing.T) {
 
 // TestFloodingKeyDoesNotStarveAnother: key A fills both workers and its
 // own line; key B is admitted all the same and runs as soon as one of A's
-// jobs ends, before A's queued jobs.
+// jobs ends, before A's queued jobs. A's first two jobs are running
+// before its next three are sent (sent at once, on a loaded machine all
+// five could be waiting before a worker took one, and two refused).
 func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
 	p := testPool(t, "script", Options{Workers: 2, QueueLength: 3})
 	ctxA := quire.WithTenant(context.Background(), "A")
 	var doneA atomic.Int32
 	errs := make(chan error, 5)
-	for range 5 {
-		go func() {
-			_, err := p.Convert(ctxA, []byte("sleep 1s"), "md")
-			doneA.Add(1)
-			errs <- err
-		}()
+	send := func(n int) {
+		for range n {
+			go func() {
+				_, err := p.Convert(ctxA, []byte("sleep 5s"), "md")
+				doneA.Add(1)
+				errs <- err
+			}()
+		}
 	}
+	send(2)
+	waitFor(t, p, "A holds both workers", func(s Status) bool { return s.Busy == 2 })
+	send(3)
 	waitFor(t, p, "A holds both workers and fills its line", func(s Status) bool { return s.Busy == 2 && s.Queued == 3 })
 	if _, err := p.Convert(ctxA, []byte("sleep 1s"), "md"); !errors.Is(err, ErrBusy) {
 		t.Errorf("A's sixth job: %v, want ErrBusy", err)
@@ -94,7 +101,7 @@ func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
 		t.Fatalf("B's job beside A's flood: %v", err)
 	}
 	// B's job started when A's first two ended, before any of A's queued
-	// jobs (each a second long) could: at most A's first two had ended.
+	// jobs (each 5 s long) could: at most A's first two had ended.
 	if n := doneA.Load(); n > 2 {
 		t.Errorf("%d of A's jobs ended before B's one, want at most the 2 running when B came", n)
 	}
