@@ -38,8 +38,8 @@ import (
 )
 
 // Options are the parts a caller brings instead of building them from the
-// Config: the tests' database, clock, mail relay and signing identity, or
-// the operator commands' engines started on demand.
+// Config: the tests' database, clock, signing identity and time-stamp
+// authority, or the operator commands' engines started on demand.
 type Options struct {
 	Logger      *slog.Logger        // required
 	DB          *store.DB           // an open database; nil: the Config's, closed with the App

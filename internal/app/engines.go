@@ -80,14 +80,6 @@ func (a *App) stopEngines(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Converter converts documents for the commands: the warm pool, or the
-// worker started on demand.
-func (a *App) Converter() interface {
-	ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error)
-} {
-	return a.converter
-}
-
 // OnDemand is a one-worker conversion pool started on first use, so
 // that commands that never convert start no LibreOffice, and a browser
 // started for each page it prints.

@@ -22,7 +22,6 @@ func (a *App) Handler(version string) *httpapi.Server {
 	if a.Chromium != nil {
 		d.Chromium = a.Chromium
 	}
-
 	return httpapi.New(d, httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget),
 		MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
