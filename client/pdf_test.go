@@ -12,14 +12,7 @@ import (
 func TestPDFOperations(t *testing.T) {
 	s := startQuire(t, nil)
 	ctx := ctxFor(t)
-	if err := s.client().Register(ctx, "ann@example.com"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := s.client().Verify(ctx, "ann@example.com", s.code(t, "ann@example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.client(client.WithAPIKey(key))
+	c := s.keyed(t, ctx, "ann@example.com")
 
 	merged, err := c.PDF(ctx, "merge", client.PDFOptions{},
 		client.PDFFile{Name: "/home/ann/a.pdf", Content: bytes.NewReader(pdftest.OnePage("Alpha"))},

@@ -122,14 +122,7 @@ func TestNotFoundCarriesTheRequestID(t *testing.T) {
 func TestSignVerifyAndSigningCertificate(t *testing.T) {
 	s := startQuire(t, nil)
 	ctx := ctxFor(t)
-	if err := s.client().Register(ctx, "ann@example.com"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := s.client().Verify(ctx, "ann@example.com", s.code(t, "ann@example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.client(client.WithAPIKey(key))
+	c := s.keyed(t, ctx, "ann@example.com")
 
 	req := validSignRequest()
 	res, err := c.Sign(ctx, req)
@@ -358,4 +351,17 @@ func TestConvertAgainstQuire(t *testing.T) {
 	}
 	_, err = c.Convert(ctx, strings.NewReader("not a word document"), "x.docx", "docx")
 	asError(t, err, http.StatusBadRequest, "INVALID_FILE_FORMAT")
+}
+
+// keyed registers email and returns a client with the key it was given.
+func (s *quireServer) keyed(t *testing.T, ctx context.Context, email string) *client.Client {
+	t.Helper()
+	if err := s.client().Register(ctx, email); err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.client().Verify(ctx, email, s.code(t, email))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.client(client.WithAPIKey(key))
 }
