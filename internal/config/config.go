@@ -99,6 +99,7 @@ type Config struct {
 	FetchAllowPrivate  bool
 
 	JobWorkers      int
+	JobMaxQueued    int
 	JobTimeout      time.Duration
 	JobRetention    time.Duration
 	WebhookSecret   string
@@ -203,6 +204,7 @@ func (c *Config) Settings() []Setting {
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url and webhook addresses reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
 		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) this instance runs at once; 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
+		{"job-max-queued", "QUIRE_JOB_MAX_QUEUED", "jobs of one API key waiting at once, across instances (more: 429 RATE_LIMIT_ERROR); a key's first waiting jobs also run before another key's flood; 0: no limit", (*intValue)(&c.JobMaxQueued), false},
 		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
 		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},
 		{"webhook-secret", "QUIRE_WEBHOOK_SECRET", "key of the webhooks' signatures, whsec_ and base64 (at least 24 bytes); unset: generated into the data directory's webhook-secret (set it when several instances share a database)", (*secretValue)(&c.WebhookSecret), true},
@@ -287,6 +289,7 @@ func Default() Config {
 		PKCS11Key:          "quire-signing",
 		FetchMaxRedirects:  5,
 
+		JobMaxQueued:    1000,
 		JobTimeout:      10 * time.Minute,
 		JobRetention:    24 * time.Hour,
 		WebhookRetryFor: 24 * time.Hour,

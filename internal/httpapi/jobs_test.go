@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/jobs"
@@ -227,5 +228,32 @@ func TestWebhookPrivateAddressRefused(t *testing.T) {
 	list, err := e.Jobs.List(t.Context(), "", 10)
 	if err != nil || len(list) != 0 {
 		t.Fatalf("jobs stored: %v %v", list, err)
+	}
+}
+
+// TestJobsOfOneKeyAreBounded: a key with QUIRE_JOB_MAX_QUEUED jobs waiting
+// is refused another with 429 and Retry-After; another key is not.
+func TestJobsOfOneKeyAreBounded(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			// No job workers: what is submitted waits.
+			e := newEnv(t, storetest.Open(t, storetest.URL(t, backend)), unlimited(),
+				withSettings(func(c *config.Config) { c.JobMaxQueued = 2 }))
+			body := annotateBody(t)
+			a, b := e.key("a@example.com"), e.key("b@example.com")
+			for i := range 2 {
+				if r := e.submitAnnotate(a, body, nil); r.status != http.StatusAccepted {
+					t.Fatalf("A's job %d: %d %s", i+1, r.status, r.body)
+				}
+			}
+			r := e.submitAnnotate(a, body, nil)
+			r.errorBody(t, http.StatusTooManyRequests, quire.CodeRateLimit)
+			if r.header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+			if r := e.submitAnnotate(b, body, nil); r.status != http.StatusAccepted {
+				t.Errorf("B's job beside A's full line: %d %s", r.status, r.body)
+			}
+		})
 	}
 }

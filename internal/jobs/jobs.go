@@ -46,6 +46,7 @@ type Options struct {
 	WebhookSecret   []byte        // the key of the webhooks' signatures (LoadSecret)
 	Fetch           fetch.Options // the network rules of webhook addresses
 	PollInterval    time.Duration // how often an idle instance looks for work; 0: 200 ms
+	MaxQueued       int           // jobs of one key waiting at once (more: 429); 0: no limit
 	Logger          *slog.Logger
 	Registerer      prometheus.Registerer // nil: no metrics
 	Now             func() time.Time
@@ -144,8 +145,13 @@ func (s *Service) Stop(ctx context.Context) error {
 func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error) {
 	j := quire.Job{ID: uuid.NewString(), KeyID: keyID, Operation: op, Status: quire.JobQueued,
 		CreatedAt: s.opt.Now().UTC().Truncate(time.Millisecond), Webhook: quire.JobWebhook{URL: webhook}}
-	err := s.db.InsertJob(ctx, j, req, func(tx *sql.Tx) (int64, error) {
-		res, err := s.river.InsertTx(ctx, tx, runArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: runAttempts})
+	err := s.db.InsertJob(ctx, j, req, func(tx *sql.Tx, waiting int) (int64, error) {
+		if s.opt.MaxQueued > 0 && waiting >= s.opt.MaxQueued {
+			e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED); submit again when some have run.", waiting)
+			e.RetryAfter = queuedRetryAfter
+			return 0, e
+		}
+		res, err := s.river.InsertTx(ctx, tx, runArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: runAttempts, Priority: priorityFor(waiting)})
 		if err != nil {
 			return 0, err
 		}
@@ -156,6 +162,26 @@ func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req qui
 	}
 	s.metrics.submitted.WithLabelValues(op).Inc()
 	return j, nil
+}
+
+// queuedRetryAfter is the wait suggested to a key over QUIRE_JOB_MAX_QUEUED.
+const queuedRetryAfter = 10 * time.Second
+
+// priorityFor is the River priority (1 first, 4 last) of a key's job
+// submitted while waiting others of the same key wait: a key's first jobs
+// go first, its flood after them, so that one key's thousands of jobs do
+// not hold every other key's first job behind them (River works jobs in
+// order of priority, then of submission).
+func priorityFor(waiting int) int {
+	switch {
+	case waiting < 2:
+		return 1
+	case waiting < 8:
+		return 2
+	case waiting < 32:
+		return 3
+	}
+	return 4
 }
 
 // errNoJob is the answer for a job that does not exist or is another key's.

@@ -86,21 +86,26 @@ func scanJob(s scanner) (quire.Job, error) {
 }
 
 // InsertJob stores job j with its request, and enqueue (River's insert,
-// given the same transaction) in one transaction: a job is in the queue
-// exactly when it is stored.
-func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, enqueue func(*sql.Tx) (int64, error)) error {
+// given the same transaction and how many jobs of j's key were already
+// waiting) in one transaction: a job is in the queue exactly when it is
+// stored.
+func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, enqueue func(tx *sql.Tx, waiting int) (int64, error)) error {
 	defer db.jobWrite()()
 	header, err := json.Marshal(req.Header)
 	if err != nil {
 		return err
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
+		var waiting int
+		if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), j.KeyID, quire.JobQueued).Scan(&waiting); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
 			request_header, request_body, webhook_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), req.Method, req.Target, string(header), req.Body, j.Webhook.URL); err != nil {
 			return err
 		}
-		riverID, err := enqueue(tx)
+		riverID, err := enqueue(tx, waiting)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,77 @@
+package jobs
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// TestAKeysFirstJobRunsBeforeAnothersFlood: with key A's 20 jobs waiting,
+// key B's first job runs right after A's first two (the ones that were
+// submitted while few of A's waited), not after all 20.
+func TestAKeysFirstJobRunsBeforeAnothersFlood(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Minute, Retention: time.Hour,
+				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}
+			for range 20 {
+				if _, err := s.Submit(ctx, "A", quire.OpSign, "", req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Submit(ctx, "B", quire.OpSign, "", req); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var order []string
+			ran := make(chan struct{}, 21)
+			err = s.Start(ctx, func(_ context.Context, j quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+				mu.Lock()
+				order = append(order, j.KeyID)
+				mu.Unlock()
+				ran <- struct{}{}
+				return quire.JobResult{Status: 200, Body: []byte("{}")}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				s.Stop(ctx)
+			})
+			for range 21 {
+				select {
+				case <-ran:
+				case <-time.After(60 * time.Second):
+					t.Fatalf("jobs still waiting after 60 s; ran %v", order)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if i := slices.Index(order, "B"); i < 0 || i > 2 {
+				t.Errorf("B's job ran as number %d of 21 (order %v), want at most 3rd", i+1, order)
+			}
+		})
+	}
+}
+
+// TestPriorityFor: a key's first two waiting jobs go first, then bands of
+// 6, 24 and the rest.
+func TestPriorityFor(t *testing.T) {
+	for waiting, want := range map[int]int{0: 1, 1: 1, 2: 2, 7: 2, 8: 3, 31: 3, 32: 4, 5000: 4} {
+		if got := priorityFor(waiting); got != want {
+			t.Errorf("priorityFor(%d) = %d, want %d", waiting, got, want)
+		}
+	}
+}
