@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/quire-dev/quire/internal/config"
 )
@@ -51,4 +52,22 @@ func isHelp(arg string) bool {
 		return true
 	}
 	return false
+}
+
+// subcommand starts a command with subcommands (quire keys list ...): it
+// answers no subcommand (the usage, exit 2) and a request for help (exit
+// 0) itself; otherwise it returns the subcommand, the arguments after it
+// and a flag set named for both, and done is false.
+func subcommand(name, usage string, args []string, stdout, stderr io.Writer) (sub string, rest []string, fs *flag.FlagSet, code int, done bool) {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return "", nil, nil, 2, true
+	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage+"\n\nRun quire "+name+" SUBCOMMAND -h for its flags.")
+		return "", nil, nil, 0, true
+	}
+	fs = flag.NewFlagSet(name+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return args[0], args[1:], fs, 0, false
 }

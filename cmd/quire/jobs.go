@@ -19,17 +19,10 @@ const jobsUsage = "usage: quire jobs list [--key ID] [--limit N] [--json] | show
 
 // runJobs implements quire jobs list | show | cancel.
 func runJobs(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, jobsUsage)
-		return 2
+	sub, args, fs, code, done := subcommand("jobs", jobsUsage, args, stdout, stderr)
+	if done {
+		return code
 	}
-	if isHelp(args[0]) {
-		fmt.Fprintln(stdout, jobsUsage+"\n\nRun quire jobs SUBCOMMAND -h for its flags.")
-		return 0
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("jobs "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	key, limit, asJSON := "", 50, false
 	if sub == "list" {
 		fs.StringVar(&key, "key", "", "only the jobs of this API key id")

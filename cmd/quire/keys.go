@@ -17,17 +17,10 @@ const keysUsage = "usage: quire keys list [--json] | revoke ID | create --email 
 
 // runKeys implements quire keys list | revoke | create | limit.
 func runKeys(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, keysUsage)
-		return 2
+	sub, args, fs, code, done := subcommand("keys", keysUsage, args, stdout, stderr)
+	if done {
+		return code
 	}
-	if isHelp(args[0]) {
-		fmt.Fprintln(stdout, keysUsage+"\n\nRun quire keys SUBCOMMAND -h for its flags.")
-		return 0
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	email, asJSON := "", false
 	var lf limitFlags
 	switch sub {

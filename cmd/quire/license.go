@@ -19,17 +19,10 @@ const licenseUsage = "usage: quire license create --org NAME --email CONTACT [--
 // commercial license keys, each tied to an organization and its contact
 // e-mail, optionally to the customer's own hosts.
 func runLicense(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, licenseUsage)
-		return 2
+	sub, args, fs, code, done := subcommand("license", licenseUsage, args, stdout, stderr)
+	if done {
+		return code
 	}
-	if isHelp(args[0]) {
-		fmt.Fprintln(stdout, licenseUsage+"\n\nRun quire license SUBCOMMAND -h for its flags.")
-		return 0
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("license "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	org, email, hosts, clear := "", "", "", false
 	switch sub {
 	case "create":
