@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -63,7 +64,7 @@ func confine(root, programDir string, dirs []string) error {
 	}
 	ro := append([]string(nil), readOnlyPaths...)
 	if abs, err := filepath.Abs(programDir); err == nil && !within(abs, "/usr") {
-		ro = append(ro, filepath.Dir(abs)) // LibreOffice's own tree, e.g. /opt/libreoffice7.6
+		ro = append(ro, installRoot(abs))
 	}
 	for _, p := range ro {
 		if err := bind(root, p, true); err != nil {
@@ -144,6 +145,20 @@ func bind(root, path string, readOnly bool) error {
 		return fmt.Errorf("make %s read-only: %w", path, err)
 	}
 	return nil
+}
+
+// installRoot is the tree of a LibreOffice installed outside /usr, to be
+// bound read-only: the parent of its program directory (e.g.
+// /opt/libreoffice7.6, as The Document Foundation's packages install it),
+// or, for Debian's packages extracted into a directory of their own
+// (bench/lo74: DIR/usr/lib/libreoffice/program), that directory, which
+// also holds the libraries, configuration and files their links lead to
+// (DIR/usr/lib/x86_64-linux-gnu, DIR/etc/libreoffice, DIR/usr/share).
+func installRoot(programDir string) string {
+	if root, ok := strings.CutSuffix(programDir, DefaultProgramDir); ok && root != "" {
+		return root
+	}
+	return filepath.Dir(programDir)
 }
 
 // within reports whether path is dir or lies under it.
