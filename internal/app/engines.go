@@ -105,14 +105,14 @@ func (l *OnDemand) Prints(from string, opts convert.JobOptions) bool {
 	if opts.EngineFor(from, convert.ToPDF) != convert.EngineChromium {
 		return false
 	}
-	return l.chromium.Browsers >= 0 || opts.Engine != "" || opts.NeedsChromium()
+	return l.chromium.Workers >= 0 || opts.Engine != "" || opts.NeedsChromium()
 }
 
 // Print prints an HTML or Markdown document to PDF with one headless
 // Chromium, started for it and stopped after.
 func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts convert.JobOptions) (convert.Result, error) {
 	o := l.chromium
-	o.Browsers, o.QueueLength = 1, 1
+	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
 	if err != nil {
 		return convert.Result{}, err

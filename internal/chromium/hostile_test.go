@@ -108,7 +108,7 @@ func TestEndlessScript(t *testing.T) {
 // TestMemoryLimit: a page whose script takes memory without end is
 // stopped at the browser's memory bound (422), and the pool serves on.
 func TestMemoryLimit(t *testing.T) {
-	p := newPool(t, 1, func(o *Options) { o.MaxBrowserMemory = 400 << 20 })
+	p := newPool(t, 1, func(o *Options) { o.MaxWorkerMemory = 400 << 20 })
 	_, err := p.Convert(context.Background(), html(`<script>const a = []; for (;;) a.push(new Float64Array(1 << 20).fill(1))</script>`), convert.JobOptions{JavaScript: true})
 	if !errors.Is(err, convert.ErrMemoryLimit) {
 		t.Fatalf("got %v, want %v", err, convert.ErrMemoryLimit)

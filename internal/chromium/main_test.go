@@ -35,8 +35,8 @@ func needChromium(t testing.TB) {
 func newPool(t testing.TB, n int, adjust func(*Options)) *Pool {
 	t.Helper()
 	needChromium(t)
-	o := Options{Browsers: n, Dir: t.TempDir(), JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
-		WorkerArgs: []string{"quire-test-worker", "confine"}}
+	o := Options{PoolOptions: convert.PoolOptions{Workers: n, JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
+		WorkerArgs: []string{"quire-test-worker", "confine"}}, Dir: t.TempDir()}
 	if adjust != nil {
 		adjust(&o)
 	}

@@ -27,18 +27,16 @@
 // convert.ErrMemoryLimit. A browser that dies is replaced, and a job on
 // which it died is tried once more on the new one (a second death:
 // convert.ErrCrashed); a browser is
-// also replaced after MaxJobsPerBrowser jobs or when it holds more than
-// MaxBrowserRSS after a job, which bounds slow leaks.
+// also replaced after MaxJobsPerWorker jobs or when it holds more than
+// MaxWorkerRSS after a job, which bounds slow leaks.
 package chromium
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,41 +48,21 @@ import (
 
 // Options configure a Pool. The zero value of a field selects its default.
 type Options struct {
-	// Browsers is the number of browser processes (default
-	// runtime.NumCPU()). Each holds about 150-250 MB when warm.
-	Browsers int
-	// QueueLength is how many jobs may wait for a browser; past it Convert
-	// fails at once with convert.ErrBusy (default 4 per browser).
-	QueueLength int
-	// JobTimeout bounds one page, from loading to printing (default 60 s).
-	JobTimeout time.Duration
-	// StartTimeout bounds the start of a browser (default 30 s).
-	StartTimeout time.Duration
-	// MaxJobsPerBrowser replaces a browser after that many jobs (default
-	// 200; negative: never).
-	MaxJobsPerBrowser int
-	// MaxBrowserMemory bounds the resident memory of a browser's processes
-	// during a job: past it the browser is killed and the job fails with
-	// convert.ErrMemoryLimit (default 1536 MiB; negative: no limit).
-	MaxBrowserMemory int64
-	// MaxBrowserRSS replaces a browser whose processes hold more after a
-	// job (default 1 GiB; negative: never).
-	MaxBrowserRSS int64
+	// PoolOptions are the browsers' count (Workers; each holds about
+	// 150-250 MB when warm), queue (QueueLength, for all tenants
+	// together), time and memory limits (those of a browser's processes
+	// together) and program, with convert.DefaultPoolOptions but for
+	// StartTimeout (DefaultStartTimeout). The program confines itself and
+	// then executes the browser.
+	convert.PoolOptions
 	// Path is the browser's program (default /usr/bin/chromium, Debian's).
 	Path string
 	// Dir holds the browsers' profiles (default: a new directory under
 	// os.TempDir(), removed by Close).
 	Dir string
-	// Executable and WorkerArgs start the quire program in the mode that
-	// confines itself and then executes the browser (default
-	// os.Executable() and ["convert-worker"], as convert.Options).
-	Executable string
-	WorkerArgs []string
 	// Text bounds the nesting and tables of a page, as convert.Options'
 	// MaxNesting and MaxTableCells do LibreOffice's.
 	Text convert.TextLimits
-	// Logger receives browser starts and replacements (default slog.Default()).
-	Logger *slog.Logger
 	// Registerer is where the engine's metrics go (convert.Collector,
 	// named quire_chromium_...); nil: nowhere.
 	Registerer prometheus.Registerer
@@ -97,37 +75,19 @@ type Options struct {
 // DefaultPath is where Debian's chromium package installs the browser.
 const DefaultPath = "/usr/bin/chromium"
 
+// DefaultStartTimeout bounds a browser's start: shorter than a
+// LibreOffice worker's, which converts a document to warm up.
+const DefaultStartTimeout = 30 * time.Second
+
 func (o Options) withDefaults() (Options, error) {
-	if o.Browsers <= 0 {
-		o.Browsers = runtime.NumCPU()
-	}
-	if o.QueueLength <= 0 {
-		o.QueueLength = 4 * o.Browsers
-	}
-	if o.JobTimeout <= 0 {
-		o.JobTimeout = 60 * time.Second
-	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 30 * time.Second
-	}
-	if o.MaxJobsPerBrowser == 0 {
-		o.MaxJobsPerBrowser = 200
-	}
-	if o.MaxBrowserMemory == 0 {
-		o.MaxBrowserMemory = 1536 << 20
-	}
-	if o.MaxBrowserRSS == 0 {
-		o.MaxBrowserRSS = 1 << 30
+	def := convert.DefaultPoolOptions
+	def.StartTimeout = DefaultStartTimeout
+	var err error
+	if o.PoolOptions, err = o.PoolOptions.WithDefaults(def); err != nil {
+		return o, fmt.Errorf("chromium: %w", err)
 	}
 	if o.Path == "" {
 		o.Path = DefaultPath
-	}
-	var err error
-	if o.Executable, o.WorkerArgs, err = convert.WorkerProgram(o.Executable, o.WorkerArgs); err != nil {
-		return o, fmt.Errorf("chromium: %w", err)
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
 	}
 	return o, nil
 }
@@ -175,8 +135,8 @@ func NewPool(opts Options) (*Pool, error) {
 	} else if p.dir, err = filepath.Abs(p.dir); err != nil { // a confined browser sees it at its absolute path
 		return nil, fmt.Errorf("chromium: %w", err)
 	}
-	p.states = make([]string, o.Browsers)
-	for i := range o.Browsers {
+	p.states = make([]string, o.Workers)
+	for i := range o.Workers {
 		p.states[i] = convert.StateStarting
 		p.wg.Add(1)
 		go p.run(i)

@@ -141,7 +141,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	queued := time.Since(j.enqueued)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
-	end := convert.WatchMemory(p.opts.MaxBrowserMemory, b.rss, b.kill)
+	end := convert.WatchMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
 	var pdf []byte
 	tb, err := b.takeTab()
@@ -160,7 +160,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		err, keep = fmt.Errorf("%w (%v)", convert.ErrTimeout, p.opts.JobTimeout), false
 		p.count(func(c *convert.Counters) { c.Timeouts++ })
 	case over:
-		err, keep = fmt.Errorf("%w of %d MiB (the browser was stopped at %d MiB)", convert.ErrMemoryLimit, p.opts.MaxBrowserMemory>>20, peak>>20), false
+		err, keep = fmt.Errorf("%w of %d MiB (the browser was stopped at %d MiB)", convert.ErrMemoryLimit, p.opts.MaxWorkerMemory>>20, peak>>20), false
 		p.count(func(c *convert.Counters) { c.OverMemory++ })
 	case err != nil && j.ctx.Err() != nil: // the client left; the tab was closed
 		err = fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err())
@@ -202,8 +202,8 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 // dueForRecycling reports whether b has run its share of jobs or holds
 // too much memory.
 func (p *Pool) dueForRecycling(b *browserProc) bool {
-	return p.opts.MaxJobsPerBrowser > 0 && b.jobs >= p.opts.MaxJobsPerBrowser ||
-		p.opts.MaxBrowserRSS > 0 && b.rss() > p.opts.MaxBrowserRSS
+	return p.opts.MaxJobsPerWorker > 0 && b.jobs >= p.opts.MaxJobsPerWorker ||
+		p.opts.MaxWorkerRSS > 0 && b.rss() > p.opts.MaxWorkerRSS
 }
 
 // abort kills every browser: Close gave up waiting for them.

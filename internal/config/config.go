@@ -360,19 +360,24 @@ func Parse(fs *flag.FlagSet, args []string) (*Config, []string, error) {
 
 // ConvertOptions are the options of the conversion engine.
 func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
-	return convert.Options{Workers: c.ConvertWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
-		StartTimeout: c.ConvertStartTimeout, MaxJobsPerWorker: c.ConvertMaxJobs, MaxWorkerRSS: int64(c.ConvertMaxWorkerRSS),
-		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxWorkerMemory: int64(c.ConvertMaxMemory), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
-		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir, Logger: log}
+	return convert.Options{PoolOptions: c.enginePool(log, c.ConvertWorkers, c.ConvertMaxJobs, int64(c.ConvertMaxMemory), int64(c.ConvertMaxWorkerRSS)),
+		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
+		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir}
 }
 
 // ChromiumOptions are the options of the Chromium engine; its jobs
 // have the conversion's timeout and queue.
 func (c *Config) ChromiumOptions(log *slog.Logger) chromium.Options {
-	return chromium.Options{Browsers: c.ChromiumWorkers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout,
-		StartTimeout: c.ConvertStartTimeout, MaxJobsPerBrowser: c.ChromiumMaxJobs, MaxBrowserMemory: int64(c.ChromiumMaxMemory),
-		MaxBrowserRSS: int64(c.ChromiumMaxMemory) * 2 / 3, Path: c.ChromiumPath, Logger: log,
-		Text: convert.TextLimits{MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells}}
+	return chromium.Options{PoolOptions: c.enginePool(log, c.ChromiumWorkers, c.ChromiumMaxJobs, int64(c.ChromiumMaxMemory), int64(c.ChromiumMaxMemory)*2/3),
+		Path: c.ChromiumPath, Text: convert.TextLimits{MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells}}
+}
+
+// enginePool is the pool settings of an engine: its own count, jobs and
+// memory limits (during a job, and after one), and the queue and time
+// limits that both engines share.
+func (c *Config) enginePool(log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) convert.PoolOptions {
+	return convert.PoolOptions{Workers: workers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout, StartTimeout: c.ConvertStartTimeout,
+		MaxJobsPerWorker: maxJobs, MaxWorkerMemory: maxMemory, MaxWorkerRSS: maxRSS, Logger: log}
 }
 
 // AnnotateLimits are the limits of filling a template.

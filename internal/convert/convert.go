@@ -28,12 +28,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -132,28 +128,11 @@ func looksLike(out []byte, format string) bool {
 
 // Options configure a Pool. The zero value of a field selects its default.
 type Options struct {
-	// Workers is the number of LibreOffice worker processes (default
-	// runtime.NumCPU()). Each holds about 150-300 MB when warm.
-	Workers int
-	// QueueLength is how many jobs of one tenant (API key) may wait for a
-	// worker; past it Convert fails at once with ErrBusy (default 4 per
-	// worker). Tenants are served in turn (fair.go).
-	QueueLength int
-	// JobTimeout bounds one conversion inside a worker; past it the worker
-	// is killed and replaced, and the job fails with ErrTimeout (default 60 s).
-	JobTimeout time.Duration
-	// StartTimeout bounds the start and warm-up of a worker (default 60 s).
-	StartTimeout time.Duration
-	// MaxJobsPerWorker recycles a worker after that many jobs, which bounds
-	// LibreOffice's slow leaks (default 200; negative: never).
-	MaxJobsPerWorker int
-	// MaxWorkerRSS recycles a worker whose resident memory, read from /proc
-	// after a job, exceeds it, in bytes (default 1 GiB; negative: never).
-	MaxWorkerRSS int64
-	// MaxWorkerMemory bounds a worker's resident memory during a job: past
-	// it the worker is killed and replaced, and the job fails with
-	// ErrMemoryLimit (default 1536 MiB; negative: no limit). See memory.go.
-	MaxWorkerMemory int64
+	// PoolOptions are the workers' count, queue, time and memory limits
+	// and program, with DefaultPoolOptions. Each worker holds about
+	// 150-300 MB when warm. QueueLength is per tenant (API key): tenants
+	// are served in turn (fair.go).
+	PoolOptions
 	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
 	// package nested in a document counts as an input too.
 	MaxInputBytes int64
@@ -177,16 +156,9 @@ type Options struct {
 	// directory under os.TempDir(), removed by Close, or by a later pool's
 	// start if this process was killed: see workdir.go).
 	Dir string
-	// Executable is the program run as a worker (default os.Executable()),
-	// with WorkerArgs (default ["convert-worker"]): it must call RunWorker.
-	Executable string
-	WorkerArgs []string
 	// ProgramDir is LibreOffice's program directory, the one that holds
 	// libmergedlo.so (default /usr/lib/libreoffice/program).
 	ProgramDir string
-	// Logger receives worker starts, restarts and LibreOffice's stderr
-	// (default slog.Default()).
-	Logger *slog.Logger
 	// Registerer is where the engine's metrics go (metrics.go); nil:
 	// nowhere.
 	Registerer prometheus.Registerer
@@ -200,44 +172,11 @@ type Options struct {
 // DefaultProgramDir is where Debian's LibreOffice packages install it.
 const DefaultProgramDir = "/usr/lib/libreoffice/program"
 
-// WorkerProgram is the program and arguments that start a confined
-// engine process (a LibreOffice worker, a browser): exe and args when set,
-// else this program in its "convert-worker" mode, which must call RunWorker.
-func WorkerProgram(exe string, args []string) (string, []string, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return "", nil, fmt.Errorf("cannot find this program to confine the engine: %w", err)
-		}
-	}
-	if args == nil {
-		args = []string{"convert-worker"}
-	}
-	return exe, args, nil
-}
-
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() (Options, error) {
-	if o.Workers <= 0 {
-		o.Workers = runtime.NumCPU()
-	}
-	if o.QueueLength <= 0 {
-		o.QueueLength = 4 * o.Workers
-	}
-	if o.JobTimeout <= 0 {
-		o.JobTimeout = 60 * time.Second
-	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 60 * time.Second
-	}
-	if o.MaxJobsPerWorker == 0 {
-		o.MaxJobsPerWorker = 200
-	}
-	if o.MaxWorkerRSS == 0 {
-		o.MaxWorkerRSS = 1 << 30
-	}
-	if o.MaxWorkerMemory == 0 {
-		o.MaxWorkerMemory = 1536 << 20
+	var err error
+	if o.PoolOptions, err = o.PoolOptions.WithDefaults(DefaultPoolOptions); err != nil {
+		return o, fmt.Errorf("convert: %w", err)
 	}
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = 25 << 20
@@ -251,10 +190,6 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxNesting == 0 {
 		o.MaxNesting = DefaultMaxNesting
 	}
-	var err error
-	if o.Executable, o.WorkerArgs, err = WorkerProgram(o.Executable, o.WorkerArgs); err != nil {
-		return o, fmt.Errorf("convert: %w", err)
-	}
 	if o.Dir != "" {
 		dir, err := filepath.Abs(o.Dir) // a confined worker sees its directories at their absolute paths (confine.go)
 		if err != nil {
@@ -264,9 +199,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ProgramDir == "" {
 		o.ProgramDir = DefaultProgramDir
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
 	}
 	return o, nil
 }

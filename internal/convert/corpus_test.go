@@ -101,7 +101,7 @@ func TestCorpusMatchesColdSoffice(t *testing.T) {
 	files := corpusFiles(t)
 	requireLibreOffice(t)
 	cold := coldPages(t, files)
-	p := testPool(t, "lok", Options{Workers: 2, JobTimeout: 60 * time.Second})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 60 * time.Second}})
 
 	var mu sync.Mutex
 	var mismatches []string

@@ -126,7 +126,7 @@ func readAll(t *testing.T, f *zip.File) []byte {
 // well within a job timeout of 30 s.
 func TestStoredDescriptorsConvert(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1, JobTimeout: 30 * time.Second})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 30 * time.Second}})
 	for _, c := range []struct {
 		from string
 		in   []byte

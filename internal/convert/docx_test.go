@@ -17,7 +17,7 @@ import (
 // PDF, pdftotext finds the text of the source.
 func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for _, c := range []struct {
 		from string
 		in   string
@@ -59,7 +59,7 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 // TestDOCXOnlyFromMarkdownAndHTML: the other formats do not convert to
 // DOCX, and nothing converts to a format that does not exist.
 func TestDOCXOnlyFromMarkdownAndHTML(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for _, c := range []struct{ from, to string }{{FromDOCX, ToDOCX}, {FromODT, ToDOCX}, {FromHTML, "odt"}} {
 		if _, err := p.ConvertTo(context.Background(), []byte("x"), c.from, c.to); !errors.Is(err, ErrUnsupportedFormat) {
 			t.Errorf("%s to %s: %v, want ErrUnsupportedFormat", c.from, c.to, err)

@@ -30,7 +30,7 @@ func utf16LE(s string) string {
 // engine would convert anything); an SVG image's DOCTYPE, which
 // packages.go takes out, and text about one are not.
 func TestPackagesDeclaringADTDAreRefused(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	doctype := dtdDocument("http://127.0.0.1:9/x.dtd")
 	// A comment long enough to put the DOCTYPE across the reads of the inflater.
 	padded := strings.Replace(doctype, "\n<!DOCTYPE", "\n<!--"+strings.Repeat("pad ", 8190)+"-->\n<!DOCTYPE", 1)
@@ -98,7 +98,7 @@ func TestDTDScannerFindsMarksAcrossWrites(t *testing.T) {
 func TestExternalDTDAnswersWithinASecond(t *testing.T) {
 	requireLibreOffice(t)
 	l := listen(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	in := docxWith("", "", map[string]string{"word/document.xml": dtdDocument(l.url("entity.dtd"))})
 	t0 := time.Now()
 	_, err := p.Convert(context.Background(), in, FromDOCX)

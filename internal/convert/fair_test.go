@@ -77,7 +77,7 @@ func TestQueueBoundsEachTenant(t *testing.T) {
 // before its next three are sent (sent at once, on a loaded machine all
 // five could be waiting before a worker took one, and two refused).
 func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 2, QueueLength: 3})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, QueueLength: 3}})
 	ctxA := quire.WithTenant(context.Background(), "A")
 	var doneA atomic.Int32
 	errs := make(chan error, 5)

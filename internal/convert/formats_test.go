@@ -64,7 +64,7 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		os.WriteFile(files[len(files)-1], b, 0o600)
 	}
 	cold := coldPages(t, files)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for name, in := range docs {
 		from := strings.TrimPrefix(filepath.Ext(name), ".")
 		if got, err := Detect(name, in); got != from {
@@ -100,7 +100,7 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 // their commas), and keeps formulas as text.
 func TestCSVCharsetsAndFormulas(t *testing.T) {
 	requireCalcImpress(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	const text = "city,note\nZürich,\"crème, brûlée\"\nsum,=1+1\n"
 	latin1 := []byte(strings.NewReplacer("ü", "\xfc", "è", "\xe8", "û", "\xfb", "é", "\xe9").Replace(text))
 	for name, in := range map[string][]byte{"UTF-8": []byte(text), "Windows-1252": latin1} {

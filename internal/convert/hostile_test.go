@@ -140,7 +140,7 @@ func deepXML(depth int) []byte {
 func TestHostileDocuments(t *testing.T) {
 	requireLibreOffice(t)
 	const eachWithin = 45 * time.Second // generous; a job's own limit is below
-	p := testPool(t, "lok", Options{Workers: 1, JobTimeout: 30 * time.Second})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 30 * time.Second}})
 	small := make([]byte, 1<<20)
 	cases := []struct {
 		name string

@@ -22,7 +22,7 @@ import (
 // the same checks, which shows that they can fail.
 func TestPDFA(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	in := docx(paragraphs(3, "archival"), "")
 	for part, version := range PDFAVersions {
 		r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFA: version})
@@ -57,7 +57,7 @@ func TestPDFA(t *testing.T) {
 // TestPDFUA: pdfua=true makes a tagged PDF; a plain one is not.
 func TestPDFUA(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	in := docx(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Title</w:t></w:r></w:p>`+paragraphs(2, "accessible"), "")
 	r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFUA: true})
 	if err != nil {
@@ -78,7 +78,7 @@ func TestPDFUA(t *testing.T) {
 func TestPageRanges(t *testing.T) {
 	requireLibreOffice(t)
 	in := corpusFile(t, "docx4j__Docx4j_GettingStarted.docx")
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	all, err := p.Convert(context.Background(), in, FromDOCX)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPageRanges(t *testing.T) {
 // which has a page setup of its own, is refused.
 func TestLandscape(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for from, in := range map[string]string{
 		FromHTML:     "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body><h1>Café</h1><p>" + strings.Repeat("A long line. ", 1500) + "</p></body></html>",
 		FromMarkdown: "# Café\n\n" + strings.Repeat("A long line. ", 1500) + "\n",
@@ -141,7 +141,7 @@ func TestLandscape(t *testing.T) {
 // wrong one.
 func TestPassword(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	in := encrypted(t, sofficeExport(t, docx(paragraphs(1, "classified"), ""), "odt"), "odt", "writer8", "s3cret pass")
 	if err := Check(in, FromODT); !errors.Is(err, ErrEncrypted) {
 		t.Fatalf("the test's document is not recognised as encrypted: %v", err)

@@ -46,7 +46,7 @@ func TestEveryFormatConverts(t *testing.T) {
 	table := `<w:tbl><w:tblPr><w:tblBorders><w:top w:val="single" w:sz="4"/><w:bottom w:val="single" w:sz="4"/></w:tblBorders></w:tblPr>` +
 		`<w:tr><w:tc><w:p><w:r><w:t>cell 1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>cell 2</w:t></w:r></w:p></w:tc></w:tr></w:tbl>`
 	src := docx(paragraphs(3, "every format")+table+`<w:p/>`, "")
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for _, c := range []struct {
 		from string
 		in   []byte
@@ -80,7 +80,7 @@ func TestEveryFormatConverts(t *testing.T) {
 // a comment goes to the cold soffice.
 func TestCommentedDocuments(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	rtf := []byte(`{\rtf1\ansi{\fonttbl\f0 Arial;}\f0 word {\*\atrfstart 1}commented{\*\atrfend 1}{\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation{\*\atnref 1}\pard A remark.}\par}`)
 	for _, c := range []struct {
 		from string
@@ -102,7 +102,7 @@ func TestCommentedDocuments(t *testing.T) {
 
 func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	good := docx(paragraphs(1, "fine"), "")
 	garbage := zipOf(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": "\x00\x01 not XML at all <<<"})
 	for name, c := range map[string]struct {
@@ -125,7 +125,7 @@ func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
 
 func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	big := docx(paragraphs(6000, strings.Repeat("a long line of text to lay out ", 4)), "")
 	done := make(chan error, 1)
 	go func() {
@@ -166,7 +166,7 @@ func TestStatusNamesTheEngineVersion(t *testing.T) {
 	if len(fields) < 2 {
 		t.Fatalf("soffice --version printed %q", out)
 	}
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	if got := p.Status().Version; got != fields[1] {
 		t.Errorf("Status().Version = %q, want %q (soffice --version: %s)", got, fields[1], bytes.TrimSpace(out))
 	}

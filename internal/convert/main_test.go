@@ -64,7 +64,7 @@ func grow(mib int) {
 // directory once the workers are ready, and waits until stdin closes or
 // it is killed.
 func holdPool() int {
-	p, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}, hostNamespaces: true})
+	p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err = p.WaitReady(ctx)

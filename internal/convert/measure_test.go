@@ -27,7 +27,7 @@ func TestMeasureCorpus(t *testing.T) {
 		docs[i], _ = os.ReadFile(f)
 	}
 
-	one := testPool(t, "lok", Options{Workers: 1})
+	one := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	var engine, total []time.Duration
 	var warmDocs [][]byte // the documents LibreOfficeKit loads (no cold fallback)
 	for round := range 3 {
@@ -48,7 +48,7 @@ func TestMeasureCorpus(t *testing.T) {
 	t.Logf("warm, 1 worker, %d documents x 3 (%d cold fallbacks left out): engine median %v p95 %v; whole call median %v p95 %v",
 		len(warmDocs), len(docs)-len(warmDocs), pct(engine, 50), pct(engine, 95), pct(total, 50), pct(total, 95))
 
-	two := testPool(t, "lok", Options{Workers: 2})
+	two := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2}})
 	for _, n := range []int{1, 2} {
 		t.Logf("throughput, 2 workers, %d job(s) at a time: %.1f documents/s over the whole corpus, %.1f over the %d warm documents",
 			n, throughput(t, two, docs, n), throughput(t, two, warmDocs, n), len(warmDocs))

@@ -60,7 +60,7 @@ func apiCode(err error) string {
 func TestJobOverMemoryLimitIsKilled(t *testing.T) {
 	const limit = 256 << 20
 	programDir := fakeProgramDir(t, `"`+os.Args[0]+`" quire-test-worker grow; sleep 60`)
-	p := testPool(t, "script", Options{Workers: 1, MaxWorkerMemory: limit, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerMemory: limit}, ProgramDir: programDir})
 	_, err := p.Convert(context.Background(), []byte("grow 600"), "md")
 	checkMemoryError(t, "warm worker", err, limit)
 	if c := p.Counters(); c.OverMemory != 1 || c.Crashes != 0 || c.Retried != 0 {
@@ -155,7 +155,7 @@ func manyParagraphsDOCX(distinct bool) []byte {
 // neither document of the issue reaches a worker (the script engine would
 // convert anything).
 func TestIssueDocumentsAreRefusedBeforeLibreOffice(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for _, c := range []struct {
 		name string
 		in   []byte
@@ -182,7 +182,7 @@ func TestIssueDocumentsAreRefusedBeforeLibreOffice(t *testing.T) {
 func TestWorkerMemoryIsBounded(t *testing.T) {
 	requireLibreOffice(t)
 	const limit = 384 << 20
-	p := testPool(t, "lok", Options{Workers: 1, MaxWorkerMemory: limit, MaxExpandedBytes: -1, MaxCompressionRatio: -1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerMemory: limit}, MaxExpandedBytes: -1, MaxCompressionRatio: -1})
 	for name, in := range map[string][]byte{"1000 MiB of spaces": hugeRunDOCX(), "two million paragraphs": manyParagraphsDOCX(true)} {
 		r, err := p.ConvertTimed(context.Background(), in, FromDOCX)
 		t.Logf("%s: answered in %v", name, r.Total)

@@ -14,8 +14,7 @@ import (
 // its options say, whether or not a worker has started.
 func TestPoolRegistersItsMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	p, err := NewPool(Options{Workers: 1, Executable: "/bin/false", Dir: t.TempDir(), Registerer: reg,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: "/bin/false", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Dir: t.TempDir(), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

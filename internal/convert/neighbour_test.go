@@ -23,7 +23,7 @@ func TestNoisyNeighbour(t *testing.T) {
 		t.Skip("minutes of LibreOffice work; not in -short")
 	}
 	// A loaded machine may take minutes to warm two workers up.
-	p := startTestPool(t, "lok", Options{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1, StartTimeout: 4 * time.Minute})
+	p := startTestPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1, StartTimeout: 4 * time.Minute}})
 	ready, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	if err := p.WaitReady(ready); err != nil {

@@ -70,7 +70,7 @@ func TestCheckNesting(t *testing.T) {
 // at once, before a worker sees them (the script engine converts
 // anything), and the others reach it.
 func TestDeepNestingIsRefusedBeforeTheEngine(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	reached := uint64(0)
 	for _, c := range nestingCases {
 		t0 := time.Now()
@@ -99,7 +99,7 @@ func TestDeepNestingIsRefusedBeforeTheEngine(t *testing.T) {
 // in LibreOffice whatever their depth.)
 func TestNestingAtTheLimitConverts(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	atTheLimit := []string{"quotes 200 deep", "a README", "200 nested spans", "stray end tags"}
 	for _, c := range nestingCases {
 		if !slices.Contains(atTheLimit, c.name) {

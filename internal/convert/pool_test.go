@@ -45,7 +45,7 @@ func waitFor(t *testing.T, p *Pool, what string, cond func(Status) bool) Status 
 }
 
 func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 2, JobTimeout: 2 * time.Second})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 2 * time.Second}})
 	t0 := time.Now()
 	slow := convertAsync(p, context.Background(), "sleep 30s")
 	waitFor(t, p, "the slow job runs", func(s Status) bool { return s.Busy == 1 })
@@ -71,7 +71,7 @@ func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
 }
 
 func TestCrashIsRetriedOnceOnAnotherWorker(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	marker := filepath.Join(t.TempDir(), "crashed")
 	r, err := p.ConvertTimed(context.Background(), []byte("crash-once "+marker), "md")
 	if err != nil || r.Attempts != 2 {
@@ -93,7 +93,7 @@ func TestCrashIsRetriedOnceOnAnotherWorker(t *testing.T) {
 }
 
 func TestWorkerKilledMidJob(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	done := convertAsync(p, context.Background(), "sleep 1s")
 	st := waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
 	if err := syscall.Kill(st.Details[0].PID, syscall.SIGKILL); err != nil {
@@ -113,7 +113,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 }
 
 func TestFullQueueIsBusy(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1, QueueLength: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, QueueLength: 1}})
 	running := convertAsync(p, context.Background(), "sleep 1s")
 	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
 	queued := convertAsync(p, context.Background(), "queued")
@@ -138,7 +138,7 @@ func TestFullQueueIsBusy(t *testing.T) {
 }
 
 func TestCancelledJobNeverStarts(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 1s")
 	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
 	marker := filepath.Join(t.TempDir(), "started")
@@ -164,7 +164,7 @@ func TestCancelledJobNeverStarts(t *testing.T) {
 }
 
 func TestRecycleAfterNJobs(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1, MaxJobsPerWorker: 2})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxJobsPerWorker: 2}})
 	pids := map[int]bool{}
 	for i := range 5 {
 		st := waitFor(t, p, "a worker is ready", func(s Status) bool { return s.Ready == 1 })
@@ -179,7 +179,7 @@ func TestRecycleAfterNJobs(t *testing.T) {
 }
 
 func TestRecycleAboveMemoryThreshold(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1, MaxWorkerRSS: 1 << 20}) // any process holds more than 1 MiB
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerRSS: 1 << 20}}) // any process holds more than 1 MiB
 	for range 2 {
 		if _, err := p.Convert(context.Background(), []byte("job"), "md"); err != nil {
 			t.Fatal(err)
@@ -192,7 +192,7 @@ func TestRecycleAboveMemoryThreshold(t *testing.T) {
 // the client's 422, in quire's words; LibreOffice's own are logged.
 func TestEngineRefusalIsUnprocessable(t *testing.T) {
 	var log lockedBuffer
-	p := testPool(t, "script", Options{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}})
 	_, err := p.Convert(context.Background(), []byte("refuse"), "md")
 	if !errors.Is(err, ErrUnprocessable) || !strings.HasSuffix(err.Error(), "LibreOffice could not save the document") {
 		t.Fatalf("refused document: %v, want quire's message and nothing of LibreOffice's", err)
@@ -206,7 +206,7 @@ func TestEngineRefusalIsUnprocessable(t *testing.T) {
 }
 
 func TestInputLimits(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1, MaxInputBytes: 10})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}, MaxInputBytes: 10})
 	if _, err := p.Convert(context.Background(), []byte("eleven byte"), "md"); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized input: %v, want ErrTooLarge", err)
 	}
@@ -219,7 +219,7 @@ func TestInputLimits(t *testing.T) {
 }
 
 func TestCloseFinishesRunningJobs(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 500ms")
 	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -239,7 +239,7 @@ func TestCloseFinishesRunningJobs(t *testing.T) {
 }
 
 func TestCloseDeadlineKillsWorkers(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 30s")
 	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -257,8 +257,7 @@ func TestCloseDeadlineKillsWorkers(t *testing.T) {
 }
 
 func TestMissingLibreOfficeIsUnavailable(t *testing.T) {
-	o := Options{Workers: 1, ProgramDir: "/nonexistent/libreoffice/program", Executable: os.Args[0],
-		WorkerArgs: []string{"quire-test-worker", "lok"}, Dir: t.TempDir()}
+	o := Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: "/nonexistent/libreoffice/program", Dir: t.TempDir()}
 	p, err := NewPool(o)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +342,7 @@ func TestCloseDuringWorkerStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("touch "+started+" sleep 60s"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startTestPool(t, "script", Options{Workers: 1, ProgramDir: programDir, StartTimeout: 2 * time.Minute})
+	p := startTestPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, StartTimeout: 2 * time.Minute}, ProgramDir: programDir})
 	waitForFile(t, started) // the worker is in its handshake
 	queued := convertAsync(p, context.Background(), "queued")
 	waitFor(t, p, "the job waits", func(s Status) bool { return s.Queued == 1 })
@@ -358,7 +357,7 @@ func TestCloseDuringWorkerStart(t *testing.T) {
 
 func TestCloseFailsJobsLeftInQueue(t *testing.T) {
 	programDir := t.TempDir()
-	p := testPool(t, "script", Options{Workers: 2, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2}, ProgramDir: programDir})
 	marker := filepath.Join(t.TempDir(), "crashed")
 	job := convertAsync(p, context.Background(), "sleep 1s crash-once "+marker)
 	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
@@ -382,7 +381,7 @@ func TestCloseFailsJobsLeftInQueue(t *testing.T) {
 }
 
 func TestNoReplacementAfterClose(t *testing.T) {
-	p := testPool(t, "script", Options{Workers: 1, MaxJobsPerWorker: 1})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxJobsPerWorker: 1}})
 	running := convertAsync(p, context.Background(), "sleep 500ms")
 	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -401,7 +400,7 @@ func TestNoReplacementAfterClose(t *testing.T) {
 func TestCloseKillsColdSoffice(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "soffice-started")
 	programDir := fakeProgramDir(t, "touch '"+started+"'\nexec sleep 60")
-	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}, ProgramDir: programDir})
 	job := convertAsync(p, context.Background(), "unloadable")
 	waitForFile(t, started)
 	closeWithin(t, p, 500*time.Millisecond)
@@ -416,7 +415,7 @@ func TestCloseKillsColdSoffice(t *testing.T) {
 func TestColdErrorHidesPaths(t *testing.T) {
 	programDir := fakeProgramDir(t, `echo "convert $* failed; HOME=$HOME, in $(pwd)" >&2; exit 1`)
 	var log lockedBuffer
-	p := testPool(t, "script", Options{Workers: 1, ProgramDir: programDir, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}, ProgramDir: programDir})
 	_, err := p.Convert(context.Background(), []byte("unloadable"), "md")
 	if !errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("document neither engine converts: %v, want ErrUnprocessable", err)

@@ -242,7 +242,7 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 			`remote {\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation\pard a remark}content test\par`, 1)), cold: true})
 	r.c.write(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	p.mu.Lock()
 	confined := p.slots[0].proc.confine
 	p.mu.Unlock()
@@ -262,7 +262,7 @@ func TestRewritingAloneKeepsDocumentsInside(t *testing.T) {
 	t.Cleanup(func() { isolation.Store(true) })
 	r := refs{l: listen(t), c: canaryPaths(t)}
 	r.c.write(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	checkResources(t, p, r, resourceDocs(r))
 }
 

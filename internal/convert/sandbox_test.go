@@ -32,7 +32,7 @@ func hostOnly(t *testing.T) []string {
 // host's private places, while LibreOffice's program directory is there.
 func TestWorkerIsConfined(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	pid := strconv.Itoa(p.Status().Details[0].PID)
 	ours, _ := os.Readlink("/proc/self/ns/net")
 	theirs, err := os.Readlink("/proc/" + pid + "/ns/net")
@@ -64,7 +64,7 @@ func TestColdSofficeIsConfined(t *testing.T) {
 	os.WriteFile(canary, []byte("secret"), 0o644)
 	script := `while [ "$1" != "--outdir" ]; do shift; done
 { echo '%PDF-1.4'; for f in '` + canary + `' /home /root /srv /var/lib /etc/hostname /etc/shadow; do [ -e "$f" ] && echo "VISIBLE $f"; done; echo done; } > "$2/input.pdf"`
-	o := &Options{ProgramDir: fakeProgramDir(t, script), Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}
+	o := &Options{PoolOptions: PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: fakeProgramDir(t, script)}
 	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), FromRTF, ToPDF, pdfExportOptions, time.Minute)
 	if err != nil {
 		t.Fatal(err)

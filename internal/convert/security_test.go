@@ -161,7 +161,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	t.Logf("control: default profile made %d connections; its PDF has %d bytes", control.accepted.Load(), len(pdf))
 
 	l := listen(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	htmlDoc := `<!DOCTYPE html><html><head><link rel="stylesheet" href="` + l.url("style.css") + `">` +
 		`<link rel="stylesheet" href="` + fileURL(secret) + `"><meta http-equiv="refresh" content="0; url=` + l.url("refresh") + `">` +
 		`<style>@import url(` + l.url("import.css") + `); p { background: url(` + l.url("bg.png") + `) }</style></head>` +
@@ -194,7 +194,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	// same profile.
 	for name, in := range map[string][]byte{"remote DOCX, cold": linkedImageDOCX(l.url("cold.png"), l.url("cfield.png")),
 		"local DOCX, cold": linkedImageDOCX(fileURL(secret), fileURL(secret))} {
-		o := &Options{ProgramDir: DefaultProgramDir, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}
+		o := &Options{PoolOptions: PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: DefaultProgramDir}
 		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, FromDOCX, ToPDF, pdfExportOptions, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -217,7 +217,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 // this one, so this test cannot see it.)
 func TestLinksDoNotNameServerPaths(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	pdf, err := p.Convert(context.Background(), []byte(`<html><body><p><a href="other.docx">a relative link</a></p></body></html>`), FromHTML)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func TestCheckTextTables(t *testing.T) {
 // within it converts.
 func TestLargeTableIsRefusedBeforeTheEngine(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{Workers: 1})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for _, c := range tableCases[:2] {
 		t0 := time.Now()
 		_, err := p.Convert(context.Background(), []byte(c.in), FromMarkdown)

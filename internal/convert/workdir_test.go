@@ -54,7 +54,7 @@ func TestStaleWorkDirsAreRemoved(t *testing.T) {
 	}
 
 	// A new pool in a directory of its own cleans up as it starts.
-	p2, err := NewPool(Options{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}, hostNamespaces: true})
+	p2, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
 	if err != nil {
 		t.Fatal(err)
 	}
