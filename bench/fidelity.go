@@ -88,6 +88,14 @@ func pageAgreement(docs []docxFile, pdfs map[string][]byte) agreement {
 	return a
 }
 
+// agreementHead heads a table of agreements, one row (agreement.row) per
+// LibreOffice version.
+const agreementHead = "| engine | Word-saved documents | converted | same page count | within one page |\n|---|---|---|---|---|\n"
+
+func (a agreement) row(version string) string {
+	return fmt.Sprintf("| LibreOffice %s | %d | %d | %d | %d |\n", version, a.documents, a.converted, a.equal, a.withinOne)
+}
+
 // fidelityBenchmark converts the Word-saved documents of the DOCX corpus
 // once and reports the page-count agreement with Word for the LibreOffice
 // installed.
@@ -117,8 +125,7 @@ func fidelityBenchmark() result {
 		pdfs[d.name] = pdf
 	}
 	a := pageAgreement(docs, pdfs)
-	table := "| engine | Word-saved documents | converted | same page count | within one page |\n|---|---|---|---|---|\n" +
-		fmt.Sprintf("| LibreOffice %s | %d | %d | %d | %d |\n", engines["libreoffice"], a.documents, a.converted, a.equal, a.withinOne)
+	table := agreementHead + a.row(engines["libreoffice"])
 	notes := fmt.Sprintf("The documents of `%s` whose `docProps/app.xml` names Microsoft Word as `<Application>` and holds `<Pages>`, "+
 		"the page count Word laid out; each is converted once (POST /v1/convert?from=docx) and the PDF's pages counted (pdfcpu). "+
 		"Page counts that differ: %s.", convertCorpus, orNone(a.differ))

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The DOCX conversion of the LibreOffice installed against an older one
+// (Debian 12's 7.4, which bench/lo74 extracts beside it), in one run: a
+// figure recorded on another day, on a machine under another load, says
+// nothing about which engine is faster. Both servers run side by side,
+// one worker each, and one client converts the corpus on each in turn,
+// the order swapped every round, so that a burst of load from elsewhere
+// falls on both.
+
+// oldLibreOfficeEnv names the older LibreOffice's program directory.
+const oldLibreOfficeEnv = "QUIRE_BENCH_LIBREOFFICE_OLD"
+
+const (
+	versionRounds = 6   // measured passes over the corpus on each version, after a warm-up pass
+	goalVersions  = 1.0 // the installed version's median / the older one's, at most
+)
+
+// engineVersion is one server of the comparison and what it measured.
+type engineVersion struct {
+	version     string // as /v1/health names it
+	q           *process
+	key, target string
+	// engine and wall are the milliseconds of each round (first index)
+	// and document (second, in corpus order); NaN where it failed.
+	engine, wall [][]float64
+	failed       map[string]string // document -> the last error
+	pdfs         map[string][]byte // the last PDF of each document
+	counters     string
+}
+
+// convertVersionsBenchmark compares the installed LibreOffice with the
+// one in $QUIRE_BENCH_LIBREOFFICE_OLD on the DOCX corpus: speed (engine
+// and wall time, one client) and the page-count agreement with Word.
+func convertVersionsBenchmark() result {
+	const title = "DOCX to PDF conversion: installed LibreOffice against an older one, alternated in one run"
+	old := os.Getenv(oldLibreOfficeEnv)
+	if old == "" {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %s is not set. Get Debian 12's LibreOffice 7.4 beside the installed one "+
+			"with `bench/lo74 /opt/libreoffice-7.4`, then run `%s=/opt/libreoffice-7.4/usr/lib/libreoffice/program go run ./bench convert-versions`.\n",
+			oldLibreOfficeEnv, oldLibreOfficeEnv)}
+	}
+	if _, err := os.Stat(filepath.Join(old, "libmergedlo.so")); err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %s=%s holds no libmergedlo.so (%v); `bench/lo74 DIR` extracts 7.4 into DIR.\n", oldLibreOfficeEnv, old, err)}
+	}
+	docs, err := readCorpus(convertCorpus)
+	if err != nil {
+		return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+	}
+	load0 := loadAverage()
+	settings := []string{"QUIRE_CONVERT_WORKERS=1", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1"}
+	installed := &engineVersion{q: startQuire(settings...)}
+	older := &engineVersion{q: startQuire(append(settings, "QUIRE_LIBREOFFICE_DIR="+old, "LD_LIBRARY_PATH="+libraryPath(old))...)}
+	versions := []*engineVersion{installed, older}
+	defer func() {
+		for _, v := range versions {
+			v.q.stop()
+		}
+	}()
+	for _, v := range versions {
+		engines, err := waitWorkers(v.q.url, 1, workersTimeout)
+		if err != nil {
+			return result{title: title, notes: fmt.Sprintf("Skipped: %v.\n", err)}
+		}
+		v.version, v.key = engines["libreoffice"], createKey(v.q.data)
+		v.target, v.failed, v.pdfs = v.q.url+"/v1/convert?from=docx", map[string]string{}, map[string][]byte{}
+	}
+	client := &http.Client{Timeout: 5 * time.Minute}
+	t0 := time.Now()
+	for _, v := range versions { // warm-up pass, not measured
+		v.pass(client, docs)
+	}
+	for round := range versionRounds {
+		order := versions
+		if round%2 == 1 {
+			order = []*engineVersion{older, installed}
+		}
+		for _, v := range order {
+			v.pass(client, docs)
+		}
+	}
+	elapsed := time.Since(t0)
+	for _, v := range versions {
+		v.counters = engineCounters(v.q.url)
+	}
+	return versionsResult(title, docs, installed, older, old, load0, elapsed)
+}
+
+// pass converts every document once, and records its times in a new round.
+func (v *engineVersion) pass(client *http.Client, docs []docxFile) {
+	engine, wall := make([]float64, len(docs)), make([]float64, len(docs))
+	for i, d := range docs {
+		t, pdf, err := convertOnce(client, v.target, v.key, d)
+		if err != nil {
+			engine[i], wall[i] = math.NaN(), math.NaN()
+			v.failed[d.name] = err.Error()
+			continue
+		}
+		engine[i], wall[i], v.pdfs[d.name] = t.engine, t.wall, pdf
+	}
+	v.engine, v.wall = append(v.engine, engine), append(v.wall, wall)
+}
+
+// measured is every time of the measured rounds (the warm-up's left out),
+// failures left out, and the number of failures.
+func measured(rounds [][]float64) ([]float64, int) {
+	var out []float64
+	failures := 0
+	for _, r := range rounds[1:] {
+		for _, t := range r {
+			if math.IsNaN(t) {
+				failures++
+				continue
+			}
+			out = append(out, t)
+		}
+	}
+	return out, failures
+}
+
+// pairedRatios is a/b for each document in each measured round that both
+// converted: the same document, minutes apart at most.
+func pairedRatios(a, b [][]float64) []float64 {
+	var out []float64
+	for r := 1; r < len(a); r++ {
+		for i := range a[r] {
+			if x, y := a[r][i], b[r][i]; !math.IsNaN(x) && !math.IsNaN(y) && y > 0 {
+				out = append(out, x/y)
+			}
+		}
+	}
+	return out
+}
+
+func versionsResult(title string, docs []docxFile, installed, older *engineVersion, old, load0 string, elapsed time.Duration) result {
+	var tb strings.Builder
+	tb.WriteString("| engine | conversions | engine median ms | engine p95 ms | wall median ms | wall p95 ms | failures |\n|---|---|---|---|---|---|---|\n")
+	medians := map[*engineVersion][2]float64{}
+	for _, v := range []*engineVersion{installed, older} {
+		engine, failures := measured(v.engine)
+		wall, _ := measured(v.wall)
+		medians[v] = [2]float64{percentile(engine, 50), percentile(wall, 50)}
+		fmt.Fprintf(&tb, "| LibreOffice %s | %d | %.1f | %.1f | %.1f | %.1f | %d |\n", v.version, len(engine),
+			percentile(engine, 50), percentile(engine, 95), percentile(wall, 50), percentile(wall, 95), failures)
+	}
+	var n strings.Builder
+	fmt.Fprintf(&n, "Two `bin/quire serve`, side by side, each with QUIRE_CONVERT_WORKERS=1 (and worker recycling off, QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1): "+
+		"one on the installed LibreOffice %s, one on LibreOffice %s from `%s` (QUIRE_LIBREOFFICE_DIR, with LD_LIBRARY_PATH=%s for its own libraries; "+
+		"`/v1/health` names both versions). One client converts the %d DOCX files of `%s` (POST /v1/convert?from=docx) once on each as a warm-up, "+
+		"then %d rounds of one pass over the corpus on each version, in turn, the order swapped every round (%s first in odd rounds), so that "+
+		"load from elsewhere falls on both. Engine time is the worker's own (`Server-Timing` `engine`), wall time the client's; "+
+		"medians and p95 (nearest-rank) are over every conversion of the measured rounds. The run took %s; load average %s at its start, %s at its end.\n\n",
+		installed.version, older.version, old, libraryPath(old), len(docs), convertCorpus, versionRounds, installed.version,
+		elapsed.Round(time.Second), load0, loadAverage())
+
+	n.WriteString("Fidelity, each version's last PDF of each Word-saved document (as the `fidelity` part counts it):\n\n" + agreementHead)
+	agree := map[*engineVersion]agreement{}
+	for _, v := range []*engineVersion{installed, older} {
+		agree[v] = pageAgreement(docs, v.pdfs)
+		n.WriteString(agree[v].row(v.version))
+	}
+	n.WriteString("\n")
+	for _, v := range []*engineVersion{installed, older} {
+		fmt.Fprintf(&n, "Page counts that differ from Word's on %s: %s.\n\n", v.version, orNone(agree[v].differ))
+	}
+
+	ratio := medians[installed][0] / medians[older][0]
+	paired := pairedRatios(installed.engine, older.engine)
+	n.WriteString("| goal of the issue (#27) | this run | met |\n|---|---|---|\n")
+	fmt.Fprintf(&n, "| %s no slower than %s at the median (engine time) | %.1f ms / %.1f ms = %.2f | %s |\n",
+		installed.version, older.version, medians[installed][0], medians[older][0], ratio, yesNo(ratio <= goalVersions))
+	fmt.Fprintf(&n, "| the same, wall time | %.1f ms / %.1f ms = %.2f | %s |\n",
+		medians[installed][1], medians[older][1], medians[installed][1]/medians[older][1], yesNo(medians[installed][1]/medians[older][1] <= goalVersions))
+	fmt.Fprintf(&n, "| the same, paired: median over documents and rounds of %s's engine time / %s's for the same document in the same round | %.2f (%d pairs) | %s |\n",
+		installed.version, older.version, percentile(paired, 50), len(paired), yesNo(percentile(paired, 50) <= goalVersions))
+	fmt.Fprintf(&n, "| PDF page count equal to Word's | %s: %d of %d; %s: %d of %d | - |\n\n", installed.version, agree[installed].equal, agree[installed].documents,
+		older.version, agree[older].equal, agree[older].documents)
+
+	for _, v := range []*engineVersion{installed, older} {
+		fmt.Fprintf(&n, "Engine counters of %s (warm-up and rounds): %s.", v.version, v.counters)
+		if len(v.failed) > 0 {
+			var f []string
+			for _, name := range slices.Sorted(maps.Keys(v.failed)) {
+				f = append(f, fmt.Sprintf("`%s` (%s)", name, v.failed[name]))
+			}
+			fmt.Fprintf(&n, " Failed: %s.", strings.Join(f, ", "))
+		}
+		n.WriteString(" ")
+	}
+	n.WriteString("The machine is shared and the client runs on it too.\n")
+	return result{title: title, table: tb.String(), notes: n.String()}
+}
+
+// libraryPath is LD_LIBRARY_PATH for a LibreOffice whose program
+// directory is programDir: that directory first (its libraries find each
+// other there), then, for Debian packages extracted beside it
+// (bench/lo74), their usr/lib/TRIPLET, which holds the libraries the
+// installed system lacks.
+func libraryPath(programDir string) string {
+	dirs := []string{programDir}
+	if extra, _ := filepath.Glob(filepath.Join(programDir, "..", "..", "*-linux-gnu")); len(extra) > 0 {
+		dirs = append(dirs, extra...)
+	}
+	return strings.Join(dirs, ":")
+}
+
+// loadAverage is the 1, 5 and 15 minute load averages, as uptime prints them.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
