@@ -56,17 +56,17 @@ var DefaultPoolOptions = PoolOptions{
 	MaxWorkerMemory:  1536 << 20,
 }
 
-// WithDefaults returns o with every zero field (or non-positive, for
-// counts and durations, which have no "never") set to its default: the
-// field of def, the engine's defaults, or the common one when def leaves
-// it zero too (Workers: runtime.NumCPU(), QueueLength: 4 per worker,
-// Executable and WorkerArgs: this program's worker mode, Logger:
-// slog.Default()).
+// WithDefaults returns o with its unset fields set to the engine's
+// defaults, def, or, where def leaves one zero too, to the common default
+// (Workers: runtime.NumCPU(), QueueLength: 4 per worker, Executable and
+// WorkerArgs: this program's worker mode, Logger: slog.Default()). Unset
+// is zero, or also negative for Workers, QueueLength and the timeouts,
+// which have no "never".
 func (o PoolOptions) WithDefaults(def PoolOptions) (PoolOptions, error) {
-	positive(&o.Workers, cmp.Or(def.Workers, runtime.NumCPU()))
-	positive(&o.QueueLength, cmp.Or(def.QueueLength, 4*o.Workers))
-	positive(&o.JobTimeout, def.JobTimeout)
-	positive(&o.StartTimeout, def.StartTimeout)
+	notPositive(&o.Workers, cmp.Or(def.Workers, runtime.NumCPU()))
+	notPositive(&o.QueueLength, cmp.Or(def.QueueLength, 4*o.Workers))
+	notPositive(&o.JobTimeout, def.JobTimeout)
+	notPositive(&o.StartTimeout, def.StartTimeout)
 	o.MaxJobsPerWorker = cmp.Or(o.MaxJobsPerWorker, def.MaxJobsPerWorker)
 	o.MaxWorkerRSS = cmp.Or(o.MaxWorkerRSS, def.MaxWorkerRSS)
 	o.MaxWorkerMemory = cmp.Or(o.MaxWorkerMemory, def.MaxWorkerMemory)
@@ -79,8 +79,8 @@ func (o PoolOptions) WithDefaults(def PoolOptions) (PoolOptions, error) {
 	return o, err
 }
 
-// positive sets *v to def when it is zero or negative.
-func positive[T int | int64 | time.Duration](v *T, def T) {
+// notPositive sets *v to def when it is zero or negative.
+func notPositive[T int | int64 | time.Duration](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}
