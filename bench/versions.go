@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,6 +38,7 @@ type engineVersion struct {
 	// engine and wall are the milliseconds of each round (first index)
 	// and document (second, in corpus order); NaN where it failed.
 	engine, wall [][]float64
+	cpu          []float64         // the worker's CPU seconds of each round; NaN if it was replaced
 	failed       map[string]string // document -> the last error
 	pdfs         map[string][]byte // the last PDF of each document
 	counters     string
@@ -81,6 +84,7 @@ func convertVersionsBenchmark() result {
 	t0 := time.Now()
 	for _, v := range versions { // warm-up pass, not measured
 		v.pass(client, docs)
+		v.engine, v.wall, v.cpu = nil, nil, nil
 	}
 	for round := range versionRounds {
 		order := versions
@@ -101,6 +105,15 @@ func convertVersionsBenchmark() result {
 // pass converts every document once, and records its times in a new round.
 func (v *engineVersion) pass(client *http.Client, docs []docxFile) {
 	engine, wall := make([]float64, len(docs)), make([]float64, len(docs))
+	worker := workerPID(v.q.cmd.Process.Pid)
+	cpu0 := cpuTime(worker)
+	defer func() {
+		cpu := math.NaN()
+		if worker != 0 && workerPID(v.q.cmd.Process.Pid) == worker {
+			cpu = (cpuTime(worker) - cpu0).Seconds()
+		}
+		v.cpu = append(v.cpu, cpu)
+	}()
 	for i, d := range docs {
 		t, pdf, err := convertOnce(client, v.target, v.key, d)
 		if err != nil {
@@ -113,12 +126,12 @@ func (v *engineVersion) pass(client *http.Client, docs []docxFile) {
 	v.engine, v.wall = append(v.engine, engine), append(v.wall, wall)
 }
 
-// measured is every time of the measured rounds (the warm-up's left out),
-// failures left out, and the number of failures.
-func measured(rounds [][]float64) ([]float64, int) {
+// measured is every time of rounds but the failures, and the number of
+// failures.
+func measured(rounds ...[]float64) ([]float64, int) {
 	var out []float64
 	failures := 0
-	for _, r := range rounds[1:] {
+	for _, r := range rounds {
 		for _, t := range r {
 			if math.IsNaN(t) {
 				failures++
@@ -142,11 +155,11 @@ func difference(a, b [][]float64) [][]float64 {
 	return out
 }
 
-// pairedRatios is a/b for each document in each measured round that both
+// pairedRatios is a/b for each document in each round that both
 // converted: the same document, minutes apart at most.
 func pairedRatios(a, b [][]float64) []float64 {
 	var out []float64
-	for r := 1; r < len(a); r++ {
+	for r := range a {
 		for i := range a[r] {
 			if x, y := a[r][i], b[r][i]; !math.IsNaN(x) && !math.IsNaN(y) && y > 0 {
 				out = append(out, x/y)
@@ -158,20 +171,22 @@ func pairedRatios(a, b [][]float64) []float64 {
 
 func versionsResult(title string, docs []docxFile, installed, older *engineVersion, old, load0 string, elapsed time.Duration) result {
 	var tb strings.Builder
-	tb.WriteString("| engine | conversions | engine median ms | engine p95 ms | wall median ms | wall p95 ms | wall - engine median ms | PDF MB of a pass | failures |\n" +
-		"|---|---|---|---|---|---|---|---|---|\n")
+	tb.WriteString("| engine | conversions | engine median ms | engine p95 ms | wall median ms | wall p95 ms | wall - engine median ms | worker CPU s per pass | PDF MB of a pass | failures |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|\n")
 	medians := map[*engineVersion][2]float64{}
 	for _, v := range []*engineVersion{installed, older} {
-		engine, failures := measured(v.engine)
-		wall, _ := measured(v.wall)
-		over, _ := measured(difference(v.wall, v.engine))
+		engine, failures := measured(v.engine...)
+		wall, _ := measured(v.wall...)
+		over, _ := measured(difference(v.wall, v.engine)...)
 		pdfBytes := 0
 		for _, pdf := range v.pdfs {
 			pdfBytes += len(pdf)
 		}
 		medians[v] = [2]float64{percentile(engine, 50), percentile(wall, 50)}
-		fmt.Fprintf(&tb, "| LibreOffice %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d |\n", v.version, len(engine),
-			percentile(engine, 50), percentile(engine, 95), percentile(wall, 50), percentile(wall, 95), percentile(over, 50), float64(pdfBytes)/1e6, failures)
+		cpu, _ := measured(v.cpu)
+		fmt.Fprintf(&tb, "| LibreOffice %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %d |\n", v.version, len(engine),
+			percentile(engine, 50), percentile(engine, 95), percentile(wall, 50), percentile(wall, 95), percentile(over, 50),
+			percentile(cpu, 50), float64(pdfBytes)/1e6, failures)
 	}
 	var n strings.Builder
 	fmt.Fprintf(&n, "Two `bin/quire serve`, side by side, each with QUIRE_CONVERT_WORKERS=1 (and worker recycling off, QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1): "+
@@ -199,9 +214,13 @@ func versionsResult(title string, docs []docxFile, installed, older *engineVersi
 	n.WriteString("| goal of the issue (#27) | this run | met |\n|---|---|---|\n")
 	fmt.Fprintf(&n, "| %s no slower than %s at the median (engine time) | %.1f ms / %.1f ms = %.2f | %s |\n",
 		installed.version, older.version, medians[installed][0], medians[older][0], ratio, yesNo(ratio <= goalVersions))
+	fmt.Fprintf(&n, "| the same, round by round (engine medians) | %s | - |\n", roundList(roundRatios(installed.engine, older.engine)))
 	fmt.Fprintf(&n, "| the same, wall time | %.1f ms / %.1f ms = %.2f | %s |\n", medians[installed][1], medians[older][1], wallRatio, yesNo(wallRatio <= goalVersions))
 	fmt.Fprintf(&n, "| the same, paired: median over documents and rounds of %s's time / %s's for the same document in the same round | engine %.2f, wall %.2f | %s, %s |\n",
 		installed.version, older.version, paired, pairedWall, yesNo(paired <= goalVersions), yesNo(pairedWall <= goalVersions))
+	cpuRatios := pairedRatios([][]float64{installed.cpu}, [][]float64{older.cpu})
+	fmt.Fprintf(&n, "| the same, in the worker's CPU time (user and system, /proc), which waiting for a core does not lengthen: median over rounds of %s's CPU for a pass / %s's | %.2f (rounds: %s) | %s |\n",
+		installed.version, older.version, percentile(cpuRatios, 50), roundList(cpuRatios), yesNo(percentile(cpuRatios, 50) <= goalVersions))
 	fmt.Fprintf(&n, "| PDF page count equal to Word's | %s: %d of %d; %s: %d of %d | - |\n\n", installed.version, agree[installed].equal, agree[installed].documents,
 		older.version, agree[older].equal, agree[older].documents)
 
@@ -218,6 +237,42 @@ func versionsResult(title string, docs []docxFile, installed, older *engineVersi
 	}
 	n.WriteString("The machine is shared and the client runs on it too.\n")
 	return result{title: title, table: tb.String(), notes: n.String()}
+}
+
+// roundRatios is, for each round, the median of a's times over
+// the median of b's.
+func roundRatios(a, b [][]float64) []float64 {
+	var out []float64
+	for r := range a {
+		x, _ := measured(a[r])
+		y, _ := measured(b[r])
+		out = append(out, percentile(x, 50)/percentile(y, 50))
+	}
+	return out
+}
+
+func roundList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// workerPID is the process of the server's one conversion worker (the
+// quire program in its convert-worker mode), 0 if there is none.
+func workerPID(server int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", server))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(f)
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("convert-worker")) {
+				return pid
+			}
+		}
+	}
+	return 0
 }
 
 // libraryPath is LD_LIBRARY_PATH for a LibreOffice whose program
