@@ -199,68 +199,17 @@ func pairedRatios(a, b [][]float64) []float64 {
 }
 
 func versionsResult(title string, docs []docxFile, installed, older *engineVersion, old, load0 string, elapsed time.Duration) result {
-	var tb strings.Builder
-	tb.WriteString("| engine | conversions | engine median ms | engine p95 ms | wall median ms | wall p95 ms | wall - engine median ms | " +
-		"worker CPU median ms per document | worker CPU s per pass | PDF MB of a pass | failures |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	medians := map[*engineVersion][2]float64{}
-	for _, v := range []*engineVersion{installed, older} {
-		engine, failures := measured(v.engine...)
-		wall, _ := measured(v.wall...)
-		over, _ := measured(difference(v.wall, v.engine)...)
-		pdfBytes := 0
-		for _, pdf := range v.pdfs {
-			pdfBytes += len(pdf)
-		}
-		medians[v] = [2]float64{percentile(engine, 50), percentile(wall, 50)}
-		cpuDoc, _ := measured(perDocument(v.cpu))
-		cpuPass, _ := measured(perPass(v.cpu))
-		fmt.Fprintf(&tb, "| LibreOffice %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %d |\n", v.version, len(engine),
-			percentile(engine, 50), percentile(engine, 95), percentile(wall, 50), percentile(wall, 95), percentile(over, 50),
-			percentile(cpuDoc, 50), percentile(cpuPass, 50)/1000, float64(pdfBytes)/1e6, failures)
-	}
 	var n strings.Builder
 	fmt.Fprintf(&n, "Two `bin/quire serve`, side by side, each with QUIRE_CONVERT_WORKERS=1 (and worker recycling off, QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1): "+
 		"one on the installed LibreOffice %s, one on LibreOffice %s from `%s` (QUIRE_LIBREOFFICE_DIR, with LD_LIBRARY_PATH=%s for its own libraries; "+
 		"`/v1/health` names both versions). One client converts the %d DOCX files of `%s` (POST /v1/convert?from=docx) once on each as a warm-up, "+
-		"then %d rounds of one pass over the corpus on each version, in turn, the order swapped every round (%s first in odd rounds), so that "+
+		"then %d rounds of one pass over the corpus on each version, in turn, the order swapped every round (%s first in the first round), so that "+
 		"load from elsewhere falls on both. Engine time is the worker's own (`Server-Timing` `engine`), wall time the client's; "+
 		"medians and p95 (nearest-rank) are over every conversion of the measured rounds. The run took %s; load average %s at its start, %s at its end.\n\n",
 		installed.version, older.version, old, libraryPath(old), len(docs), convertCorpus, versionRounds, installed.version,
 		elapsed.Round(time.Second), load0, loadAverage())
-
-	n.WriteString("Fidelity, each version's last PDF of each Word-saved document (as the `fidelity` part counts it):\n\n" + agreementHead)
-	agree := map[*engineVersion]agreement{}
-	for _, v := range []*engineVersion{installed, older} {
-		agree[v] = pageAgreement(docs, v.pdfs)
-		n.WriteString(agree[v].row(v.version))
-	}
-	n.WriteString("\n")
-	for _, v := range []*engineVersion{installed, older} {
-		fmt.Fprintf(&n, "Page counts that differ from Word's on %s: %s.\n\n", v.version, orNone(agree[v].differ))
-	}
-
-	ratio, wallRatio := medians[installed][0]/medians[older][0], medians[installed][1]/medians[older][1]
-	paired, pairedWall := percentile(pairedRatios(installed.engine, older.engine), 50), percentile(pairedRatios(installed.wall, older.wall), 50)
-	n.WriteString("| goal of the issue (#27) | this run | met |\n|---|---|---|\n")
-	fmt.Fprintf(&n, "| %s no slower than %s at the median (engine time) | %.1f ms / %.1f ms = %.2f | %s |\n",
-		installed.version, older.version, medians[installed][0], medians[older][0], ratio, yesNo(ratio <= goalVersions))
-	fmt.Fprintf(&n, "| the same, round by round (engine medians) | %s | - |\n", roundList(roundRatios(installed.engine, older.engine)))
-	fmt.Fprintf(&n, "| the same, wall time | %.1f ms / %.1f ms = %.2f | %s |\n", medians[installed][1], medians[older][1], wallRatio, yesNo(wallRatio <= goalVersions))
-	fmt.Fprintf(&n, "| the same, paired: median over documents and rounds of %s's time / %s's for the same document in the same round | engine %.2f, wall %.2f | %s, %s |\n",
-		installed.version, older.version, paired, pairedWall, yesNo(paired <= goalVersions), yesNo(pairedWall <= goalVersions))
-	cpuA, _ := measured(perDocument(installed.cpu))
-	cpuB, _ := measured(perDocument(older.cpu))
-	cpuRatio := percentile(cpuA, 50) / percentile(cpuB, 50)
-	cpuPaired := percentile(pairedRatios([][]float64{perDocument(installed.cpu)}, [][]float64{perDocument(older.cpu)}), 50)
-	passRatios := pairedRatios([][]float64{perPass(installed.cpu)}, [][]float64{perPass(older.cpu)})
-	fmt.Fprintf(&n, "| the same, in the worker's CPU time (user and system, /proc), which waiting for a core does not lengthen: median over documents "+
-		"of each one's mean over the rounds | %.1f ms / %.1f ms = %.2f; paired (median of the documents' ratios) %.2f | %s, %s |\n",
-		percentile(cpuA, 50), percentile(cpuB, 50), cpuRatio, cpuPaired, yesNo(cpuRatio <= goalVersions), yesNo(cpuPaired <= goalVersions))
-	fmt.Fprintf(&n, "| the worker's CPU time for a whole pass over the corpus, round by round | %s (median %.2f) | - |\n",
-		roundList(passRatios), percentile(passRatios, 50))
-	fmt.Fprintf(&n, "| PDF page count equal to Word's | %s: %d of %d; %s: %d of %d | - |\n\n", installed.version, agree[installed].equal, agree[installed].documents,
-		older.version, agree[older].equal, agree[older].documents)
-
+	agree := versionsFidelity(&n, docs, installed, older)
+	versionsGoals(&n, installed, older, agree)
 	for _, v := range []*engineVersion{installed, older} {
 		fmt.Fprintf(&n, "Engine counters of %s (warm-up and rounds): %s.", v.version, v.counters)
 		if len(v.failed) > 0 {
@@ -273,7 +222,76 @@ func versionsResult(title string, docs []docxFile, installed, older *engineVersi
 		n.WriteString(" ")
 	}
 	n.WriteString("The machine is shared and the client runs on it too.\n")
-	return result{title: title, table: tb.String(), notes: n.String()}
+	return result{title: title, table: versionsTable(installed, older), notes: n.String()}
+}
+
+// versionsTable is each version's times.
+func versionsTable(versions ...*engineVersion) string {
+	var tb strings.Builder
+	tb.WriteString("| engine | conversions | engine median ms | engine p95 ms | wall median ms | wall p95 ms | wall - engine median ms | " +
+		"worker CPU median ms per document | worker CPU s per pass | PDF MB of a pass | failures |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, v := range versions {
+		engine, failures := measured(v.engine...)
+		wall, _ := measured(v.wall...)
+		over, _ := measured(difference(v.wall, v.engine)...)
+		cpuDoc, _ := measured(perDocument(v.cpu))
+		cpuPass, _ := measured(perPass(v.cpu))
+		pdfBytes := 0
+		for _, pdf := range v.pdfs {
+			pdfBytes += len(pdf)
+		}
+		fmt.Fprintf(&tb, "| LibreOffice %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %d |\n", v.version, len(engine),
+			percentile(engine, 50), percentile(engine, 95), percentile(wall, 50), percentile(wall, 95), percentile(over, 50),
+			percentile(cpuDoc, 50), percentile(cpuPass, 50)/1000, float64(pdfBytes)/1e6, failures)
+	}
+	return tb.String()
+}
+
+// versionsFidelity writes each version's page-count agreement with Word
+// (pageAgreement, as the fidelity part) and returns them.
+func versionsFidelity(n *strings.Builder, docs []docxFile, versions ...*engineVersion) map[*engineVersion]agreement {
+	n.WriteString("Fidelity, each version's last PDF of each Word-saved document (as the `fidelity` part counts it):\n\n" + agreementHead)
+	agree := map[*engineVersion]agreement{}
+	for _, v := range versions {
+		agree[v] = pageAgreement(docs, v.pdfs)
+		n.WriteString(agree[v].row(v.version))
+	}
+	n.WriteString("\n")
+	for _, v := range versions {
+		fmt.Fprintf(n, "Page counts that differ from Word's on %s: %s.\n\n", v.version, orNone(agree[v].differ))
+	}
+	return agree
+}
+
+// versionsGoals writes the goal of the issue, the installed version no
+// slower than the older at the median, in each measure.
+func versionsGoals(n *strings.Builder, installed, older *engineVersion, agree map[*engineVersion]agreement) {
+	a, b := installed.version, older.version
+	ratio := func(x, y [][]float64) (float64, float64, float64) {
+		mx, _ := measured(x...)
+		my, _ := measured(y...)
+		return percentile(mx, 50), percentile(my, 50), percentile(mx, 50) / percentile(my, 50)
+	}
+	n.WriteString("| goal of the issue (#27) | this run | met |\n|---|---|---|\n")
+	x, y, r := ratio(installed.engine, older.engine)
+	fmt.Fprintf(n, "| %s no slower than %s at the median (engine time) | %.1f ms / %.1f ms = %.2f | %s |\n", a, b, x, y, r, yesNo(r <= goalVersions))
+	fmt.Fprintf(n, "| the same, round by round (engine medians) | %s | - |\n", roundList(roundRatios(installed.engine, older.engine)))
+	x, y, r = ratio(installed.wall, older.wall)
+	fmt.Fprintf(n, "| the same, wall time | %.1f ms / %.1f ms = %.2f | %s |\n", x, y, r, yesNo(r <= goalVersions))
+	paired, pairedWall := percentile(pairedRatios(installed.engine, older.engine), 50), percentile(pairedRatios(installed.wall, older.wall), 50)
+	fmt.Fprintf(n, "| the same, paired: median over documents and rounds of %s's time / %s's for the same document in the same round | engine %.2f, wall %.2f | %s, %s |\n",
+		a, b, paired, pairedWall, yesNo(paired <= goalVersions), yesNo(pairedWall <= goalVersions))
+	cpuA, cpuB := [][]float64{perDocument(installed.cpu)}, [][]float64{perDocument(older.cpu)}
+	x, y, r = ratio(cpuA, cpuB)
+	cpuPaired := percentile(pairedRatios(cpuA, cpuB), 50)
+	fmt.Fprintf(n, "| the same, in the worker's CPU time (user and system, /proc), which waiting for a core does not lengthen: median over documents "+
+		"of each one's mean over the rounds | %.1f ms / %.1f ms = %.2f; paired (median of the documents' ratios) %.2f | %s, %s |\n",
+		x, y, r, cpuPaired, yesNo(r <= goalVersions), yesNo(cpuPaired <= goalVersions))
+	passRatios := pairedRatios([][]float64{perPass(installed.cpu)}, [][]float64{perPass(older.cpu)})
+	fmt.Fprintf(n, "| the worker's CPU time for a whole pass over the corpus, round by round | %s (median %.2f) | - |\n",
+		roundList(passRatios), percentile(passRatios, 50))
+	fmt.Fprintf(n, "| PDF page count equal to Word's | %s: %d of %d; %s: %d of %d | - |\n\n", a, agree[installed].equal, agree[installed].documents,
+		b, agree[older].equal, agree[older].documents)
 }
 
 // roundRatios is, for each round, the median of a's times over
