@@ -145,8 +145,9 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	t0 := time.Now()
 	var pdf []byte
 	tb, err := b.takeTab()
+	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
-		pdf, err = printPage(j.ctx, tb, j.page, j.opts)
+		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Logger)
 	} else { // not the job's fault: the browser is failing, and is replaced
 		b.kill()
 	}
