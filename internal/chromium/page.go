@@ -113,20 +113,25 @@ func (b *browserProc) openTab() (*tab, error) {
 	return tb, nil
 }
 
-// prepare starts making the next job's tab in the background, unless
-// it is under way. It is not made while a job prints: the two would
-// share the browser's main thread and the machine's cores, and the job
-// would wait as long.
+// tabsAhead is how many tabs a browser keeps made ahead of its jobs.
+// With the headless shell, making one (mostly its renderer process
+// starting) while a job prints costs the job less than making it after
+// the answer costs the next job, which a client sending pages back to
+// back waits for: with two in stock, the next job's tab was made during
+// the previous job (bench/RESULTS.md). Each holds an idle renderer.
+const tabsAhead = 2
+
+// prepare starts making tabs in the background until tabsAhead are made
+// or under way.
 func (b *browserProc) prepare() {
-	if b.next != nil {
-		return
+	for len(b.next) < tabsAhead {
+		next := make(chan tabResult, 1)
+		b.next = append(b.next, next)
+		go func() {
+			tb, err := b.openTab()
+			next <- tabResult{tb, err}
+		}()
 	}
-	next := make(chan tabResult, 1)
-	b.next = next
-	go func() {
-		tb, err := b.openTab()
-		next <- tabResult{tb, err}
-	}()
 }
 
 type tabResult struct {
@@ -134,11 +139,13 @@ type tabResult struct {
 	err error
 }
 
-// takeTab hands out the tab made ahead, waiting for it if need be.
+// takeTab hands out the oldest tab made ahead, waiting for it if need
+// be, and starts making its replacement.
 func (b *browserProc) takeTab() (*tab, error) {
 	b.prepare()
-	r := <-b.next
-	b.next = nil
+	r := <-b.next[0]
+	b.next = b.next[1:]
+	b.prepare()
 	return r.tab, r.err
 }
 

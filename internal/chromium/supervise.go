@@ -191,11 +191,8 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		}
 	})
 	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
-	if keep {
-		if tb != nil {
-			go b.closeTab(tb)
-		}
-		b.prepare() // after the answer: the client does not wait for either
+	if keep && tb != nil {
+		go b.closeTab(tb) // after the answer: the client does not wait for it
 	}
 	return keep, false
 }
