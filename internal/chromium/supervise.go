@@ -176,25 +176,35 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		p.opts.Logger.Info("chromium: the browser could not print a page", "err", err)
 		err = fmt.Errorf("%w: Chromium could not print the page", convert.ErrUnprocessable)
 	}
-	if keep && p.dueForRecycling(b) {
-		keep = false
-		p.count(func(c *convert.Counters) { c.Recycled++ })
-	}
 	p.count(func(c *convert.Counters) {
 		if err != nil {
 			c.Failed++
 		} else {
 			c.Converted++
 		}
-		if !keep && p.closed.Err() == nil {
-			c.Restarts++
+		if !keep {
+			p.restarting(c)
 		}
 	})
 	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	// After the answer: reading the memory of the browser's processes
+	// takes a few milliseconds, more under load.
+	if keep && p.dueForRecycling(b) {
+		keep = false
+		p.count(func(c *convert.Counters) { c.Recycled++; p.restarting(c) })
+	}
 	if keep && tb != nil {
 		go b.closeTab(tb) // after the answer: the client does not wait for it
 	}
 	return keep, false
+}
+
+// restarting counts a browser stopped to be replaced, unless the pool is
+// closing; p.mu held.
+func (p *Pool) restarting(c *convert.Counters) {
+	if p.closed.Err() == nil {
+		c.Restarts++
+	}
 }
 
 // dueForRecycling reports whether b has run its share of jobs or holds
