@@ -35,14 +35,16 @@ RUN go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=${VERSION
 # full package: LibreOfficeKit needs its .ui files to load a spreadsheet)
 # from bookworm-backports (25.2 today, what peers ship; Debian 12's own is
 # 7.4), metric-compatible fonts (Word documents keep their layout), the
-# certificate pages' fonts, jemalloc (the conversion workers preload it).
+# certificate pages' fonts, jemalloc (the conversion workers preload it),
+# Chromium's headless shell (HTML and Markdown to PDF: the program made for
+# automation, without the full browser's window and UI).
 FROM debian:bookworm-slim
 RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/sources.list.d/backports.list \
  && apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports \
       libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      ca-certificates libjemalloc2 chromium poppler-utils \
+      ca-certificates libjemalloc2 chromium-headless-shell poppler-utils \
       fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu fonts-dejavu-core fonts-wqy-zenhei fonts-noto-core fonts-symbola fonts-kristi \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home --shell /usr/sbin/nologin quire \

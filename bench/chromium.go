@@ -56,7 +56,7 @@ func chromiumBenchmark() result {
 	client := &http.Client{Timeout: 5 * time.Minute}
 	page := uploadOf("report.html", []byte(benchPage))
 	convertOnce(client, target, key, page) // warm-up, not measured
-	var wall, engine []float64
+	var wall, total, engine []float64
 	var failures int
 	for range chromiumWarm {
 		t, _, err := convertOnce(client, target, key, page)
@@ -64,7 +64,7 @@ func chromiumBenchmark() result {
 			failures++
 			continue
 		}
-		wall, engine = append(wall, t.wall), append(engine, t.engine)
+		wall, total, engine = append(wall, t.wall), append(total, t.total), append(engine, t.engine)
 	}
 	q.stop() // the cold baseline gets the machine to itself
 	cold, coldErr := coldPrints(chromiumCold)
@@ -79,6 +79,7 @@ func chromiumBenchmark() result {
 		fmt.Fprintf(&tb, "| %s | %d | %.1f | %.1f |\n", name, len(v), percentile(v, 50), percentile(v, 95))
 	}
 	line("quire, wall latency, 1 client", wall)
+	line("quire, the pool's time (Server-Timing `total`: checks, queue, engine)", total)
 	line("quire, engine time (Server-Timing `engine`)", engine)
 	line("cold `chromium --headless --print-to-pdf`", cold)
 	var n strings.Builder

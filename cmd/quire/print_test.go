@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/chromium"
 )
 
 // TestConvertCommandPrintsWithChromium: quire convert prints HTML and
@@ -16,8 +18,8 @@ import (
 // tells the engine: Chromium's Skia, or LibreOffice.
 func TestConvertCommandPrintsWithChromium(t *testing.T) {
 	requireConvertEngine(t)
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Fatal("quire convert prints HTML with Chromium: apt-get install chromium")
+	if _, err := os.Stat(chromium.DefaultPath()); err != nil {
+		t.Fatal("quire convert prints HTML with Chromium: apt-get install chromium-headless-shell (or chromium)")
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "grid.html")

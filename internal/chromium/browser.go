@@ -52,7 +52,7 @@ type browserProc struct {
 	dir, tmp    string // its files, and its temporary files
 	jobs        int
 	version     string
-	next        chan tabResult // the next job's tab, made ahead of it
+	next        []chan tabResult // the next jobs' tabs, made ahead of them, oldest first
 	logger      *slog.Logger
 }
 

@@ -25,8 +25,8 @@ func TestMain(m *testing.M) {
 // not installed.
 func needChromium(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(DefaultPath); err != nil {
-		t.Fatalf("%s is missing: apt-get install chromium", DefaultPath)
+	if _, err := os.Stat(DefaultPath()); err != nil {
+		t.Fatalf("%s is missing: apt-get install chromium-headless-shell (or chromium)", DefaultPath())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -65,6 +66,8 @@ type tab struct {
 func (b *browserProc) openTab() (*tab, error) {
 	timer := time.AfterFunc(tabTimeout, b.kill)
 	defer timer.Stop()
+	st := newSteps()
+	defer st.log(b.logger, "chromium: tab made")
 	br := chromedp.FromContext(b.ctx).Browser
 	no := false
 	bc, err := cdp.Call(b.ctx, br, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: &no,
@@ -72,12 +75,14 @@ func (b *browserProc) openTab() (*tab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making a browser context: %w", err)
 	}
+	st.done("context")
 	tb := &tab{id: bc.BrowserContextID, cancel: func() {}}
 	tgt, err := cdp.Call(b.ctx, br, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", BrowserContextID: tb.id})
 	if err != nil {
 		b.closeTab(tb)
 		return nil, fmt.Errorf("making a page: %w", err)
 	}
+	st.done("page")
 	// The first Run attaches to the page; like the browser's, it must not
 	// carry a timeout, which would end the session with it.
 	tb.ctx, tb.cancel = chromedp.NewContext(b.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithDetachOnCancel())
@@ -104,23 +109,29 @@ func (b *browserProc) openTab() (*tab, error) {
 		b.closeTab(tb)
 		return nil, fmt.Errorf("preparing a page: %w", err)
 	}
+	st.done("attach")
 	return tb, nil
 }
 
-// prepare starts making the next job's tab in the background, unless
-// it is under way. It is not made while a job prints: the two would
-// share the browser's main thread and the machine's cores, and the job
-// would wait as long.
+// tabsAhead is how many tabs a browser keeps made ahead of its jobs.
+// With the headless shell, making one (mostly its renderer process
+// starting) while a job prints costs the job less than making it after
+// the answer costs the next job, which a client sending pages back to
+// back waits for: with two in stock, the next job's tab was made during
+// the previous job (bench/RESULTS.md). Each holds an idle renderer.
+const tabsAhead = 2
+
+// prepare starts making tabs in the background until tabsAhead are made
+// or under way.
 func (b *browserProc) prepare() {
-	if b.next != nil {
-		return
+	for len(b.next) < tabsAhead {
+		next := make(chan tabResult, 1)
+		b.next = append(b.next, next)
+		go func() {
+			tb, err := b.openTab()
+			next <- tabResult{tb, err}
+		}()
 	}
-	next := make(chan tabResult, 1)
-	b.next = next
-	go func() {
-		tb, err := b.openTab()
-		next <- tabResult{tb, err}
-	}()
 }
 
 type tabResult struct {
@@ -128,11 +139,13 @@ type tabResult struct {
 	err error
 }
 
-// takeTab hands out the tab made ahead, waiting for it if need be.
+// takeTab hands out the oldest tab made ahead, waiting for it if need
+// be, and starts making its replacement.
 func (b *browserProc) takeTab() (*tab, error) {
 	b.prepare()
-	r := <-b.next
-	b.next = nil
+	r := <-b.next[0]
+	b.next = b.next[1:]
+	b.prepare()
 	return r.tab, r.err
 }
 
@@ -159,7 +172,9 @@ func (b *browserProc) closeTab(tb *tab) {
 
 // printPage loads pg in tb, answering its requests from pg's files alone,
 // and prints it. It ends early when ctx (the client's) ends.
-func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions) ([]byte, error) {
+func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, logger *slog.Logger) ([]byte, error) {
+	st := newSteps()
+	defer st.log(logger, "chromium: page printed")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
 	defer stop()
 	files := newFileServer(pg)
@@ -173,7 +188,9 @@ func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions) ([]b
 	if err := load(tb.ctx, tb.page, pageURL); err != nil {
 		return nil, err
 	}
+	st.done("load")
 	res, err := cdp.Call(tb.ctx, tb.page, page.PrintToPDF, printParams(o))
+	st.done("print")
 	return res.Data, err
 }
 

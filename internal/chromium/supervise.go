@@ -145,8 +145,9 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	t0 := time.Now()
 	var pdf []byte
 	tb, err := b.takeTab()
+	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
-		pdf, err = printPage(j.ctx, tb, j.page, j.opts)
+		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Logger)
 	} else { // not the job's fault: the browser is failing, and is replaced
 		b.kill()
 	}
@@ -175,28 +176,35 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		p.opts.Logger.Info("chromium: the browser could not print a page", "err", err)
 		err = fmt.Errorf("%w: Chromium could not print the page", convert.ErrUnprocessable)
 	}
-	if keep && p.dueForRecycling(b) {
-		keep = false
-		p.count(func(c *convert.Counters) { c.Recycled++ })
-	}
 	p.count(func(c *convert.Counters) {
 		if err != nil {
 			c.Failed++
 		} else {
 			c.Converted++
 		}
-		if !keep && p.closed.Err() == nil {
-			c.Restarts++
+		if !keep {
+			p.restarting(c)
 		}
 	})
 	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
-	if keep {
-		if tb != nil {
-			go b.closeTab(tb)
-		}
-		b.prepare() // after the answer: the client does not wait for either
+	// After the answer: reading the memory of the browser's processes
+	// takes a few milliseconds, more under load.
+	if keep && p.dueForRecycling(b) {
+		keep = false
+		p.count(func(c *convert.Counters) { c.Recycled++; p.restarting(c) })
+	}
+	if keep && tb != nil {
+		go b.closeTab(tb) // after the answer: the client does not wait for it
 	}
 	return keep, false
+}
+
+// restarting counts a browser stopped to be replaced, unless the pool is
+// closing; p.mu held.
+func (p *Pool) restarting(c *convert.Counters) {
+	if p.closed.Err() == nil {
+		c.Restarts++
+	}
 }
 
 // dueForRecycling reports whether b has run its share of jobs or holds

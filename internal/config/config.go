@@ -226,7 +226,7 @@ func (c *Config) Settings() []Setting {
 		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
 		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
 		{"chromium-workers", "QUIRE_CHROMIUM_WORKERS", "headless Chromium browsers printing HTML and Markdown to PDF (about 200 MB each); 0: one per CPU core; negative: off, HTML and Markdown go to LibreOffice", (*intValue)(&c.ChromiumWorkers), false},
-		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program", (*stringValue)(&c.ChromiumPath), false},
+		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program; empty: Debian's chromium-headless-shell (" + chromium.ShellPath + ") when it is installed, else " + chromium.BrowserPath, (*stringValue)(&c.ChromiumPath), false},
 		{"chromium-max-memory", "QUIRE_CHROMIUM_MAX_MEMORY", "a browser whose processes' private resident memory exceeds it while printing a page is killed and replaced, and the request gets 422; after a page, above two thirds of it, it is replaced", &c.ChromiumMaxMemory, false},
 		{"chromium-max-jobs", "QUIRE_CHROMIUM_MAX_JOBS", "a browser is replaced after printing that many pages; negative: never", (*intValue)(&c.ChromiumMaxJobs), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
@@ -306,7 +306,6 @@ func Default() Config {
 		ConvertMaxTableCells: convert.DefaultMaxTableCells,
 		ConvertMaxFiles:      10,
 		LibreOfficeDir:       convert.DefaultProgramDir,
-		ChromiumPath:         chromium.DefaultPath,
 		ChromiumMaxMemory:    1 << 30,
 		ChromiumMaxJobs:      200,
 
