@@ -288,13 +288,16 @@ func (a *App) Sweep(ctx context.Context) error {
 }
 
 // Close stops the engines (killing workers still busy when ctx ends),
-// commits the telemetry and metering still queued, then closes the
+// commits the job submissions, telemetry and metering still queued, then closes the
 // signing key's token and the database it opened. Call it after the
 // HTTP server has finished.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	if a.jobsOn { // jobs not finished by ctx's end run again at the next start
 		errs = append(errs, a.Jobs.Stop(ctx))
+	}
+	if a.Jobs != nil {
+		a.Jobs.Close()
 	}
 	errs = append(errs, a.stopEngines(ctx))
 	if a.Telemetry != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/groupcommit"
 	"github.com/quire-dev/quire/internal/store"
 )
 
@@ -60,6 +61,11 @@ type Service struct {
 	fetcher *fetch.Fetcher
 	run     Runner
 	metrics *metrics
+	submits *groupcommit.Committer[store.NewJob, error]
+	// slots are the Workers jobs that run at once; River holds twice as
+	// many, so that a job's bookkeeping (fetch, read, storing the answer)
+	// happens while another runs (see runWorker).
+	slots chan struct{}
 }
 
 // rescueMargin is how long past its timeout a running job is taken for
@@ -82,7 +88,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer)}
+	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), slots: make(chan struct{}, max(o.Workers, 0))}
 	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost (its instance died) once it has
 		// run longer than any job may.
@@ -98,7 +104,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 		river.AddWorker(workers, &cleanupWorker{s: s})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: o.Workers},
+			river.QueueDefault: {MaxWorkers: 2 * o.Workers},
 			webhookQueue:       {MaxWorkers: 4},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
@@ -112,6 +118,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
 	s.river = c
+	s.submits = groupcommit.New(maxSubmitBatch, s.insert)
 	return s, nil
 }
 
@@ -139,29 +146,76 @@ func (s *Service) Stop(ctx context.Context) error {
 	return s.river.Stop(ctx)
 }
 
+// Close commits the submissions queued and stops taking more; call it
+// after the HTTP server has finished its requests.
+func (s *Service) Close() { s.submits.Close() }
+
 // Submit stores and queues the request of key keyID for operation op;
 // webhook, when not empty, is where its end is delivered (already
-// checked with CheckWebhook).
+// checked with CheckWebhook). It returns once the job is committed, in
+// one transaction with the submissions that came at the same time.
 func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error) {
 	j := quire.Job{ID: uuid.NewString(), KeyID: keyID, Operation: op, Status: quire.JobQueued,
 		CreatedAt: s.opt.Now().UTC().Truncate(time.Millisecond), Webhook: quire.JobWebhook{URL: webhook}}
-	err := s.db.InsertJob(ctx, j, req, func(tx *sql.Tx, waiting int) (int64, error) {
-		if s.opt.MaxQueued > 0 && waiting >= s.opt.MaxQueued {
-			e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED); submit again when some have run.", waiting)
-			e.RetryAfter = queuedRetryAfter
-			return 0, e
-		}
-		res, err := s.river.InsertTx(ctx, tx, runArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: runAttempts, Priority: priorityFor(waiting)})
-		if err != nil {
-			return 0, err
-		}
-		return res.Job.ID, nil
-	})
+	refused, err := s.submits.Do(ctx, store.NewJob{Job: j, Request: req})
+	if err == nil {
+		err = refused
+	}
 	if err != nil {
 		return quire.Job{}, fmt.Errorf("jobs: submit: %w", err)
 	}
 	s.metrics.submitted.WithLabelValues(op).Inc()
 	return j, nil
+}
+
+// maxSubmitBatch bounds the submissions stored in one transaction.
+const maxSubmitBatch = 128
+
+// insert stores and queues a batch of submissions in one transaction, and
+// returns for each the error that refused it, if any.
+func (s *Service) insert(batch []store.NewJob) ([]error, error) {
+	ctx := context.Background() // the batch's, not one client's
+	s.metrics.batch.Observe(float64(len(batch)))
+	refused := make([]error, len(batch))
+	err := s.db.InsertJobs(ctx, batch, func(tx *sql.Tx, waiting map[string]int) ([]int64, error) {
+		var params []river.InsertManyParams
+		var admitted []int
+		for i, n := range batch {
+			w := waiting[n.Job.KeyID] // the batch's own admitted submissions count too
+			if refused[i] = s.admit(w); refused[i] != nil {
+				continue
+			}
+			waiting[n.Job.KeyID]++
+			params = append(params, river.InsertManyParams{Args: runArgs{JobID: n.Job.ID},
+				InsertOpts: &river.InsertOpts{MaxAttempts: runAttempts, Priority: priorityFor(w)}})
+			admitted = append(admitted, i)
+		}
+		riverIDs := make([]int64, len(batch))
+		if len(params) == 0 {
+			return riverIDs, nil
+		}
+		res, err := s.river.InsertManyTx(ctx, tx, params)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range admitted {
+			riverIDs[i] = res[k].Job.ID
+		}
+		return riverIDs, nil
+	})
+	return refused, err
+}
+
+// admit is the per-key cap: it refuses a submission of a key that has
+// QUIRE_JOB_MAX_QUEUED jobs waiting already, waiting counting those of
+// its own batch admitted before it.
+func (s *Service) admit(waiting int) error {
+	if s.opt.MaxQueued > 0 && waiting >= s.opt.MaxQueued {
+		e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED); submit again when some have run.", waiting)
+		e.RetryAfter = queuedRetryAfter
+		return e
+	}
+	return nil
 }
 
 // queuedRetryAfter is the wait suggested to a key over QUIRE_JOB_MAX_QUEUED.

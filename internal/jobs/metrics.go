@@ -14,6 +14,7 @@ type metrics struct {
 	finished  *prometheus.CounterVec
 	webhooks  *prometheus.CounterVec
 	wait      prometheus.Histogram
+	batch     prometheus.Histogram
 }
 
 func newMetrics(db *store.DB, reg prometheus.Registerer) *metrics {
@@ -26,9 +27,11 @@ func newMetrics(db *store.DB, reg prometheus.Registerer) *metrics {
 			Help: "Webhook delivery attempts, by outcome (delivered, failed)."}, []string{"outcome"}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_job_duration_seconds",
 			Help: "Time from a job's submission to its end.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}),
+		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_jobs_submit_batch_size",
+			Help: "Submissions stored in one transaction (group commit).", Buckets: prometheus.ExponentialBuckets(1, 2, 8)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.submitted, m.finished, m.webhooks, m.wait, &queueCollector{db: db})
+		reg.MustRegister(m.submitted, m.finished, m.webhooks, m.wait, m.batch, &queueCollector{db: db})
 	}
 	return m
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quire-dev/quire"
 )
@@ -27,42 +29,74 @@ type runWorker struct {
 
 func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.Timeout }
 
+// Work runs one job. River runs twice as many at once as Workers (see
+// Service.slots): reading the job, storing its answer and River's next
+// fetch happen outside the slot, while another job runs, so that the
+// engines do not wait for those commits.
 func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	s := w.s
-	id := rj.Args.JobID
-	ok, err := s.db.StartJob(ctx, id, s.opt.Now())
+	j, req, ok, err := s.db.JobToRun(ctx, rj.Args.JobID)
 	if err != nil || !ok { // !ok: cancelled (or ended before a crash kept River from knowing)
 		return err
 	}
-	j, err := s.db.Job(ctx, id)
-	if err != nil {
-		return err
-	}
-	req, err := s.db.JobRequest(ctx, id)
-	if err != nil {
-		return err
-	}
-	res, err := s.run(ctx, j, req)
+	res, err := s.runInSlot(ctx, j, req)
 	var later *Later
 	switch {
+	case errors.Is(err, errEnded):
+		return nil
 	case errors.As(err, &later):
 		return river.JobSnooze(later.After)
 	case err != nil && rj.Attempt < rj.MaxAttempts:
 		return err
 	case err != nil:
-		s.opt.Logger.Error("job failed", "job_id", id, "err", err)
-		return s.finish(ctx, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
+		s.opt.Logger.Error("job failed", "job_id", j.ID, "err", err)
+		return s.finish(ctx, rj, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
 	case res.Status >= 400:
-		return s.finish(ctx, j, quire.JobFailed, errorMessage(res), res)
+		return s.finish(ctx, rj, j, quire.JobFailed, errorMessage(res), res)
 	}
-	return s.finish(ctx, j, quire.JobSucceeded, "", res)
+	return s.finish(ctx, rj, j, quire.JobSucceeded, "", res)
 }
 
-// finish stores the job's answer and, in the same transaction, queues its
-// webhook.
-func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string, res quire.JobResult) error {
+// errEnded is runInSlot's error for a job that ended (was cancelled)
+// before it started.
+var errEnded = errors.New("the job has ended")
+
+// runInSlot runs j once one of the Workers slots is free. Its start is
+// stored while it runs rather than before, so that the engine does not
+// wait for that commit; a job cancelled meanwhile loses its answer, as
+// one cancelled while running does.
+func (s *Service) runInSlot(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return quire.JobResult{}, ctx.Err()
+	}
+	started := make(chan error, 1)
+	go func() {
+		ok, err := s.db.StartJob(ctx, j.ID, s.opt.Now())
+		if err == nil && !ok {
+			err = errEnded
+		}
+		started <- err
+	}()
+	res, err := s.run(ctx, j, req)
+	<-s.slots
+	if serr := <-started; serr != nil {
+		return quire.JobResult{}, serr
+	}
+	return res, err
+}
+
+// finish stores the job's answer and, in the same transaction, completes
+// River's job and queues the webhook: one commit rather than two.
+func (s *Service) finish(ctx context.Context, rj *river.Job[runArgs], j quire.Job, status, reason string, res quire.JobResult) error {
 	now := s.opt.Now()
 	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), func(tx *sql.Tx) error {
+		// ErrNotFound: River took the job for lost and queued it again; the
+		// answer is stored all the same, and the next run finds it ended.
+		if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, rj); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return err
+		}
 		if j.Webhook.URL == "" {
 			return nil
 		}

@@ -10,13 +10,12 @@ package metering
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/groupcommit"
 )
 
 // Store keeps the counts; *store.DB is one.
@@ -30,39 +29,26 @@ type Store interface {
 type Recorder struct {
 	store   Store
 	now     func() time.Time
-	queue   chan *record
-	quit    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	batches *groupcommit.Committer[quire.Charge, quire.ChargeResult]
 	commits prometheus.Histogram
 	rows    *prometheus.CounterVec
-}
-
-type record struct {
-	charge quire.Charge
-	done   chan outcome
-}
-
-type outcome struct {
-	quire.ChargeResult
-	err error
 }
 
 // maxBatch bounds the records of one commit.
 const maxBatch = 256
 
 // ErrClosed is returned by Record after Close.
-var ErrClosed = errors.New("metering: closed")
+var ErrClosed = groupcommit.ErrClosed
 
 // NewRecorder starts a recorder writing to st; metrics go to reg.
 func NewRecorder(st Store, now func() time.Time, reg prometheus.Registerer) *Recorder {
-	r := &Recorder{store: st, now: now, queue: make(chan *record, maxBatch), quit: make(chan struct{}), stopped: make(chan struct{}),
+	r := &Recorder{store: st, now: now,
 		commits: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_metering_commit_seconds",
 			Help: "Time to commit one group of API usage records.", Buckets: prometheus.ExponentialBuckets(0.0002, 2, 14)}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "quire_metered_requests_total",
 			Help: "Answered API requests counted by the metering, by operation."}, []string{"operation"})}
 	reg.MustRegister(r.commits, r.rows)
-	go r.run()
+	r.batches = groupcommit.New(maxBatch, r.commit)
 	return r
 }
 
@@ -70,82 +56,20 @@ func NewRecorder(st Store, now func() time.Time, reg prometheus.Registerer) *Rec
 // durable (or refused by the quota), or the error that kept it from being
 // so.
 func (r *Recorder) Record(ctx context.Context, c quire.Charge) (quire.ChargeResult, error) {
-	rec := &record{charge: c, done: make(chan outcome, 1)}
-	select {
-	case r.queue <- rec:
-	case <-r.stopped:
-		return quire.ChargeResult{}, ErrClosed
-	case <-ctx.Done():
-		return quire.ChargeResult{}, ctx.Err()
-	}
-	// Once queued, the record is committed or failed whatever ctx does:
-	// wait for the outcome so that a cancelled request is never counted
-	// without its caller knowing.
-	select {
-	case o := <-rec.done:
-		return o.ChargeResult, o.err
-	case <-r.stopped:
-		select {
-		case o := <-rec.done:
-			return o.ChargeResult, o.err
-		default:
-			return quire.ChargeResult{}, ErrClosed
-		}
-	}
+	return r.batches.Do(ctx, c)
 }
 
 // Now is the recorder's clock: the day an Answer is counted in.
 func (r *Recorder) Now() time.Time { return r.now() }
 
 // Close commits what is queued and stops the recorder.
-func (r *Recorder) Close() {
-	r.once.Do(func() { close(r.quit) })
-	<-r.stopped
-}
+func (r *Recorder) Close() { r.batches.Close() }
 
-func (r *Recorder) run() {
-	defer close(r.stopped)
-	for {
-		var first *record
-		select {
-		case first = <-r.queue:
-		case <-r.quit:
-			select {
-			case first = <-r.queue: // commit what was queued before Close
-			default:
-				return
-			}
-		}
-		batch := r.gather(first)
-		charges := make([]quire.Charge, len(batch))
-		for i, rec := range batch {
-			charges[i] = rec.charge
-		}
-		t0 := time.Now()
-		res, err := r.store.AddAPIUsage(context.Background(), charges)
-		r.commits.Observe(time.Since(t0).Seconds())
-		for i, rec := range batch {
-			o := outcome{err: err}
-			if err == nil {
-				o.ChargeResult = res[i]
-			}
-			rec.done <- o
-		}
-	}
-}
-
-// gather takes first and whatever else is queued already.
-func (r *Recorder) gather(first *record) []*record {
-	batch := []*record{first}
-	for len(batch) < maxBatch {
-		select {
-		case rec := <-r.queue:
-			batch = append(batch, rec)
-		default:
-			return batch
-		}
-	}
-	return batch
+func (r *Recorder) commit(charges []quire.Charge) ([]quire.ChargeResult, error) {
+	t0 := time.Now()
+	res, err := r.store.AddAPIUsage(context.Background(), charges)
+	r.commits.Observe(time.Since(t0).Seconds())
+	return res, err
 }
 
 // Counted updates the metrics with the outcome of a charge, committed by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,43 +75,65 @@ func (db *DB) jobWrite() func() {
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
 	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error`
 
-func scanJob(s scanner) (quire.Job, error) {
+// scanJob reads a row of jobColumns, then the columns after them into more.
+func scanJob(s scanner, more ...any) (quire.Job, error) {
 	var j quire.Job
 	var created int64
 	var started, finished, delivered sql.NullInt64
-	err := s.Scan(&j.ID, &j.KeyID, &j.Operation, &j.Status, &created, &started, &finished, &j.Error, &j.Runs,
-		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError)
+	err := s.Scan(append([]any{&j.ID, &j.KeyID, &j.Operation, &j.Status, &created, &started, &finished, &j.Error, &j.Runs,
+		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError}, more...)...)
 	j.CreatedAt, j.StartedAt, j.FinishedAt = time.UnixMilli(created).UTC(), fromMS(started), fromMS(finished)
 	j.Webhook.DeliveredAt = fromMS(delivered)
 	return j, err
 }
 
-// InsertJob stores job j with its request, and enqueue (River's insert,
-// given the same transaction and how many jobs of j's key were already
-// waiting) in one transaction: a job is in the queue exactly when it is
-// stored.
-func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, enqueue func(tx *sql.Tx, waiting int) (int64, error)) error {
-	defer db.jobWrite()()
-	header, err := json.Marshal(req.Header)
-	if err != nil {
-		return err
-	}
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var waiting int
-		if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), j.KeyID, quire.JobQueued).Scan(&waiting); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
-			request_header, request_body, webhook_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), req.Method, req.Target, string(header), req.Body, j.Webhook.URL); err != nil {
-			return err
-		}
-		riverID, err := enqueue(tx, waiting)
+// NewJob is a job to store with the request it runs.
+type NewJob struct {
+	Job     quire.Job
+	Request quire.JobRequest
+}
+
+// InsertJobs stores jobs with their requests and enqueues them (River's
+// insert) in one transaction: a job is in the queue exactly when it is
+// stored. enqueue is given the transaction and how many jobs of each of
+// the batch's keys were already waiting; it returns the River job of
+// each of jobs, in order, 0 for one it refused, which is not stored.
+func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sql.Tx, waiting map[string]int) ([]int64, error)) error {
+	headers := make([]string, len(jobs))
+	for i, n := range jobs {
+		h, err := json.Marshal(n.Request.Header)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, db.q(`UPDATE jobs SET river_id = ? WHERE id = ?`), riverID, j.ID)
-		return err
+		headers[i] = string(h)
+	}
+	defer db.jobWrite()()
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		waiting := map[string]int{}
+		for _, n := range jobs {
+			if _, ok := waiting[n.Job.KeyID]; ok {
+				continue
+			}
+			var c int
+			if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), n.Job.KeyID, quire.JobQueued).Scan(&c); err != nil {
+				return err
+			}
+			waiting[n.Job.KeyID] = c
+		}
+		riverIDs, err := enqueue(tx, waiting)
+		if err != nil {
+			return err
+		}
+		var rows []any
+		for i, n := range jobs {
+			if riverIDs[i] == 0 {
+				continue
+			}
+			j, r := n.Job, n.Request
+			rows = append(rows, j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), r.Method, r.Target, headers[i], r.Body, j.Webhook.URL, riverIDs[i])
+		}
+		return db.insertRows(ctx, tx, `INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
+			request_header, request_body, webhook_url, river_id) VALUES `, "", 11, rows)
 	})
 }
 
@@ -120,16 +143,20 @@ func (db *DB) Job(ctx context.Context, id string) (quire.Job, error) {
 	return j, notFound(err)
 }
 
-// JobRequest returns the request job id runs.
-func (db *DB) JobRequest(ctx context.Context, id string) (quire.JobRequest, error) {
+// JobToRun returns job id and the request it runs, unless it has ended
+// (false): cancelled, or ended before a crash kept River from knowing.
+func (db *DB) JobToRun(ctx context.Context, id string) (quire.Job, quire.JobRequest, bool, error) {
 	var r quire.JobRequest
 	var header string
-	err := db.queryRow(ctx, `SELECT method, target, request_header, request_body FROM jobs WHERE id = ?`, id).
-		Scan(&r.Method, &r.Target, &header, &r.Body)
-	if err != nil {
-		return r, notFound(err)
+	j, err := scanJob(db.queryRow(ctx, `SELECT `+jobColumns+`, method, target, request_header, request_body
+		FROM jobs WHERE id = ? AND status IN ('queued', 'running')`, id), &r.Method, &r.Target, &header, &r.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, r, false, nil
 	}
-	return r, json.Unmarshal([]byte(header), &r.Header)
+	if err != nil {
+		return j, r, false, err
+	}
+	return j, r, true, json.Unmarshal([]byte(header), &r.Header)
 }
 
 // StartJob marks job id running (again, after a crash) and counts the
