@@ -146,10 +146,8 @@ func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req qui
 	j := quire.Job{ID: uuid.NewString(), KeyID: keyID, Operation: op, Status: quire.JobQueued,
 		CreatedAt: s.opt.Now().UTC().Truncate(time.Millisecond), Webhook: quire.JobWebhook{URL: webhook}}
 	err := s.db.InsertJob(ctx, j, req, func(tx *sql.Tx, waiting int) (int64, error) {
-		if s.opt.MaxQueued > 0 && waiting >= s.opt.MaxQueued {
-			e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED); submit again when some have run.", waiting)
-			e.RetryAfter = queuedRetryAfter
-			return 0, e
+		if err := s.checkQueued(waiting, 1); err != nil {
+			return 0, err
 		}
 		res, err := s.river.InsertTx(ctx, tx, runArgs{JobID: j.ID}, &river.InsertOpts{MaxAttempts: runAttempts, Priority: priorityFor(waiting)})
 		if err != nil {
@@ -162,6 +160,19 @@ func (s *Service) Submit(ctx context.Context, keyID, op, webhook string, req qui
 	}
 	s.metrics.submitted.WithLabelValues(op).Inc()
 	return j, nil
+}
+
+// checkQueued refuses (429) adding more jobs to a key that has waiting
+// jobs waiting, beyond QUIRE_JOB_MAX_QUEUED. waiting must be counted
+// under the key's turn to submit (store: waitingJobs) for the cap to be
+// exact.
+func (s *Service) checkQueued(waiting, more int) error {
+	if s.opt.MaxQueued <= 0 || waiting+more <= s.opt.MaxQueued {
+		return nil
+	}
+	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have run.", waiting, s.opt.MaxQueued)
+	e.RetryAfter = queuedRetryAfter
+	return e
 }
 
 // queuedRetryAfter is the wait suggested to a key over QUIRE_JOB_MAX_QUEUED.

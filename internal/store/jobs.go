@@ -96,8 +96,8 @@ func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, 
 		return err
 	}
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		var waiting int
-		if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), j.KeyID, quire.JobQueued).Scan(&waiting); err != nil {
+		waiting, err := db.waitingJobs(ctx, tx, j.KeyID)
+		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
@@ -112,6 +112,30 @@ func (db *DB) InsertJob(ctx context.Context, j quire.Job, req quire.JobRequest, 
 		_, err = tx.ExecContext(ctx, db.q(`UPDATE jobs SET river_id = ? WHERE id = ?`), riverID, j.ID)
 		return err
 	})
+}
+
+// jobSubmitLocks is the first key of PostgreSQL's advisory locks that
+// serialise one key's submissions (waitingJobs); the second is the key's
+// hash. Two-key advisory locks do not meet the one-key lock of migrations.
+const jobSubmitLocks = 28
+
+// waitingJobs counts the jobs of key keyID waiting to run, after taking
+// the key's turn to submit until tx ends: no other transaction, on any
+// instance, adds a job of the key in between, so that a cap checked on
+// the count is exact. PostgreSQL: an advisory lock on the key's hash (not
+// its api_keys row, which authentication updates); SQLite: tx began
+// IMMEDIATE and holds the single writer's lock already.
+func (db *DB) waitingJobs(ctx context.Context, tx *sql.Tx, keyID string) (int, error) {
+	if db.dialect.name == "postgres" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, jobSubmitLocks, keyID); err != nil {
+			return 0, err
+		}
+	}
+	// A statement of its own, after the lock: under READ COMMITTED it sees
+	// what the lock's previous holder committed.
+	var waiting int
+	err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), keyID, quire.JobQueued).Scan(&waiting)
+	return waiting, err
 }
 
 // Job returns job id; quire.ErrNotFound when there is none.
