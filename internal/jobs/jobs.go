@@ -32,8 +32,12 @@ import (
 type Runner func(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error)
 
 // Later is a Runner's error for work that cannot run now (a limit of the
-// key, an engine's full queue): the job runs again after After.
-type Later struct{ After time.Duration }
+// key, an engine's full queue): the job is queued again, waiting for the
+// reason Answer gives, and runs again after After.
+type Later struct {
+	After  time.Duration
+	Answer quire.JobResult // the answer that said "not now"
+}
 
 func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.After) }
 

@@ -46,6 +46,9 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	var later *Later
 	switch {
 	case errors.As(err, &later):
+		if err := s.db.RequeueJob(ctx, id, errorMessage(later.Answer)); err != nil {
+			return err
+		}
 		return river.JobSnooze(later.After)
 	case err != nil && rj.Attempt < rj.MaxAttempts:
 		return err

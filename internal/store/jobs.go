@@ -72,14 +72,14 @@ func (db *DB) jobWrite() func() {
 }
 
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
-	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error`
+	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error, waiting`
 
 func scanJob(s scanner) (quire.Job, error) {
 	var j quire.Job
 	var created int64
 	var started, finished, delivered sql.NullInt64
 	err := s.Scan(&j.ID, &j.KeyID, &j.Operation, &j.Status, &created, &started, &finished, &j.Error, &j.Runs,
-		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError)
+		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError, &j.Waiting)
 	j.CreatedAt, j.StartedAt, j.FinishedAt = time.UnixMilli(created).UTC(), fromMS(started), fromMS(finished)
 	j.Webhook.DeliveredAt = fromMS(delivered)
 	return j, err
@@ -160,13 +160,23 @@ func (db *DB) JobRequest(ctx context.Context, id string) (quire.JobRequest, erro
 // start. It reports false when the job has ended meanwhile (cancelled).
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
 	defer db.jobWrite()()
-	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1
+	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
 		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
 	if err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// RequeueJob takes back the start of running job id, whose request was
+// answered "not now" (a limit, a full engine): it is queued again, not
+// started and not counted as a run, waiting for reason.
+func (db *DB) RequeueJob(ctx context.Context, id, reason string) error {
+	defer db.jobWrite()()
+	_, err := db.exec(ctx, `UPDATE jobs SET status = 'queued', started_at = NULL, runs = runs - 1, waiting = ?
+		WHERE id = ? AND status = 'running'`, reason, id)
+	return err
 }
 
 // FinishJob stores the answer of running job id, ending it as status,
