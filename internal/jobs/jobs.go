@@ -231,11 +231,16 @@ func (s *Service) List(ctx context.Context, keyID string, limit int) ([]quire.Jo
 	return s.db.Jobs(ctx, keyID, limit)
 }
 
-// Cancel ends job id as failed, unless it has ended already, and takes it
-// out of the queue; a run in progress finishes, but its answer is dropped.
+// Cancel ends job id as failed, unless it has ended already, takes it
+// out of the queue and delivers its webhook (job.failed) as for any end;
+// a run in progress finishes, but its answer is dropped.
 func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
+	j, err := s.Get(ctx, "", id)
+	if err != nil {
+		return quire.Job{}, err
+	}
 	now := s.opt.Now()
-	riverID, cancelled, err := s.db.CancelJob(ctx, id, "cancelled", now, now.Add(s.opt.Retention))
+	riverID, cancelled, err := s.db.CancelJob(ctx, id, "cancelled", now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
 	if err != nil {
 		return quire.Job{}, err
 	}

@@ -65,13 +65,7 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 // webhook.
 func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string, res quire.JobResult) error {
 	now := s.opt.Now()
-	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), func(tx *sql.Tx) error {
-		if j.Webhook.URL == "" {
-			return nil
-		}
-		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
-		return err
-	})
+	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
 	if err != nil {
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}
@@ -81,6 +75,18 @@ func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string
 		s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
 	}
 	return nil
+}
+
+// queueWebhook returns the queueing of j's webhook, if it has one, in the
+// transaction that ends j.
+func (s *Service) queueWebhook(ctx context.Context, j quire.Job) func(*sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		if j.Webhook.URL == "" {
+			return nil
+		}
+		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
+		return err
+	}
 }
 
 // errorMessage is the message of an answer in the API's error body.

@@ -222,8 +222,9 @@ func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error)
 }
 
 // CancelJob ends job id as failed with reason, unless it has ended
-// already (false), and returns its River job for the queue to cancel.
-func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time) (riverID int64, cancelled bool, err error) {
+// already (false), runs then (the webhook's enqueueing) in the same
+// transaction, and returns its River job for the queue to cancel.
+func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time, then func(*sql.Tx) error) (riverID int64, cancelled bool, err error) {
 	defer db.jobWrite()()
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = 'failed', error = ?, finished_at = ?, expires_at = ?
@@ -236,7 +237,10 @@ func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires tim
 			return err
 		}
 		cancelled = true
-		return tx.QueryRowContext(ctx, db.q(`SELECT river_id FROM jobs WHERE id = ?`), id).Scan(&riverID)
+		if err := tx.QueryRowContext(ctx, db.q(`SELECT river_id FROM jobs WHERE id = ?`), id).Scan(&riverID); err != nil {
+			return err
+		}
+		return then(tx)
 	})
 	return riverID, cancelled, err
 }

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// TestCancelDeliversTheWebhook: a queued job cancelled by the operator
+// ends failed and its webhook says so (job.failed), as for any end; the
+// job never runs.
+func TestCancelDeliversTheWebhook(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			events := make(chan Event, 4)
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var ev Event
+				b, _ := io.ReadAll(r.Body)
+				if err := json.Unmarshal(b, &ev); err != nil {
+					t.Errorf("webhook %s: %v", b, err)
+				}
+				events <- ev
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			defer hook.Close()
+			db := storetest.Open(t, storetest.URL(t, backend))
+			opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32),
+				PollInterval: 20 * time.Millisecond, Fetch: fetch.Options{AllowPrivate: true, Timeout: 10 * time.Second}}
+			operator, err := New(db, opt) // submits and cancels; runs nothing
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			j, err := operator.Submit(ctx, "A", quire.OpSign, hook.URL+"/hook", quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j, err = operator.Cancel(ctx, j.ID); err != nil || j.Status != quire.JobFailed || j.Error != "cancelled" {
+				t.Fatalf("cancel: %+v %v", j, err)
+			}
+			opt.Workers = 1
+			worker, err := New(db, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = worker.Start(ctx, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
+				t.Error("a cancelled job ran")
+				return quire.JobResult{Status: 200}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				worker.Stop(ctx)
+			})
+			select {
+			case ev := <-events:
+				if ev.Type != "job.failed" || ev.Data.ID != j.ID || ev.Data.Status != quire.JobFailed || ev.Data.Error == nil || *ev.Data.Error != "cancelled" {
+					t.Errorf("event %+v", ev)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("no webhook within 60 s of the cancel")
+			}
+		})
+	}
+}
