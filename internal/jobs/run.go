@@ -43,6 +43,10 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return err
 	}
 	res, err := s.run(ctx, j, req)
+	// What the run answered is stored even when its time ran out meanwhile
+	// (QUIRE_JOB_TIMEOUT): with ctx, the job would stay running, unended.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
 	var later *Later
 	switch {
 	case errors.As(err, &later):
@@ -76,6 +80,10 @@ func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string
 	}
 	return nil
 }
+
+// bookkeepingTimeout bounds the writes that end a run (its answer, its
+// requeueing), which do not share the run's deadline.
+const bookkeepingTimeout = 30 * time.Second
 
 // queueWebhook returns the queueing of j's webhook, if it has one, in the
 // transaction that ends j.

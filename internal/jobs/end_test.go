@@ -74,3 +74,42 @@ func TestCancelDeliversTheWebhook(t *testing.T) {
 		})
 	}
 }
+
+// TestJobPastItsTimeoutEnds: a run whose time (QUIRE_JOB_TIMEOUT) ran out
+// still has its answer stored: the job ends, it does not stay running.
+func TestJobPastItsTimeoutEnds(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Second, Retention: time.Hour,
+				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			j, err := s.Submit(ctx, "A", quire.OpSign, "", quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Start(ctx, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+				<-ctx.Done() // as an engine does, it answers once its time is up
+				return quire.JobResult{Status: 500, Body: []byte(`{"message":"out of time"}`)}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				s.Stop(ctx)
+			})
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
+					break
+				}
+			}
+			if j.Status != quire.JobFailed || j.Error != "out of time" || j.Runs != 1 {
+				t.Fatalf("job past its timeout: %+v %v", j, err)
+			}
+		})
+	}
+}
