@@ -126,18 +126,18 @@ func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) 
 	r.RemoteAddr = "job:" + j.ID
 	rec := &answerRecorder{header: http.Header{}}
 	s.jobHandler.ServeHTTP(rec, r)
-	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
-		after, _ := strconv.Atoi(rec.header.Get("Retry-After"))
-		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second),
-			Answer: quire.JobResult{Status: rec.status, Body: rec.body.Bytes()}}
-	}
 	if rec.status == 0 {
 		return quire.JobResult{}, errors.New("the handler wrote no answer")
 	}
+	after, _ := strconv.Atoi(rec.header.Get("Retry-After"))
 	for _, h := range notKept {
 		rec.header.Del(h)
 	}
-	return quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil
+	res := quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
+		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second), Answer: res}
+	}
+	return res, nil
 }
 
 // answerRecorder keeps the answer of a job's run.

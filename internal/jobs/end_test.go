@@ -113,3 +113,50 @@ func TestJobPastItsTimeoutEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestJobWaitsAtMostMaxWait: a job sent back to wait again and again (a
+// limit that does not free, an engine that is off) ends failed with that
+// answer as its result once QUIRE_JOB_MAX_WAIT has passed since its
+// submission; until then it waits queued, saying why.
+func TestJobWaitsAtMostMaxWait(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Minute, Retention: time.Hour, MaxWait: 3 * time.Second,
+				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			j, err := s.Submit(ctx, "A", quire.OpConvert, "", quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("x")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := quire.JobResult{Status: 503, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"message":"Conversion is disabled on this server."}`)}
+			err = s.Start(ctx, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
+				return quire.JobResult{}, &Later{After: time.Second, Answer: off}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				s.Stop(ctx)
+			})
+			sawWaiting := false
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
+					break
+				}
+				sawWaiting = sawWaiting || (j.Status == quire.JobQueued && j.Waiting == "Conversion is disabled on this server.")
+			}
+			if j.Status != quire.JobFailed || j.Error != "Conversion is disabled on this server." || !sawWaiting {
+				t.Fatalf("job past QUIRE_JOB_MAX_WAIT: %+v %v (seen waiting: %v)", j, err, sawWaiting)
+			}
+			res, err := s.Result(ctx, "", j.ID)
+			if err != nil || res.Status != 503 || string(res.Body) != string(off.Body) {
+				t.Errorf("result %d %s (%v), want the 503", res.Status, res.Body, err)
+			}
+		})
+	}
+}

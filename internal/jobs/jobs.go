@@ -33,7 +33,8 @@ type Runner func(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.
 
 // Later is a Runner's error for work that cannot run now (a limit of the
 // key, an engine's full queue): the job is queued again, waiting for the
-// reason Answer gives, and runs again after After.
+// reason Answer gives, and runs again after After; past Options.MaxWait,
+// Answer is its result.
 type Later struct {
 	After  time.Duration
 	Answer quire.JobResult // the answer that said "not now"
@@ -51,6 +52,7 @@ type Options struct {
 	Fetch           fetch.Options // the network rules of webhook addresses
 	PollInterval    time.Duration // how often an idle instance looks for work; 0: 200 ms
 	MaxQueued       int           // jobs of one key waiting at once (more: 429); 0: no limit
+	MaxWait         time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
 	Logger          *slog.Logger
 	Registerer      prometheus.Registerer // nil: no metrics
 	Now             func() time.Time

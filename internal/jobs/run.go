@@ -49,6 +49,8 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	defer cancel()
 	var later *Later
 	switch {
+	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
+		return s.finish(ctx, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
 	case errors.As(err, &later):
 		if err := s.db.RequeueJob(ctx, id, errorMessage(later.Answer)); err != nil {
 			return err
