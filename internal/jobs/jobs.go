@@ -247,6 +247,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
 		return quire.Job{}, err
 	}
 	if cancelled {
+		s.ended(j, quire.JobFailed, now)
 		if _, err := s.river.JobCancel(ctx, riverID); err != nil && !errors.Is(err, river.ErrNotFound) {
 			return quire.Job{}, fmt.Errorf("jobs: cancel %s in the queue: %w", id, err)
 		}

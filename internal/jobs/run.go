@@ -76,11 +76,16 @@ func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}
 	if done {
-		s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
-		s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
-		s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
+		s.ended(j, status, now)
 	}
 	return nil
+}
+
+// ended logs and counts the end of job j, run or cancelled.
+func (s *Service) ended(j quire.Job, status string, now time.Time) {
+	s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
+	s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
+	s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
 }
 
 // bookkeepingTimeout bounds the writes that end a run (its answer, its
