@@ -21,6 +21,7 @@ type Job struct {
 	StartedAt  time.Time // zero until it runs
 	FinishedAt time.Time // zero until it ends
 	Error      string    // why it failed
+	Waiting    string    // why a queued job that ran into a limit waits (the limit's message); empty otherwise
 	Runs       int       // times the work started (more than one after a crash)
 	Webhook    JobWebhook
 }

@@ -72,7 +72,10 @@ func printJobs(w io.Writer, list []quire.Job) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKEY\tOPERATION\tSTATUS\tCREATED\tFINISHED\tWEBHOOK")
 	for _, j := range list {
-		finished, webhook := "-", "-"
+		status, finished, webhook := j.Status, "-", "-"
+		if j.Waiting != "" { // the reason is in show and --json
+			status += ", waiting"
+		}
 		if !j.FinishedAt.IsZero() {
 			finished = j.FinishedAt.Format(time.RFC3339)
 		}
@@ -82,7 +85,7 @@ func printJobs(w io.Writer, list []quire.Job) {
 				webhook += ", delivered"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.Format(time.RFC3339), finished, webhook)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.KeyID, j.Operation, status, j.CreatedAt.Format(time.RFC3339), finished, webhook)
 	}
 	tw.Flush()
 }

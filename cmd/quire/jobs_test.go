@@ -269,3 +269,18 @@ func TestJobsCancelCLI(t *testing.T) {
 		t.Errorf("quire jobs show of no job: %v\n%s", err, out)
 	}
 }
+
+// The list tells a queued job that ran into a limit from one not yet
+// tried; show gives why it waits.
+func TestJobsListShowsWaiting(t *testing.T) {
+	var list, show strings.Builder
+	waiting := quire.Job{ID: "j1", KeyID: "k", Operation: quire.OpConvert, Status: quire.JobQueued, Waiting: "The conversion engine is busy or unavailable; retry later."}
+	printJobs(&list, []quire.Job{waiting, {ID: "j2", KeyID: "k", Operation: quire.OpSign, Status: quire.JobQueued}})
+	lines := strings.Split(list.String(), "\n")
+	if len(lines) < 3 || !strings.Contains(lines[1], "queued, waiting") || strings.Contains(lines[2], "waiting") {
+		t.Errorf("quire jobs list:\n%s", list.String())
+	}
+	if err := printJobJSON(&show, waiting); err != nil || !strings.Contains(show.String(), `"waiting": "The conversion engine is busy`) {
+		t.Errorf("quire jobs show: %v\n%s", err, show.String())
+	}
+}

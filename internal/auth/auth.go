@@ -34,6 +34,7 @@ type Store interface {
 	DeleteExpiredCodes(ctx context.Context, now time.Time) (int64, error)
 	CreateKey(ctx context.Context, key quire.APIKey) error
 	KeyByHash(ctx context.Context, hash string) (quire.APIKey, error)
+	KeyByID(ctx context.Context, id string) (quire.APIKey, error)
 	TouchKey(ctx context.Context, id string, now time.Time, every time.Duration) error
 	Keys(ctx context.Context) ([]quire.APIKey, error)
 	RevokeKey(ctx context.Context, id string, now time.Time) error
@@ -170,15 +171,9 @@ func (s *Service) Authenticate(ctx context.Context, key string) (quire.APIKey, e
 	if !wellFormed(key) {
 		return quire.APIKey{}, quire.Errorf(quire.CodeAuthentication, "The API key is malformed.")
 	}
-	rec, err := s.store.KeyByHash(ctx, hashKey(key))
-	if errors.Is(err, quire.ErrNotFound) {
-		return rec, quire.Errorf(quire.CodeAuthentication, "The API key is not valid.")
-	}
+	rec, err := active(s.store.KeyByHash(ctx, hashKey(key)))
 	if err != nil {
-		return rec, fmt.Errorf("look up key: %w", err)
-	}
-	if !rec.Active() {
-		return rec, quire.Errorf(quire.CodeAuthentication, "The API key has been revoked.")
+		return rec, err
 	}
 	// Record the use at most once a minute: a write per request would
 	// serialise every authenticated request behind the database's writer.
@@ -187,6 +182,27 @@ func (s *Service) Authenticate(ctx context.Context, key string) (quire.APIKey, e
 		if err := s.store.TouchKey(ctx, rec.ID, now, time.Minute); err != nil {
 			s.opt.Logger.Warn("last use of an API key not recorded", "key_id", rec.ID, "err", err)
 		}
+	}
+	return rec, nil
+}
+
+// Recheck returns the record of key id, which authenticated a request
+// earlier (a job's), with the error Authenticate would give the key now:
+// a key revoked or gone since does not run what it submitted.
+func (s *Service) Recheck(ctx context.Context, id string) (quire.APIKey, error) {
+	return active(s.store.KeyByID(ctx, id))
+}
+
+// active passes on a key record found only when the key is still valid.
+func active(rec quire.APIKey, err error) (quire.APIKey, error) {
+	if errors.Is(err, quire.ErrNotFound) {
+		return rec, quire.Errorf(quire.CodeAuthentication, "The API key is not valid.")
+	}
+	if err != nil {
+		return rec, fmt.Errorf("look up key: %w", err)
+	}
+	if !rec.Active() {
+		return rec, quire.Errorf(quire.CodeAuthentication, "The API key has been revoked.")
 	}
 	return rec, nil
 }

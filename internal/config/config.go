@@ -102,6 +102,7 @@ type Config struct {
 	JobMaxQueued    int
 	JobTimeout      time.Duration
 	JobRetention    time.Duration
+	JobMaxWait      time.Duration
 	WebhookSecret   string
 	WebhookRetryFor time.Duration
 
@@ -207,6 +208,7 @@ func (c *Config) Settings() []Setting {
 		{"job-max-queued", "QUIRE_JOB_MAX_QUEUED", "jobs of one API key waiting at once, across instances (more: 429 RATE_LIMIT_ERROR); a key's first waiting jobs also run before another key's flood; 0: no limit", (*intValue)(&c.JobMaxQueued), false},
 		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
 		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},
+		{"job-max-wait", "QUIRE_JOB_MAX_WAIT", "how long after its submission a job may still be sent back to wait by its key's limits or a full or disabled engine (429, 503); past it the job ends failed with that answer; 0: no limit", (*durationValue)(&c.JobMaxWait), false},
 		{"webhook-secret", "QUIRE_WEBHOOK_SECRET", "key of the webhooks' signatures, whsec_ and base64 (at least 24 bytes); unset: generated into the data directory's webhook-secret (set it when several instances share a database)", (*secretValue)(&c.WebhookSecret), true},
 		{"webhook-retry-for", "QUIRE_WEBHOOK_RETRY_FOR", "how long a webhook is retried, with exponential backoff and jitter, until its receiver answers 2xx", (*durationValue)(&c.WebhookRetryFor), false},
 		{"convert-workers", "QUIRE_CONVERT_WORKERS", "LibreOffice worker processes of the conversion engine (about 200 MB each); 0: one per CPU core; negative: conversion disabled", (*intValue)(&c.ConvertWorkers), false},
@@ -292,6 +294,7 @@ func Default() Config {
 		JobMaxQueued:    1000,
 		JobTimeout:      10 * time.Minute,
 		JobRetention:    24 * time.Hour,
+		JobMaxWait:      24 * time.Hour,
 		WebhookRetryFor: 24 * time.Hour,
 
 		ConvertJobTimeout:    60 * time.Second,

@@ -24,6 +24,7 @@ type Keys interface {
 	Register(ctx context.Context, email, clientIP string) error
 	Verify(ctx context.Context, email, code, clientIP string) (key string, err error)
 	Authenticate(ctx context.Context, key string) (quire.APIKey, error)
+	Recheck(ctx context.Context, id string) (quire.APIKey, error)
 }
 
 // Telemetry takes document-open events and reports usage (internal/telemetry).

@@ -113,11 +113,11 @@ func (s *Server) jobResult(w http.ResponseWriter, r *http.Request) {
 var notKept = []string{"Date", "Content-Length", "RateLimit", "RateLimit-Policy", "Retry-After"}
 
 // RunJob answers job j's request as the synchronous route does: through
-// the same routing, limits and metering, as the job's key, in its tenant.
-// An answer that says "not now" (429, 503) is not the job's result: the
-// job waits and runs again.
+// the same routing, limits and metering, as the job's key (if it is still
+// valid), in its tenant. An answer that says "not now" (429, 503) is not
+// the job's result: the job waits and runs again.
 func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
-	ctx = quire.WithTenant(context.WithValue(ctx, keyCtx{}, quire.APIKey{ID: j.KeyID}), j.KeyID)
+	ctx = context.WithValue(ctx, jobKeyCtx{}, j.KeyID)
 	r, err := http.NewRequestWithContext(ctx, req.Method, req.Target, bytes.NewReader(req.Body))
 	if err != nil {
 		return quire.JobResult{}, err
@@ -126,17 +126,18 @@ func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) 
 	r.RemoteAddr = "job:" + j.ID
 	rec := &answerRecorder{header: http.Header{}}
 	s.jobHandler.ServeHTTP(rec, r)
-	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
-		after, _ := strconv.Atoi(rec.header.Get("Retry-After"))
-		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second)}
-	}
 	if rec.status == 0 {
 		return quire.JobResult{}, errors.New("the handler wrote no answer")
 	}
+	after, _ := strconv.Atoi(rec.header.Get("Retry-After"))
 	for _, h := range notKept {
 		rec.header.Del(h)
 	}
-	return quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil
+	res := quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
+		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second), Answer: res}
+	}
+	return res, nil
 }
 
 // answerRecorder keeps the answer of a job's run.

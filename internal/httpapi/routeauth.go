@@ -79,5 +79,10 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.WithContext(quire.WithTenant(context.WithValue(r.Context(), keyCtx{}, key), key.ID)), nil
+	return withKey(r, key), nil
+}
+
+// withKey returns r carrying key (APIKey) and its tenant.
+func withKey(r *http.Request, key quire.APIKey) *http.Request {
+	return r.WithContext(quire.WithTenant(context.WithValue(r.Context(), keyCtx{}, key), key.ID))
 }

@@ -92,8 +92,8 @@ type Server struct {
 	metrics *metrics
 	budget  *memory.Budget // nil: unbounded
 	handler http.Handler
-	// jobHandler runs jobs' requests: routing without authentication (the
-	// job's key is in its context) and without the write deadline.
+	// jobHandler runs jobs' requests: routing as the job's key, checked
+	// again (runAsJobKey), without the write deadline.
 	jobHandler http.Handler
 	started    time.Time // for the uptime in /v1/health
 }
@@ -112,7 +112,7 @@ func New(d Deps, o Options) *Server {
 	}
 	s.keys = keyAreasOf(s.routes)
 	s.handler = s.wrap(http.HandlerFunc(s.dispatch))
-	s.jobHandler = s.withRequestID(s.observe(s.recoverPanics(http.HandlerFunc(s.route))))
+	s.jobHandler = s.withRequestID(s.observe(s.recoverPanics(http.HandlerFunc(s.runAsJobKey))))
 	return s
 }
 
@@ -158,6 +158,19 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	s.route(w, r)
 }
 
+// runAsJobKey routes a job's request as the key that submitted it, if
+// that key is still valid: one revoked (or gone) since gets the answer a
+// request with it would, and nothing runs or is counted.
+func (s *Server) runAsJobKey(w http.ResponseWriter, r *http.Request) {
+	id, _ := r.Context().Value(jobKeyCtx{}).(string)
+	key, err := s.deps.Auth.Recheck(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.route(w, withKey(r, key))
+}
+
 // route serves r by the route its method and path name.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
@@ -201,6 +214,9 @@ func bearer(r *http.Request) string {
 }
 
 type keyCtx struct{}
+
+// jobKeyCtx holds the id of the key a job's request runs as (RunJob).
+type jobKeyCtx struct{}
 
 // APIKey returns the key that authenticated the request, if any.
 func APIKey(ctx context.Context) (quire.APIKey, bool) {

@@ -33,8 +33,13 @@ import (
 type Runner func(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error)
 
 // Later is a Runner's error for work that cannot run now (a limit of the
-// key, an engine's full queue): the job runs again after After.
-type Later struct{ After time.Duration }
+// key, an engine's full queue): the job is queued again, waiting for the
+// reason Answer gives, and runs again after After; past Options.MaxWait,
+// Answer is its result.
+type Later struct {
+	After  time.Duration
+	Answer quire.JobResult // the answer that said "not now"
+}
 
 func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.After) }
 
@@ -48,6 +53,7 @@ type Options struct {
 	Fetch           fetch.Options // the network rules of webhook addresses
 	PollInterval    time.Duration // how often an idle instance looks for work; 0: 200 ms
 	MaxQueued       int           // jobs of one key waiting at once (more: 429); 0: no limit
+	MaxWait         time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
 	Logger          *slog.Logger
 	Registerer      prometheus.Registerer // nil: no metrics
 	Now             func() time.Time
@@ -182,7 +188,7 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 		var admitted []int
 		for i, n := range batch {
 			w := waiting[n.Job.KeyID] // the batch's own admitted submissions count too
-			if refused[i] = s.admit(w); refused[i] != nil {
+			if refused[i] = s.checkQueued(w, 1); refused[i] != nil {
 				continue
 			}
 			waiting[n.Job.KeyID]++
@@ -206,16 +212,17 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 	return refused, err
 }
 
-// admit is the per-key cap: it refuses a submission of a key that has
-// QUIRE_JOB_MAX_QUEUED jobs waiting already, waiting counting those of
-// its own batch admitted before it.
-func (s *Service) admit(waiting int) error {
-	if s.opt.MaxQueued > 0 && waiting >= s.opt.MaxQueued {
-		e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED); submit again when some have run.", waiting)
-		e.RetryAfter = queuedRetryAfter
-		return e
+// checkQueued is the per-key cap: it refuses (429) adding more jobs to a
+// key that has waiting jobs waiting, beyond QUIRE_JOB_MAX_QUEUED. waiting
+// must be counted under the key's turn to submit (store: waitingJobs),
+// with its batch's submissions admitted before, for the cap to be exact.
+func (s *Service) checkQueued(waiting, more int) error {
+	if s.opt.MaxQueued <= 0 || waiting+more <= s.opt.MaxQueued {
+		return nil
 	}
-	return nil
+	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have run.", waiting, s.opt.MaxQueued)
+	e.RetryAfter = queuedRetryAfter
+	return e
 }
 
 // queuedRetryAfter is the wait suggested to a key over QUIRE_JOB_MAX_QUEUED.
@@ -270,15 +277,21 @@ func (s *Service) List(ctx context.Context, keyID string, limit int) ([]quire.Jo
 	return s.db.Jobs(ctx, keyID, limit)
 }
 
-// Cancel ends job id as failed, unless it has ended already, and takes it
-// out of the queue; a run in progress finishes, but its answer is dropped.
+// Cancel ends job id as failed, unless it has ended already, takes it
+// out of the queue and delivers its webhook (job.failed) as for any end;
+// a run in progress finishes, but its answer is dropped.
 func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
+	j, err := s.Get(ctx, "", id)
+	if err != nil {
+		return quire.Job{}, err
+	}
 	now := s.opt.Now()
-	riverID, cancelled, err := s.db.CancelJob(ctx, id, "cancelled", now, now.Add(s.opt.Retention))
+	riverID, cancelled, err := s.db.CancelJob(ctx, id, "cancelled", now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
 	if err != nil {
 		return quire.Job{}, err
 	}
 	if cancelled {
+		s.ended(j, quire.JobFailed, now)
 		if _, err := s.river.JobCancel(ctx, riverID); err != nil && !errors.Is(err, river.ErrNotFound) {
 			return quire.Job{}, fmt.Errorf("jobs: cancel %s in the queue: %w", id, err)
 		}

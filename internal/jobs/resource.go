@@ -15,6 +15,7 @@ type Resource struct {
 	StartedAt  *time.Time `json:"startedAt"`
 	FinishedAt *time.Time `json:"finishedAt"`
 	Error      *string    `json:"error"`
+	Waiting    string     `json:"waiting,omitempty"` // why a queued job waits: the limit it ran into
 	Webhook    *Webhook   `json:"webhook,omitempty"`
 }
 
@@ -29,7 +30,7 @@ type Webhook struct {
 // View is the resource of j.
 func View(j quire.Job) Resource {
 	r := Resource{ID: j.ID, Operation: j.Operation, Status: j.Status, CreatedAt: j.CreatedAt,
-		StartedAt: optional(j.StartedAt), FinishedAt: optional(j.FinishedAt)}
+		StartedAt: optional(j.StartedAt), FinishedAt: optional(j.FinishedAt), Waiting: j.Waiting}
 	if j.Error != "" {
 		r.Error = &j.Error
 	}

@@ -40,11 +40,20 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return err
 	}
 	res, err := s.runInSlot(ctx, j, req)
+	// What the run answered is stored even when its time ran out meanwhile
+	// (QUIRE_JOB_TIMEOUT): with ctx, the job would stay running, unended.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
 	var later *Later
 	switch {
 	case errors.Is(err, errEnded):
 		return nil
+	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
+		return s.finish(ctx, rj, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
 	case errors.As(err, &later):
+		if err := s.db.RequeueJob(ctx, j.ID, errorMessage(later.Answer)); err != nil {
+			return err
+		}
 		return river.JobSnooze(later.After)
 	case err != nil && rj.Attempt < rj.MaxAttempts:
 		return err
@@ -97,21 +106,38 @@ func (s *Service) finish(ctx context.Context, rj *river.Job[runArgs], j quire.Jo
 		if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, rj); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
 			return err
 		}
-		if j.Webhook.URL == "" {
-			return nil
-		}
-		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
-		return err
+		return s.queueWebhook(ctx, j)(tx)
 	})
 	if err != nil {
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}
 	if done {
-		s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
-		s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
-		s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
+		s.ended(j, status, now)
 	}
 	return nil
+}
+
+// ended logs and counts the end of job j, run or cancelled.
+func (s *Service) ended(j quire.Job, status string, now time.Time) {
+	s.opt.Logger.Info("job ended", "job_id", j.ID, "operation", j.Operation, "status", status, "wait_ms", now.Sub(j.CreatedAt).Milliseconds())
+	s.metrics.finished.WithLabelValues(j.Operation, status).Inc()
+	s.metrics.wait.Observe(now.Sub(j.CreatedAt).Seconds())
+}
+
+// bookkeepingTimeout bounds the writes that end a run (its answer, its
+// requeueing), which do not share the run's deadline.
+const bookkeepingTimeout = 30 * time.Second
+
+// queueWebhook returns the queueing of j's webhook, if it has one, in the
+// transaction that ends j.
+func (s *Service) queueWebhook(ctx context.Context, j quire.Job) func(*sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		if j.Webhook.URL == "" {
+			return nil
+		}
+		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
+		return err
+	}
 }
 
 // errorMessage is the message of an answer in the API's error body.

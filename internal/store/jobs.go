@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river/riverdriver"
@@ -73,7 +74,7 @@ func (db *DB) jobWrite() func() {
 }
 
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
-	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error`
+	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error, waiting`
 
 // scanJob reads a row of jobColumns, then the columns after them into more.
 func scanJob(s scanner, more ...any) (quire.Job, error) {
@@ -81,7 +82,7 @@ func scanJob(s scanner, more ...any) (quire.Job, error) {
 	var created int64
 	var started, finished, delivered sql.NullInt64
 	err := s.Scan(append([]any{&j.ID, &j.KeyID, &j.Operation, &j.Status, &created, &started, &finished, &j.Error, &j.Runs,
-		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError}, more...)...)
+		&j.Webhook.URL, &j.Webhook.Attempts, &delivered, &j.Webhook.LastError, &j.Waiting}, more...)...)
 	j.CreatedAt, j.StartedAt, j.FinishedAt = time.UnixMilli(created).UTC(), fromMS(started), fromMS(finished)
 	j.Webhook.DeliveredAt = fromMS(delivered)
 	return j, err
@@ -109,16 +110,18 @@ func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sq
 	}
 	defer db.jobWrite()()
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		waiting := map[string]int{}
+		keys := make([]string, 0, len(jobs))
 		for _, n := range jobs {
-			if _, ok := waiting[n.Job.KeyID]; ok {
-				continue
-			}
-			var c int
-			if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), n.Job.KeyID, quire.JobQueued).Scan(&c); err != nil {
+			keys = append(keys, n.Job.KeyID)
+		}
+		slices.Sort(keys) // every instance takes the keys' locks in one order: no deadlock
+		waiting := map[string]int{}
+		for _, k := range slices.Compact(keys) {
+			c, err := db.waitingJobs(ctx, tx, k)
+			if err != nil {
 				return err
 			}
-			waiting[n.Job.KeyID] = c
+			waiting[k] = c
 		}
 		riverIDs, err := enqueue(tx, waiting)
 		if err != nil {
@@ -135,6 +138,30 @@ func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sq
 		return db.insertRows(ctx, tx, `INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
 			request_header, request_body, webhook_url, river_id) VALUES `, "", 11, rows)
 	})
+}
+
+// jobSubmitLocks is the first key of PostgreSQL's advisory locks that
+// serialise one key's submissions (waitingJobs); the second is the key's
+// hash. Two-key advisory locks do not meet the one-key lock of migrations.
+const jobSubmitLocks = 28
+
+// waitingJobs counts the jobs of key keyID waiting to run, after taking
+// the key's turn to submit until tx ends: no other transaction, on any
+// instance, adds a job of the key in between, so that a cap checked on
+// the count is exact. PostgreSQL: an advisory lock on the key's hash (not
+// its api_keys row, which authentication updates); SQLite: tx began
+// IMMEDIATE and holds the single writer's lock already.
+func (db *DB) waitingJobs(ctx context.Context, tx *sql.Tx, keyID string) (int, error) {
+	if db.dialect.name == "postgres" {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, jobSubmitLocks, keyID); err != nil {
+			return 0, err
+		}
+	}
+	// A statement of its own, after the lock: under READ COMMITTED it sees
+	// what the lock's previous holder committed.
+	var waiting int
+	err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), keyID, quire.JobQueued).Scan(&waiting)
+	return waiting, err
 }
 
 // Job returns job id; quire.ErrNotFound when there is none.
@@ -163,13 +190,23 @@ func (db *DB) JobToRun(ctx context.Context, id string) (quire.Job, quire.JobRequ
 // start. It reports false when the job has ended meanwhile (cancelled).
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
 	defer db.jobWrite()()
-	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1
+	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
 		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
 	if err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// RequeueJob takes back the start of running job id, whose request was
+// answered "not now" (a limit, a full engine): it is queued again, not
+// started and not counted as a run, waiting for reason.
+func (db *DB) RequeueJob(ctx context.Context, id, reason string) error {
+	defer db.jobWrite()()
+	_, err := db.exec(ctx, `UPDATE jobs SET status = 'queued', started_at = NULL, runs = runs - 1, waiting = ?
+		WHERE id = ? AND status = 'running'`, reason, id)
+	return err
 }
 
 // FinishJob stores the answer of running job id, ending it as status,
@@ -215,8 +252,9 @@ func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error)
 }
 
 // CancelJob ends job id as failed with reason, unless it has ended
-// already (false), and returns its River job for the queue to cancel.
-func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time) (riverID int64, cancelled bool, err error) {
+// already (false), runs then (the webhook's enqueueing) in the same
+// transaction, and returns its River job for the queue to cancel.
+func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time, then func(*sql.Tx) error) (riverID int64, cancelled bool, err error) {
 	defer db.jobWrite()()
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = 'failed', error = ?, finished_at = ?, expires_at = ?
@@ -229,7 +267,10 @@ func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires tim
 			return err
 		}
 		cancelled = true
-		return tx.QueryRowContext(ctx, db.q(`SELECT river_id FROM jobs WHERE id = ?`), id).Scan(&riverID)
+		if err := tx.QueryRowContext(ctx, db.q(`SELECT river_id FROM jobs WHERE id = ?`), id).Scan(&riverID); err != nil {
+			return err
+		}
+		return then(tx)
 	})
 	return riverID, cancelled, err
 }

@@ -83,6 +83,11 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (quire.APIKey, error) 
 	return scanKey(db.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 }
 
+// KeyByID returns key id, revoked or not.
+func (db *DB) KeyByID(ctx context.Context, id string) (quire.APIKey, error) {
+	return scanKey(db.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
+}
+
 // Keys lists every key, oldest first.
 func (db *DB) Keys(ctx context.Context) ([]quire.APIKey, error) {
 	var out []quire.APIKey
