@@ -97,7 +97,8 @@ func convertLatency() result {
 	var n strings.Builder
 	fmt.Fprintf(&n, "LibreOffice %s, QUIRE_CONVERT_WORKERS=%d. One client; %d passes over the %d DOCX files of `%s` after one "+
 		"unmeasured warm-up pass; medians over every conversion. The server's CPU time (user and system, from /proc, its worker "+
-		"processes not counted) is the service's own work, which the load of a shared machine lengthens less than its wall time. The goal (issue #31): overhead at most %.0f%% of engine time at the median.",
+		"processes not counted) is the service's own work, with the server's background work over the run (about 2%% of a core when idle), "+
+		"so a run that a loaded machine makes longer adds some to it. The goal (issue #31): overhead at most %.0f%% of engine time at the median.",
 		engines["libreoffice"], convertWorkers, latencyPasses, len(docs), convertCorpus, goalOverheadPct)
 	if len(targets) > 1 {
 		n.WriteString(" The binaries ran side by side, each document sent to one then the other, so both saw the same load.")
