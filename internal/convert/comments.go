@@ -30,6 +30,15 @@ var (
 	commentMarkup = regexp.MustCompile(`<(\w+:)?comment(?:RangeStart|RangeEnd|Reference)\b[^>]*?(?:/>|>\s*</(\w+:)?comment(?:RangeStart|RangeEnd|Reference)>)`)
 )
 
+// hasComments reports whether the relationships rels hold one to a
+// comments part. Most documents have none: a search for the type's
+// literal tail, which every match holds, answers for them at a fraction
+// of the regular expression's cost (it was a tenth of the service's work
+// on the corpus before a job is queued, BenchmarkPrepareCorpus).
+func hasComments(rels []byte) bool {
+	return bytes.Contains(rels, []byte(`/relationships/comments"`)) && commentsRelationship.Match(rels)
+}
+
 // documentRels are the main document part's relationships.
 const documentRels = "word/_rels/document.xml.rels"
 
@@ -43,7 +52,7 @@ func isStoryPart(name string) bool {
 // this rewrite (LibreOffice then judges the document as it is).
 func (p *officePackage) withoutComments(e *ooxml.Edits) {
 	rels := p.part(e, documentRels)
-	if !commentsRelationship.Match(rels) {
+	if !hasComments(rels) {
 		return
 	}
 	fixed := map[string][]byte{documentRels: commentsRelationship.ReplaceAll(rels, nil)}

@@ -88,7 +88,7 @@ func FuzzWithoutComments(f *testing.F) {
 func withoutComments(in []byte) []byte { return withoutOutsideLinks(in, FromDOCX) }
 
 func withoutOutsideLinks(in []byte, from string) []byte {
-	p, err := openPackage(in, from)
+	p, err := openPackage(in, from, nil)
 	if err != nil {
 		return in
 	}

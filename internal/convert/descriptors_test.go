@@ -99,7 +99,7 @@ func TestWithoutStoredDescriptors(t *testing.T) {
 // cleaned is the DOCX in as the pool hands it to an engine.
 func cleaned(t *testing.T, in []byte) []byte {
 	t.Helper()
-	p, err := openPackage(in, FromDOCX)
+	p, err := openPackage(in, FromDOCX, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

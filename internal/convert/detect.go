@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -79,24 +80,46 @@ var textExtensions = map[string]string{
 // can tell) or ErrEncrypted (a password-protected OOXML file, whose kind
 // its encryption hides, under a name that does not tell it).
 func Detect(name string, in []byte) (string, error) {
-	if f := detectContent(in); f != "" {
-		return f, nil
+	from, _, err := detect(name, in)
+	return from, err
+}
+
+// detect is Detect, with the ZIP package it opened to tell an office
+// package's format (nil for other documents), for the checks that
+// follow to use rather than open it again.
+func detect(name string, in []byte) (string, *ooxml.Package, error) {
+	if f, z := detectContent(in); f != "" {
+		return f, z, nil
 	}
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
 	switch named := strings.TrimPrefix(ext, "."); {
 	case len(in) > 0 && !isBinary(in) && textExtensions[ext] != "":
-		return textExtensions[ext], nil
+		return textExtensions[ext], nil, nil
 	case len(in) > 0 && !isBinary(in) && bytes.HasPrefix(trimText(in), []byte("<")):
-		return FromHTML, nil
+		return FromHTML, nil, nil
 	case slices.Contains(Formats, named) && textExtensions[ext] == "":
 		// A damaged or encrypted document of the format its name says:
 		// sniff tells which.
-		return named, nil
+		return named, nil, nil
 	case isEncryptedOOXML(in):
-		return "", ErrEncrypted
+		return "", nil, ErrEncrypted
 	}
-	return "", undetected(fmt.Sprintf("cannot tell the format of %s (it looks like %s); name the format with from (%s)",
+	return "", nil, undetected(fmt.Sprintf("cannot tell the format of %s (it looks like %s); name the format with from (%s)",
 		quoteName(name), describe(in), strings.Join(Formats, ", ")))
+}
+
+// PageFormat returns the format that Detect would tell for in, named
+// name, when it is a web page's (html or md), and "" for any other
+// document: it tells the pages that Chromium may print without opening
+// the office packages, which the conversion opens.
+func PageFormat(name string, in []byte) string {
+	if bytes.HasPrefix(in, []byte("PK\x03\x04")) || isCFB(in) {
+		return ""
+	}
+	if from, _ := Detect(name, in); from == FromHTML || from == FromMarkdown {
+		return from
+	}
+	return ""
 }
 
 // undetected is Detect's error: ErrInvalidFormat, in words of its own
@@ -113,28 +136,28 @@ func quoteName(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-// detectContent returns the format that in's content tells, or "".
-func detectContent(in []byte) string {
+// detectContent returns the format that in's content tells, or "", and
+// the package it opened to tell it, if any.
+func detectContent(in []byte) (string, *ooxml.Package) {
 	switch {
 	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
-		z, err := ooxml.Open(in, ooxml.Limits{})
+		z, err := ooxml.Open(in, packageLimits)
 		if err != nil {
-			return ""
+			return "", nil
 		}
-		if f := ooxmlFormat(z); f != "" {
-			return f
+		if f := cmp.Or(ooxmlFormat(z), odfFormat(z)); f != "" {
+			return f, z
 		}
-		return odfFormat(z)
 	case isCFB(in):
 		f, err := parseCFB(in)
 		if err != nil {
-			return ""
+			return "", nil
 		}
-		return cfbFormat(f)
+		return cfbFormat(f), nil
 	case bytes.HasPrefix(trimText(in), []byte(`{\rtf`)):
-		return FromRTF
+		return FromRTF, nil
 	}
-	return ""
+	return "", nil
 }
 
 // ooxmlFormat returns the OOXML format of the package z: the one whose

@@ -56,7 +56,7 @@ func (p *officePackage) check(o *Options) error {
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}
-	p.comments = p.from == FromDOCX && commentsRelationship.Match(p.zip.Head(documentRels, maxCommentPartBytes))
+	p.comments = p.from == FromDOCX && hasComments(p.zip.Head(documentRels, maxCommentPartBytes))
 	return e.archive(p.zip, "", 0)
 }
 

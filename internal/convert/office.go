@@ -35,15 +35,22 @@ type officePackage struct {
 	comments bool
 }
 
-// openPackage opens in, declared of format from: not a ZIP archive is
-// ErrInvalidFormat, a damaged one ErrUnprocessable.
-func openPackage(in []byte, from string) (*officePackage, error) {
+// packageLimits are those an office package is opened with: parts read
+// whole are those cleaned (maxCommentPartBytes).
+var packageLimits = ooxml.Limits{MaxPartSize: maxCommentPartBytes}
+
+// openPackage opens in, declared of format from, unless z is in opened
+// already (by detect): not a ZIP archive is ErrInvalidFormat, a damaged
+// one ErrUnprocessable.
+func openPackage(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
 	if !bytes.HasPrefix(in, []byte("PK\x03\x04")) {
 		return nil, invalid(from, in, "it is not a ZIP package")
 	}
-	z, err := ooxml.Open(in, ooxml.Limits{MaxPartSize: maxCommentPartBytes})
-	if err != nil {
-		return nil, fmt.Errorf("%w: its ZIP container is damaged: %s", ErrUnprocessable, strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
+	if z == nil {
+		var err error
+		if z, err = ooxml.Open(in, packageLimits); err != nil {
+			return nil, fmt.Errorf("%w: its ZIP container is damaged: %s", ErrUnprocessable, strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
+		}
 	}
 	return &officePackage{from: from, in: in, zip: z, kept: map[string][]byte{}}, nil
 }

@@ -94,13 +94,13 @@ func TestSpreadsheetAndSlideInflationLimits(t *testing.T) {
 	}{
 		{FromXLSX, convtest.XLSX(2)}, {FromPPTX, convtest.PPTX(1)}, {FromODS, convtest.ODS(2)}, {FromODP, convtest.ODP(1)},
 	} {
-		if _, _, err := p.prepare(bomb(c.pkg, 8<<20), c.from, JobOptions{}); !errors.Is(err, ErrMemoryLimit) {
+		if _, _, err := p.prepare(bomb(c.pkg, 8<<20), &Request{From: c.from, To: ToPDF}); !errors.Is(err, ErrMemoryLimit) {
 			t.Errorf("%s inflating to 8 MiB, limit 4 MiB: %v, want ErrMemoryLimit", c.from, err)
 		}
-		if _, _, err := p.prepare(bomb(c.pkg, 2<<20), c.from, JobOptions{}); !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "compressed") {
+		if _, _, err := p.prepare(bomb(c.pkg, 2<<20), &Request{From: c.from, To: ToPDF}); !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "compressed") {
 			t.Errorf("%s with a part compressed 1000 to 1: %v, want the ratio refused", c.from, err)
 		}
-		if _, _, err := p.prepare(c.pkg, c.from, JobOptions{}); err != nil {
+		if _, _, err := p.prepare(c.pkg, &Request{From: c.from, To: ToPDF}); err != nil {
 			t.Errorf("%s: %v", c.from, err)
 		}
 	}

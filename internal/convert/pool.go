@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,21 +165,28 @@ func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Resul
 	return p.ConvertWith(ctx, in, from, to, JobOptions{})
 }
 
-// ConvertWith is ConvertTo with options. Options that are not valid for
-// the conversion fail with JobOptions.Validate's VALIDATION_ERROR.
+// ConvertWith is ConvertTo with options. A format from that is not one
+// of Formats, or that does not convert to format to, fails with
+// ErrUnsupportedFormat; options that are not valid for the conversion
+// with Request.Validate's VALIDATION_ERROR.
 func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts JobOptions) (Result, error) {
+	if f := strings.ToLower(from); !CanConvert(f, to) {
+		return Result{}, unsupported(f, to)
+	}
+	return p.ConvertRequest(ctx, Request{From: from, To: to, Options: opts}, in)
+}
+
+// ConvertRequest converts in as r asks. r is validated once, here
+// (Request.Validate), once the document's format is known: without
+// r.From, its content and r.Name tell it (Detect) from the same opened
+// package that the checks of prepare then read.
+func (p *Pool) ConvertRequest(ctx context.Context, r Request, in []byte) (Result, error) {
 	t0 := time.Now()
-	if f := strings.ToLower(from); slices.Contains(Formats, f) && !CanConvert(f, to) {
-		return Result{}, fmt.Errorf("%w: %s documents do not convert to %s", ErrUnsupportedFormat, f, to)
-	}
-	if err := opts.Validate(from, to); err != nil {
-		return Result{}, err
-	}
-	in, from, err := p.prepare(in, from, opts)
+	in, from, err := p.prepare(in, &r)
 	if err != nil {
 		return Result{}, err
 	}
-	return p.queueJob(ctx, t0, in, from, to, opts)
+	return p.queueJob(ctx, t0, in, from, r.To, r.Options)
 }
 
 // ConvertEdited converts to PDF a DOCX template that its caller opened
@@ -227,7 +233,8 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 	}
 }
 
-// prepare checks the input against the limits and its declared format
+// prepare validates r (its format told first when r.From is empty),
+// checks the input against the limits and its declared format
 // (a ZIP package also against what it expands to and for a DTD,
 // expand.go; Markdown and HTML for their nesting, nesting.go),
 // renders Markdown to HTML, takes out what would load content from
@@ -235,13 +242,18 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 // comments out of a DOCX (comments.go). An encrypted document, given
 // with its password, goes to LibreOffice as it is: it cannot be read
 // here, so the profile's link blocking, the workers' namespaces and the
-// memory limit alone guard it.
-func (p *Pool) prepare(in []byte, from string, opts JobOptions) ([]byte, string, error) {
-	from = strings.ToLower(from)
+// memory limit alone guard it. It returns the input to convert and its
+// format.
+func (p *Pool) prepare(in []byte, r *Request) ([]byte, string, error) {
+	z, err := r.detect(in)
+	if err != nil {
+		return nil, "", err
+	}
+	from, opts := strings.ToLower(r.From), r.Options
 	if int64(len(in)) > p.opts.MaxInputBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
-	pkg, err := sniff(in, from)
+	pkg, err := sniff(in, from, z)
 	if err != nil {
 		if errors.Is(err, ErrEncrypted) && opts.Password != "" {
 			return in, from, nil

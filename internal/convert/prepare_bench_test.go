@@ -37,7 +37,7 @@ func BenchmarkPrepareCorpus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, d := range docs {
-			if _, _, err := p.prepare(d, FromDOCX, JobOptions{}); err != nil {
+			if _, _, err := p.prepare(d, &Request{From: FromDOCX, To: ToPDF}); err != nil {
 				b.Fatal(err)
 			}
 		}

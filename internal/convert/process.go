@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // process is the supervisor's handle on one running worker process.
@@ -70,6 +72,8 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		inW.Close()
 		return nil, fmt.Errorf("convert: worker %d: %w", id, err)
 	}
+	widen(inW)
+	widen(outR)
 	p := &process{id: id, stdin: inW, stdout: outR, stderr: newTail(o, id), exited: make(chan struct{})}
 	p.cmd, err = startIsolated(o, func(isolated bool) *exec.Cmd {
 		p.confine = isolated
@@ -91,6 +95,25 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// pipeSize is the capacity asked for the pipes to and from a worker: a
+// typical document and its PDF fit whole (the corpus's median document
+// is 18 KiB, its median PDF 14 KiB, and one PDF in seven is over 64 KiB).
+const pipeSize = 1 << 20
+
+// widen gives the pipe of f pipeSize bytes instead of Linux's 64 KiB, so
+// that a frame is written in one go rather than 64 KiB at a time, each
+// waiting for the other side to read (a worker runs at a low priority:
+// on a loaded machine each wait is one for the scheduler; results over
+// 64 KiB spent 0.7 ms in the transfer at the median against 0.36 ms for
+// the others). Best effort: past fs.pipe-max-size, or the user's pipe
+// allowance, the pipe keeps its size. It goes through SyscallConn, not
+// Fd, which would make f blocking and its deadlines void.
+func widen(f *os.File) {
+	if c, err := f.SyscallConn(); err == nil {
+		c.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
 }
 
 // workerEnv is the supervisor's environment for a worker, with

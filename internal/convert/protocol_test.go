@@ -3,9 +3,13 @@ package convert
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
+	"os"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -46,5 +50,37 @@ func TestAsyncPreemptOff(t *testing.T) {
 		if got := asyncPreemptOff(in); got != want {
 			t.Errorf("asyncPreemptOff(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestWidenedPipeKeepsDeadlines: the pipes to and from a worker hold a
+// whole typical frame, and their deadlines, which bound every job, still
+// work.
+func TestWidenedPipeKeepsDeadlines(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	widen(w)
+	c, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	c.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	if err != nil || size < pipeSize {
+		t.Errorf("pipe size %d, %v; want %d", size, err, pipeSize)
+	}
+	w.SetWriteDeadline(time.Now().Add(30 * time.Second))      // a pipe left narrow fails here instead of hanging
+	if _, err := w.Write(make([]byte, 512<<10)); err != nil { // more than Linux's default, with no reader
+		t.Fatalf("a 512 KiB frame: %v", err)
+	}
+	if err := r.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatalf("deadline: %v", err)
+	}
+	if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read past the deadline: %v, want os.ErrDeadlineExceeded", err)
 	}
 }

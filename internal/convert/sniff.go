@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // Input is checked before it reaches LibreOffice, for two reasons: a
@@ -19,7 +22,7 @@ import (
 // input without starting an engine. Its errors match ErrUnsupportedFormat,
 // ErrInvalidFormat, ErrUnprocessable or ErrEncrypted.
 func Check(in []byte, from string) error {
-	_, err := sniff(in, strings.ToLower(from))
+	_, err := sniff(in, strings.ToLower(from), nil)
 	return err
 }
 
@@ -27,13 +30,14 @@ func Check(in []byte, from string) error {
 // format from (office.go), nil without an error when it looks like a
 // document of format from of another kind, and otherwise an error
 // matching ErrUnsupportedFormat, ErrInvalidFormat or ErrUnprocessable
-// (ErrEncrypted for password-protected files).
-func sniff(in []byte, from string) (*officePackage, error) {
+// (ErrEncrypted for password-protected files). z is in's ZIP package
+// when detect opened it already, else nil.
+func sniff(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
 	switch from {
 	case FromDOCX, FromXLSX, FromPPTX:
-		return sniffOOXML(in, from)
+		return sniffOOXML(in, from, z)
 	case FromODT, FromODS, FromODP:
-		return sniffODF(in, from)
+		return sniffODF(in, from, z)
 	}
 	return nil, sniffFile(in, from)
 }
@@ -64,13 +68,22 @@ func sniffFile(in []byte, from string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%w %q (accepted: %s)", ErrUnsupportedFormat, from, strings.Join(Formats, ", "))
+	return unsupported(from, ToPDF)
+}
+
+// unsupported is the ErrUnsupportedFormat of a conversion from format
+// from to format to.
+func unsupported(from, to string) error {
+	if !slices.Contains(Formats, from) {
+		return fmt.Errorf("%w %q (accepted: %s)", ErrUnsupportedFormat, from, strings.Join(Formats, ", "))
+	}
+	return fmt.Errorf("%w: %s documents do not convert to %s", ErrUnsupportedFormat, from, to)
 }
 
 // sniffOOXML accepts a ZIP package whose main part is of format from
 // (ooxmlFormat). A compound file with an EncryptionInfo stream is a
 // password-protected OOXML file.
-func sniffOOXML(in []byte, from string) (*officePackage, error) {
+func sniffOOXML(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
 	if isCFB(in) {
 		f, err := parseCFB(in)
 		if err != nil {
@@ -81,7 +94,7 @@ func sniffOOXML(in []byte, from string) (*officePackage, error) {
 		}
 		return nil, invalid(from, in, "it is a compound (OLE2) file without encryption")
 	}
-	p, err := openPackage(in, from)
+	p, err := openPackage(in, from, z)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +158,8 @@ func cfbEncrypted(f *cfbFile, from string) bool {
 
 // sniffODF accepts an OpenDocument package of format from; a manifest
 // with encryption data means the package is password protected.
-func sniffODF(in []byte, from string) (*officePackage, error) {
-	p, err := openPackage(in, from)
+func sniffODF(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
+	p, err := openPackage(in, from, z)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +186,8 @@ func describe(in []byte) string {
 		return "an empty file"
 	case bytes.HasPrefix(in, []byte("%PDF-")):
 		return "a PDF file"
-	case formatNames[detectContent(in)] != "":
-		return formatNames[detectContent(in)]
+	case formatNames[contentFormat(in)] != "":
+		return formatNames[contentFormat(in)]
 	case bytes.HasPrefix(in, []byte("PK\x03\x04")):
 		return "a ZIP archive"
 	case isCFB(in):
@@ -189,6 +202,12 @@ func describe(in []byte) string {
 		return "plain text"
 	}
 	return "binary data"
+}
+
+// contentFormat is the format that in's content tells, or "".
+func contentFormat(in []byte) string {
+	f, _ := detectContent(in)
+	return f
 }
 
 // trimText drops a UTF-8 byte order mark and leading white space.

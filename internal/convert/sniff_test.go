@@ -69,7 +69,7 @@ func TestSniff(t *testing.T) {
 		{"csv", "csv", convtest.CSV(2), nil},
 		{"binary as csv", "csv", []byte("a,\x00b"), ErrInvalidFormat},
 	} {
-		_, err := sniff(c.in, c.from)
+		_, err := sniff(c.in, c.from, nil)
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
 			t.Errorf("%s: sniff = %v, want %v", c.name, err, c.want)
 		}
@@ -85,7 +85,7 @@ func TestEncryptedIsUnprocessable(t *testing.T) {
 }
 
 func TestInvalidNamesWhatTheInputIs(t *testing.T) {
-	_, err := sniff([]byte("%PDF-1.7"), "docx")
+	_, err := sniff([]byte("%PDF-1.7"), "docx", nil)
 	if want := "declared docx, but it is not a ZIP package (it looks like a PDF file)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
@@ -133,7 +133,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestMismatchNamesTheFormatFound(t *testing.T) {
-	_, err := sniff(convtest.PPTX(1), FromXLSX)
+	_, err := sniff(convtest.PPTX(1), FromXLSX, nil)
 	if want := "declared xlsx, but the ZIP package has no xl/workbook.xml (it looks like a PowerPoint presentation (pptx))"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,11 +36,7 @@ var contentTypes = map[string]string{
 // and content (convert.Detect). The Server-Timing header tells the
 // engine's own time from the queue's.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
-	req, err := convertRequestOf(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	req := convertRequestOf(r)
 	files, err := FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
 	if err != nil {
 		s.fail(w, r, err)
@@ -78,7 +73,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	}
 	u := meter(r.Context())
 	u.Documents, u.EngineSeconds = int64(len(files)), engine.Seconds()
-	if req.to == convert.ToPDF {
+	if req.To == convert.ToPDF {
 		for _, res := range results {
 			u.Pages += pdfPages(res.PDF)
 		}
@@ -95,35 +90,28 @@ func (s *Server) convertFiles(ctx context.Context, req convertRequest, files []U
 	if pool == nil {
 		return nil, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server.")
 	}
-	froms, err := req.formats(files)
-	if err != nil {
-		return nil, err
-	}
-	return req.convertAll(ctx, pool, files, froms)
+	return req.convertAll(ctx, pool, files)
 }
 
 // printable tells whether the request goes to Chromium: its first file
 // is HTML or Markdown, made into PDF, and the options choose Chromium
 // (convert.JobOptions.EngineFor). The other files are then the page's.
 // Without Chromium on this server (haveChromium false), the default
-// engine is LibreOffice, and asking for Chromium is a 503.
+// engine is LibreOffice, and asking for Chromium is a 503. Anything else
+// (a query that did not decode, another output, another format) goes to
+// LibreOffice, whose validation reports what Chromium cannot do.
 func (req convertRequest) printable(first Upload, haveChromium bool) (string, bool, error) {
-	from := req.from
-	if from == "" {
-		var err error
-		if from, err = convert.Detect(first.Name, first.Data); err != nil {
-			return "", false, nil // told when converted, naming the file
-		}
-	}
-	if req.opts.EngineFor(from, req.to) != convert.EngineChromium {
+	from := cmp.Or(req.From, convert.PageFormat(first.Name, first.Data))
+	if len(req.Malformed) > 0 || req.To != convert.ToPDF || (from != convert.FromHTML && from != convert.FromMarkdown) ||
+		req.Options.EngineFor(from, req.To) != convert.EngineChromium {
 		return from, false, nil
 	}
 	switch {
-	case !haveChromium && req.opts.Engine == "" && !req.opts.NeedsChromium():
+	case !haveChromium && req.Options.Engine == "" && !req.Options.NeedsChromium():
 		return from, false, nil
 	case !haveChromium:
 		return "", false, &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine is disabled on this server (QUIRE_CHROMIUM_WORKERS < 0).", RetryAfter: time.Minute}
-	case req.merge:
+	case req.Merge:
 		return "", false, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: paramMerge,
 			Issue: "merges the PDFs of several documents; an html or md page printed by Chromium takes the other files as its own (images, style sheets)"})
 	}
@@ -137,7 +125,7 @@ func (req convertRequest) print(ctx context.Context, pool Printer, from string, 
 	for _, f := range files[1:] {
 		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
 	}
-	res, err := pool.Convert(ctx, page, req.opts)
+	res, err := pool.Convert(ctx, page, req.Options)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr // the client left
@@ -150,63 +138,22 @@ func (req convertRequest) print(ctx context.Context, pool Printer, from string, 
 // defaultConvertMaxFiles is Options.ConvertMaxFiles's default.
 const defaultConvertMaxFiles = 10
 
-// convertRequest is the query of POST /v1/convert.
-type convertRequest struct {
-	from  string // "": told per file
-	to    string
-	merge bool
-	opts  convert.JobOptions
-}
+// convertRequest is the query of POST /v1/convert, decoded: the
+// conversion service validates it with each file's format
+// (convert.Request.Validate).
+type convertRequest struct{ convert.Request }
 
 // paramMerge is the query parameter that merges several files' PDFs.
 const paramMerge = "merge"
 
-// convertRequestOf reads and checks the query of r.
-func convertRequestOf(r *http.Request) (convertRequest, error) {
+// convertRequestOf decodes the query of r; what does not decode is in
+// its Malformed, for the service to report with the rest.
+func convertRequestOf(r *http.Request) convertRequest {
 	q := newQueryDecoder(r.URL.Query(), convertParams)
-	req := convertRequest{from: strings.ToLower(q.string("from")), to: strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF)),
-		merge: q.bool(paramMerge), opts: q.convertOptions()}
-	if req.from != "" && !slices.Contains(convert.Formats, req.from) {
-		q.bad("from", "must be one of "+strings.Join(convert.Formats, ", ")+", or absent: told from each file")
-	}
-	if req.merge && req.to != convert.ToPDF {
-		q.bad(paramMerge, "merges PDFs only (to=pdf)")
-	}
-	switch {
-	case contentTypes[req.to] == "":
-		q.bad("to", "must be pdf or docx")
-	case slices.Contains(convert.Formats, req.from) && !convert.CanConvert(req.from, req.to):
-		q.bad("to", toIssue(req.from))
-	default:
-		if err := q.validated(req.opts.Validate(req.from, req.to)); err != nil {
-			return req, err
-		}
-	}
-	return req, q.err("The conversion request is not valid.")
-}
-
-func toIssue(from string) string {
-	return "docx is made from " + strings.Join(convert.DOCXSources, " or ") + " only, not from " + from
-}
-
-// formats returns the source format of each file: the request's from,
-// or the one its name and content tell.
-func (req convertRequest) formats(files []Upload) ([]string, error) {
-	froms := make([]string, len(files))
-	for i, f := range files {
-		froms[i] = req.from
-		if req.from == "" {
-			from, err := convert.Detect(f.Name, f.Data)
-			if err != nil {
-				return nil, fileError(err, files, i)
-			}
-			froms[i] = from
-		}
-		if !convert.CanConvert(froms[i], req.to) && slices.Contains(convert.Formats, froms[i]) {
-			return nil, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: "to", Issue: toIssue(froms[i])})
-		}
-	}
-	return froms, nil
+	req := convert.Request{From: strings.ToLower(q.string("from")), To: strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF)),
+		Merge: q.bool(paramMerge), Options: q.convertOptions()}
+	req.Malformed = q.details
+	return convertRequest{req}
 }
 
 // answer returns the response body and its media type: the one output,
@@ -218,8 +165,8 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 	}
 	switch {
 	case len(outs) == 1: // one document, or one page printed with its files
-		return outs[0], contentTypes[req.to], nil
-	case req.merge:
+		return outs[0], contentTypes[req.To], nil
+	case req.Merge:
 		pdf, err := pdfmerge.Merge(outs)
 		return pdf, contentTypes[convert.ToPDF], err
 	}
@@ -227,14 +174,15 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 	for i, f := range files {
 		names[i] = f.Name
 	}
-	z, err := zipOf(entryNames(names, req.to), outs)
+	z, err := zipOf(entryNames(names, req.To), outs)
 	return z, "application/zip", err
 }
 
-// convertAll converts files (of formats froms) as req asks, as many at
-// once as the pool has workers. The first failure cancels the others
-// and is answered, naming its file.
-func (req convertRequest) convertAll(parent context.Context, pool Converter, files []Upload, froms []string) ([]convert.Result, error) {
+// convertAll converts files as req asks, each of the format req names or
+// else of the one its name and content tell, as many at once as the pool
+// has workers. The first failure cancels the others and is answered,
+// naming its file.
+func (req convertRequest) convertAll(parent context.Context, pool Converter, files []Upload) ([]convert.Result, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	results := make([]convert.Result, len(files))
@@ -252,7 +200,9 @@ func (req convertRequest) convertAll(parent context.Context, pool Converter, fil
 				return
 			}
 			if ctx.Err() == nil {
-				results[i], errs[i] = pool.ConvertWith(ctx, f.Data, froms[i], req.to, req.opts)
+				r := req.Request
+				r.Name = f.Name
+				results[i], errs[i] = pool.ConvertRequest(ctx, r, f.Data)
 			}
 			if errs[i] != nil {
 				cancel()
@@ -273,11 +223,13 @@ func (req convertRequest) convertAll(parent context.Context, pool Converter, fil
 
 // fileError is the contract's error for err about the file files[i]: a
 // detail names the file ("file", or "file[i]" with several files, by
-// place and name), and so does the message with several files.
+// place and name), and so does the message with several files. A
+// VALIDATION_ERROR is the request's, not the file's, and is returned as
+// it is.
 func fileError(err error, files []Upload, i int) error {
 	err = convert.ToAPIError(err, 0)
 	var qe *quire.Error
-	if !errors.As(err, &qe) || qe.Code == quire.CodeEngineBusy {
+	if !errors.As(err, &qe) || qe.Code == quire.CodeEngineBusy || qe.Code == quire.CodeValidation {
 		return err
 	}
 	field, issue, message := "file", qe.Message, qe.Message

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/url"
 	"slices"
 	"sort"
@@ -28,8 +27,8 @@ var signParams = []string{convert.ParamPDFA}
 
 // queryDecoder reads query parameters, collecting the details of
 // everything wrong with them: unknown names, repeated parameters and
-// values of the wrong type. The rules of the values are the options'
-// own (convert.JobOptions.Validate).
+// values of the wrong type. The rules of the values are the services'
+// own (convert.Request.Validate, for one).
 type queryDecoder struct {
 	q       url.Values
 	details []quire.Detail
@@ -98,17 +97,6 @@ func (d *queryDecoder) float(name string) float64 {
 		d.bad(name, "must be a number, such as 0.8")
 	}
 	return f
-}
-
-// validated adds the details of err, a validation error, to d's. Other
-// errors are returned as they are.
-func (d *queryDecoder) validated(err error) error {
-	var e *quire.Error
-	if errors.As(err, &e) && e.Code == quire.CodeValidation {
-		d.details = append(d.details, e.Details...)
-		return nil
-	}
-	return err
 }
 
 // err is the VALIDATION_ERROR of everything found wrong, or nil.

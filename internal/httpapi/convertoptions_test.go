@@ -36,6 +36,7 @@ func TestConvertOptions(t *testing.T) {
 		"from=docx&pageRange=1":                         {"pageRange": "did you mean pageRanges?"},
 		"from=docx&PDFA=PDF/A-1b&bogus=1":               {"PDFA": "did you mean pdfa?", "bogus": "not a known query parameter"},
 		"from=docx&landscape=true":                      {"landscape": "html and md only"},
+		"landscape=true":                                {"landscape": "html and md only"}, // the format told by the file, validated once with it
 		"from=docx&pageRanges=3-1":                      {"pageRanges": "ends before it starts"},
 		"from=docx&pageRanges=1&pageRanges=2":           {"pageRanges": "more than once"},
 		"from=docx&maxImageResolution=150":              {"maxImageResolution": "reduceImageResolution=true"},

@@ -63,7 +63,7 @@ type Engine interface {
 // Converter converts office documents with LibreOffice (*convert.Pool).
 type Converter interface {
 	Engine
-	ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error)
+	ConvertRequest(ctx context.Context, req convert.Request, in []byte) (convert.Result, error)
 }
 
 // Printer prints web pages to PDF with Chromium (*chromium.Pool).

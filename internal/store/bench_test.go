@@ -80,3 +80,25 @@ func newDocuments(batch, n int) []quire.OpenEvent {
 	}
 	return events
 }
+
+// BenchmarkAddAPIUsage measures the metering commit of one conversion's
+// answer (one key, one row), the commit every metered answer waits for.
+func BenchmarkAddAPIUsage(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			db := storetest.Open(b, storetest.URL(b, backend))
+			ctx := context.Background()
+			day := quire.Day(time.Now())
+			c := quire.Charge{KeyID: "k", Quota: 1 << 40, Rows: []quire.APIUsageRow{{KeyID: "k", Period: day, Operation: quire.OpConvert,
+				OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1, Pages: 3, InputBytes: 30000, EngineSeconds: 0.027}}}}
+			b.ResetTimer()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := db.AddAPIUsage(ctx, []quire.Charge{c}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/commit")
+		})
+	}
+}
