@@ -51,17 +51,9 @@ func TestCancelDeliversTheWebhook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = worker.Start(ctx, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
+			start(t, worker, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
 				t.Error("a cancelled job ran")
 				return quire.JobResult{Status: 200}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				worker.Stop(ctx)
 			})
 			select {
 			case ev := <-events:
@@ -90,17 +82,9 @@ func TestJobPastItsTimeoutEnds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.Start(ctx, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+			start(t, s, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
 				<-ctx.Done() // as an engine does, it answers once its time is up
 				return quire.JobResult{Status: 500, Body: []byte(`{"message":"out of time"}`)}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				s.Stop(ctx)
 			})
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
@@ -132,16 +116,8 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			off := quire.JobResult{Status: 503, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"message":"Conversion is disabled on this server."}`)}
-			err = s.Start(ctx, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
+			start(t, s, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
 				return quire.JobResult{}, &Later{After: time.Second, Answer: off}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				s.Stop(ctx)
 			})
 			sawWaiting := false
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

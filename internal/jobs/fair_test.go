@@ -35,20 +35,12 @@ func TestAKeysFirstJobRunsBeforeAnothersFlood(t *testing.T) {
 			var mu sync.Mutex
 			var order []string
 			ran := make(chan struct{}, 21)
-			err = s.Start(ctx, func(_ context.Context, j quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+			start(t, s, func(_ context.Context, j quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
 				mu.Lock()
 				order = append(order, j.KeyID)
 				mu.Unlock()
 				ran <- struct{}{}
 				return quire.JobResult{Status: 200, Body: []byte("{}")}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				s.Stop(ctx)
 			})
 			for range 21 {
 				select {
@@ -74,4 +66,17 @@ func TestPriorityFor(t *testing.T) {
 			t.Errorf("priorityFor(%d) = %d, want %d", waiting, got, want)
 		}
 	}
+}
+
+// start starts s's workers with run, and stops them when the test ends.
+func start(t *testing.T, s *Service, run func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error)) {
+	t.Helper()
+	if err := s.Start(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
 }
