@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,6 +133,60 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 			res, err := s.Result(ctx, "", j.ID)
 			if err != nil || res.Status != 503 || string(res.Body) != string(off.Body) {
 				t.Errorf("result %d %s (%v), want the 503", res.Status, res.Body, err)
+			}
+		})
+	}
+}
+
+// TestCancelStopsARunningJob: cancelling a job while it runs, from
+// another instance (as quire jobs cancel does), stops its run: River
+// cancels the run's context, so the engine stops. The job stays cancelled.
+func TestCancelStopsARunningJob(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			u := storetest.URL(t, backend)
+			opt := Options{Workers: 1, Timeout: 5 * time.Minute, Retention: time.Hour,
+				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond}
+			s, err := New(storetest.Open(t, u), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Workers = 0
+			cli, err := New(storetest.Open(t, u), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			j, err := s.Submit(ctx, "A", quire.OpConvert, "", quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("x")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			running, stopped := make(chan struct{}), make(chan error, 1)
+			start(t, s, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+				close(running)
+				<-ctx.Done() // as an engine does: it stops when its context ends
+				stopped <- ctx.Err()
+				return quire.JobResult{Status: 503, Body: []byte(`{"message":"stopped"}`)}, nil
+			})
+			select {
+			case <-running:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the job did not start within 60 s")
+			}
+			if _, err := cli.Cancel(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-stopped:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("the run's context ended with %v, want it cancelled", err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the run of a cancelled job still ran 60 s after the cancel")
+			}
+			time.Sleep(2 * time.Second) // the run's end (a 503: a snooze, then a run that finds the job ended) changes nothing
+			if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status != quire.JobFailed || j.Error != "cancelled" {
+				t.Fatalf("cancelled job: %+v %v", j, err)
 			}
 		})
 	}
