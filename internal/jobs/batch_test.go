@@ -22,11 +22,7 @@ import (
 func TestABatchCountsItsOwnSubmissions(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{MaxQueued: 3, Timeout: time.Minute, Retention: time.Hour,
-				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.MaxQueued = 3 })
 			t.Cleanup(s.Close)
 			ctx := context.Background()
 			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -18,11 +17,7 @@ func TestCapIsExactUnderConcurrentSubmissions(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			const limit, tries = 5, 40
-			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{MaxQueued: limit, Timeout: time.Minute,
-				Retention: time.Hour, WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.MaxQueued = limit })
 			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}
 			var wg sync.WaitGroup
 			errs := make(chan error, tries)

@@ -73,11 +73,7 @@ func TestCancelDeliversTheWebhook(t *testing.T) {
 func TestJobPastItsTimeoutEnds(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Second, Retention: time.Hour,
-				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.Workers, o.Timeout = 1, time.Second })
 			ctx := context.Background()
 			j, err := s.Submit(ctx, "A", quire.OpSign, "", quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")})
 			if err != nil {
@@ -106,11 +102,7 @@ func TestJobPastItsTimeoutEnds(t *testing.T) {
 func TestJobWaitsAtMostMaxWait(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Minute, Retention: time.Hour, MaxWait: 3 * time.Second,
-				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.Workers, o.MaxWait = 1, 3*time.Second })
 			ctx := context.Background()
 			j, err := s.Submit(ctx, "A", quire.OpConvert, "", quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("x")})
 			if err != nil {
@@ -145,17 +137,8 @@ func TestCancelStopsARunningJob(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			u := storetest.URL(t, backend)
-			opt := Options{Workers: 1, Timeout: 5 * time.Minute, Retention: time.Hour,
-				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond}
-			s, err := New(storetest.Open(t, u), opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opt.Workers = 0
-			cli, err := New(storetest.Open(t, u), opt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, u, func(o *Options) { o.Workers, o.Timeout = 1, 5*time.Minute })
+			cli := newService(t, u, nil) // runs nothing, as quire jobs cancel
 			ctx := context.Background()
 			j, err := s.Submit(ctx, "A", quire.OpConvert, "", quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("x")})
 			if err != nil {

@@ -17,11 +17,7 @@ import (
 func TestAKeysFirstJobRunsBeforeAnothersFlood(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			s, err := New(storetest.Open(t, storetest.URL(t, backend)), Options{Workers: 1, Timeout: time.Minute, Retention: time.Hour,
-				WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.Workers = 1 })
 			ctx := context.Background()
 			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}
 			for range 20 {
@@ -79,4 +75,20 @@ func start(t *testing.T, s *Service, run func(context.Context, quire.Job, quire.
 		defer cancel()
 		s.Stop(ctx)
 	})
+}
+
+// newService is a service on the database at url with the tests' options
+// (no workers, no cap, a 20 ms poll), as change sets them.
+func newService(t *testing.T, url string, change func(*Options)) *Service {
+	t.Helper()
+	opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute,
+		WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond}
+	if change != nil {
+		change(&opt)
+	}
+	s, err := New(storetest.Open(t, url), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
