@@ -3,10 +3,8 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -145,17 +143,9 @@ func TestJobWaitingOnALimitIsQueued(t *testing.T) {
 			e := newEnv(t, storetest.Open(t, storetest.URL(t, backend)), unlimited(), withPrivateFetch(), withJobs(1),
 				withKeyLimits(keylimit.Limits{Concurrent: 1}))
 			key := e.key("busy@example.com")
-			arrived, release := make(chan struct{}), make(chan struct{})
-			slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				close(arrived)
-				<-release
-				w.Write(pdftest.OnePage("slow"))
-			}))
-			defer slow.Close()
-			free := sync.OnceFunc(func() { close(release) })
-			defer free() // before slow.Close, which waits for the request held
+			slow, arrived, free := heldDocument(t)
 			first := make(chan response)
-			go func() { first <- e.signPDF(key, signBody(`{"url":"`+slow.URL+`/doc.pdf"}`)) }()
+			go func() { first <- e.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
 			<-arrived // the key's one request in progress
 			auth := map[string]string{"Authorization": "Bearer " + key}
 			id := jobOf(t, e.submitSign(key, nil)).ID

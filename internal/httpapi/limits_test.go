@@ -87,15 +87,9 @@ func TestKeyConcurrencyLimit(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch(),
 		withKeyLimits(keylimit.Limits{Concurrent: 1}))
 	key := e.key("ann@example.com")
-	arrived, release := make(chan struct{}), make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		<-release
-		w.Write(pdftest.OnePage("slow"))
-	}))
-	defer slow.Close()
+	slow, arrived, release := heldDocument(t)
 	first := make(chan response)
-	go func() { first <- e.signPDF(key, signBody(`{"url":"`+slow.URL+`/doc.pdf"}`)) }()
+	go func() { first <- e.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
 	<-arrived // the first request is in progress
 	r := e.signPDF(key, signBody(inline(pdftest.OnePage("second"))))
 	tooMany(t, r, 1)
@@ -105,9 +99,27 @@ func TestKeyConcurrencyLimit(t *testing.T) {
 	if got := r.header.Get("RateLimit"); got != `"concurrency";r=0` {
 		t.Errorf("RateLimit %q", got)
 	}
-	close(release)
+	release()
 	signedPDF(t, <-first)
 	signedPDF(t, e.signPDF(key, signBody(inline(pdftest.OnePage("third")))))
+}
+
+// heldDocument serves a one-page PDF at url, holding each request until
+// release (which may be called more than once, and is called when the
+// test ends, before the server closes); arrived is closed when the first
+// request comes.
+func heldDocument(t *testing.T) (url string, arrived <-chan struct{}, release func()) {
+	came, held := make(chan struct{}), make(chan struct{})
+	first := sync.OnceFunc(func() { close(came) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		first()
+		<-held
+		w.Write(pdftest.OnePage("slow"))
+	}))
+	release = sync.OnceFunc(func() { close(held) })
+	t.Cleanup(srv.Close)
+	t.Cleanup(release) // cleanups run last first: the request held ends before Close waits for it
+	return srv.URL, came, release
 }
 
 func TestKeyQuotaAndOverrides(t *testing.T) {
