@@ -56,13 +56,13 @@ func jobsBenchmark() result {
 		work[i] = docs[i%len(docs)]
 	}
 	var tb, goals strings.Builder
-	tb.WriteString("| database | phase | documents | time s | documents/s | failures |\n|---|---|---|---|---|---|\n")
+	tb.WriteString("| database | phase | documents | time s | documents/s | engine median ms | engine summed s | CPU ms per document: server, workers | failures |\n|---|---|---|---|---|---|---|---|---|\n")
 	goals.WriteString("| database | goal of the issue | this run | met |\n|---|---|---|---|\n")
 	submitted := map[string]time.Duration{}
 	for _, backend := range []string{"sqlite", "postgres"} {
 		env, cleanup, err := jobsDatabase(backend)
 		if err != nil {
-			fmt.Fprintf(&tb, "| %s | not run: %v | | | | |\n", backend, err)
+			fmt.Fprintf(&tb, "| %s | not run: %v | | | | | | | |\n", backend, err)
 			continue
 		}
 		submitted[backend] = jobsRun(backend, env, docs, work, &tb, &goals)
@@ -76,7 +76,9 @@ func jobsBenchmark() result {
 		"time from the first request to the last answer. Jobs: %d connections submit the round's requests with `Prefer: respond-async` "+
 		"as fast as they are answered (all 500 submitted in %.2f s on SQLite, %.2f s on PostgreSQL, summed over the rounds); time "+
 		"from the first submission until `quire_jobs_finished_total` (polled every %s) counts all of them; each result is then read "+
-		"once to check it is a 200 (not timed). Then one client submits %d jobs one after the other, for the submission's own latency.\n\n",
+		"once to check it is a 200 (not timed). Then one client submits %d jobs one after the other, for the submission's own latency. "+
+		"Engine: the Server-Timing `engine` of each answer (of each job's result); CPU: of the quire process and of its conversion "+
+		"workers over each phase, per document (on PostgreSQL without the database server's own).\n\n",
 		convertWorkers, jobsPostgres, len(work), len(docs), convertCorpus, jobsRounds, len(work)/jobsRounds, convertWorkers, jobsSubmitters,
 		submitted["sqlite"].Seconds(), submitted["postgres"].Seconds(), jobsPollPeriod, jobsAlone)
 	n.WriteString(goals.String())
@@ -109,7 +111,7 @@ func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *str
 		"QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0"}, env...)...)
 	defer q.stop()
 	if _, err := waitWorkers(q.url, convertWorkers, workersTimeout); err != nil {
-		fmt.Fprintf(tb, "| %s | not run: %v | | | | |\n", backend, err)
+		fmt.Fprintf(tb, "| %s | not run: %v | | | | | | | |\n", backend, err)
 		return 0
 	}
 	key := createKey(q.data, env...)
@@ -123,13 +125,17 @@ func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *str
 	// background load falls on both alike.
 	var syncTime, jobsTime, submitTime time.Duration
 	var syncFailed, jobsFailed int
-	var submits []float64
+	var submits, syncEngine, jobsEngine []float64
+	var syncCPU, jobsCPU cpuUse
 	for r := range jobsRounds {
 		round := work[r*len(work)/jobsRounds : (r+1)*len(work)/jobsRounds]
-		t, failed := convertSync(client, target, key, round)
-		syncTime, syncFailed = syncTime+t, syncFailed+failed
-		t, sub, lat, failed := convertJobs(client, q.url, target, key, round)
-		jobsTime, submitTime, jobsFailed = jobsTime+t, submitTime+sub, jobsFailed+failed
+		cpu0 := q.cpu()
+		t, failed, eng := convertSync(client, target, key, round)
+		cpu1 := q.cpu()
+		syncTime, syncFailed, syncEngine, syncCPU = syncTime+t, syncFailed+failed, append(syncEngine, eng...), syncCPU.add(cpu1.sub(cpu0))
+		t, sub, lat, failed, eng := convertJobs(client, q.url, target, key, round)
+		jobsTime, submitTime, jobsFailed, jobsEngine = jobsTime+t, submitTime+sub, jobsFailed+failed, append(jobsEngine, eng...)
+		jobsCPU = jobsCPU.add(q.cpu().sub(cpu1))
 		submits = append(submits, lat...)
 	}
 	// One client alone: the submission's own latency, without the wait
@@ -145,8 +151,10 @@ func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *str
 	ratio := jobsRate / syncRate
 	p50 := percentile(submits, 50)
 
-	fmt.Fprintf(tb, "| %s | synchronous, %d clients | %d | %.1f | %.2f | %d |\n", backend, convertWorkers, len(work), syncTime.Seconds(), syncRate, syncFailed)
-	fmt.Fprintf(tb, "| %s | jobs, submitted by %d connections at once | %d | %.1f | %.2f | %d |\n", backend, jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate, jobsFailed)
+	fmt.Fprintf(tb, "| %s | synchronous, %d clients | %d | %.1f | %.2f | %.1f | %.1f | %s | %d |\n", backend, convertWorkers, len(work), syncTime.Seconds(), syncRate,
+		percentile(syncEngine, 50), sum(syncEngine)/1000, syncCPU.perDoc(len(work)), syncFailed)
+	fmt.Fprintf(tb, "| %s | jobs, submitted by %d connections at once | %d | %.1f | %.2f | %.1f | %.1f | %s | %d |\n", backend, jobsSubmitters, len(work), jobsTime.Seconds(), jobsRate,
+		percentile(jobsEngine, 50), sum(jobsEngine)/1000, jobsCPU.perDoc(len(work)), jobsFailed)
 	fmt.Fprintf(goals, "| %s | jobs at least %.2fx the synchronous throughput | %.2f / %.2f documents/s = %.2fx | %s |\n",
 		backend, goalJobsRatio, jobsRate, syncRate, ratio, yesNo(ratio >= goalJobsRatio))
 	fmt.Fprintf(goals, "| %s | p50 submit latency under %.0f ms | p50 %.1f ms, p95 %.1f ms, p99 %.1f ms (%d submissions) | %s |\n",
@@ -158,29 +166,36 @@ func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *str
 
 // convertSync converts work with as many clients as workers and returns
 // the time from the first request to the last answer, and the failures.
-func convertSync(client *http.Client, target, key string, work []docxFile) (time.Duration, int) {
+func convertSync(client *http.Client, target, key string, work []docxFile) (time.Duration, int, []float64) {
 	start := time.Now()
 	var next, failed atomic.Int64
+	var mu sync.Mutex
+	var engine []float64
 	var wg sync.WaitGroup
 	for range convertWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(work)); i = next.Add(1) - 1 {
-				if _, _, err := convertOnce(client, target, key, work[i]); err != nil {
+				t, _, err := convertOnce(client, target, key, work[i])
+				if err != nil {
 					failed.Add(1)
+					continue
 				}
+				mu.Lock()
+				engine = append(engine, t.engine)
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return time.Since(start), int(failed.Load())
+	return time.Since(start), int(failed.Load()), engine
 }
 
 // convertJobs submits work at once as jobs and returns the time from the
 // first submission until all have ended, the time the submissions took,
 // their latencies, and the failures (refused, or a result other than 200).
-func convertJobs(client *http.Client, base, target, key string, work []docxFile) (time.Duration, time.Duration, []float64, int) {
+func convertJobs(client *http.Client, base, target, key string, work []docxFile) (time.Duration, time.Duration, []float64, int, []float64) {
 	before := jobsFinished(base)
 	lat, ids, failed, start := submitAll(client, target, key, work)
 	submitted := time.Since(start)
@@ -188,12 +203,16 @@ func convertJobs(client *http.Client, base, target, key string, work []docxFile)
 		time.Sleep(jobsPollPeriod)
 	}
 	took := time.Since(start)
+	var engine []float64
 	for _, id := range ids {
-		if st := resultStatus(client, base, key, id); st != http.StatusOK {
+		st, timing := resultStatus(client, base, key, id)
+		if st != http.StatusOK {
 			failed++
+			continue
 		}
+		engine = append(engine, serverTiming(timing)["engine"])
 	}
-	return took, submitted, lat, failed
+	return took, submitted, lat, failed, engine
 }
 
 // submitAll submits every document of work as a job over jobsSubmitters
@@ -241,9 +260,14 @@ func submitAll(client *http.Client, target, key string, work []docxFile) ([]floa
 
 var finishedLine = regexp.MustCompile(`(?m)^quire_jobs_finished_total\{[^}]*\} (\S+)$`)
 
-// jobsFinished sums quire_jobs_finished_total over its labels.
+// jobsFinished sums quire_jobs_finished_total over its labels. It asks
+// for the metrics uncompressed: compressing them on each poll took the
+// server about 0.6 ms of CPU per job of the phase (a profile), which the
+// engines, on the same cores, would lose.
 func jobsFinished(base string) int {
-	res, err := http.Get(base + "/metrics")
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Accept-Encoding", "identity")
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0
 	}
@@ -257,15 +281,32 @@ func jobsFinished(base string) int {
 	return int(n)
 }
 
-// resultStatus is the status of job id's result.
-func resultStatus(client *http.Client, base, key, id string) int {
+// resultStatus is the status of job id's result, and its Server-Timing.
+func resultStatus(client *http.Client, base, key, id string) (int, string) {
 	req, _ := http.NewRequest("GET", base+"/v1/jobs/"+id+"/result", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	res, err := client.Do(req)
 	if err != nil {
-		return 0
+		return 0, ""
 	}
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
-	return res.StatusCode
+	return res.StatusCode, res.Header.Get("Server-Timing")
+}
+
+// cpuUse is the CPU time of a quire server and of its conversion workers.
+type cpuUse struct{ server, workers time.Duration }
+
+func (q *process) cpu() cpuUse {
+	pid := q.cmd.Process.Pid
+	return cpuUse{cpuTime(pid), workersCPU(pid)}
+}
+
+func (a cpuUse) add(b cpuUse) cpuUse { return cpuUse{a.server + b.server, a.workers + b.workers} }
+func (a cpuUse) sub(b cpuUse) cpuUse { return cpuUse{a.server - b.server, a.workers - b.workers} }
+
+// perDoc is the use per document of n, in ms: "server, workers".
+func (a cpuUse) perDoc(n int) string {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
+	return fmt.Sprintf("%.1f, %.1f", ms(a.server), ms(a.workers))
 }

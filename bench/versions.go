@@ -317,17 +317,35 @@ func roundList(v []float64) string {
 // workerPID is the process of the server's one conversion worker (the
 // quire program in its convert-worker mode), 0 if there is none.
 func workerPID(server int) int {
+	if pids := workerPIDs(server); len(pids) > 0 {
+		return pids[0]
+	}
+	return 0
+}
+
+// workerPIDs are the processes of the server's conversion workers.
+func workerPIDs(server int) []int {
+	var pids []int
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", server))
 	for _, t := range tasks {
 		b, _ := os.ReadFile(t)
 		for _, f := range strings.Fields(string(b)) {
 			pid, _ := strconv.Atoi(f)
 			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("convert-worker")) {
-				return pid
+				pids = append(pids, pid)
 			}
 		}
 	}
-	return 0
+	return pids
+}
+
+// workersCPU is the CPU time the server's conversion workers have used.
+func workersCPU(server int) time.Duration {
+	var t time.Duration
+	for _, pid := range workerPIDs(server) {
+		t += cpuTime(pid)
+	}
+	return t
 }
 
 // libraryPath is LD_LIBRARY_PATH for a LibreOffice whose program

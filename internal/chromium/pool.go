@@ -43,6 +43,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -211,6 +212,11 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) 
 		}
 		page = Page{Doc: html, From: convert.FromHTML, Assets: page.Assets}
 	}
+	give, err := quire.TakeEngineTurn(ctx)
+	if err != nil {
+		return convert.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
+	}
+	defer give()
 	j := &job{ctx: ctx, page: page, opts: opts, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return convert.Result{}, err

@@ -204,7 +204,7 @@ func (c *Config) Settings() []Setting {
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url and webhook addresses reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
-		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) this instance runs at once; 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
+		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) of this instance on the engines at once (it runs four times as many, reading their requests and storing their answers meanwhile); 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
 		{"job-max-queued", "QUIRE_JOB_MAX_QUEUED", "jobs of one API key waiting at once, across instances (more: 429 RATE_LIMIT_ERROR); a key's first waiting jobs also run before another key's flood; 0: no limit", (*intValue)(&c.JobMaxQueued), false},
 		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
 		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},

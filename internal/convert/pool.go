@@ -217,6 +217,11 @@ func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits
 // queueJob queues the prepared input in, of format from, as a job converting
 // to format to, and waits for its result.
 func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to string, opts JobOptions) (Result, error) {
+	give, err := quire.TakeEngineTurn(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
+	}
+	defer give()
 	j := &job{ctx: ctx, tenant: quire.Tenant(ctx), from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
 		return Result{}, err

@@ -68,11 +68,20 @@ type Service struct {
 	run     Runner
 	metrics *metrics
 	submits *groupcommit.Committer[store.NewJob, error]
-	// slots are the Workers jobs that run at once; River holds twice as
-	// many, so that a job's bookkeeping (fetch, read, storing the answer)
-	// happens while another runs (see runWorker).
-	slots chan struct{}
+	// turns are the Workers runs with a document on an engine at once;
+	// turn takes and gives one (see runWorker.Work).
+	turns chan struct{}
+	turn  quire.EngineTurn
 }
+
+// jobsHeld is how many jobs River runs at once per engine turn: while
+// Workers of them convert, the others read their requests, check them,
+// store their answers, or wait for a turn, so that an engine finishing
+// finds the next job ready. With two, an engine often found none (the
+// others were still storing their answers) and jobs ran at about 0.8x the
+// throughput of synchronous clients; the cost is that an instance holds
+// that many jobs that another instance, idle, cannot take.
+const jobsHeld = 4
 
 // rescueMargin is how long past its timeout a running job is taken for
 // lost (its instance died) and run again: the time a job cancelled by its
@@ -94,15 +103,18 @@ func New(db *store.DB, o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), slots: make(chan struct{}, max(o.Workers, 0))}
+	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0))}
+	s.turn = quire.EngineTurn{Take: s.takeTurn, Give: func() { <-s.turns }}
+	poll := cmp(o.PollInterval, 200*time.Millisecond)
 	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost (its instance died) once it has
 		// run longer than any job may.
 		RescueStuckJobsAfter: o.Timeout + rescueMargin,
-		// A worker that finishes asks for the next job at once: a cooldown
-		// between fetches of 50 ms (River's default: 100 ms) idled each of
-		// two workers for a good part of a short conversion (bench jobs).
-		FetchPollInterval: cmp(o.PollInterval, 200*time.Millisecond), FetchCooldown: 2 * time.Millisecond}
+		// River's own fetch cooldown (100 ms; no longer than a poll): each
+		// fetch costs a few ms of CPU on SQLite, taken from the engines,
+		// and with jobsHeld jobs held per turn, the engines do not wait
+		// for the next one (bench jobs).
+		FetchPollInterval: poll, FetchCooldown: min(100*time.Millisecond, poll)}
 	if o.Workers > 0 {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{s: s})
@@ -110,7 +122,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 		river.AddWorker(workers, &cleanupWorker{s: s})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: 2 * o.Workers},
+			river.QueueDefault: {MaxWorkers: jobsHeld * o.Workers},
 			webhookQueue:       {MaxWorkers: 4},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
@@ -126,6 +138,15 @@ func New(db *store.DB, o Options) (*Service, error) {
 	s.river = c
 	s.submits = groupcommit.New(maxSubmitBatch, s.insert)
 	return s, nil
+}
+
+func (s *Service) takeTurn(ctx context.Context) error {
+	select {
+	case s.turns <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func cmp(v, def time.Duration) time.Duration {

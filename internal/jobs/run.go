@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/quire-dev/quire"
 )
@@ -29,17 +27,18 @@ type runWorker struct {
 
 func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.Timeout }
 
-// Work runs one job. River runs twice as many at once as Workers (see
-// Service.slots): reading the job, storing its answer and River's next
-// fetch happen outside the slot, while another job runs, so that the
-// engines do not wait for those commits.
+// Work runs one job. River runs twice as many at once as Workers, and
+// Workers of them at most have a document on an engine (Service.turn):
+// reading a job, its request's checks, storing its answer and River's
+// next fetch happen while other jobs convert, so that the engines wait
+// for none of them.
 func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	s := w.s
 	j, req, ok, err := s.db.JobToRun(ctx, rj.Args.JobID)
 	if err != nil || !ok { // !ok: cancelled (or ended before a crash kept River from knowing)
 		return err
 	}
-	res, err := s.runInSlot(ctx, j, req)
+	res, err := s.runJob(ctx, j, req)
 	// What the run answered is stored even when its time ran out meanwhile
 	// (QUIRE_JOB_TIMEOUT): with ctx, the job would stay running, unended.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
@@ -49,7 +48,7 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	case errors.Is(err, errEnded):
 		return nil
 	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
-		return s.finish(ctx, rj, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
+		return s.finish(ctx, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
 	case errors.As(err, &later):
 		if err := s.db.RequeueJob(ctx, j.ID, errorMessage(later.Answer)); err != nil {
 			return err
@@ -59,27 +58,22 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return err
 	case err != nil:
 		s.opt.Logger.Error("job failed", "job_id", j.ID, "err", err)
-		return s.finish(ctx, rj, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
+		return s.finish(ctx, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
 	case res.Status >= 400:
-		return s.finish(ctx, rj, j, quire.JobFailed, errorMessage(res), res)
+		return s.finish(ctx, j, quire.JobFailed, errorMessage(res), res)
 	}
-	return s.finish(ctx, rj, j, quire.JobSucceeded, "", res)
+	return s.finish(ctx, j, quire.JobSucceeded, "", res)
 }
 
-// errEnded is runInSlot's error for a job that ended (was cancelled)
+// errEnded is runJob's error for a job that ended (was cancelled)
 // before it started.
 var errEnded = errors.New("the job has ended")
 
-// runInSlot runs j once one of the Workers slots is free. Its start is
-// stored while it runs rather than before, so that the engine does not
-// wait for that commit; a job cancelled meanwhile loses its answer, as
-// one cancelled while running does.
-func (s *Service) runInSlot(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return quire.JobResult{}, ctx.Err()
-	}
+// runJob runs j, with one of the Workers engine turns while its document
+// is on an engine. Its start is stored while it runs rather than before,
+// so that the run does not wait for that commit; a job cancelled
+// meanwhile loses its answer, as one cancelled while running does.
+func (s *Service) runJob(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
 	started := make(chan error, 1)
 	go func() {
 		ok, err := s.db.StartJob(ctx, j.ID, s.opt.Now())
@@ -88,26 +82,21 @@ func (s *Service) runInSlot(ctx context.Context, j quire.Job, req quire.JobReque
 		}
 		started <- err
 	}()
-	res, err := s.run(ctx, j, req)
-	<-s.slots
+	res, err := s.run(quire.WithEngineTurn(ctx, s.turn), j, req)
 	if serr := <-started; serr != nil {
 		return quire.JobResult{}, serr
 	}
 	return res, err
 }
 
-// finish stores the job's answer and, in the same transaction, completes
-// River's job and queues the webhook: one commit rather than two.
-func (s *Service) finish(ctx context.Context, rj *river.Job[runArgs], j quire.Job, status, reason string, res quire.JobResult) error {
+// finish stores the job's answer and, in the same transaction, queues
+// its webhook. River completes its own job once Work returns: doing that
+// in this transaction too (JobCompleteTx) saved no commit, since River's
+// completer still updates every job it ran, and on SQLite it then ran a
+// second query for each (the fallback for a job no longer running).
+func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string, res quire.JobResult) error {
 	now := s.opt.Now()
-	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), func(tx *sql.Tx) error {
-		// ErrNotFound: River took the job for lost and queued it again; the
-		// answer is stored all the same, and the next run finds it ended.
-		if _, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, rj); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-			return err
-		}
-		return s.queueWebhook(ctx, j)(tx)
-	})
+	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
 	if err != nil {
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}

@@ -14,6 +14,7 @@ import (
 // its key's quota refuses it, and the others are counted either way.
 func (db *DB) AddAPIUsage(ctx context.Context, charges []quire.Charge) ([]quire.ChargeResult, error) {
 	out := make([]quire.ChargeResult, len(charges))
+	defer db.writeTurn()()
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		for i, c := range charges {
 			var err error
@@ -31,6 +32,7 @@ func (db *DB) AddAPIUsage(ctx context.Context, charges []quire.Charge) ([]quire.
 // refuses stores neither.
 func (db *DB) RecordSigningCharged(ctx context.Context, s quire.Signing, c quire.Charge) (quire.ChargeResult, error) {
 	var res quire.ChargeResult
+	defer db.writeTurn()()
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if res, err = db.charge(ctx, tx, c); err != nil {

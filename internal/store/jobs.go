@@ -63,16 +63,6 @@ func (db *DB) migrateRiver(ctx context.Context) error {
 	})
 }
 
-// jobWrite takes the turn of a write of jobs on SQLite; PostgreSQL
-// needs none (rows are locked, not the database).
-func (db *DB) jobWrite() func() {
-	if db.dialect.name != "sqlite" {
-		return func() {}
-	}
-	db.jobWrites.Lock()
-	return db.jobWrites.Unlock
-}
-
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
 	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error, waiting`
 
@@ -108,7 +98,7 @@ func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sq
 		}
 		headers[i] = string(h)
 	}
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		keys := make([]string, 0, len(jobs))
 		for _, n := range jobs {
@@ -189,7 +179,7 @@ func (db *DB) JobToRun(ctx context.Context, id string) (quire.Job, quire.JobRequ
 // StartJob marks job id running (again, after a crash) and counts the
 // start. It reports false when the job has ended meanwhile (cancelled).
 func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
 		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
 	if err != nil {
@@ -203,7 +193,7 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, err
 // answered "not now" (a limit, a full engine): it is queued again, not
 // started and not counted as a run, waiting for reason.
 func (db *DB) RequeueJob(ctx context.Context, id, reason string) error {
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	_, err := db.exec(ctx, `UPDATE jobs SET status = 'queued', started_at = NULL, runs = runs - 1, waiting = ?
 		WHERE id = ? AND status = 'running'`, reason, id)
 	return err
@@ -213,7 +203,7 @@ func (db *DB) RequeueJob(ctx context.Context, id, reason string) error {
 // and runs then (the webhook's enqueueing) in the same transaction. It
 // reports false, storing nothing, when the job was no longer running.
 func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quire.JobResult, now, expires time.Time, then func(*sql.Tx) error) (bool, error) {
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	header, err := json.Marshal(res.Header)
 	if err != nil {
 		return false, err
@@ -255,7 +245,7 @@ func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error)
 // already (false), runs then (the webhook's enqueueing) in the same
 // transaction, and returns its River job for the queue to cancel.
 func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires time.Time, then func(*sql.Tx) error) (riverID int64, cancelled bool, err error) {
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = 'failed', error = ?, finished_at = ?, expires_at = ?
 			WHERE id = ? AND status IN ('queued', 'running')`), reason, now.UnixMilli(), expires.UnixMilli(), id)
@@ -278,7 +268,7 @@ func (db *DB) CancelJob(ctx context.Context, id, reason string, now, expires tim
 // RecordWebhookAttempt counts an attempt to deliver job id's webhook;
 // a delivered one sets the time of delivery, a failed one its error.
 func (db *DB) RecordWebhookAttempt(ctx context.Context, id string, delivered bool, failure string, now time.Time) error {
-	defer db.jobWrite()()
+	defer db.writeTurn()()
 	_, err := db.exec(ctx, `UPDATE jobs SET webhook_attempts = webhook_attempts + 1, webhook_last_error = ?,
 		webhook_delivered_at = CASE WHEN ? THEN ? ELSE webhook_delivered_at END WHERE id = ?`,
 		failure, delivered, now.UnixMilli(), id)

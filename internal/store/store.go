@@ -31,10 +31,11 @@ type DB struct {
 	sql     *sql.DB
 	dialect dialect
 	stmts   sync.Map // statement text -> *sql.Stmt, see prepared
-	// jobWrites queues this process's writes of jobs on SQLite in Go
-	// rather than in SQLite's busy handler, whose sleeps (up to 100 ms,
-	// no order) gave submissions waits of seconds under load (jobs.go).
-	jobWrites sync.Mutex
+	// writes queues this process's busiest writes on SQLite (jobs and
+	// usage counts) in Go rather than in SQLite's busy handler, whose
+	// sleeps (up to 100 ms, no order) gave submissions waits of seconds
+	// under load (see writeTurn).
+	writes sync.Mutex
 	// SQLite only (see eventlog.go): the file's path, the event log, and
 	// the fold's pool, which sees both files.
 	path string
@@ -114,7 +115,7 @@ func open(rawURL, dataDir string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
-		conn.SetMaxIdleConns(8)
+		conn.SetMaxIdleConns(32)
 		return &DB{sql: conn, dialect: sqlite, path: path}, nil
 	default:
 		return nil, fmt.Errorf("store: QUIRE_DATABASE_URL: unsupported form (scheme %q): want postgres://... or sqlite:PATH", scheme(rawURL))
@@ -159,6 +160,7 @@ func sqliteDSN(path, txlock string) string {
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", txlock)
+	q.Set("_stmt_cache_size", "64")
 	return "file:" + path + "?" + q.Encode()
 }
 
@@ -294,4 +296,15 @@ func notFound(err error) error {
 		return quire.ErrNotFound
 	}
 	return err
+}
+
+// writeTurn takes this process's turn for a write transaction on SQLite,
+// which has one writer at a time; PostgreSQL needs none (rows are
+// locked, not the database). Call it before the transaction begins.
+func (db *DB) writeTurn() func() {
+	if db.dialect.name != "sqlite" {
+		return func() {}
+	}
+	db.writes.Lock()
+	return db.writes.Unlock
 }
