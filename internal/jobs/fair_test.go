@@ -102,3 +102,50 @@ func newService(t *testing.T, url string, change func(*Options)) *Service {
 	}
 	return s
 }
+
+// TestJobsTakeTurnsOnTheEngines: River runs several jobs at once, but no
+// more than Workers of them have a document on an engine (hold a turn)
+// at any time.
+func TestJobsTakeTurnsOnTheEngines(t *testing.T) {
+	s := newService(t, storetest.URL(t, "sqlite"), func(o *Options) { o.Workers = 1 })
+	ctx := context.Background()
+	req := quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("{}")}
+	const n = 8
+	for range n {
+		if _, err := s.Submit(ctx, "A", quire.OpConvert, "", req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	onEngine, most := 0, 0
+	ran := make(chan struct{}, n)
+	start(t, s, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
+		give, err := quire.TakeEngineTurn(ctx)
+		if err != nil {
+			return quire.JobResult{}, err
+		}
+		mu.Lock()
+		onEngine++
+		most = max(most, onEngine)
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond) // the conversion
+		mu.Lock()
+		onEngine--
+		mu.Unlock()
+		give()
+		ran <- struct{}{}
+		return quire.JobResult{Status: 200, Body: []byte("{}")}, nil
+	})
+	for range n {
+		select {
+		case <-ran:
+		case <-time.After(60 * time.Second):
+			t.Fatal("jobs still waiting after 60 s")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 {
+		t.Errorf("%d jobs were on the engine at once, want 1 (Workers)", most)
+	}
+}
