@@ -147,6 +147,10 @@ func private(path string) error {
 	return nil
 }
 
+// busyTimeout is how long a SQLite statement waits for another
+// connection's lock before "database is locked".
+const busyTimeout = 10 * time.Second
+
 // sqliteDSN asks for WAL (readers never block the writer), full fsync on
 // commit (an acknowledged write survives power loss), a generous busy
 // timeout (several processes may share the file: serve and the CLI), and
@@ -157,7 +161,7 @@ func sqliteDSN(path, txlock string) string {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
-	q.Set("_busy_timeout", "10000")
+	q.Set("_busy_timeout", strconv.Itoa(int(busyTimeout.Milliseconds())))
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", txlock)
 	q.Set("_stmt_cache_size", "64")
