@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,6 +54,7 @@ type browserProc struct {
 	jobs        int
 	version     string
 	next        []chan tabResult // the next jobs' tabs, made ahead of them, oldest first
+	procs       processes        // its processes, for its memory samples
 	logger      *slog.Logger
 }
 
@@ -158,4 +160,41 @@ func (b *browserProc) healthy() bool {
 
 // rss is the memory of the browser's processes, without the pages they
 // share through files (their program and libraries).
-func (b *browserProc) rss() int64 { return convert.TreePrivateRSS(b.pid) }
+func (b *browserProc) rss() int64 { return b.procs.rss(b.pid) }
+
+// findProcessesEvery is how long a browser's list of processes serves
+// its memory samples before its tree is walked again. A walk reads the
+// children of each thread of each process, well over a hundred files
+// for a browser and its renderers: about 6 ms on the loaded machine,
+// which the memory watch spent every 10 ms of a print, slowing the print
+// by a quarter (bench/RESULTS.md). A process started meanwhile (the
+// renderer of a tab made ahead) counts from the next walk; the page's
+// own renderer, where a page's memory grows, is found at the job's start
+// (forget).
+const findProcessesEvery = 200 * time.Millisecond
+
+// processes is a browser's processes as last found, for its memory
+// samples. It is safe for concurrent use.
+type processes struct {
+	mu    sync.Mutex
+	pids  []int
+	found time.Time
+}
+
+// rss is the private memory of the processes of the tree rooted at
+// pid, found again when the list is older than findProcessesEvery.
+func (ps *processes) rss(pid int) int64 {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if time.Since(ps.found) >= findProcessesEvery {
+		ps.pids, ps.found = convert.ProcessTree(pid), time.Now()
+	}
+	return convert.PrivateRSS(ps.pids)
+}
+
+// forget makes the next sample find the processes again.
+func (ps *processes) forget() {
+	ps.mu.Lock()
+	ps.found = time.Time{}
+	ps.mu.Unlock()
+}

@@ -218,6 +218,13 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 	return errors.New("the page closed while loading")
 }
 
+// tagged asks for a tagged (accessible) PDF, as Chromium's headless shell
+// (156) makes by default: said here so that the output stays the same
+// whatever a later version's default. The tags (the page's accessibility
+// tree, built for the print) cost 10-15 ms of a two-page print's 40-70
+// (bench/RESULTS.md). The document outline, off by default, stays off.
+var tagged = true
+
 // printParams are Page.printToPDF's parameters for o (validated).
 func printParams(o convert.JobOptions) page.PrintToPDFParams {
 	a4 := convert.PaperSizes["A4"]
@@ -234,7 +241,7 @@ func printParams(o convert.JobOptions) page.PrintToPDFParams {
 		Landscape: &o.Landscape, PrintBackground: &o.PrintBackground, Scale: cmp.Or(o.Scale, 1),
 		PaperWidth: w, PaperHeight: h, PreferCSSPageSize: &preferCSS,
 		MarginTop: &m[0], MarginRight: &m[1], MarginBottom: &m[2], MarginLeft: &m[3],
-		PageRanges: o.PageRanges,
+		PageRanges: o.PageRanges, GenerateTaggedPDF: &tagged,
 	}
 }
 

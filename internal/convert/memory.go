@@ -155,15 +155,25 @@ func treeRSS(pid int) int64 { return treeSum(pid, rssOf) }
 
 // treeSum returns the sum of of(p) over process pid and all its descendants p.
 func treeSum(pid int, of func(pid int) int64) int64 {
-	total := of(pid)
+	var total int64
+	for _, p := range processTree(pid, nil) {
+		total += of(p)
+	}
+	return total
+}
+
+// processTree appends process pid and all its descendants to pids: it
+// reads the children of each of their threads.
+func processTree(pid int, pids []int) []int {
+	pids = append(pids, pid)
 	lists, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
 	for _, list := range lists {
 		b, _ := os.ReadFile(list)
 		for _, c := range strings.Fields(string(b)) {
 			if child, err := strconv.Atoi(c); err == nil {
-				total += treeSum(child, of)
+				pids = processTree(child, pids)
 			}
 		}
 	}
-	return total
+	return pids
 }

@@ -43,11 +43,20 @@ func Confine(cmd *exec.Cmd, c Confinement) {
 // Confine, is the kernel refusing the namespaces.
 func NamespaceRefused(err error) bool { return namespaceRefused(err) }
 
-// TreePrivateRSS returns the resident memory of process pid and of all
-// its descendants that they do not share through files, in bytes: a
-// browser's processes each map the same large program, which a sum of
-// their resident memory would count again for each.
-func TreePrivateRSS(pid int) int64 { return treeSum(pid, privateRSSOf) }
+// ProcessTree returns process pid and all its descendants.
+func ProcessTree(pid int) []int { return processTree(pid, nil) }
+
+// PrivateRSS returns the resident memory of processes pids that they do
+// not share through files, in bytes: a browser's processes each map the
+// same large program, which a sum of their resident memory would count
+// again for each. A process that has ended counts 0.
+func PrivateRSS(pids []int) int64 {
+	var total int64
+	for _, pid := range pids {
+		total += privateRSSOf(pid)
+	}
+	return total
+}
 
 // WatchMemory samples rss as the LibreOffice workers' memory is sampled
 // (memory.go) until the returned end is called, and calls kill the first
