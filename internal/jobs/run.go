@@ -27,26 +27,25 @@ type runWorker struct {
 
 func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.Timeout }
 
-// Work runs one job. River runs twice as many at once as Workers, and
-// Workers of them at most have a document on an engine (Service.turn):
-// reading a job, its request's checks, storing its answer and River's
+// Work runs one job. River runs jobsHeld times as many at once as
+// Workers, and Workers of them at most have a document on an engine
+// (Service.turn): storing a job's start (which reads its request in the
+// same statement), its request's checks, storing its answer and River's
 // next fetch happen while other jobs convert, so that the engines wait
 // for none of them.
 func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	s := w.s
-	j, req, ok, err := s.db.JobToRun(ctx, rj.Args.JobID)
+	j, req, ok, err := s.db.StartJob(ctx, rj.Args.JobID, s.opt.Now())
 	if err != nil || !ok { // !ok: cancelled (or ended before a crash kept River from knowing)
 		return err
 	}
-	res, err := s.runJob(ctx, j, req)
+	res, err := s.run(quire.WithEngineTurn(ctx, s.turn), j, req)
 	// What the run answered is stored even when its time ran out meanwhile
 	// (QUIRE_JOB_TIMEOUT): with ctx, the job would stay running, unended.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
 	defer cancel()
 	var later *Later
 	switch {
-	case errors.Is(err, errEnded):
-		return nil
 	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
 		return s.finish(ctx, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
 	case errors.As(err, &later):
@@ -63,30 +62,6 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return s.finish(ctx, j, quire.JobFailed, errorMessage(res), res)
 	}
 	return s.finish(ctx, j, quire.JobSucceeded, "", res)
-}
-
-// errEnded is runJob's error for a job that ended (was cancelled)
-// before it started.
-var errEnded = errors.New("the job has ended")
-
-// runJob runs j, with one of the Workers engine turns while its document
-// is on an engine. Its start is stored while it runs rather than before,
-// so that the run does not wait for that commit; a job cancelled
-// meanwhile loses its answer, as one cancelled while running does.
-func (s *Service) runJob(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.JobResult, error) {
-	started := make(chan error, 1)
-	go func() {
-		ok, err := s.db.StartJob(ctx, j.ID, s.opt.Now())
-		if err == nil && !ok {
-			err = errEnded
-		}
-		started <- err
-	}()
-	res, err := s.run(quire.WithEngineTurn(ctx, s.turn), j, req)
-	if serr := <-started; serr != nil {
-		return quire.JobResult{}, serr
-	}
-	return res, err
 }
 
 // finish stores the job's answer and, in the same transaction, queues

@@ -160,13 +160,18 @@ func (db *DB) Job(ctx context.Context, id string) (quire.Job, error) {
 	return j, notFound(err)
 }
 
-// JobToRun returns job id and the request it runs, unless it has ended
-// (false): cancelled, or ended before a crash kept River from knowing.
-func (db *DB) JobToRun(ctx context.Context, id string) (quire.Job, quire.JobRequest, bool, error) {
+// StartJob marks job id running (again, after a crash), counts the
+// start, and returns the job with the request it runs, in one statement;
+// false when it has ended: cancelled, or ended before a crash kept River
+// from knowing.
+func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (quire.Job, quire.JobRequest, bool, error) {
+	defer db.writeTurn()()
 	var r quire.JobRequest
 	var header string
-	j, err := scanJob(db.queryRow(ctx, `SELECT `+jobColumns+`, method, target, request_header, request_body
-		FROM jobs WHERE id = ? AND status IN ('queued', 'running')`, id), &r.Method, &r.Target, &header, &r.Body)
+	j, err := scanJob(db.queryRow(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
+		WHERE id = ? AND status IN ('queued', 'running')
+		RETURNING `+jobColumns+`, method, target, request_header, request_body`, now.UnixMilli(), id),
+		&r.Method, &r.Target, &header, &r.Body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, r, false, nil
 	}
@@ -174,19 +179,6 @@ func (db *DB) JobToRun(ctx context.Context, id string) (quire.Job, quire.JobRequ
 		return j, r, false, err
 	}
 	return j, r, true, json.Unmarshal([]byte(header), &r.Header)
-}
-
-// StartJob marks job id running (again, after a crash) and counts the
-// start. It reports false when the job has ended meanwhile (cancelled).
-func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (bool, error) {
-	defer db.writeTurn()()
-	res, err := db.exec(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
-		WHERE id = ? AND status IN ('queued', 'running')`, now.UnixMilli(), id)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
 }
 
 // RequeueJob takes back the start of running job id, whose request was
