@@ -78,9 +78,10 @@ type Service struct {
 // Workers of them convert, the others read their requests, check them,
 // store their answers, or wait for a turn, so that an engine finishing
 // finds the next job ready. With two, an engine often found none (the
-// others were still storing their answers) and jobs ran at about 0.8x the
-// throughput of synchronous clients; the cost is that an instance holds
-// that many jobs that another instance, idle, cannot take.
+// others were still storing their answers): bench jobs on SQLite gave
+// 0.80-0.88x the throughput of synchronous clients, against 0.96-1.01x
+// with four, on the same loaded machine. The cost is that an instance
+// holds that many jobs that another instance, idle, cannot take.
 const jobsHeld = 4
 
 // rescueMargin is how long past its timeout a running job is taken for
@@ -108,10 +109,11 @@ func New(db *store.DB, o Options) (*Service, error) {
 	// River learns of jobs inserted in a transaction (InsertManyTx, as
 	// submissions are) only by polling, and fetches again after a job
 	// ends only when its last fetch was full: a burst of submissions to
-	// an idle instance waits for the next poll. At River's default (1 s)
-	// that idled the engines for most of a second at each burst (bench
-	// jobs: 0.8x the throughput of synchronous clients); each poll of
-	// each queue is a fetch, a few ms of CPU on SQLite, even when idle.
+	// an idle instance waits for the next poll. At River's default (1 s),
+	// bench jobs on SQLite gave 0.79x the throughput of synchronous
+	// clients, against 0.85-0.96x at 200 ms on the same loaded machine;
+	// each poll of each queue is a fetch, a few ms of CPU on SQLite, even
+	// when idle, which is why it is not shorter.
 	poll := cmp(o.PollInterval, 200*time.Millisecond)
 	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost (its instance died) once it has
