@@ -134,9 +134,9 @@ func jobsRun(backend string, env []string, docs, work []docxFile, tb, goals *str
 		t, failed, eng := convertSync(client, target, key, round)
 		cpu1 := q.cpu()
 		syncTime, syncFailed, syncEngine, syncCPU = syncTime+t, syncFailed+failed, append(syncEngine, eng...), syncCPU.add(cpu1.sub(cpu0))
-		t, sub, lat, failed, eng := convertJobs(client, q.url, target, key, round)
+		t, sub, lat, failed, eng, cpu2 := convertJobs(client, q, target, key, round)
 		jobsTime, submitTime, jobsFailed, jobsEngine = jobsTime+t, submitTime+sub, jobsFailed+failed, append(jobsEngine, eng...)
-		jobsCPU = jobsCPU.add(q.cpu().sub(cpu1))
+		jobsCPU = jobsCPU.add(cpu2.sub(cpu1))
 		submits = append(submits, lat...)
 	}
 	// One client alone: the submission's own latency, without the wait
@@ -194,16 +194,20 @@ func convertSync(client *http.Client, target, key string, work []docxFile) (time
 	return time.Since(start), int(failed.Load()), engine
 }
 
-// convertJobs submits work at once as jobs and returns the time from the
-// first submission until all have ended, the time the submissions took,
-// their latencies, and the failures (refused, or a result other than 200).
-func convertJobs(client *http.Client, base, target, key string, work []docxFile) (time.Duration, time.Duration, []float64, int, []float64) {
+// convertJobs submits work at once as jobs to server q and returns the
+// time from the first submission until all have ended, the time the
+// submissions took, their latencies, the failures (refused, or a result
+// other than 200), the engine times, and q's CPU use when all had ended
+// (before the results are read).
+func convertJobs(client *http.Client, q *process, target, key string, work []docxFile) (time.Duration, time.Duration, []float64, int, []float64, cpuUse) {
+	base := q.url
 	before := jobsFinished(base)
 	lat, ids, failed, start := submitAll(client, target, key, work)
 	submitted := time.Since(start)
 	for jobsFinished(base)-before < len(ids) {
 		time.Sleep(jobsPollPeriod)
 	}
+	cpu := q.cpu()
 	// The phase ends when the last job ended, as the server recorded it
 	// (same machine, same clock), not when the poll noticed.
 	var last time.Time
@@ -222,7 +226,7 @@ func convertJobs(client *http.Client, base, target, key string, work []docxFile)
 	if last.IsZero() {
 		last = time.Now()
 	}
-	return last.Sub(start), submitted, lat, failed, engine
+	return last.Sub(start), submitted, lat, failed, engine, cpu
 }
 
 // jobFinished is when job id ended, by the server's clock; zero if unknown.
