@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -58,6 +59,7 @@ func chromiumBenchmark() result {
 	convertOnce(client, target, key, page) // warm-up, not measured
 	var wall, total, engine []float64
 	var failures int
+	cpu0 := treeCPU(q.cmd.Process.Pid)
 	for range chromiumWarm {
 		t, _, err := convertOnce(client, target, key, page)
 		if err != nil {
@@ -66,6 +68,7 @@ func chromiumBenchmark() result {
 		}
 		wall, total, engine = append(wall, t.wall), append(total, t.total), append(engine, t.engine)
 	}
+	cpuPerPrint := (treeCPU(q.cmd.Process.Pid) - cpu0) / chromiumWarm
 	q.stop() // the cold baseline gets the machine to itself
 	cold, coldErr := coldPrints(chromiumCold)
 
@@ -96,6 +99,11 @@ func chromiumBenchmark() result {
 	if len(wall) > 0 && len(cold) > 0 {
 		ratio := percentile(cold, 50) / percentile(wall, 50)
 		fmt.Fprintf(&n, "\n\nCold median / quire median: **%.1fx** (goal: at least %.0fx): %s.", ratio, chromiumGoal, yesNo(ratio >= chromiumGoal))
+		fmt.Fprintf(&n, "\n\nCPU per print, quire and its browser's processes (a new renderer for each page's fresh context, "+
+			"its load and print, the context's disposal): %.0f ms. Back to back on %d cores, prints cannot follow each other "+
+			"faster on average than that spread over the cores, %.0f ms: about %.1fx this run's cold median at most.",
+			ms(cpuPerPrint), runtime.NumCPU(), ms(cpuPerPrint)/float64(runtime.NumCPU()),
+			percentile(cold, 50)/(ms(cpuPerPrint)/float64(runtime.NumCPU())))
 	}
 	n.WriteString("\n")
 	return result{title: title, table: tb.String(), notes: n.String()}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,19 +94,43 @@ func (p *process) load(conns int, d time.Duration, want int, next request) stats
 
 // cpuTime returns the user and system CPU time that process pid has used
 // (Linux: /proc/PID/stat, in clock ticks of 1/100 s).
-func cpuTime(pid int) time.Duration {
+func cpuTime(pid int) time.Duration { return statTicks(pid, 2) }
+
+// statTicks sums the first n of the CPU times of /proc/PID/stat (utime,
+// stime, cutime, cstime: 4 adds the children it has waited for).
+func statTicks(pid, n int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	i := bytes.LastIndexByte(b, ')') // the command name, in parentheses, may hold spaces
 	if err != nil || i < 0 {
 		return 0
 	}
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state); utime and stime are fields 14 and 15
-	if len(f) < 13 {
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state); the times are fields 14 to 17
+	if len(f) < 15 {
 		return 0
 	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100
+	var ticks int64
+	for _, v := range f[11 : 11+n] {
+		t, _ := strconv.ParseInt(v, 10, 64)
+		ticks += t
+	}
+	return time.Duration(ticks) * time.Second / 100
+}
+
+// treeCPU is the CPU time of process pid and of every process under it,
+// with the children each has waited for: a browser's renderers that
+// ended count through the process that reaped them.
+func treeCPU(pid int) time.Duration {
+	t := statTicks(pid, 4)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(f); err == nil {
+				t += treeCPU(child)
+			}
+		}
+	}
+	return t
 }
 
 func selfCPUTime() time.Duration {
