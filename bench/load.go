@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/quire-dev/quire/internal/convert"
 )
 
 // request builds the i-th request of a load run.
@@ -120,15 +121,9 @@ func statTicks(pid, n int) time.Duration {
 // with the children each has waited for: a browser's renderers that
 // ended count through the process that reaped them.
 func treeCPU(pid int) time.Duration {
-	t := statTicks(pid, 4)
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, task := range tasks {
-		b, _ := os.ReadFile(task)
-		for _, f := range strings.Fields(string(b)) {
-			if child, err := strconv.Atoi(f); err == nil {
-				t += treeCPU(child)
-			}
-		}
+	var t time.Duration
+	for _, p := range convert.ProcessTree(pid) {
+		t += statTicks(p, 4)
 	}
 	return t
 }

@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quire-dev/quire/internal/convert"
 )
 
 // The DOCX conversion of the LibreOffice installed against an older one
@@ -326,14 +327,9 @@ func workerPID(server int) int {
 // workerPIDs are the processes of the server's conversion workers.
 func workerPIDs(server int) []int {
 	var pids []int
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", server))
-	for _, t := range tasks {
-		b, _ := os.ReadFile(t)
-		for _, f := range strings.Fields(string(b)) {
-			pid, _ := strconv.Atoi(f)
-			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("convert-worker")) {
-				pids = append(pids, pid)
-			}
+	for _, pid := range convert.ProcessTree(server)[1:] {
+		if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("convert-worker")) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
