@@ -16,6 +16,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/libc"
 	"github.com/quire-dev/quire/internal/memory"
 )
 
@@ -50,6 +51,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
+	if err := libc.KeepFreed(); err != nil {
+		return err
+	}
 	a, err := app.Open(ctx, cfg, app.Options{Logger: log})
 	if err != nil {
 		return err
