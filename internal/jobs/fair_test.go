@@ -75,7 +75,7 @@ func TestPriorityFor(t *testing.T) {
 }
 
 // start starts s's workers with run, and stops them when the test ends.
-func start(t *testing.T, s *Service, run func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error)) {
+func start(t testing.TB, s *Service, run func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error)) {
 	t.Helper()
 	if err := s.Start(context.Background(), run); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func start(t *testing.T, s *Service, run func(context.Context, quire.Job, quire.
 
 // newService is a service on the database at url with the tests' options
 // (no workers, no cap, a 20 ms poll), as change sets them.
-func newService(t *testing.T, url string, change func(*Options)) *Service {
+func newService(t testing.TB, url string, change func(*Options)) *Service {
 	t.Helper()
 	opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute,
 		WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond}

@@ -63,6 +63,20 @@ func (db *DB) migrateRiver(ctx context.Context) error {
 	})
 }
 
+// The parts of job_bodies: a job's request body, and its answer's.
+const (
+	partRequest = "request"
+	partResult  = "result"
+)
+
+// orEmpty is b, or an empty body for none: a body is never NULL.
+func orEmpty(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
 const jobColumns = `id, key_id, operation, status, created_at, started_at, finished_at, error, runs,
 	webhook_url, webhook_attempts, webhook_delivered_at, webhook_last_error, waiting`
 
@@ -117,16 +131,21 @@ func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sq
 		if err != nil {
 			return err
 		}
-		var rows []any
+		var rows, bodies []any
 		for i, n := range jobs {
 			if riverIDs[i] == 0 {
 				continue
 			}
 			j, r := n.Job, n.Request
-			rows = append(rows, j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), r.Method, r.Target, headers[i], r.Body, j.Webhook.URL, riverIDs[i])
+			rows = append(rows, j.ID, j.KeyID, j.Operation, j.Status, j.CreatedAt.UnixMilli(), r.Method, r.Target, headers[i], j.Webhook.URL, riverIDs[i])
+			bodies = append(bodies, j.ID, partRequest, orEmpty(r.Body))
 		}
-		return db.insertRows(ctx, tx, `INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
-			request_header, request_body, webhook_url, river_id) VALUES `, "", 11, rows)
+		err = db.insertRows(ctx, tx, `INSERT INTO jobs (id, key_id, operation, status, created_at, method, target,
+			request_header, webhook_url, river_id) VALUES `, "", 10, rows)
+		if err != nil {
+			return err
+		}
+		return db.insertRows(ctx, tx, `INSERT INTO job_bodies (job_id, part, body) VALUES `, "", 3, bodies)
 	})
 }
 
@@ -170,10 +189,13 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (quire.Job
 	var header string
 	j, err := scanJob(db.queryRow(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
 		WHERE id = ? AND status IN ('queued', 'running')
-		RETURNING `+jobColumns+`, method, target, request_header, request_body`, now.UnixMilli(), id),
-		&r.Method, &r.Target, &header, &r.Body)
+		RETURNING `+jobColumns+`, method, target, request_header`, now.UnixMilli(), id),
+		&r.Method, &r.Target, &header)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, r, false, nil
+	}
+	if err == nil {
+		err = db.queryRow(ctx, `SELECT body FROM job_bodies WHERE job_id = ? AND part = ?`, id, partRequest).Scan(&r.Body)
 	}
 	if err != nil {
 		return j, r, false, err
@@ -203,12 +225,17 @@ func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quir
 	done := false
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, db.q(`UPDATE jobs SET status = ?, error = ?, finished_at = ?, expires_at = ?,
-			result_status = ?, result_header = ?, result_body = ? WHERE id = ? AND status = 'running'`),
-			status, reason, now.UnixMilli(), expires.UnixMilli(), res.Status, string(header), res.Body, id)
+			result_status = ?, result_header = ? WHERE id = ? AND status = 'running'`),
+			status, reason, now.UnixMilli(), expires.UnixMilli(), res.Status, string(header), id)
 		if err != nil {
 			return err
 		}
 		if n, err := r.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, db.q(`INSERT INTO job_bodies (job_id, part, body) VALUES (?, ?, ?)
+			ON CONFLICT (job_id, part) DO UPDATE SET body = excluded.body`), id, partResult, orEmpty(res.Body))
+		if err != nil {
 			return err
 		}
 		done = true
@@ -222,7 +249,8 @@ func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error)
 	var r quire.JobResult
 	var status sql.NullInt64
 	var header sql.NullString
-	err := db.queryRow(ctx, `SELECT result_status, result_header, result_body FROM jobs WHERE id = ?`, id).Scan(&status, &header, &r.Body)
+	err := db.queryRow(ctx, `SELECT j.result_status, j.result_header, b.body FROM jobs j
+		LEFT JOIN job_bodies b ON b.job_id = j.id AND b.part = ? WHERE j.id = ?`, partResult, id).Scan(&status, &header, &r.Body)
 	if err != nil {
 		return r, notFound(err)
 	}
@@ -302,9 +330,18 @@ func (db *DB) CountJobs(ctx context.Context) (JobCounts, error) {
 
 // DeleteExpiredJobs removes the jobs whose results have been kept long enough.
 func (db *DB) DeleteExpiredJobs(ctx context.Context, now time.Time) (int64, error) {
-	res, err := db.exec(ctx, `DELETE FROM jobs WHERE expires_at < ?`, now.UnixMilli())
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	defer db.writeTurn()()
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, db.q(`DELETE FROM job_bodies WHERE job_id IN (SELECT id FROM jobs WHERE expires_at < ?)`), now.UnixMilli())
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, db.q(`DELETE FROM jobs WHERE expires_at < ?`), now.UnixMilli())
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
