@@ -112,17 +112,18 @@ func New(db *store.DB, o Options) (*Service, error) {
 	// an idle instance waits for the next poll. At River's default (1 s),
 	// bench jobs on SQLite gave 0.79x the throughput of synchronous
 	// clients, against 0.85-0.96x at 200 ms on the same loaded machine;
-	// each poll of each queue is a fetch, a few ms of CPU on SQLite, even
-	// when idle, which is why it is not shorter.
+	// each poll of each queue is a fetch, which costs CPU even when idle
+	// (0.1 ms on SQLite under quire serve's malloc, libc.KeepFreed; 0.6-1.4
+	// ms without), which is why it is not shorter.
 	poll := cmp(o.PollInterval, 200*time.Millisecond)
 	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost (its instance died) once it has
 		// run longer than any job may.
 		RescueStuckJobsAfter: o.Timeout + rescueMargin,
 		// River's own fetch cooldown (100 ms; no longer than a poll): each
-		// fetch costs a few ms of CPU on SQLite, taken from the engines,
-		// and with jobsHeld jobs held per turn, the engines do not wait
-		// for the next one (bench jobs).
+		// fetch costs CPU taken from the engines, and with jobsHeld jobs
+		// held per turn, the engines do not wait for the next one (bench
+		// jobs).
 		FetchPollInterval: poll, FetchCooldown: min(100*time.Millisecond, poll)}
 	if o.Workers > 0 {
 		workers := river.NewWorkers()
