@@ -189,13 +189,11 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (quire.Job
 	var header string
 	j, err := scanJob(db.queryRow(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
 		WHERE id = ? AND status IN ('queued', 'running')
-		RETURNING `+jobColumns+`, method, target, request_header`, now.UnixMilli(), id),
-		&r.Method, &r.Target, &header)
+		RETURNING `+jobColumns+`, method, target, request_header,
+			(SELECT body FROM job_bodies WHERE job_id = jobs.id AND part = ?)`, now.UnixMilli(), id, partRequest),
+		&r.Method, &r.Target, &header, &r.Body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, r, false, nil
-	}
-	if err == nil {
-		err = db.queryRow(ctx, `SELECT body FROM job_bodies WHERE job_id = ? AND part = ?`, id, partRequest).Scan(&r.Body)
 	}
 	if err != nil {
 		return j, r, false, err
@@ -233,8 +231,7 @@ func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quir
 		if n, err := r.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, db.q(`INSERT INTO job_bodies (job_id, part, body) VALUES (?, ?, ?)
-			ON CONFLICT (job_id, part) DO UPDATE SET body = excluded.body`), id, partResult, orEmpty(res.Body))
+		_, err = tx.ExecContext(ctx, db.q(`INSERT INTO job_bodies (job_id, part, body) VALUES (?, ?, ?)`), id, partResult, orEmpty(res.Body))
 		if err != nil {
 			return err
 		}
