@@ -37,7 +37,7 @@ const (
 // TLB of every core (dear on a virtual machine), and a page fault for
 // each page of the next statement's cache. River's fetch from an empty
 // queue took 0.6-1.4 ms of CPU so, and 0.1 ms with these thresholds; the
-// server's CPU per conversion fell by a fifth (bench/RESULTS.md). The
+// server's CPU per conversion fell by 11-20% (bench/RESULTS.md). The
 // cost is at most TrimThreshold of free memory kept per heap (malloc has
 // a heap for each thread allocating at once, at most 8 per core).
 func KeepFreed() error {
