@@ -41,7 +41,9 @@ var fences = []chromedp.ExecAllocatorOption{
 	chromedp.Flag("no-pings", true),
 	chromedp.Flag("dns-prefetch-disable", true),
 	chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"), // WebRTC would bypass the proxy
-	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,PreloadTopChromeWebUI,WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
+	// No back/forward cache: a job's page that the shared tab navigates
+	// away from must end, not be kept alive beside the next job's.
+	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,PreloadTopChromeWebUI,WebUIOmniboxPopup,WebUIOmniboxAimPopup,BackForwardCache"),
 }
 
 // browserProc is one running browser.
@@ -54,6 +56,7 @@ type browserProc struct {
 	jobs        int
 	version     string
 	next        []chan tabResult // the next jobs' tabs, made ahead of them, oldest first
+	shared      *tab             // where jobs with scripts off print, one after the other (tabFor)
 	procs       processes        // its processes, for its memory samples
 	logger      *slog.Logger
 }
