@@ -172,8 +172,10 @@ func (b *browserProc) rss() int64 { return b.procs.rss(b.pid) }
 // which the memory watch spent every 10 ms of a print, slowing the print
 // by a quarter (bench/RESULTS.md). A process started meanwhile (the
 // renderer of a tab made ahead) counts from the next walk; the page's
-// own renderer, where a page's memory grows, is found at the job's start
-// (forget).
+// own renderer, where a page's memory grows, is found again as soon as a
+// job takes a tab made ahead (forget). The shared tab's is found already:
+// not walking the tree at each of its jobs saves 5-6 ms of quire's CPU
+// per print (bench/RESULTS.md).
 const findProcessesEvery = 200 * time.Millisecond
 
 // processes is a browser's processes as last found, for its memory

@@ -152,11 +152,13 @@ type tabResult struct {
 }
 
 // takeTab hands out the oldest tab made ahead, waiting for it if need
-// be, and starts making its replacement.
+// be, and starts making its replacement. The memory watch's next sample
+// finds the processes again, the tab's renderer among them.
 func (b *browserProc) takeTab() (*tab, error) {
 	b.prepare()
 	r := <-b.next[0]
 	b.next = b.next[1:]
+	b.procs.forget()
 	b.prepare()
 	return r.tab, r.err
 }

@@ -141,7 +141,6 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	queued := time.Since(j.enqueued)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
-	b.procs.forget() // the job's first sample finds its page's renderer
 	end := convert.WatchMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
 	var pdf []byte
