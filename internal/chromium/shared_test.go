@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 
@@ -105,5 +106,22 @@ func TestFileServerOwnOrigin(t *testing.T) {
 	}
 	if _, ok := s.lookup(&network.Request{Method: "POST", URL: origin + "/"}); ok {
 		t.Error("a POST was answered")
+	}
+}
+
+// TestClientLeavesSharedTab: a client that leaves while its page prints
+// in the shared tab (or before, or after: the moment varies) leaves a
+// pool that prints the next page.
+func TestClientLeavesSharedTab(t *testing.T) {
+	p := newPool(t, 1, nil)
+	stillServes(t, p)
+	long := html(strings.Repeat("<p>A page of a hundred and fifty pages.</p>", 5000))
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 80 * time.Millisecond, 300 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(after, cancel)
+		_, err := p.Convert(ctx, long, convert.JobOptions{})
+		t.Logf("client left after %v: %v", after, err)
+		cancel()
+		stillServes(t, p)
 	}
 }
