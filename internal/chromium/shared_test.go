@@ -18,6 +18,7 @@ import (
 // other in the browser's shared tab, and nothing of the first reaches
 // the second: the second's style sheet and image of the same names, which
 // it does not have, stay missing, and the first's text is not in its PDF.
+// The second's script does not run either.
 func TestSharedTabIsolation(t *testing.T) {
 	p := newPool(t, 1, nil)
 	first := html(`<link rel="stylesheet" href="style.css"><p class="mark">Jobone</p><img src="pic.png">`)
@@ -31,7 +32,8 @@ func TestSharedTabIsolation(t *testing.T) {
 		t.Fatalf("the first job's PDF lacks its image: %v", got)
 	}
 	tb := sharedTab(p)
-	r, err = p.Convert(context.Background(), html(`<link rel="stylesheet" href="style.css"><p class="mark">Jobtwo</p><img src="pic.png">`), convert.JobOptions{})
+	r, err = p.Convert(context.Background(), html(`<link rel="stylesheet" href="style.css"><p class="mark">Jobtwo</p><img src="pic.png">`+
+		`<script>document.body.append("Scriptran")</script>`), convert.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +44,9 @@ func TestSharedTabIsolation(t *testing.T) {
 	find(t, pages, "Jobtwo")
 	if text := fmt.Sprint(pages); strings.Contains(text, "Jobone") || strings.Contains(text, "Fromjobone") {
 		t.Errorf("the first job's page or style sheet reached the second's PDF: %s", text)
+	}
+	if strings.Contains(fmt.Sprint(pages), "Scriptran") {
+		t.Error("the second page's script ran: the shared tab's scripts must stay off")
 	}
 	if got := pdfImageSizes(t, r.PDF); slices.Contains(got, "53x31") { // a missing image's icon may be there
 		t.Errorf("the second job's PDF has the first's image: %v", got)
