@@ -87,7 +87,7 @@ func chromiumBenchmark() result {
 	line("cold `chromium --headless --print-to-pdf`", cold)
 	var n strings.Builder
 	fmt.Fprintf(&n, "`bin/quire serve` with QUIRE_CHROMIUM_WORKERS=1 (LibreOffice off); the page (%d bytes: a grid, a 40-row table, "+
-		"20 paragraphs, two A4 pages) printed %d times by one client after one unmeasured print, each in a fresh browser context; "+
+		"20 paragraphs, two A4 pages) printed %d times by one client after one unmeasured print, one after the other in the browser's shared tab (scripts off); "+
 		"then, with quire stopped, %d cold runs of `%s --headless --no-sandbox --disable-gpu --print-to-pdf` of the same page "+
 		"from a file, each with a new profile directory. Percentiles are nearest-rank.", len(benchPage), chromiumWarm, chromiumCold, chromiumBinary)
 	if failures > 0 {
@@ -99,8 +99,8 @@ func chromiumBenchmark() result {
 	if len(wall) > 0 && len(cold) > 0 {
 		ratio := percentile(cold, 50) / percentile(wall, 50)
 		fmt.Fprintf(&n, "\n\nCold median / quire median: **%.1fx** (goal: at least %.0fx): %s.", ratio, chromiumGoal, yesNo(ratio >= chromiumGoal))
-		fmt.Fprintf(&n, "\n\nCPU per print, quire and its browser's processes (a new renderer for each page's fresh context, "+
-			"its load and print, the context's disposal): %.0f ms. Back to back on %d cores, prints cannot follow each other "+
+		fmt.Fprintf(&n, "\n\nCPU per print, quire and its browser's processes (each page's load and print "+
+			"in the shared tab's renderer): %.0f ms. Back to back on %d cores, prints cannot follow each other "+
 			"faster on average than that spread over the cores, %.0f ms: about %.1fx this run's cold median at most.",
 			ms(cpuPerPrint), runtime.NumCPU(), ms(cpuPerPrint)/float64(runtime.NumCPU()),
 			percentile(cold, 50)/(ms(cpuPerPrint)/float64(runtime.NumCPU())))

@@ -55,16 +55,9 @@ func abs(x float64) float64 { return max(x, -x) }
 // the request's other files, load by their relative names.
 func TestAssetsByRelativeName(t *testing.T) {
 	p := newPool(t, 1, nil)
-	img := image.NewRGBA(image.Rect(0, 0, 37, 23))
-	for i := range img.Pix {
-		img.Pix[i] = 0x80
-	}
-	img.Set(1, 1, color.RGBA{255, 0, 0, 255})
-	var pngData bytes.Buffer
-	png.Encode(&pngData, img)
 	page := html(`<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css"></head>
 <body><p class="mark">Body</p><img src="images/dot.png"></body></html>`)
-	page.Assets = []Asset{{Name: "style.css", Data: []byte(`.mark::after { content: " Fromstylesheet" }`)}, {Name: "images/dot.png", Data: pngData.Bytes()}}
+	page.Assets = []Asset{{Name: "style.css", Data: []byte(`.mark::after { content: " Fromstylesheet" }`)}, {Name: "images/dot.png", Data: pngOf(t, 37, 23)}}
 	r, err := p.Convert(context.Background(), page, convert.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +66,21 @@ func TestAssetsByRelativeName(t *testing.T) {
 	if got := pdfImageSizes(t, r.PDF); len(got) != 1 || got[0] != "37x23" {
 		t.Errorf("images of the PDF: %v, want the one 37x23 image", got)
 	}
+}
+
+// pngOf is a grey PNG image of w by h pixels but for one red.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = 0x80
+	}
+	img.Set(1, 1, color.RGBA{255, 0, 0, 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // pdfImageSizes lists the sizes of the images of pdf, as pdfimages

@@ -3,6 +3,7 @@ package chromium
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,16 +27,22 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/net/html/charset"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
-// origin is where a job's page and files load from. The .invalid domain
-// is reserved never to resolve (RFC 6761): only the interception
-// answers it.
-const origin = "http://quire.invalid"
+// site is the domain under which each job's page and files load, from
+// an origin of its own (newOrigin). The .invalid domain is reserved never
+// to resolve (RFC 6761): only the interception answers it.
+const site = "quire.invalid"
 
-// pageURL is the page's own address; its files are at origin + "/" + name.
-const pageURL = origin + "/"
+// newOrigin is a job's origin: a random name under site, which no other
+// job's page can guess, so that no entry that a job leaves in the caches
+// of the browser and of its renderer (kept by URL) is ever asked for
+// again, and so that the interception answers each job's requests only
+// with its own files. All are the same site, so that the jobs of a shared
+// tab stay in its renderer.
+func newOrigin() string { return "http://" + strings.ToLower(rand.Text()) + "." + site }
 
 // defaultMargin is the margin on every side when the job sets none, in
 // inches (10 mm, Chromium's own default).
@@ -45,17 +52,20 @@ const defaultMargin = 10 / 25.4
 // browser is killed and replaced.
 const tabTimeout = 10 * time.Second
 
-// tab is a blank page alone in a fresh browser context (an incognito-like
-// profile in memory), made before the job that prints in it: making a
-// context and its page (the browser starts a renderer process for them)
-// and attaching to the page took most of a job's time when it was done
-// after the job came. Only its one job's page ever loads in it, and it is
-// disposed of after that job.
+// tab is a page alone in a fresh browser context (an incognito-like
+// profile in memory), made before the job that first prints in it:
+// making a context and its page (the browser starts a renderer process
+// for them) and attaching to the page took most of a job's time when it
+// was done after the job came. A job with scripts on has a tab of its
+// own, disposed of after it. The jobs with scripts off of one tenant
+// print one after the other in the browser's shared tab, in its one
+// renderer (tabFor).
 type tab struct {
 	id     cdp.BrowserContextID
 	ctx    context.Context // the page's chromedp context
 	cancel context.CancelFunc
 	page   *chromedp.Target
+	tenant string // whose jobs the tab prints, when shared
 }
 
 // openTab makes a tab in b, with scripts off and every request of the
@@ -113,12 +123,14 @@ func (b *browserProc) openTab() (*tab, error) {
 	return tb, nil
 }
 
-// tabsAhead is how many tabs a browser keeps made ahead of its jobs.
-// With the headless shell, making one (mostly its renderer process
-// starting) while a job prints costs the job less than making it after
-// the answer costs the next job, which a client sending pages back to
-// back waits for: with two in stock, the next job's tab was made during
-// the previous job (bench/RESULTS.md). Each holds an idle renderer.
+// tabsAhead is how many tabs a browser keeps made ahead of the jobs that
+// take one: those with scripts on, and the first with scripts off of a
+// tenant, whose tab becomes the shared one. With the headless shell,
+// making one (mostly its renderer process starting) while a job prints
+// costs the job less than making it after the answer costs the next job,
+// which a client sending such pages back to back waits for: with two in
+// stock, the next job's tab was made during the previous job
+// (bench/RESULTS.md). Each holds an idle renderer.
 const tabsAhead = 2
 
 // prepare starts making tabs in the background until tabsAhead are made
@@ -140,13 +152,63 @@ type tabResult struct {
 }
 
 // takeTab hands out the oldest tab made ahead, waiting for it if need
-// be, and starts making its replacement.
+// be, and starts making its replacement. The memory watch's next sample
+// finds the processes again, the tab's renderer among them.
 func (b *browserProc) takeTab() (*tab, error) {
 	b.prepare()
 	r := <-b.next[0]
 	b.next = b.next[1:]
+	b.procs.forget()
 	b.prepare()
 	return r.tab, r.err
+}
+
+// tabFor hands out the tab j prints in. A job with scripts off prints in
+// the shared tab when its tenant's job was the last there: each job
+// navigates it to an origin of its own, so the page reuses the tab's
+// warm renderer instead of starting one, which is most of the CPU of a
+// print in a fresh tab (bench/RESULTS.md). A renderer is never shared
+// by two tenants, nor kept by a job with scripts on: a page that took
+// hold of its renderer would see the later pages printed in it. A job
+// of another tenant takes a fresh tab, which becomes the shared one.
+func (b *browserProc) tabFor(j *job) (*tab, error) {
+	if j.opts.JavaScript {
+		return b.takeTab()
+	}
+	tenant := quire.Tenant(j.ctx)
+	if b.shared != nil && b.shared.tenant == tenant {
+		return b.shared, nil
+	}
+	b.dropShared()
+	tb, err := b.takeTab()
+	if err == nil {
+		tb.tenant, b.shared = tenant, tb
+	}
+	return tb, err
+}
+
+// release is done with tb after its job, whose printing failed when
+// failed. The shared tab is kept as it is: the next job's navigation
+// ends its page (the back/forward cache is off), as navigating it to
+// about:blank after the answer would have, which cost 20-40 ms of CPU
+// and delayed the next job (bench/RESULTS.md). A shared tab whose job
+// failed, or whose session ended (its client left), is disposed of: its
+// page may be stuck in anything. Any other tab is disposed of.
+func (b *browserProc) release(tb *tab, failed bool) {
+	switch {
+	case tb != b.shared:
+		go b.closeTab(tb)
+	case failed || tb.ctx.Err() != nil:
+		b.dropShared()
+	}
+}
+
+// dropShared disposes of the shared tab, if any, in the background.
+func (b *browserProc) dropShared() {
+	if b.shared != nil {
+		go b.closeTab(b.shared)
+		b.shared = nil
+	}
 }
 
 // scripts turns the page's scripts on or off.
@@ -177,7 +239,8 @@ func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, logg
 	defer st.log(logger, "chromium: page printed")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
 	defer stop()
-	files := newFileServer(pg)
+	origin := newOrigin()
+	files := newFileServer(origin, pg)
 	defer files.stop()
 	files.start(tb.ctx, tb.page)
 	if o.JavaScript {
@@ -185,7 +248,7 @@ func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, logg
 			return nil, err
 		}
 	}
-	if err := load(tb.ctx, tb.page, pageURL); err != nil {
+	if err := load(tb.ctx, tb.page, origin+"/"); err != nil {
 		return nil, err
 	}
 	st.done("load")
@@ -248,6 +311,7 @@ func printParams(o convert.JobOptions) page.PrintToPDFParams {
 // fileServer answers the paused requests of a page: its own document and
 // files from memory, a failure for everything else.
 type fileServer struct {
+	origin string          // the job's, alone answered
 	files  map[string]file // by path under origin, "/" for the page
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -258,8 +322,8 @@ type file struct {
 	contentType string
 }
 
-func newFileServer(pg Page) *fileServer {
-	s := &fileServer{files: map[string]file{"/": {pg.Doc, htmlType(pg.Doc)}}}
+func newFileServer(origin string, pg Page) *fileServer {
+	s := &fileServer{origin: origin, files: map[string]file{"/": {pg.Doc, htmlType(pg.Doc)}}}
 	for _, a := range pg.Assets {
 		name := path.Clean("/" + a.Name)
 		if _, taken := s.files[name]; !taken {
@@ -290,7 +354,7 @@ func (s *fileServer) stop() {
 }
 
 // answer fulfils a request for the page or one of its files, and fails
-// any other: another host, scheme or method.
+// any other: another host (another job's origin too), scheme or method.
 func (s *fileServer) answer(ctx context.Context, t *chromedp.Target, ev fetch.EventRequestPaused) {
 	if f, ok := s.lookup(ev.Request); ok {
 		cdp.Call(ctx, t, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusOK,
@@ -305,7 +369,7 @@ func (s *fileServer) lookup(r *network.Request) (file, bool) {
 		return file{}, false
 	}
 	u, err := url.Parse(r.URL)
-	if err != nil || u.Scheme+"://"+u.Host != origin || u.User != nil {
+	if err != nil || u.Scheme+"://"+u.Host != s.origin || u.User != nil {
 		return file{}, false
 	}
 	f, ok := s.files[path.Clean("/"+u.Path)]

@@ -9,17 +9,22 @@
 // namespaces and confined filesystem as the LibreOffice workers (package
 // convert's Confine): no network at all, none of the host's files but the
 // system's programs, libraries and fonts. A browser prints one page at a
-// time, each in a fresh browser context (an incognito-like profile in
-// memory) that is disposed of afterwards, so that nothing of one job
-// (cache, cookies, storage, service workers) is seen by the next.
+// time. A page with scripts on prints in a fresh browser context (an
+// incognito-like profile in memory) that is disposed of afterwards, so
+// that nothing of it (cache, cookies, storage, service workers) is seen
+// by a later job. Pages with scripts off, which store nothing that a
+// later page could read, print one after the other in one shared tab, in
+// its one warm renderer, as long as they are one tenant's: starting a
+// renderer for each page was most of a print's CPU.
 //
-// The page loads from http://quire.invalid/ (a name that resolves
-// nowhere): every request of the page is intercepted (the DevTools Fetch
-// domain) and answered from memory when it names the page or one of the
-// request's other files by its relative name, and failed otherwise. That
-// is the fence; the namespaces, a proxy to nowhere and the flags that
-// turn Chromium's own background traffic off are the fences behind it.
-// Scripts are off unless the job asks for them.
+// Each page loads from an origin of its own, http://RANDOM.quire.invalid/
+// (a name that resolves nowhere, and that no other page can guess): every
+// request of the page is intercepted (the DevTools Fetch domain) and
+// answered from memory when it names the page or one of the request's
+// other files by its relative name at that origin, and failed otherwise.
+// That is the fence; the namespaces, a proxy to nowhere and the flags
+// that turn Chromium's own background traffic off are the fences behind
+// it. Scripts are off unless the job asks for them.
 //
 // The supervisor gives each job the convert job timeout and a memory
 // bound on the browser's processes: past either, the browser is killed

@@ -141,11 +141,10 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	queued := time.Since(j.enqueued)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
-	b.procs.forget() // the job's first sample finds its page's renderer
 	end := convert.WatchMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
 	var pdf []byte
-	tb, err := b.takeTab()
+	tb, err := b.tabFor(j)
 	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
 		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Logger)
@@ -195,7 +194,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		p.count(func(c *convert.Counters) { c.Recycled++; p.restarting(c) })
 	}
 	if keep && tb != nil {
-		go b.closeTab(tb) // after the answer: the client does not wait for it
+		b.release(tb, err != nil) // after the answer: the client does not wait for it
 	}
 	return keep, false
 }
