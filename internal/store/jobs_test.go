@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -17,9 +16,7 @@ func TestJobBodiesMigrationKeepsThem(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			u := storetest.URL(t, backend)
-			restore := store.SetLastMigration(14)
-			old := storetest.Open(t, u)
-			restore()
+			old := openAt(t, u, 14)
 			raw := storetest.SQL(t, u)
 			const columns = `INSERT INTO jobs (id, key_id, operation, status, created_at, method, target, request_header, request_body,
 				result_status, result_header, result_body, expires_at) VALUES `

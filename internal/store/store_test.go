@@ -20,6 +20,14 @@ import (
 
 var ctx = context.Background()
 
+// openAt opens the database at u with its migrations up to version only:
+// a database of an earlier release, for a migration's test.
+func openAt(t *testing.T, u string, version int) *store.DB {
+	restore := store.SetLastMigration(version)
+	defer restore()
+	return storetest.Open(t, u)
+}
+
 func TestMigrationsConcurrentStart(t *testing.T) {
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {

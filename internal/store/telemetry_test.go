@@ -143,9 +143,7 @@ func uncounted(t *testing.T, raw *sql.DB, backend string) int {
 // again, and intake goes on from there.
 func TestWatermarkMigrationCountsThePendingOpens(t *testing.T) {
 	u := storetest.URL(t, "sqlite")
-	restore := store.SetLastMigration(5)
-	old := storetest.Open(t, u)
-	restore()
+	old := openAt(t, u, 5)
 	day := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	raw := storetest.SQL(t, u)
 	insert := func(doc string, pending bool) {
@@ -281,9 +279,7 @@ func TestHostsMigrationKeepsTheCounts(t *testing.T) {
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			u := storetest.URL(t, backend)
-			restore := store.SetLastMigration(9)
-			old := storetest.Open(t, u)
-			restore()
+			old := openAt(t, u, 9)
 			day := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 			raw := storetest.SQL(t, u)
 			at, d, m := day.UnixMilli(), quire.Day(day), quire.Month(day)
