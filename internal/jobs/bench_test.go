@@ -21,7 +21,8 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkJobBookkeeping measures what a job costs the server beside
-// its work (issue #28): its submission by one of 32 connections, River's
+// its work (issue #28): its submission by one of 16 submitters per core
+// (32 on the 2-core machine of bench/RESULTS.md), River's
 // fetch and completion, its start (which reads its request) and its
 // answer stored. The work is an engine turn taken and a 64 KiB answer
 // given at once, for a 32 KiB request. It reports the process's CPU per
@@ -53,7 +54,7 @@ func BenchmarkJobBookkeeping(b *testing.B) {
 			done.Add(b.N)
 			cpu0 := cpuTime()
 			b.ResetTimer()
-			b.SetParallelism(16) // 32 submitters on 2 cores
+			b.SetParallelism(16) // goroutines per GOMAXPROCS
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := s.Submit(ctx, "A", quire.OpConvert, "", req); err != nil {
