@@ -30,10 +30,16 @@ const (
 
 // Goals of the issue for jobs.
 const (
-	goalJobsRatio  = 0.95 // jobs' documents/s over synchronous documents/s, at least
-	goalSubmitP50  = 5.0  // p50 submit latency, ms, at most
-	jobsPollPeriod = 100 * time.Millisecond
+	goalJobsRatio = 0.95 // jobs' documents/s over synchronous documents/s, at least
+	goalSubmitP50 = 5.0  // p50 submit latency, ms, at most
 )
+
+// jobsPollPeriod is how often the bench asks whether a round's jobs have
+// all ended. The end is read from the jobs themselves (finishedAt), so a
+// poll only decides when the CPU is read; each costs the server about
+// 0.8 ms of CPU (the metrics rendered, the jobs counted), which every
+// 100 ms was about 0.2 ms per document, taken from the engines.
+const jobsPollPeriod = time.Second
 
 // jobsPostgres is the PostgreSQL of the benchmark's second run (a schema
 // of its own is made and dropped there); BENCH_POSTGRES_URL overrides it.

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,6 +66,7 @@ type Service struct {
 	opt     Options
 	river   *river.Client[*sql.Tx]
 	fetcher *fetch.Fetcher
+	pilot   *wakingPilot // wakes River when submissions are committed
 	run     Runner
 	metrics *metrics
 	submits *groupcommit.Committer[store.NewJob, error]
@@ -91,6 +93,10 @@ const rescueMargin = 10 * time.Second
 
 // runAttempts bounds the runs of a job whose runner fails unexpectedly.
 const runAttempts = 3
+
+// webhookPolls is how many polls of the default queue make one of the
+// webhooks' queue.
+const webhookPolls = 5
 
 // webhookQueue keeps deliveries, which wait on other people's servers,
 // from holding the slots of the engines' work.
@@ -133,7 +139,11 @@ func New(db *store.DB, o Options) (*Service, error) {
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: jobsHeld * o.Workers},
-			webhookQueue:       {MaxWorkers: 4},
+			// Deliveries and the cleanup are looked for less often (a
+			// second by default): each poll is a fetch, which costs the
+			// database CPU even when idle, and the default queue polls
+			// often only because the engines wait on it.
+			webhookQueue: {MaxWorkers: 4, FetchPollInterval: webhookPolls * poll},
 		}
 		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 			func() (river.JobArgs, *river.InsertOpts) {
@@ -141,7 +151,8 @@ func New(db *store.DB, o Options) (*Service, error) {
 			},
 			&river.PeriodicJobOpts{RunOnStart: true})}
 	}
-	c, err := river.NewClient(db.River(), cfg)
+	s.pilot = &wakingPilot{}
+	c, err := river.NewClient[*sql.Tx](&wakingDriver{Driver: db.River(), pilot: s.pilot}, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
@@ -240,6 +251,9 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 		}
 		return riverIDs, nil
 	})
+	if err == nil && slices.ContainsFunc(refused, func(e error) bool { return e == nil }) {
+		s.pilot.committed(ctx)
+	}
 	return refused, err
 }
 

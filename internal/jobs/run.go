@@ -92,13 +92,13 @@ func (s *Service) ended(j quire.Job, status string, now time.Time) {
 // requeueing), which do not share the run's deadline.
 const bookkeepingTimeout = 30 * time.Second
 
-// queueWebhook returns the queueing of j's webhook, if it has one, in the
-// transaction that ends j.
+// queueWebhook returns the queueing of j's webhook in the transaction
+// that ends j; nil when j has none.
 func (s *Service) queueWebhook(ctx context.Context, j quire.Job) func(*sql.Tx) error {
+	if j.Webhook.URL == "" {
+		return nil
+	}
 	return func(tx *sql.Tx) error {
-		if j.Webhook.URL == "" {
-			return nil
-		}
 		_, err := s.river.InsertTx(ctx, tx, webhookArgs{JobID: j.ID}, &river.InsertOpts{Queue: webhookQueue, MaxAttempts: webhookAttempts})
 		return err
 	}

@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"bytes"
+	"database/sql"
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -47,5 +50,74 @@ func TestJobBodiesMigrationKeepsThem(t *testing.T) {
 				t.Errorf("bodies of the expired job left: %d (%v), want 0", left, err)
 			}
 		})
+	}
+}
+
+// TestFinishJob stores a running job's answer, with work of its own in the
+// transaction (a webhook to queue) and without (PostgreSQL then ends it in
+// one statement), and stores nothing for a job no longer running.
+func TestFinishJob(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			db := storetest.Open(t, storetest.URL(t, backend))
+			now := time.Now().Truncate(time.Millisecond)
+			var batch []store.NewJob
+			for _, id := range []string{"plain", "hooked"} {
+				batch = append(batch, store.NewJob{Job: quire.Job{ID: id, KeyID: "k", Operation: quire.OpConvert, Status: quire.JobQueued, CreatedAt: now},
+					Request: quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: []byte("request " + id)}})
+			}
+			err := db.InsertJobs(ctx, batch, func(_ *sql.Tx, _ map[string]int) ([]int64, error) { return []int64{1, 2}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := false
+			for _, id := range []string{"plain", "hooked"} {
+				if _, _, ok, err := db.StartJob(ctx, id, now); !ok || err != nil {
+					t.Fatalf("start %s: %v %v", id, ok, err)
+				}
+				var then func(*sql.Tx) error
+				if id == "hooked" {
+					then = func(*sql.Tx) error { ran = true; return nil }
+				}
+				res := quire.JobResult{Status: 200, Header: map[string][]string{"Content-Type": {"application/pdf"}}, Body: []byte("%PDF " + id)}
+				done, err := db.FinishJob(ctx, id, quire.JobSucceeded, "", res, now, now.Add(time.Hour), then)
+				if !done || err != nil {
+					t.Fatalf("finish %s: %v %v, want done", id, done, err)
+				}
+				got, err := db.JobResult(ctx, id)
+				if err != nil || got.Status != 200 || string(got.Body) != "%PDF "+id || len(got.Header["Content-Type"]) != 1 || got.Header["Content-Type"][0] != "application/pdf" {
+					t.Errorf("result of %s: %d %v %q (%v)", id, got.Status, got.Header, got.Body, err)
+				}
+				if j, err := db.Job(ctx, id); err != nil || j.Status != quire.JobSucceeded {
+					t.Errorf("%s: %+v (%v), want succeeded", id, j, err)
+				}
+				// Ended already: nothing is stored again, nothing runs.
+				ran2 := false
+				done, err = db.FinishJob(ctx, id, quire.JobFailed, "late", quire.JobResult{Status: 500, Body: []byte("late")}, now, now.Add(time.Hour),
+					func(*sql.Tx) error { ran2 = true; return nil })
+				if done || err != nil || ran2 {
+					t.Errorf("finishing %s again: done %v, err %v, then ran %v; want false, nil, false", id, done, err, ran2)
+				}
+				if got, _ := db.JobResult(ctx, id); string(got.Body) != "%PDF "+id {
+					t.Errorf("result of %s after a second finish: %q", id, got.Body)
+				}
+			}
+			if !ran {
+				t.Error("the webhook's queueing did not run in the hooked job's transaction")
+			}
+		})
+	}
+}
+
+// TestJobBodiesStoredUncompressed: on PostgreSQL the bodies are stored
+// as they are (migration 0016), compressed files being what they hold.
+func TestJobBodiesStoredUncompressed(t *testing.T) {
+	u := storetest.URL(t, "postgres")
+	storetest.Open(t, u)
+	var storage string
+	err := storetest.SQL(t, u).QueryRow(`SELECT a.attstorage FROM pg_attribute a
+		WHERE a.attrelid = 'job_bodies'::regclass AND a.attname = 'body'`).Scan(&storage)
+	if err != nil || storage != "e" {
+		t.Errorf("job_bodies.body storage %q (%v), want e (EXTERNAL)", storage, err)
 	}
 }
