@@ -324,7 +324,9 @@ func (s *Service) List(ctx context.Context, keyID string, limit int) ([]quire.Jo
 
 // Cancel ends job id as failed, unless it has ended already, takes it
 // out of the queue and delivers its webhook (job.failed) as for any end;
-// a run in progress finishes, but its answer is dropped.
+// a run in progress is cancelled by River (at once on this instance, at
+// its next check for cancellations on another), and whatever it answers
+// is dropped.
 func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
 	j, err := s.Get(ctx, "", id)
 	if err != nil {
