@@ -4,21 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/libc"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
-
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkJobBookkeeping measures what a job costs the server beside
 // its work (issue #28): its submission by one of 16 submitters per core
@@ -52,7 +43,7 @@ func BenchmarkJobBookkeeping(b *testing.B) {
 			req := quire.JobRequest{Method: "POST", Target: "/v1/convert", Body: make([]byte, 32<<10)}
 			ctx := context.Background()
 			done.Add(b.N)
-			cpu0 := cpuTime()
+			cpu0 := storetest.CPUTime()
 			b.ResetTimer()
 			b.SetParallelism(16) // goroutines per GOMAXPROCS
 			b.RunParallel(func(pb *testing.PB) {
@@ -65,7 +56,7 @@ func BenchmarkJobBookkeeping(b *testing.B) {
 			})
 			done.Wait()
 			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/job")
+			b.ReportMetric(float64(storetest.CPUTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/job")
 		})
 	}
 }

@@ -28,7 +28,7 @@ type wakingDriver struct {
 }
 
 func (d *wakingDriver) PluginInit(*baseservice.Archetype) {}
-func (d *wakingDriver) PluginPilot() riverpilot.Pilot  { return d.pilot }
+func (d *wakingDriver) PluginPilot() riverpilot.Pilot     { return d.pilot }
 
 // SupportsListener is false: River runs poll-only here (PollOnly), and a
 // driver with a listener would keep River from waking its producers in

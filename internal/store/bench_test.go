@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,13 +19,13 @@ func BenchmarkRecordOpens(b *testing.B) {
 		b.Run(backend, func(b *testing.B) {
 			db := storetest.Open(b, storetest.URL(b, backend))
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := storetest.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if err := db.RecordOpens(context.Background(), newDocuments(i, 30)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N*30), "cpu-µs/event")
+			b.ReportMetric(float64((storetest.CPUTime()-cpu).Microseconds())/float64(b.N*30), "cpu-µs/event")
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*30), "µs/event")
 		})
 	}
@@ -59,15 +58,6 @@ func BenchmarkCountPending(b *testing.B) {
 	}
 }
 
-// cpuTime is the CPU time this process has used so far: the machine may
-// be shared, so the wall time of a benchmark says less than its CPU time.
-// (For PostgreSQL it leaves out the server's own.)
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // newDocuments returns n opens of documents no other batch number opens,
 // named as the editor library names them: CRC-32 hashes, scattered over
 // the key space as real ones are.
@@ -92,13 +82,13 @@ func BenchmarkAddAPIUsage(b *testing.B) {
 			c := quire.Charge{KeyID: "k", Quota: 1 << 40, Rows: []quire.APIUsageRow{{KeyID: "k", Period: day, Operation: quire.OpConvert,
 				OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1, Pages: 3, InputBytes: 30000, EngineSeconds: 0.027}}}}
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := storetest.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if _, err := db.AddAPIUsage(ctx, []quire.Charge{c}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/commit")
+			b.ReportMetric(float64((storetest.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/commit")
 		})
 	}
 }
