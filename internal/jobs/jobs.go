@@ -46,23 +46,23 @@ func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.Af
 
 // Options configure the Service.
 type Options struct {
-	Workers         int           // jobs this instance runs at once; 0: none (submit and read only)
-	Timeout         time.Duration // the longest a job runs
+	Workers int           // jobs this instance runs at once; 0: none (submit and read only)
+	Timeout time.Duration // the longest a job runs
 	// OperationTimeouts are the operations' own limits (quire.OpConvert:
 	// QUIRE_CONVERT_JOB_TIMEOUT, ...): a job of one runs for at most its
 	// limit plus runMargin, and never longer than Timeout.
 	OperationTimeouts map[string]time.Duration
 	Lease             time.Duration // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
-	Retention       time.Duration // how long an ended job and its answer are kept
-	WebhookRetryFor time.Duration // how long a webhook is retried
-	WebhookSecret   []byte        // the key of the webhooks' signatures (LoadSecret)
-	Fetch           fetch.Options // the network rules of webhook addresses
-	PollInterval    time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued       int           // jobs of one key waiting at once (more: 429); 0: no limit
-	MaxWait         time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
-	Logger          *slog.Logger
-	Registerer      prometheus.Registerer // nil: no metrics
-	Now             func() time.Time
+	Retention         time.Duration // how long an ended job and its answer are kept
+	WebhookRetryFor   time.Duration // how long a webhook is retried
+	WebhookSecret     []byte        // the key of the webhooks' signatures (LoadSecret)
+	Fetch             fetch.Options // the network rules of webhook addresses
+	PollInterval      time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
+	MaxQueued         int           // jobs of one key waiting at once (more: 429); 0: no limit
+	MaxWait           time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
+	Logger            *slog.Logger
+	Registerer        prometheus.Registerer // nil: no metrics
+	Now               func() time.Time
 }
 
 // Service submits, reads and runs jobs.
