@@ -294,7 +294,7 @@ func (a *App) Sweep(ctx context.Context) error {
 // HTTP server has finished.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
-	if a.jobsOn { // jobs not finished by ctx's end run again at the next start
+	if a.jobsOn { // jobs not finished by ctx's end run again (jobs/lease.go)
 		errs = append(errs, a.Jobs.Stop(ctx))
 	}
 	if a.Jobs != nil {

@@ -58,7 +58,7 @@ type Options struct {
 	WebhookSecret     []byte        // the key of the webhooks' signatures (LoadSecret)
 	Fetch             fetch.Options // the network rules of webhook addresses
 	PollInterval      time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued         int           // jobs of one key waiting at once (more: 429); 0: no limit
+	MaxQueued         int           // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
 	MaxWait           time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
 	Logger            *slog.Logger
 	Registerer        prometheus.Registerer // nil: no metrics
@@ -278,14 +278,14 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 }
 
 // checkQueued is the per-key cap: it refuses (429) adding more jobs to a
-// key that has waiting jobs waiting, beyond QUIRE_JOB_MAX_QUEUED. waiting
+// key that has waiting jobs not yet ended, beyond QUIRE_JOB_MAX_QUEUED. waiting
 // must be counted under the key's turn to submit (store: waitingJobs),
 // with its batch's submissions admitted before, for the cap to be exact.
 func (s *Service) checkQueued(waiting, more int) error {
 	if s.opt.MaxQueued <= 0 || waiting+more <= s.opt.MaxQueued {
 		return nil
 	}
-	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have run.", waiting, s.opt.MaxQueued)
+	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting or running (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have ended.", waiting, s.opt.MaxQueued)
 	e.RetryAfter = queuedRetryAfter
 	return e
 }
