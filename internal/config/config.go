@@ -481,6 +481,10 @@ func (c *Config) Check() error {
 	if c.CodeTTL < time.Minute {
 		return fmt.Errorf("QUIRE_CODE_TTL must be at least 1m")
 	}
+	if c.JobLease < time.Second {
+		// Renewed three times per lease, each renewal given a third of it.
+		return fmt.Errorf("QUIRE_JOB_LEASE must be at least 1s")
+	}
 	if c.MemoryKeyShare < 1 || c.MemoryKeyShare > 100 {
 		return fmt.Errorf("QUIRE_MEMORY_KEY_SHARE must be a percentage from 1 to 100, not %d", c.MemoryKeyShare)
 	}
