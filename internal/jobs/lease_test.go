@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -100,5 +102,19 @@ func TestLeaseLostStopsRuns(t *testing.T) {
 	defer release2()
 	if late.Err() == nil {
 		t.Fatal("a run started under a lost lease")
+	}
+}
+
+// TestJobTimeoutFollowsItsOperation: a job's time limit is its
+// operation's own plus runMargin, at most Options.Timeout; a job queued
+// without its operation (before it was kept) gets Options.Timeout.
+func TestJobTimeoutFollowsItsOperation(t *testing.T) {
+	s := &Service{opt: Options{Timeout: 10 * time.Minute,
+		OperationTimeouts: map[string]time.Duration{quire.OpConvert: 2 * time.Minute, quire.OpSign: time.Hour}}}
+	w := &runWorker{s: s}
+	for op, want := range map[string]time.Duration{quire.OpConvert: 2*time.Minute + runMargin, quire.OpSign: 10 * time.Minute, "": 10 * time.Minute} {
+		if got := w.Timeout(&river.Job[runArgs]{Args: runArgs{Operation: op}}); got != want {
+			t.Errorf("%q: %s, want %s", op, got, want)
+		}
 	}
 }
