@@ -73,18 +73,26 @@ func (e *Engine) FillForConversion(ctx context.Context, docx []byte, fields []Fi
 	return e.fill(ctx, docx, fields, true)
 }
 
-func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompressed bool) (*ooxml.Package, *ooxml.Edits, Report, error) {
+// open reads template docx within the limits: its package, and the parts
+// a filling reads.
+func (e *Engine) open(ctx context.Context, docx []byte, uncompressed bool) (*filling, error) {
 	p, err := ooxml.Open(docx, e.limits.Package)
 	if err != nil {
-		return nil, nil, Report{}, packageError(err)
+		return nil, packageError(err)
 	}
 	if !p.Has(documentPart) {
-		return nil, nil, Report{}, quire.Errorf(quire.CodeUnprocessable, "The document is not a DOCX file: its ZIP package has no %s.", documentPart)
+		return nil, quire.Errorf(quire.CodeUnprocessable, "The document is not a DOCX file: its ZIP package has no %s.", documentPart)
 	}
 	f := &filling{engine: e, ctx: ctx, pkg: p, edits: &ooxml.Edits{Uncompressed: uncompressed}}
-	if err := f.load(); err != nil {
+	return f, f.load()
+}
+
+func (e *Engine) fill(ctx context.Context, docx []byte, fields []Field, uncompressed bool) (*ooxml.Package, *ooxml.Edits, Report, error) {
+	f, err := e.open(ctx, docx, uncompressed)
+	if err != nil {
 		return nil, nil, Report{}, err
 	}
+	p := f.pkg
 	var rep Report
 	for i := range fields {
 		if err := ctx.Err(); err != nil { // the client left

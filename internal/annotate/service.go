@@ -49,6 +49,20 @@ type Result struct {
 	Report
 }
 
+// Check runs the checks of Annotate that spend no time on its work
+// (downloads, filling, conversion): the request, and a template sent
+// inline: its package and the parts a filling reads, within the limits.
+// A template named by URL is checked once downloaded, when the job runs.
+// A job's submission runs it, so that a request Annotate would refuse is
+// refused before it is queued, as it would be.
+func (s *Service) Check(ctx context.Context, req Request) error {
+	if err := req.Validate(); err != nil || req.Document.URL != "" {
+		return err
+	}
+	_, err := s.engine.open(ctx, req.Document.Bytes, false)
+	return err
+}
+
 // Annotate validates req, fills its template and converts it when asked.
 func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 	if err := req.Validate(); err != nil {

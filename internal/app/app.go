@@ -170,7 +170,8 @@ func (a *App) newJobs(onDemand bool) (*jobs.Service, error) {
 	if !onDemand {
 		workers = a.jobWorkers()
 	}
-	return jobs.New(a.DB, jobs.Options{Workers: workers, MaxQueued: cfg.JobMaxQueued, Timeout: cfg.JobTimeout, Retention: cfg.JobRetention, MaxWait: cfg.JobMaxWait,
+	return jobs.New(a.DB, jobs.Options{Workers: workers, MaxQueued: cfg.JobMaxQueued, Timeout: cfg.JobTimeout, OperationTimeouts: cfg.OperationTimeouts(),
+		Lease: cfg.JobLease, Retention: cfg.JobRetention, MaxWait: cfg.JobMaxWait,
 		WebhookRetryFor: cfg.WebhookRetryFor, WebhookSecret: secret, Logger: a.Log, Registerer: a.Metrics,
 		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, AllowPrivate: cfg.FetchAllowPrivate}})
 }
@@ -293,7 +294,7 @@ func (a *App) Sweep(ctx context.Context) error {
 // HTTP server has finished.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
-	if a.jobsOn { // jobs not finished by ctx's end run again at the next start
+	if a.jobsOn { // jobs not finished by ctx's end run again (jobs/lease.go)
 		errs = append(errs, a.Jobs.Stop(ctx))
 	}
 	if a.Jobs != nil {

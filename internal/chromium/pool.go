@@ -196,18 +196,26 @@ type jobResult struct {
 	err error
 }
 
+// Check runs the checks of Convert that spend no browser time: the
+// options, the page's format and its nesting. A job's submission runs
+// it, so that a page the print would refuse is refused before it is
+// queued, as it would be.
+func (p *Pool) Check(page Page, opts convert.JobOptions) error {
+	if err := opts.Validate(page.From, convert.ToPDF); err != nil {
+		return err
+	}
+	if err := convert.Check(page.Doc, page.From); err != nil {
+		return err
+	}
+	return convert.CheckText(page.Doc, page.From, p.opts.Text)
+}
+
 // Convert prints page to PDF with the options of opts that apply
 // (paper, margin, landscape, printBackground, pageRanges, scale,
 // javascript). Its errors match convert's Err* values, or ctx's error.
 func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) (convert.Result, error) {
 	t0 := time.Now()
-	if err := opts.Validate(page.From, convert.ToPDF); err != nil {
-		return convert.Result{}, err
-	}
-	if err := convert.Check(page.Doc, page.From); err != nil {
-		return convert.Result{}, err
-	}
-	if err := convert.CheckText(page.Doc, page.From, p.opts.Text); err != nil {
+	if err := p.Check(page, opts); err != nil {
 		return convert.Result{}, err
 	}
 	if page.From == convert.FromMarkdown {

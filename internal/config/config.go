@@ -17,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/chromium"
@@ -103,6 +104,7 @@ type Config struct {
 	JobTimeout      time.Duration
 	JobRetention    time.Duration
 	JobMaxWait      time.Duration
+	JobLease        time.Duration
 	WebhookSecret   string
 	WebhookRetryFor time.Duration
 
@@ -205,8 +207,9 @@ func (c *Config) Settings() []Setting {
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},
 		{"fetch-allow-private", "QUIRE_FETCH_ALLOW_PRIVATE", "development only: let document.url and webhook addresses reach loopback and private addresses", (*boolValue)(&c.FetchAllowPrivate), false},
 		{"job-workers", "QUIRE_JOB_WORKERS", "jobs (Prefer: respond-async) of this instance on the engines at once (it runs four times as many, reading their requests and storing their answers meanwhile); 0: as many as conversion workers; negative: none (it still accepts and answers jobs)", (*intValue)(&c.JobWorkers), false},
-		{"job-max-queued", "QUIRE_JOB_MAX_QUEUED", "jobs of one API key waiting at once, across instances (more: 429 RATE_LIMIT_ERROR); a key's first waiting jobs also run before another key's flood; 0: no limit", (*intValue)(&c.JobMaxQueued), false},
-		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest a job may run; a job whose instance died is run again once it has been running this long plus 10 s", (*durationValue)(&c.JobTimeout), false},
+		{"job-max-queued", "QUIRE_JOB_MAX_QUEUED", "jobs of one API key not yet ended (queued or running) at once, across instances, exactly (more: 429 RATE_LIMIT_ERROR); a key's first waiting jobs also run before another key's flood; 0: no limit", (*intValue)(&c.JobMaxQueued), false},
+		{"job-timeout", "QUIRE_JOB_TIMEOUT", "longest any job may run; a job's own limit is its operation's (QUIRE_CONVERT_JOB_TIMEOUT for a conversion...) plus 1 m to read, wait for an engine and store, at most this", (*durationValue)(&c.JobTimeout), false},
+		{"job-lease", "QUIRE_JOB_LEASE", "PostgreSQL: how long the jobs an instance runs stay its own without renewing its lease (renewed 3 times as often); another instance runs again the jobs of an expired lease within a third of it", (*durationValue)(&c.JobLease), false},
 		{"job-retention", "QUIRE_JOB_RETENTION", "how long an ended job and its result are kept", (*durationValue)(&c.JobRetention), false},
 		{"job-max-wait", "QUIRE_JOB_MAX_WAIT", "how long after its submission a job may still be sent back to wait by its key's limits or a full or disabled engine (429, 503); past it the job ends failed with that answer; 0: no limit", (*durationValue)(&c.JobMaxWait), false},
 		{"webhook-secret", "QUIRE_WEBHOOK_SECRET", "key of the webhooks' signatures, whsec_ and base64 (at least 24 bytes); unset: generated into the data directory's webhook-secret (set it when several instances share a database)", (*secretValue)(&c.WebhookSecret), true},
@@ -295,6 +298,7 @@ func Default() Config {
 		JobTimeout:      10 * time.Minute,
 		JobRetention:    24 * time.Hour,
 		JobMaxWait:      24 * time.Hour,
+		JobLease:        10 * time.Second,
 		WebhookRetryFor: 24 * time.Hour,
 
 		ConvertJobTimeout:    60 * time.Second,
@@ -422,6 +426,25 @@ func (c *Config) PDFToolsOptions(log *slog.Logger) pdftools.Options {
 		RenderMaxPixels: int64(c.PDFRenderMaxPixels), Timeout: c.ConvertJobTimeout, Logger: log}
 }
 
+// OperationTimeouts are the operations' own limits, which bound their
+// jobs (plus the time to read and store them, at most QUIRE_JOB_TIMEOUT):
+// a conversion gets QUIRE_CONVERT_JOB_TIMEOUT twice (the soffice fallback
+// gets as long again), and so do the PDF tools (a render stops at it);
+// signing downloads a document, may convert a DOCX to PDF/A, asks each
+// time-stamp authority in turn for up to two time-stamps (B-LTA) and
+// downloads revocation data; annotate downloads a template and images
+// and converts the filled document.
+func (c *Config) OperationTimeouts() map[string]time.Duration {
+	convert := 2 * c.ConvertJobTimeout
+	tsas := time.Duration(len(strings.FieldsFunc(c.TSAURL, func(r rune) bool { return r == ',' || r == ' ' })))
+	return map[string]time.Duration{
+		quire.OpConvert:  convert,
+		quire.OpPDF:      convert,
+		quire.OpSign:     2*c.FetchTimeout + convert + 2*tsas*c.TSATimeout,
+		quire.OpAnnotate: 2*c.FetchTimeout + convert,
+	}
+}
+
 // PDFLimits are the bounds of reading a PDF to sign or verify; the input
 // size follows from QUIRE_SIGN_MAX_BYTES.
 func (c *Config) PDFLimits() pdf.Limits {
@@ -457,6 +480,10 @@ func (c *Config) Check() error {
 	}
 	if c.CodeTTL < time.Minute {
 		return fmt.Errorf("QUIRE_CODE_TTL must be at least 1m")
+	}
+	if c.JobLease < time.Second {
+		// Renewed three times per lease, each renewal given a third of it.
+		return fmt.Errorf("QUIRE_JOB_LEASE must be at least 1s")
 	}
 	if c.MemoryKeyShare < 1 || c.MemoryKeyShare > 100 {
 		return fmt.Errorf("QUIRE_MEMORY_KEY_SHARE must be a percentage from 1 to 100, not %d", c.MemoryKeyShare)

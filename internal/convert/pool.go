@@ -238,42 +238,59 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 	}
 }
 
-// prepare validates r (its format told first when r.From is empty),
-// checks the input against the limits and its declared format
-// (a ZIP package also against what it expands to and for a DTD,
-// expand.go; Markdown and HTML for their nesting, nesting.go),
-// renders Markdown to HTML, takes out what would load content from
-// outside the document (html.go, packages.go, rtf.go), and takes the
-// comments out of a DOCX (comments.go). An encrypted document, given
-// with its password, goes to LibreOffice as it is: it cannot be read
-// here, so the profile's link blocking, the workers' namespaces and the
-// memory limit alone guard it. It returns the input to convert and its
-// format.
-func (p *Pool) prepare(in []byte, r *Request) ([]byte, string, error) {
+// Check runs the checks of ConvertRequest that spend no engine time: it
+// validates r (its format told first when r.From is empty) and checks in
+// against the limits and its declared format (a ZIP package also against
+// what it expands to and for a DTD, expand.go; Markdown and HTML for their
+// nesting, nesting.go). A job's submission runs it, so that a request the
+// conversion would refuse is refused before it is queued, as it would be.
+func (p *Pool) Check(r Request, in []byte) error {
+	_, _, _, err := p.check(in, &r)
+	return err
+}
+
+// check is Check, returning the package it opened (nil for a text format)
+// and the format, and whether in goes to LibreOffice as it is: an
+// encrypted document, given with its password, cannot be read here, so the
+// profile's link blocking, the workers' namespaces and the memory limit
+// alone guard it.
+func (p *Pool) check(in []byte, r *Request) (pkg *officePackage, from string, asIs bool, err error) {
 	z, err := r.detect(in)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
-	from, opts := strings.ToLower(r.From), r.Options
+	from = strings.ToLower(r.From)
 	if int64(len(in)) > p.opts.MaxInputBytes {
-		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
+		return nil, "", false, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
-	pkg, err := sniff(in, from, z)
+	pkg, err = sniff(in, from, z)
 	if err != nil {
-		if errors.Is(err, ErrEncrypted) && opts.Password != "" {
-			return in, from, nil
+		if errors.Is(err, ErrEncrypted) && r.Options.Password != "" {
+			return nil, from, true, nil
 		}
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if pkg != nil {
-		if err := pkg.check(&p.opts); err != nil {
-			return nil, "", err
-		}
+		return pkg, from, false, pkg.check(&p.opts)
+	}
+	return nil, from, false, CheckText(in, from, TextLimits{MaxNesting: p.opts.MaxNesting, MaxTableCells: p.opts.MaxTableCells})
+}
+
+// prepare checks in (check), renders Markdown to HTML, takes out what
+// would load content from outside the document (html.go, packages.go,
+// rtf.go), and takes the comments out of a DOCX (comments.go). It returns
+// the input to convert and its format.
+func (p *Pool) prepare(in []byte, r *Request) ([]byte, string, error) {
+	pkg, from, asIs, err := p.check(in, r)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case asIs:
+		return in, from, nil
+	case pkg != nil:
 		return pkg.clean(), from, nil
 	}
-	if err := CheckText(in, from, TextLimits{MaxNesting: p.opts.MaxNesting, MaxTableCells: p.opts.MaxTableCells}); err != nil {
-		return nil, "", err
-	}
+	opts := r.Options
 	switch from {
 	case FromMarkdown:
 		html, err := markdownToHTML(in)

@@ -23,16 +23,11 @@ func (s *Server) annotateRoutes() []Route {
 	}
 	// The template grows by 4/3 in base64; images ride in the fields.
 	max := s.deps.Annotate.MaxDocumentBytes()/3*4 + 4 + 16<<20
-	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Async: true, Metered: quire.OpAnnotate, Auth: KeyRequired}}
+	return []Route{{Method: "POST", Path: "/v1/annotate", Handler: s.annotate, MaxBody: max, Budgeted: true, Async: true, Check: s.checkAnnotate, Metered: quire.OpAnnotate, Auth: KeyRequired}}
 }
 
 func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	req, err := decodeAnnotate(body, r.URL.Query(), s.deps.Annotate.MaxDocumentBytes())
+	req, err := s.annotateRequestOf(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -53,6 +48,24 @@ func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
 		meter(r.Context()).Pages = pdfPages(res.Document)
 	}
 	writeDocument(w, res.Document, res.ContentType)
+}
+
+// annotateRequestOf reads an annotate request (decodeAnnotate).
+func (s *Server) annotateRequestOf(r *http.Request) (annotate.Request, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return annotate.Request{}, err
+	}
+	return decodeAnnotate(body, r.URL.Query(), s.deps.Annotate.MaxDocumentBytes())
+}
+
+// checkAnnotate is the annotate route's Check.
+func (s *Server) checkAnnotate(r *http.Request) error {
+	req, err := s.annotateRequestOf(r)
+	if err != nil {
+		return err
+	}
+	return s.deps.Annotate.Check(r.Context(), req)
 }
 
 // The fields each object of an annotate request may hold.

@@ -20,7 +20,7 @@ import (
 const multipartOverhead = 1 << 20
 
 func (s *Server) convertRoutes() []Route {
-	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Async: true, Metered: quire.OpConvert, Budgeted: true, Auth: KeyRequired}}
+	return []Route{{Method: "POST", Path: "/v1/convert", Handler: s.convertDocument, MaxBody: s.opt.ConvertMaxBytes + multipartOverhead, Async: true, Check: s.checkConvert, Metered: quire.OpConvert, Budgeted: true, Auth: KeyRequired}}
 }
 
 // contentTypes are the media types of the output formats.
@@ -36,14 +36,8 @@ var contentTypes = map[string]string{
 // and content (convert.Detect). The Server-Timing header tells the
 // engine's own time from the queue's.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
-	req := convertRequestOf(r)
-	files, err := FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	t0 := time.Now()
-	from, printed, err := req.printable(files[0], s.deps.Chromium != nil)
+	req, files, from, printed, err := s.convertInput(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -84,6 +78,44 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
+// convertInput reads a conversion's query and files, and tells whether
+// its first file, of format from, is printed by Chromium (printable).
+func (s *Server) convertInput(r *http.Request) (req convertRequest, files []Upload, from string, printed bool, err error) {
+	req = convertRequestOf(r)
+	files, err = FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
+	if err != nil {
+		return req, nil, "", false, err
+	}
+	from, printed, err = req.printable(files[0], s.deps.Chromium != nil)
+	return req, files, from, printed, err
+}
+
+// checkConvert is the convert route's Check: each file as its engine
+// checks it before converting it. With conversion disabled, the job is
+// accepted, and waits as the request's 503 says.
+func (s *Server) checkConvert(r *http.Request) error {
+	req, files, from, printed, err := s.convertInput(r)
+	switch {
+	case err != nil:
+		return err
+	case printed:
+		if err := s.deps.Chromium.Check(req.page(from, files), req.Options); err != nil {
+			return fileError(err, files[:1], 0)
+		}
+		return nil
+	case s.deps.Convert == nil:
+		return nil
+	}
+	for i, f := range files {
+		c := req.Request
+		c.Name = f.Name
+		if err := s.deps.Convert.Check(c, f.Data); err != nil {
+			return fileError(err, files, i)
+		}
+	}
+	return nil
+}
+
 // convertFiles converts each file with LibreOffice.
 func (s *Server) convertFiles(ctx context.Context, req convertRequest, files []Upload) ([]convert.Result, error) {
 	pool := s.deps.Convert
@@ -121,11 +153,7 @@ func (req convertRequest) printable(first Upload, haveChromium bool) (string, bo
 // print prints the page of files[0] (of format from) with Chromium, the
 // other files being its assets.
 func (req convertRequest) print(ctx context.Context, pool Printer, from string, files []Upload) ([]convert.Result, error) {
-	page := chromium.Page{Doc: files[0].Data, From: from}
-	for _, f := range files[1:] {
-		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
-	}
-	res, err := pool.Convert(ctx, page, req.Options)
+	res, err := pool.Convert(ctx, req.page(from, files), req.Options)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr // the client left
@@ -133,6 +161,16 @@ func (req convertRequest) print(ctx context.Context, pool Printer, from string, 
 		return nil, fileError(convert.ToAPIError(err, pool.RetryAfter()), files[:1], 0)
 	}
 	return []convert.Result{res}, nil
+}
+
+// page is the page of files[0], of format from, with the other files as
+// its assets.
+func (req convertRequest) page(from string, files []Upload) chromium.Page {
+	page := chromium.Page{Doc: files[0].Data, From: from}
+	for _, f := range files[1:] {
+		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
+	}
+	return page
 }
 
 // defaultConvertMaxFiles is Options.ConvertMaxFiles's default.

@@ -43,6 +43,7 @@ type Signer interface {
 	TSAStates() []pdfsign.TSAState
 	CRL(caID string) ([]byte, error)
 	CACertificate(caID string) ([]byte, error)
+	Check(ctx context.Context, req signing.Request) error
 	Sign(ctx context.Context, req signing.Request, keyID string) (signing.Result, error)
 	Verify(ctx context.Context, d signing.Document) (signing.VerifyResult, error)
 }
@@ -50,6 +51,7 @@ type Signer interface {
 // Filler fills DOCX templates (internal/annotate).
 type Filler interface {
 	MaxDocumentBytes() int64
+	Check(ctx context.Context, req annotate.Request) error
 	Annotate(ctx context.Context, req annotate.Request) (annotate.Result, error)
 }
 
@@ -63,12 +65,14 @@ type Engine interface {
 // Converter converts office documents with LibreOffice (*convert.Pool).
 type Converter interface {
 	Engine
+	Check(req convert.Request, in []byte) error
 	ConvertRequest(ctx context.Context, req convert.Request, in []byte) (convert.Result, error)
 }
 
 // Printer prints web pages to PDF with Chromium (*chromium.Pool).
 type Printer interface {
 	Engine
+	Check(page chromium.Page, opts convert.JobOptions) error
 	Convert(ctx context.Context, page chromium.Page, opts convert.JobOptions) (convert.Result, error)
 	Version() string
 }
@@ -77,6 +81,7 @@ type Printer interface {
 type PDFTools interface {
 	MaxBytes() int64
 	MaxFiles() int
+	Check(ctx context.Context, req pdftools.Request) error
 	Do(ctx context.Context, req pdftools.Request) (pdftools.Result, error)
 }
 
@@ -92,6 +97,7 @@ type Jobs interface {
 // Limits admits a key's request under its limits (internal/keylimit).
 type Limits interface {
 	Admit(ctx context.Context, key string) (*keylimit.Admission, error)
+	CheckQuota(ctx context.Context, key string) error
 }
 
 // Meter counts a key's answered operations (internal/metering), within

@@ -44,7 +44,11 @@ var notReplayed = []string{"Authorization", "Cookie", "Prefer", "Quire-Webhook-U
 	"Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect"}
 
 // submit stores the request of route rt as a job of the caller's key:
-// 202 with the job, once it is stored.
+// 202 with the job, once it is stored. What the request would be refused
+// for before any work, it is refused for now, with the same answer: a
+// key's spent monthly quota, and the route's Check. The limits that free
+// with time (rate, requests at once, a full engine) are not checked: the
+// job waits for them.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
 	key, _ := APIKey(r.Context())
 	webhook := r.Header.Get("Quire-Webhook-Url")
@@ -57,6 +61,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.fail(w, r, bodyError(r, err))
+		return
+	}
+	if err := s.checkSubmission(r, rt, key.ID, body); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	header := r.Header.Clone()
@@ -72,6 +80,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)
 	w.Header().Set("Preference-Applied", "respond-async")
 	writeJSON(w, http.StatusAccepted, jobs.View(j))
+}
+
+// checkSubmission runs submit's checks of r, whose body was read.
+func (s *Server) checkSubmission(r *http.Request, rt Route, keyID string, body []byte) error {
+	if s.deps.Limits != nil && rt.Metered != "" {
+		if err := s.deps.Limits.CheckQuota(r.Context(), keyID); err != nil {
+			return err
+		}
+	}
+	if rt.Check == nil {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return rt.Check(r)
 }
 
 func (s *Server) job(w http.ResponseWriter, r *http.Request) {

@@ -106,15 +106,15 @@ func TestJobResultIsTheSynchronousAnswer(t *testing.T) {
 				e.do("GET", path, nil, nil).errorBody(t, 401, quire.CodeAuthentication)
 			}
 
-			// A request the operation refuses makes a failed job whose result
-			// is the refusal.
+			// A request the operation refuses before any work is refused
+			// when submitted, as it is synchronously
+			// (TestBadJobsAreRefusedAtSubmission has every kind).
 			bad := []byte(`{"document":{"base64":"UEs="}}`)
 			syncBad := e.do("POST", "/v1/annotate", bytes.NewReader(bad), map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
-			fj := e.waitJob(key, e.submitAnnotate(key, bad, nil))
-			if fj.Status != quire.JobFailed || fj.Error == nil || *fj.Error != syncBad.errorBody(t, 400, quire.CodeValidation).Message {
-				t.Fatalf("failed job %+v", fj)
+			refused := e.submitAnnotate(key, bad, nil).errorBody(t, 400, quire.CodeValidation)
+			if refused.Message != syncBad.errorBody(t, 400, quire.CodeValidation).Message {
+				t.Fatalf("submission refused with %q, the request with %q", refused.Message, syncBad.body)
 			}
-			e.do("GET", "/v1/jobs/"+fj.ID+"/result", nil, auth).errorBody(t, 400, quire.CodeValidation)
 		})
 	}
 }

@@ -16,7 +16,7 @@ func (s *Server) pdfRoutes() []Route {
 	}
 	var rs []Route
 	for _, op := range pdftools.Operations {
-		rs = append(rs, Route{Method: "POST", Path: "/v1/pdf/" + op, Handler: s.pdfOperation(op),
+		rs = append(rs, Route{Method: "POST", Path: "/v1/pdf/" + op, Handler: s.pdfOperation(op), Check: s.checkPDF(op),
 			MaxBody: s.deps.PDFTools.MaxBytes() + multipartOverhead, Metered: quire.OpPDF, Budgeted: true, Async: true, Auth: KeyRequired})
 	}
 	return rs
@@ -38,18 +38,10 @@ var pdfParams = func() []string {
 // JSON (metadata without set.*).
 func (s *Server) pdfOperation(op string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req, err := pdfRequestOf(op, r)
+		req, files, err := s.pdfInput(op, r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
-		}
-		files, err := FileParts(r, "file", s.deps.PDFTools.MaxFiles())
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		for _, f := range files {
-			req.Files = append(req.Files, pdftools.File{Name: f.Name, Data: f.Data})
 		}
 		res, err := s.deps.PDFTools.Do(r.Context(), req)
 		if err != nil {
@@ -67,6 +59,33 @@ func (s *Server) pdfOperation(op string) http.HandlerFunc {
 		u.Documents, u.Pages = int64(res.Documents), int64(res.Pages)
 		w.Header().Set("Content-Type", res.ContentType)
 		w.Write(out)
+	}
+}
+
+// pdfInput reads the request of PDF operation op: its query and files.
+func (s *Server) pdfInput(op string, r *http.Request) (pdftools.Request, []Upload, error) {
+	req, err := pdfRequestOf(op, r)
+	if err != nil {
+		return req, nil, err
+	}
+	files, err := FileParts(r, "file", s.deps.PDFTools.MaxFiles())
+	if err != nil {
+		return req, nil, err
+	}
+	for _, f := range files {
+		req.Files = append(req.Files, pdftools.File{Name: f.Name, Data: f.Data})
+	}
+	return req, files, nil
+}
+
+// checkPDF is the Check of PDF operation op's route.
+func (s *Server) checkPDF(op string) func(*http.Request) error {
+	return func(r *http.Request) error {
+		req, _, err := s.pdfInput(op, r)
+		if err != nil {
+			return err
+		}
+		return s.deps.PDFTools.Check(r.Context(), req)
 	}
 }
 

@@ -74,6 +74,10 @@ type Route struct {
 	// Async routes are run as a job when asked (Prefer: respond-async,
 	// jobs.go).
 	Async bool
+	// Check, on an Async route, runs what its handler checks before it
+	// spends time on the work (the request, its documents' formats, sizes
+	// and expansion): a job's submission is refused as the request would be.
+	Check func(*http.Request) error
 	// Metered routes are an operation of the metering (quire.OpSign ...):
 	// a request with an API key is held to the key's limits and its
 	// answer counted (limits.go).

@@ -16,7 +16,7 @@ import (
 func (s *Server) signingRoutes() []Route {
 	max := s.deps.Signing.MaxRequestBytes()
 	return []Route{
-		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Async: true, Metered: quire.OpSign, Auth: KeyRequired},
+		{Method: "POST", Path: "/v1/sign", Handler: s.sign, MaxBody: max, Budgeted: true, Async: true, Check: s.checkSign, Metered: quire.OpSign, Auth: KeyRequired},
 		{Method: "POST", Path: "/v1/verify", Handler: s.verifySignatures, MaxBody: max, Budgeted: true, Metered: quire.OpVerify, Auth: KeyOptional},
 		{Method: "GET", Path: "/v1/verify/key", Handler: s.signingKey},
 		{Method: "GET", Path: "/v1/ca/{id}/crl", Handler: s.caFile(s.deps.Signing.CRL, "application/pkix-crl", "no-cache")},
@@ -47,18 +47,7 @@ func (s *Server) caFile(get func(caID string) ([]byte, error), contentType, cach
 // hosted API's fixed schema; the query may add pdfa, which makes a DOCX a
 // signed PDF/A.
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
-	q := newQueryDecoder(r.URL.Query(), signParams)
-	if err := q.err(signInvalid); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
-	req.PDFA = q.string(convert.ParamPDFA) // Sign validates the request
+	req, err := s.signRequestOf(r)
 	if err == nil && len(req.Malformed) == 0 && req.Document.URL != "" {
 		err = s.chargeDownload(r.Context(), s.deps.Signing.MaxDocumentBytes())
 	}
@@ -75,6 +64,31 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Quire-Event-Id", res.EventID)
 	w.Header().Set("X-Quire-Document-SHA256", res.SHA256)
 	writeDocument(w, res.PDF, "application/pdf", jsonField{"eventId", res.EventID}, jsonField{"sha256", res.SHA256})
+}
+
+// signRequestOf decodes the query and body of a sign request; Sign (and
+// Check) validate it.
+func (s *Server) signRequestOf(r *http.Request) (signing.Request, error) {
+	q := newQueryDecoder(r.URL.Query(), signParams)
+	if err := q.err(signInvalid); err != nil {
+		return signing.Request{}, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return signing.Request{}, err
+	}
+	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
+	req.PDFA = q.string(convert.ParamPDFA)
+	return req, err
+}
+
+// checkSign is the sign route's Check.
+func (s *Server) checkSign(r *http.Request) error {
+	req, err := s.signRequestOf(r)
+	if err != nil {
+		return err
+	}
+	return s.deps.Signing.Check(r.Context(), req)
 }
 
 // jsonField is a top-level string field of an answer beside "document".

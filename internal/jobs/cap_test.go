@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/store/storetest"
@@ -51,6 +52,77 @@ func TestCapIsExactUnderConcurrentSubmissions(t *testing.T) {
 			}
 			if _, err := s.Submit(context.Background(), "B", quire.OpSign, "", req); err != nil {
 				t.Errorf("B beside A's full line: %v", err)
+			}
+		})
+	}
+}
+
+// TestCapHoldsWhileJobsRunAndWaitAgain: 2,000 submissions of one key, 8 at
+// a time, while its jobs run: the first ones succeed, the others run into
+// the key's limits and wait again (as QUIRE_KEY_RATE sends them back).
+// The key ends with exactly QUIRE_JOB_MAX_QUEUED jobs not yet ended, and
+// every submission past them was refused with 429.
+func TestCapHoldsWhileJobsRunAndWaitAgain(t *testing.T) {
+	for _, backend := range storetest.Backends {
+		t.Run(backend, func(t *testing.T) {
+			const limit, tries, allowed = 1000, 2000, 50
+			s := newService(t, storetest.URL(t, backend), func(o *Options) { o.MaxQueued, o.Workers = limit, 2 })
+			var mu sync.Mutex
+			ran := 0
+			limited := quire.JobResult{Status: 429, Body: []byte(`{"message":"Rate limit exceeded"}`)}
+			succeeded := make(chan struct{}, allowed)
+			start(t, s, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if ran++; ran <= allowed {
+					succeeded <- struct{}{}
+					return quire.JobResult{Status: 200}, nil
+				}
+				return quire.JobResult{}, &Later{After: time.Hour, Answer: limited}
+			})
+			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}
+			submit := func(count int) (accepted int) {
+				var wg sync.WaitGroup
+				var amu sync.Mutex
+				next := make(chan struct{})
+				for range 8 {
+					wg.Go(func() {
+						for range next {
+							_, err := s.Submit(context.Background(), "A", quire.OpSign, "", req)
+							var qe *quire.Error
+							switch {
+							case err == nil:
+								amu.Lock()
+								accepted++
+								amu.Unlock()
+							case !errors.As(err, &qe) || qe.Code != quire.CodeRateLimit:
+								t.Errorf("refusal %v, want RATE_LIMIT_ERROR", err)
+							}
+						}
+					})
+				}
+				for range count {
+					next <- struct{}{}
+				}
+				close(next)
+				wg.Wait()
+				return accepted
+			}
+			accepted := submit(tries)
+			for range allowed { // the runs that end jobs have all ended
+				<-succeeded
+			}
+			accepted += submit(100) // and the key is full again
+			c, err := s.db.CountJobs(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d of %d submissions accepted; %d queued and %d running at the end", accepted, tries+100, c.Queued, c.Running)
+			if c.Queued+c.Running != limit {
+				t.Errorf("%d jobs of the key not ended, want exactly %d (QUIRE_JOB_MAX_QUEUED)", c.Queued+c.Running, limit)
+			}
+			if accepted != limit+allowed {
+				t.Errorf("%d submissions accepted, want %d: the cap and the %d that ended", accepted, limit+allowed, allowed)
 			}
 		})
 	}

@@ -46,18 +46,23 @@ func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.Af
 
 // Options configure the Service.
 type Options struct {
-	Workers         int           // jobs this instance runs at once; 0: none (submit and read only)
-	Timeout         time.Duration // the longest a job runs; one whose instance died runs again after it
-	Retention       time.Duration // how long an ended job and its answer are kept
-	WebhookRetryFor time.Duration // how long a webhook is retried
-	WebhookSecret   []byte        // the key of the webhooks' signatures (LoadSecret)
-	Fetch           fetch.Options // the network rules of webhook addresses
-	PollInterval    time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued       int           // jobs of one key waiting at once (more: 429); 0: no limit
-	MaxWait         time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
-	Logger          *slog.Logger
-	Registerer      prometheus.Registerer // nil: no metrics
-	Now             func() time.Time
+	Workers int           // jobs this instance runs at once; 0: none (submit and read only)
+	Timeout time.Duration // the longest a job runs
+	// OperationTimeouts are the operations' own limits (quire.OpConvert:
+	// QUIRE_CONVERT_JOB_TIMEOUT, ...): a job of one runs for at most its
+	// limit plus runMargin, and never longer than Timeout.
+	OperationTimeouts map[string]time.Duration
+	Lease             time.Duration // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
+	Retention         time.Duration // how long an ended job and its answer are kept
+	WebhookRetryFor   time.Duration // how long a webhook is retried
+	WebhookSecret     []byte        // the key of the webhooks' signatures (LoadSecret)
+	Fetch             fetch.Options // the network rules of webhook addresses
+	PollInterval      time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
+	MaxQueued         int           // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
+	MaxWait           time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
+	Logger            *slog.Logger
+	Registerer        prometheus.Registerer // nil: no metrics
+	Now               func() time.Time
 }
 
 // Service submits, reads and runs jobs.
@@ -74,6 +79,10 @@ type Service struct {
 	// turn takes and gives one (see runWorker.Work).
 	turns chan struct{}
 	turn  quire.EngineTurn
+	lease *lease
+	// unlock ends what startRunning took: the SQLite database's jobs, or
+	// the PostgreSQL lease's renewals.
+	unlock func()
 }
 
 // jobsHeld is how many jobs River runs at once per engine turn: while
@@ -110,7 +119,8 @@ func New(db *store.DB, o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0))}
+	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0)),
+		lease: &lease{id: newLeaseID(), ttl: cmp(o.Lease, defaultLease), held: map[int]context.CancelFunc{}}, unlock: func() {}}
 	s.turn = quire.EngineTurn{Take: s.takeTurn, Give: func() { <-s.turns }}
 	// River learns of jobs inserted in a transaction (InsertManyTx, as
 	// submissions are) only by polling, and fetches again after a job
@@ -122,9 +132,10 @@ func New(db *store.DB, o Options) (*Service, error) {
 	// (0.1 ms on SQLite under quire serve's malloc, libc.KeepFreed; 0.6-1.4
 	// ms without), which is why it is not shorter.
 	poll := cmp(o.PollInterval, 200*time.Millisecond)
-	cfg := &river.Config{Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
-		// A running job is taken for lost (its instance died) once it has
-		// run longer than any job may.
+	cfg := &river.Config{ID: s.lease.id, Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
+		// A running job is taken for lost once it has run longer than any
+		// job may: a run that hangs (an instance that ends has its jobs
+		// rescued at once: lease.go).
 		RescueStuckJobsAfter: o.Timeout + rescueMargin,
 		// River's own fetch cooldown (100 ms; no longer than a poll): each
 		// fetch costs CPU taken from the engines, and with jobsHeld jobs
@@ -177,12 +188,19 @@ func cmp(v, def time.Duration) time.Duration {
 	return def
 }
 
-// Start runs queued jobs with run until Stop.
+// defaultLease is Options.Lease's default.
+const defaultLease = 10 * time.Second
+
+// Start runs queued jobs with run until Stop, after making the jobs that
+// an earlier end of an instance left running available again (lease.go).
 func (s *Service) Start(ctx context.Context, run Runner) error {
 	if s.opt.Workers <= 0 {
 		return nil
 	}
 	s.run = run
+	if err := s.startRunning(ctx); err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
 	return s.river.Start(context.WithoutCancel(ctx))
 }
 
@@ -191,7 +209,9 @@ func (s *Service) Stop(ctx context.Context) error {
 	if s.opt.Workers <= 0 {
 		return nil
 	}
-	return s.river.Stop(ctx)
+	err := s.river.Stop(ctx)
+	s.unlock()
+	return err
 }
 
 // Close commits the submissions queued and stops taking more; call it
@@ -234,7 +254,7 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 				continue
 			}
 			waiting[n.Job.KeyID]++
-			params = append(params, river.InsertManyParams{Args: runArgs{JobID: n.Job.ID},
+			params = append(params, river.InsertManyParams{Args: runArgs{JobID: n.Job.ID, Operation: n.Job.Operation},
 				InsertOpts: &river.InsertOpts{MaxAttempts: runAttempts, Priority: priorityFor(w)}})
 			admitted = append(admitted, i)
 		}
@@ -258,14 +278,14 @@ func (s *Service) insert(batch []store.NewJob) ([]error, error) {
 }
 
 // checkQueued is the per-key cap: it refuses (429) adding more jobs to a
-// key that has waiting jobs waiting, beyond QUIRE_JOB_MAX_QUEUED. waiting
+// key that has waiting jobs not yet ended, beyond QUIRE_JOB_MAX_QUEUED. waiting
 // must be counted under the key's turn to submit (store: waitingJobs),
 // with its batch's submissions admitted before, for the cap to be exact.
 func (s *Service) checkQueued(waiting, more int) error {
 	if s.opt.MaxQueued <= 0 || waiting+more <= s.opt.MaxQueued {
 		return nil
 	}
-	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have run.", waiting, s.opt.MaxQueued)
+	e := quire.Errorf(quire.CodeRateLimit, "This key already has %d jobs waiting or running (QUIRE_JOB_MAX_QUEUED is %d); submit again when some have ended.", waiting, s.opt.MaxQueued)
 	e.RetryAfter = queuedRetryAfter
 	return e
 }

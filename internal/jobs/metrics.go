@@ -15,6 +15,7 @@ type metrics struct {
 	webhooks  *prometheus.CounterVec
 	wait      prometheus.Histogram
 	batch     prometheus.Histogram
+	rescued   prometheus.Counter
 }
 
 func newMetrics(db *store.DB, reg prometheus.Registerer) *metrics {
@@ -29,9 +30,11 @@ func newMetrics(db *store.DB, reg prometheus.Registerer) *metrics {
 			Help: "Time from a job's submission to its end.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 14)}),
 		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "quire_jobs_submit_batch_size",
 			Help: "Submissions stored in one transaction (group commit).", Buckets: prometheus.ExponentialBuckets(1, 2, 8)}),
+		rescued: prometheus.NewCounter(prometheus.CounterOpts{Name: "quire_jobs_rescued_total",
+			Help: "River jobs (runs and webhook deliveries) that an instance's end left running, made available again by this instance."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.submitted, m.finished, m.webhooks, m.wait, m.batch, &queueCollector{db: db})
+		reg.MustRegister(m.submitted, m.finished, m.webhooks, m.wait, m.batch, m.rescued, &queueCollector{db: db})
 	}
 	return m
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/store"
 )
 
 // runArgs is River's job of running one of quire's.
 type runArgs struct {
-	JobID string `json:"job_id"`
+	JobID     string `json:"job_id"`
+	Operation string `json:"operation,omitempty"` // quire.OpConvert...; empty in jobs queued before it was kept
 }
 
 func (runArgs) Kind() string { return "quire_request" }
@@ -25,7 +27,20 @@ type runWorker struct {
 	s *Service
 }
 
-func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.Timeout }
+// Timeout is the job's operation's own limit plus runMargin, at most
+// QUIRE_JOB_TIMEOUT: River ends the run's context then.
+func (w *runWorker) Timeout(rj *river.Job[runArgs]) time.Duration {
+	own, ok := w.s.opt.OperationTimeouts[rj.Args.Operation]
+	if !ok {
+		return w.s.opt.Timeout
+	}
+	return min(own+runMargin, w.s.opt.Timeout)
+}
+
+// runMargin is a job's time beyond its operation's own limit: to read its
+// request, wait for an engine turn behind the others of its instance
+// (jobsHeld per turn), and store its answer.
+const runMargin = time.Minute
 
 // Work runs one job. River runs jobsHeld times as many at once as
 // Workers, and Workers of them at most have a document on an engine
@@ -35,11 +50,24 @@ func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration { return w.s.opt.
 // for none of them.
 func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	s := w.s
-	j, req, ok, err := s.db.StartJob(ctx, rj.Args.JobID, s.opt.Now())
+	ctx, release := s.lease.hold(ctx)
+	defer release()
+	if s.lease.isLost() {
+		return river.JobSnooze(s.lease.ttl) // for any instance, this one once it renews its lease
+	}
+	j, req, ok, err := s.db.StartJob(ctx, rj.Args.JobID, s.lease.id, s.opt.Now())
 	if err != nil || !ok { // !ok: cancelled (or ended before a crash kept River from knowing)
 		return err
 	}
+	run := store.Run{Lease: s.lease.id, Number: j.Runs}
 	res, err := s.run(quire.WithEngineTurn(ctx, s.turn), j, req)
+	if s.lease.isLost() {
+		// The run was stopped (or may be): its job may be another
+		// instance's already. Snoozed, it runs again after a lease's time
+		// if no other instance took and ended it meanwhile; a snooze spends
+		// none of its attempts.
+		return river.JobSnooze(s.lease.ttl)
+	}
 	// What the run answered is stored even when its time ran out meanwhile
 	// (QUIRE_JOB_TIMEOUT): with ctx, the job would stay running, unended.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
@@ -47,9 +75,9 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	var later *Later
 	switch {
 	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
-		return s.finish(ctx, j, quire.JobFailed, errorMessage(later.Answer), later.Answer)
+		return s.finish(ctx, j, run, quire.JobFailed, errorMessage(later.Answer), later.Answer)
 	case errors.As(err, &later):
-		if err := s.db.RequeueJob(ctx, j.ID, errorMessage(later.Answer)); err != nil {
+		if err := s.db.RequeueJob(ctx, j.ID, run, errorMessage(later.Answer)); err != nil {
 			return err
 		}
 		return river.JobSnooze(later.After)
@@ -57,26 +85,34 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 		return err
 	case err != nil:
 		s.opt.Logger.Error("job failed", "job_id", j.ID, "err", err)
-		return s.finish(ctx, j, quire.JobFailed, "The job could not be run.", quire.JobResult{})
+		return s.finish(ctx, j, run, quire.JobFailed, "The job could not be run.", quire.JobResult{})
 	case res.Status >= 400:
-		return s.finish(ctx, j, quire.JobFailed, errorMessage(res), res)
+		return s.finish(ctx, j, run, quire.JobFailed, errorMessage(res), res)
 	}
-	return s.finish(ctx, j, quire.JobSucceeded, "", res)
+	return s.finish(ctx, j, run, quire.JobSucceeded, "", res)
 }
 
-// finish stores the job's answer and, in the same transaction, queues
-// its webhook. River completes its own job once Work returns: doing that
+// finish stores the answer of run of job j and, in the same transaction,
+// queues its webhook; nothing if run no longer holds j (its lease expired,
+// and another instance may have run it since). River completes its own
+// job once Work returns: doing that
 // in this transaction too (JobCompleteTx) saved no commit, since River's
 // completer still updates every job it ran, and on SQLite it then ran a
 // second query for each (the fallback for a job no longer running).
-func (s *Service) finish(ctx context.Context, j quire.Job, status, reason string, res quire.JobResult) error {
+func (s *Service) finish(ctx context.Context, j quire.Job, run store.Run, status, reason string, res quire.JobResult) error {
 	now := s.opt.Now()
-	done, err := s.db.FinishJob(ctx, j.ID, status, reason, res, now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
+	done, err := s.db.FinishJob(ctx, j.ID, run, status, reason, res, now, now.Add(s.opt.Retention), s.queueWebhook(ctx, j))
 	if err != nil {
 		return fmt.Errorf("jobs: finish %s: %w", j.ID, err)
 	}
 	if done {
 		s.ended(j, status, now)
+		return nil
+	}
+	if now, err := s.db.Job(ctx, j.ID); err == nil && (now.Status == quire.JobQueued || now.Status == quire.JobRunning) {
+		// Not ended, and not this run's: River runs it again, unless
+		// another instance took it and ends it first.
+		return fmt.Errorf("jobs: %s: the lease %s expired during its run %d; the answer was not stored", j.ID, run.Lease, run.Number)
 	}
 	return nil
 }

@@ -197,10 +197,28 @@ func (e *Enforcer) enter(key string, a *Admission) error {
 	return nil
 }
 
-func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) error {
-	if a.Limits.Quota == 0 {
-		return nil
+// CheckQuota refuses, as Admit does (429 with the wait until the month's
+// end), a request of key whose monthly quota is used up; it takes nothing
+// and reserves nothing. A job's submission asks it: the job's run is
+// admitted and counted as any request.
+func (e *Enforcer) CheckQuota(ctx context.Context, key string) error {
+	lim, err := e.limitsOf(ctx, key)
+	if err != nil || lim.Quota == 0 {
+		return err
 	}
+	a := &Admission{Limits: lim, e: e, key: key}
+	if err := e.readQuota(ctx, key, a); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, err = e.quotaUsed(key, a)
+	return err
+}
+
+// readQuota sets a's month and reads key's documents this month, unless
+// the count known here will do (readCount).
+func (e *Enforcer) readQuota(ctx context.Context, key string, a *Admission) error {
 	now := e.now()
 	month := quire.Month(now)
 	a.MonthEnd = quire.MonthStart(month + 1).Sub(now)
@@ -208,12 +226,32 @@ func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) err
 	if err := e.readCount(ctx, key, month, a.Limits.Quota, now); err != nil {
 		return fmt.Errorf("quota of key %s: %w", key, err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	return nil
+}
+
+// quotaUsed returns key's count after readQuota, refusing a quota used
+// up; e.mu is held.
+func (e *Enforcer) quotaUsed(key string, a *Admission) (*monthCount, error) {
 	c := e.months[key]
 	a.QuotaUsed = c.documents
 	if c.documents >= a.Limits.Quota {
-		return a.usedUp()
+		return nil, a.usedUp()
+	}
+	return c, nil
+}
+
+func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) error {
+	if a.Limits.Quota == 0 {
+		return nil
+	}
+	if err := e.readQuota(ctx, key, a); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.quotaUsed(key, a)
+	if err != nil {
+		return err
 	}
 	if c.documents+c.inflight >= a.Limits.Quota {
 		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,

@@ -81,6 +81,22 @@ const (
 	TypeJSON = "application/json"
 )
 
+// Check runs the checks of Do that spend no time on the operation: the
+// request, and each file read within the limits (its objects are read
+// when the job runs). A job's submission runs it, so that a request Do
+// would refuse is refused before it is queued, as it would be.
+func (s *Service) Check(ctx context.Context, req Request) error {
+	if err := req.Validate(s.opt.MaxFiles); err != nil {
+		return err
+	}
+	for _, f := range req.Files {
+		if _, err := pdf.Open(ctx, f.Data, s.opt.Limits); err != nil {
+			return s.documentError(f, err)
+		}
+	}
+	return nil
+}
+
 // Do validates req and runs it within the timeout.
 func (s *Service) Do(ctx context.Context, req Request) (Result, error) {
 	if err := req.Validate(s.opt.MaxFiles); err != nil {

@@ -266,27 +266,63 @@ func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
 // file that is neither PDF nor DOCX 400, and a PDF with pdfa 400: quire
 // does not turn a PDF into PDF/A.
 func (s *Service) asPDF(ctx context.Context, in []byte, pdfa string) ([]byte, error) {
-	if isPDF(in) && pdfa != "" {
-		return nil, quire.Invalid("The sign request is not valid.", quire.Detail{Field: "pdfa", Issue: "applies to a DOCX document, which is converted; this document is a PDF already"})
-	}
-	if isPDF(in) {
-		return in, nil
-	}
-	err := convert.Check(in, convert.FromDOCX)
-	switch {
-	case errors.Is(err, convert.ErrInvalidFormat):
-		return nil, &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
-			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
-	case err != nil:
-		return nil, convert.ToAPIError(err, 0)
-	case s.conv == nil:
-		return nil, quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
+	if err := s.checkFormat(in, pdfa); err != nil || isPDF(in) {
+		return in, err
 	}
 	r, err := s.conv.ConvertWith(ctx, in, convert.FromDOCX, convert.ToPDF, convert.JobOptions{PDFA: pdfa})
 	if err != nil {
 		return nil, convert.ToAPIError(err, 5*time.Second)
 	}
 	return r.PDF, nil
+}
+
+// checkFormat refuses what asPDF would: a document that is neither a PDF
+// nor a DOCX, a DOCX that /v1/convert would refuse or that cannot be
+// converted here, pdfa for a PDF.
+func (s *Service) checkFormat(in []byte, pdfa string) error {
+	if isPDF(in) && pdfa != "" {
+		return quire.Invalid("The sign request is not valid.", quire.Detail{Field: "pdfa", Issue: "applies to a DOCX document, which is converted; this document is a PDF already"})
+	}
+	if isPDF(in) {
+		return nil
+	}
+	err := convert.Check(in, convert.FromDOCX)
+	switch {
+	case errors.Is(err, convert.ErrInvalidFormat):
+		return &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
+			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
+	case err != nil:
+		return convert.ToAPIError(err, 0)
+	case s.conv == nil:
+		return quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
+	}
+	return nil
+}
+
+// Check runs the checks of Sign that spend no time on the document's
+// work (download, conversion, signing): the request, and a document sent
+// inline: its size, its format and, for a PDF, its structure within the
+// limits. A document named by URL is checked once downloaded, when the
+// job runs. A job's submission runs it, so that a request Sign would
+// refuse is refused before it is queued, as it would be.
+func (s *Service) Check(ctx context.Context, req Request) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if req.Document.URL != "" {
+		return nil
+	}
+	in, err := s.Load(ctx, req.Document)
+	if err == nil {
+		err = s.checkFormat(in, req.PDFA)
+	}
+	if err != nil || !isPDF(in) {
+		return err
+	}
+	if _, err := pdf.Open(ctx, in, s.limits()); err != nil {
+		return s.documentError(err)
+	}
+	return nil
 }
 
 // isPDF reports a PDF header within the first kilobyte, where PDF readers

@@ -154,10 +154,14 @@ func (db *DB) InsertJobs(ctx context.Context, jobs []NewJob, enqueue func(tx *sq
 // hash. Two-key advisory locks do not meet the one-key lock of migrations.
 const jobSubmitLocks = 28
 
-// waitingJobs counts the jobs of key keyID waiting to run, after taking
-// the key's turn to submit until tx ends: no other transaction, on any
-// instance, adds a job of the key in between, so that a cap checked on
-// the count is exact. PostgreSQL: an advisory lock on the key's hash (not
+// waitingJobs counts the jobs of key keyID not yet ended, queued or
+// running, after taking the key's turn to submit until tx ends: no other
+// transaction, on any instance, adds a job of the key in between, so that
+// a cap checked on the count is exact. Running jobs count because a limit
+// sends them back to wait (RequeueJob): counted as they are, they never
+// take a key past its cap (counting the queued ones only, 2,000
+// submissions of one key under QUIRE_KEY_RATE left 1,005 waiting against
+// a cap of 1,000). PostgreSQL: an advisory lock on the key's hash (not
 // its api_keys row, which authentication updates); SQLite: tx began
 // IMMEDIATE and holds the single writer's lock already.
 func (db *DB) waitingJobs(ctx context.Context, tx *sql.Tx, keyID string) (int, error) {
@@ -169,7 +173,7 @@ func (db *DB) waitingJobs(ctx context.Context, tx *sql.Tx, keyID string) (int, e
 	// A statement of its own, after the lock: under READ COMMITTED it sees
 	// what the lock's previous holder committed.
 	var waiting int
-	err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status = ?`), keyID, quire.JobQueued).Scan(&waiting)
+	err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jobs WHERE key_id = ? AND status IN (?, ?)`), keyID, quire.JobQueued, quire.JobRunning).Scan(&waiting)
 	return waiting, err
 }
 
@@ -179,18 +183,18 @@ func (db *DB) Job(ctx context.Context, id string) (quire.Job, error) {
 	return j, notFound(err)
 }
 
-// StartJob marks job id running (again, after a crash), counts the
-// start, and returns the job with the request it runs, in one statement;
-// false when it has ended: cancelled, or ended before a crash kept River
-// from knowing.
-func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (quire.Job, quire.JobRequest, bool, error) {
+// StartJob marks job id running (again, after a crash) under lease,
+// counts the start, and returns the job with the request it runs, in one
+// statement; false when it has ended: cancelled, or ended before a crash
+// kept River from knowing. The run is {lease, the job's Runs}.
+func (db *DB) StartJob(ctx context.Context, id, lease string, now time.Time) (quire.Job, quire.JobRequest, bool, error) {
 	defer db.writeTurn()()
 	var r quire.JobRequest
 	var header string
-	j, err := scanJob(db.queryRow(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = ''
+	j, err := scanJob(db.queryRow(ctx, `UPDATE jobs SET status = 'running', started_at = ?, runs = runs + 1, waiting = '', lease = ?
 		WHERE id = ? AND status IN ('queued', 'running')
 		RETURNING `+jobColumns+`, method, target, request_header,
-			(SELECT body FROM job_bodies WHERE job_id = jobs.id AND part = ?)`, now.UnixMilli(), id, partRequest),
+			(SELECT body FROM job_bodies WHERE job_id = jobs.id AND part = ?)`, now.UnixMilli(), lease, id, partRequest),
 		&r.Method, &r.Target, &header, &r.Body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, r, false, nil
@@ -201,27 +205,44 @@ func (db *DB) StartJob(ctx context.Context, id string, now time.Time) (quire.Job
 	return j, r, true, json.Unmarshal([]byte(header), &r.Header)
 }
 
-// RequeueJob takes back the start of running job id, whose request was
+// RequeueJob takes back the start of run of job id, whose request was
 // answered "not now" (a limit, a full engine): it is queued again, not
-// started and not counted as a run, waiting for reason.
-func (db *DB) RequeueJob(ctx context.Context, id, reason string) error {
+// started and not counted as a run, waiting for reason. It does nothing
+// unless run still holds the job.
+func (db *DB) RequeueJob(ctx context.Context, id string, run Run, reason string) error {
 	defer db.writeTurn()()
-	_, err := db.exec(ctx, `UPDATE jobs SET status = 'queued', started_at = NULL, runs = runs - 1, waiting = ?
-		WHERE id = ? AND status = 'running'`, reason, id)
+	_, err := db.exec(ctx, `UPDATE jobs SET status = 'queued', started_at = NULL, runs = runs - 1, waiting = ?, lease = ''
+		WHERE id = ? AND `+db.heldBy(), append([]any{reason, id}, run.args()...)...)
 	return err
 }
 
-// FinishJob stores the answer of running job id, ending it as status,
+// heldBy is the condition that a job is running and held by a run (its
+// arguments: Run.args): the run's instance, and the run itself, for the
+// job may have been run again since, on this instance or another; and on
+// PostgreSQL, the instance's lease not expired, for another instance may
+// take the job at any time after.
+func (db *DB) heldBy() string {
+	cond := `status = 'running' AND lease = ? AND runs = ?`
+	if db.dialect.name == "postgres" {
+		cond += ` AND (lease = '' OR EXISTS (SELECT 1 FROM job_leases WHERE job_leases.id = jobs.lease AND expires_at > ` + db.dialect.nowMS + `))`
+	}
+	return cond
+}
+
+func (r Run) args() []any { return []any{r.Lease, r.Number} }
+
+// FinishJob stores the answer of run of job id, ending it as status,
 // and runs then (the webhook's enqueueing), when not nil, in the same
-// transaction. It reports false, storing nothing, when the job was no
-// longer running.
-func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quire.JobResult, now, expires time.Time, then func(*sql.Tx) error) (bool, error) {
+// transaction. It reports false, storing nothing, when run no longer
+// holds the job (it ended, or another run took it: heldBy).
+func (db *DB) FinishJob(ctx context.Context, id string, run Run, status, reason string, res quire.JobResult, now, expires time.Time, then func(*sql.Tx) error) (bool, error) {
 	defer db.writeTurn()()
 	header, err := json.Marshal(res.Header)
 	if err != nil {
 		return false, err
 	}
-	ending := []any{status, reason, now.UnixMilli(), expires.UnixMilli(), res.Status, string(header), id}
+	ending := append([]any{status, reason, now.UnixMilli(), expires.UnixMilli(), res.Status, string(header), id}, run.args()...)
+	endJob := endJob + db.heldBy()
 	body := []any{partResult, orEmpty(res.Body)}
 	if then == nil && db.dialect.name == "postgres" {
 		// One statement, committed alone: as a transaction it took four
@@ -254,9 +275,9 @@ func (db *DB) FinishJob(ctx context.Context, id, status, reason string, res quir
 	return done && err == nil, err
 }
 
-// endJob ends a running job with its answer's status and headers.
+// endJob ends a job with its answer's status and headers; heldBy follows.
 const endJob = `UPDATE jobs SET status = ?, error = ?, finished_at = ?, expires_at = ?,
-	result_status = ?, result_header = ? WHERE id = ? AND status = 'running'`
+	result_status = ?, result_header = ? WHERE id = ? AND `
 
 // JobResult returns the answer of job id; quire.ErrNotFound when it has none.
 func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error) {

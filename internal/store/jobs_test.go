@@ -34,7 +34,7 @@ func TestJobBodiesMigrationKeepsThem(t *testing.T) {
 			old.Close()
 
 			db := storetest.Open(t, u)
-			_, req, ok, err := db.StartJob(ctx, "q", time.Now())
+			_, req, ok, err := db.StartJob(ctx, "q", "", time.Now())
 			if err != nil || !ok || string(req.Body) != "request q" || req.Target != "/v1/convert" {
 				t.Errorf("queued job started: %v %v, request %q %q; want its request body", ok, err, req.Target, req.Body)
 			}
@@ -70,17 +70,26 @@ func TestFinishJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := db.RenewLease(ctx, "L", time.Minute); err != nil {
+				t.Fatal(err)
+			}
 			ran := false
 			for _, id := range []string{"plain", "hooked"} {
-				if _, _, ok, err := db.StartJob(ctx, id, now); !ok || err != nil {
+				j, _, ok, err := db.StartJob(ctx, id, "L", now)
+				if !ok || err != nil {
 					t.Fatalf("start %s: %v %v", id, ok, err)
 				}
+				run := store.Run{Lease: "L", Number: j.Runs}
 				var then func(*sql.Tx) error
 				if id == "hooked" {
 					then = func(*sql.Tx) error { ran = true; return nil }
 				}
 				res := quire.JobResult{Status: 200, Header: map[string][]string{"Content-Type": {"application/pdf"}}, Body: []byte("%PDF " + id)}
-				done, err := db.FinishJob(ctx, id, quire.JobSucceeded, "", res, now, now.Add(time.Hour), then)
+				// A run before this one (the job ran again since) stores nothing.
+				if done, err := db.FinishJob(ctx, id, store.Run{Lease: "L", Number: j.Runs - 1}, quire.JobFailed, "stale", res, now, now.Add(time.Hour), nil); done || err != nil {
+					t.Fatalf("a stale run finished %s: %v %v", id, done, err)
+				}
+				done, err := db.FinishJob(ctx, id, run, quire.JobSucceeded, "", res, now, now.Add(time.Hour), then)
 				if !done || err != nil {
 					t.Fatalf("finish %s: %v %v, want done", id, done, err)
 				}
@@ -97,7 +106,7 @@ func TestFinishJob(t *testing.T) {
 				if then != nil {
 					then = func(*sql.Tx) error { ran2 = true; return nil }
 				}
-				done, err = db.FinishJob(ctx, id, quire.JobFailed, "late", quire.JobResult{Status: 500, Body: []byte("late")}, now, now.Add(time.Hour), then)
+				done, err = db.FinishJob(ctx, id, run, quire.JobFailed, "late", quire.JobResult{Status: 500, Body: []byte("late")}, now, now.Add(time.Hour), then)
 				if done || err != nil || ran2 {
 					t.Errorf("finishing %s again: done %v, err %v, then ran %v; want false, nil, false", id, done, err, ran2)
 				}
@@ -109,6 +118,36 @@ func TestFinishJob(t *testing.T) {
 				t.Error("the webhook's queueing did not run in the hooked job's transaction")
 			}
 		})
+	}
+}
+
+// TestRunOfAnExpiredLeaseStoresNothing: on PostgreSQL, a run whose
+// instance's lease has expired (another instance may have taken the job)
+// stores no answer, even while the job still shows it as running.
+func TestRunOfAnExpiredLeaseStoresNothing(t *testing.T) {
+	db := storetest.Open(t, storetest.URL(t, "postgres"))
+	now := time.Now().Truncate(time.Millisecond)
+	err := db.InsertJobs(ctx, []store.NewJob{{Job: quire.Job{ID: "j", KeyID: "k", Operation: quire.OpSign, Status: quire.JobQueued, CreatedAt: now},
+		Request: quire.JobRequest{Method: "POST", Target: "/v1/sign"}}}, func(*sql.Tx, map[string]int) ([]int64, error) { return []int64{1}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RenewLease(ctx, "gone", -time.Second); err != nil { // expired already
+		t.Fatal(err)
+	}
+	j, _, ok, err := db.StartJob(ctx, "j", "gone", now)
+	if !ok || err != nil {
+		t.Fatalf("start: %v %v", ok, err)
+	}
+	run := store.Run{Lease: "gone", Number: j.Runs}
+	if done, err := db.FinishJob(ctx, "j", run, quire.JobSucceeded, "", quire.JobResult{Status: 200}, now, now.Add(time.Hour), nil); done || err != nil {
+		t.Fatalf("a run of an expired lease finished the job: %v %v", done, err)
+	}
+	if err := db.RenewLease(ctx, "gone", time.Minute); err != nil { // the instance came back
+		t.Fatal(err)
+	}
+	if done, err := db.FinishJob(ctx, "j", run, quire.JobSucceeded, "", quire.JobResult{Status: 200}, now, now.Add(time.Hour), nil); !done || err != nil {
+		t.Fatalf("the run under a renewed lease: %v %v, want done", done, err)
 	}
 }
 

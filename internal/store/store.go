@@ -53,6 +53,7 @@ type dialect struct {
 	multiRow       bool   // batch inserts as multi-row statements (see insertRows)
 	greatest       string // the two-argument maximum and minimum functions
 	least          string
+	nowMS          string // the database's clock, in milliseconds since 1970
 	// watermark: the events table has ids that follow the order of the
 	// commits (SQLite: one writer at a time), so the oldest events can be
 	// taken in bounded chunks without an index, and those not yet counted
@@ -62,8 +63,9 @@ type dialect struct {
 }
 
 var (
-	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", watermark: true}
+	sqlite   = dialect{name: "sqlite", greatest: "max", least: "min", nowMS: "CAST(unixepoch('subsec') * 1000 AS INTEGER)", watermark: true}
 	postgres = dialect{name: "postgres", dollar: true, multiRow: true, greatest: "GREATEST", least: "LEAST",
+		nowMS:          "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7261746365)"} // any constant shared by all instances
 )
 
