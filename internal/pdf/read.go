@@ -390,18 +390,25 @@ func (d *Document) Pages() ([]PageObject, error) {
 // PagesContext is Pages that stops with ctx's error once ctx ends: a
 // page tree may have millions of nodes.
 func (d *Document) PagesContext(ctx context.Context) ([]PageObject, error) {
+	pages, _, err := d.PageTree(ctx)
+	return pages, err
+}
+
+// PageTree is PagesContext that also returns the object numbers of the
+// nodes of the page tree, the pages included.
+func (d *Document) PageTree(ctx context.Context) ([]PageObject, map[int]bool, error) {
 	_, cat, err := d.Catalog()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, ok := cat["Pages"].(Ref)
 	if !ok {
-		return nil, structuref("catalog /Pages is not a reference")
+		return nil, nil, structuref("catalog /Pages is not a reference")
 	}
 	var out []PageObject
 	seen := map[int]bool{}
 	err = d.walkPages(ctx, root, Dict{}, 0, seen, &out)
-	return out, err
+	return out, seen, err
 }
 
 func (d *Document) walkPages(ctx context.Context, ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {
