@@ -11,11 +11,20 @@ func (d *Document) Decode(st *Stream) ([]byte, error) { return d.decode(st) }
 
 // ChangedSince lists the objects that old, an earlier revision of d (d's
 // file cut where that revision ends), had in use and that d's later
-// revisions redefine or free. Objects new since old are not listed.
+// revisions redefine or free. An object stored in an object stream that
+// a later revision redefines counts as redefined: its entry is the same,
+// its bytes may not be. Objects new since old are not listed.
 func (d *Document) ChangedSince(old *Document) []int {
 	var out []int
+	restated := map[int]bool{} // object streams redefined since old
 	for num, oe := range old.xref.entries {
 		if e, ok := d.xref.entries[num]; oe.kind != 0 && (!ok || e != oe) {
+			out = append(out, num)
+			restated[num] = true
+		}
+	}
+	for num, oe := range old.xref.entries {
+		if e := d.xref.entries[num]; oe.kind == 2 && e == oe && restated[oe.stream] {
 			out = append(out, num)
 		}
 	}

@@ -51,8 +51,9 @@ func dssOf(t *testing.T, b []byte) (certs []*x509.Certificate, crls []*x509.Revo
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &verifier{pdf: b, d: d}
-	certs, crls, _ = v.dss()
+	v := &verifier{pdf: b, d: d, dssOf: map[*pdf.Document]*dssData{}}
+	s := v.dss(d)
+	certs, crls = s.certs, s.crls
 	_, cat, _ := d.Catalog()
 	dss, err := d.Dict(cat["DSS"])
 	if err != nil {
