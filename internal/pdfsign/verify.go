@@ -464,8 +464,9 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 	digest := vr.known.of(h, vr.pdf, ranges)
 	r.Digest = fmt.Sprintf("%x", digest)
 	e.weak = weakHash(h)
+	weak := h
 	if subFilter == "adbe.pkcs7.sha1" { // the CMS signs the SHA-1 of the byte ranges, as its content
-		e.weak = true
+		e.weak, weak = true, crypto.SHA1
 		if !bytes.Equal(sd.content, rangeDigest(crypto.SHA1, vr.pdf, ranges)) {
 			return e.fail(subHash, "%v", errDigestMismatch)
 		}
@@ -508,7 +509,7 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 		}
 	}
 	if e.weak {
-		e.indeterminate(subWeak, "the signature uses %v, a digest algorithm no longer fit for signatures", h)
+		e.indeterminate(subWeak, "the signature uses %v, a digest algorithm no longer fit for signatures", weak)
 	}
 	vr.trust(e)
 	return e
