@@ -33,6 +33,7 @@ type signerInfo struct {
 	signedAttrs []byte // DER, re-tagged as SET OF: the bytes the signature covers
 	attrs       map[string][]byte
 	attrErr     error // an attribute CMS allows once that came more than once
+	repeated    bool  // some signed attribute came more than once
 	sigAlg      algorithm
 	signature   []byte
 	unsigned    map[string][]byte
@@ -135,7 +136,7 @@ func parseSignerInfo(si cryptobyte.String) (signerInfo, error) {
 		var raw cryptobyte.String
 		si.ReadASN1Element(&raw, tagExplicit0)
 		s.signedAttrs = append([]byte{0x31}, raw[1:]...) // [0] IMPLICIT -> SET OF
-		if s.attrs, s.attrErr, err = parseAttributes(raw); err != nil {
+		if s.attrs, s.attrErr, s.repeated, err = parseAttributes(raw); err != nil {
 			return s, err
 		}
 	}
@@ -148,7 +149,7 @@ func parseSignerInfo(si cryptobyte.String) (signerInfo, error) {
 	if si.PeekASN1Tag(tagExplicit1) {
 		var raw cryptobyte.String
 		si.ReadASN1Element(&raw, tagExplicit1)
-		if s.unsigned, _, err = parseAttributes(raw); err != nil {
+		if s.unsigned, _, _, err = parseAttributes(raw); err != nil {
 			return s, err
 		}
 	}
@@ -160,16 +161,17 @@ func parseSignerInfo(si cryptobyte.String) (signerInfo, error) {
 // leave a verifier to pick which one was signed. The reference
 // validators (Bouncy Castle, under EU DSS) refuse such a SignerInfo and
 // take the first of any other repeated attribute; so does quire.
-var singleValued = oidSet(oidAttrContentType.String(), oidAttrMessageDigest.String(), "1.2.840.113549.1.9.5")
+var singleValued = oidSet(oidAttrContentType.String(), oidAttrMessageDigest.String(), oidAttrSigningTime)
 
 // parseAttributes maps attribute OIDs to their first value (DER). dup
-// names a single-valued attribute that came twice, or with two values.
-func parseAttributes(element []byte) (attrs map[string][]byte, dup error, err error) {
+// names a single-valued attribute that came twice, or with two values;
+// repeated says whether any attribute came twice.
+func parseAttributes(element []byte) (attrs map[string][]byte, dup error, repeated bool, err error) {
 	in := cryptobyte.String(element)
 	var set cryptobyte.String
 	var tag cbasn1.Tag
 	if !in.ReadAnyASN1(&set, &tag) {
-		return nil, nil, fmt.Errorf("%w: attributes", errCMS)
+		return nil, nil, false, fmt.Errorf("%w: attributes", errCMS)
 	}
 	attrs = map[string][]byte{}
 	for !set.Empty() {
@@ -178,10 +180,11 @@ func parseAttributes(element []byte) (attrs map[string][]byte, dup error, err er
 		var first cryptobyte.String
 		if !set.ReadASN1(&attr, cbasn1.SEQUENCE) || !attr.ReadASN1ObjectIdentifier(&oid) ||
 			!attr.ReadASN1(&values, cbasn1.SET) || !values.ReadAnyASN1Element(&first, &tag) {
-			return nil, nil, fmt.Errorf("%w: attribute", errCMS)
+			return nil, nil, false, fmt.Errorf("%w: attribute", errCMS)
 		}
 		key := oid.String()
 		_, seen := attrs[key]
+		repeated = repeated || seen
 		if singleValued[key] && (seen || !values.Empty()) && dup == nil {
 			dup = fmt.Errorf("the %s attribute appears more than once", attrName(key))
 		}
@@ -189,7 +192,7 @@ func parseAttributes(element []byte) (attrs map[string][]byte, dup error, err er
 			attrs[key] = first
 		}
 	}
-	return attrs, dup, nil
+	return attrs, dup, repeated, nil
 }
 
 func attrName(oid string) string {

@@ -104,12 +104,22 @@ func (vr *verifier) examine(e *entry, later []*entry) {
 // structure found; whether the time-stamps are trusted is said
 // elsewhere. Nil for a document time-stamp or an unreadable CMS.
 func (vr *verifier) level(e *entry, later []*entry) *string {
-	if e.timestamp || e.sd == nil {
+	sd := e.sd
+	if sd == nil && !e.timestamp { // a forged byte range: the CMS may still be read
+		sd, _ = parseSignedData(contentsOf(e.value))
+	}
+	if e.timestamp || sd == nil {
 		return nil
 	}
 	base := "PKCS7-"
 	if e.res.SubFilter == "ETSI.CAdES.detached" {
+		if !baseline(sd.signer) {
+			return nil
+		}
 		base = "PAdES-BASELINE-"
+	}
+	if e.cert == nil {
+		return ptr(base + "B")
 	}
 	lvl := "B"
 	var docTS []*entry
@@ -136,36 +146,55 @@ func (vr *verifier) level(e *entry, later []*entry) *string {
 
 func ptr(s string) *string { return &s }
 
+// baseline reports whether a CAdES SignerInfo meets PAdES baseline's
+// rules for signed attributes (ETSI EN 319 142-1, 5.3 and 6.3): the ESS
+// signing certificate, no CMS signing-time (the time is the dictionary's
+// /M), no attribute twice. EU DSS calls one that does not PDF-NOT-ETSI.
+func baseline(si signerInfo) bool {
+	_, v2 := si.attrs[oidAttrSigningCertV2.String()]
+	_, v1 := si.attrs[oidAttrSigningCert.String()]
+	_, signingTime := si.attrs[oidAttrSigningTime]
+	return (v1 || v2) && !signingTime && !si.repeated
+}
+
+const oidAttrSigningTime = "1.2.840.113549.1.9.5"
+
 // validationData reports whether revision d (its DSS) or the signed
-// attributes hold revocation data for every certificate of the signer's
-// chain below its self-signed root, the chain built from the CMS's
-// certificates and the DSS's.
+// attributes hold revocation data for every certificate below the root
+// of the signer's chain and of its time-stamp authority's, the chains
+// built from the certificates the CMS, the token and the DSS carry. That
+// is what EU DSS asks of B-LT.
 func (vr *verifier) validationData(e *entry, d *pdf.Document) bool {
 	if e.cert == nil {
 		return false
 	}
 	s := vr.dss(d)
-	pool := append(append([]*x509.Certificate{}, e.sd.certs...), s.certs...)
 	crls, ocsps := s.crls, append(append([][]byte{}, s.ocsps...), e.revOCSPs...)
 	for _, der := range e.revCRLs {
 		if c, err := x509.ParseRevocationList(der); err == nil {
 			crls = append(crls, c)
 		}
 	}
-	c := e.cert
-	for range 16 { // chains are short; a loop of issuers ends here
-		issuer := issuerOf(c, pool)
-		if issuer == nil {
-			return false
+	covered := func(c *x509.Certificate, carried []*x509.Certificate) bool {
+		pool := append(append([]*x509.Certificate{}, carried...), s.certs...)
+		for range 16 { // chains are short; a loop of issuers ends here
+			issuer := issuerOf(c, pool)
+			if issuer == nil {
+				return false
+			}
+			if bytes.Equal(issuer.Raw, c.Raw) {
+				return true
+			}
+			_, found := findOCSP(ocsps, c, issuer, vr.opt.Now)
+			if !found && findCRL(crls, c, issuer, vr.opt.Now) == nil {
+				return false
+			}
+			c = issuer
 		}
-		if bytes.Equal(issuer.Raw, c.Raw) {
-			return true
-		}
-		_, found := findOCSP(ocsps, c, issuer, vr.opt.Now)
-		if !found && findCRL(crls, c, issuer, vr.opt.Now) == nil {
-			return false
-		}
-		c = issuer
+		return false
 	}
-	return false
+	if e.sigTST != nil && !covered(e.sigTST.tsa, e.sigTST.certs) {
+		return false
+	}
+	return covered(e.cert, e.sd.certs)
 }

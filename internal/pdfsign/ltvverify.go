@@ -100,6 +100,7 @@ type timestampResult struct {
 	genTime time.Time
 	trusted bool // its TSA chains to VerifyOptions.TSARoots now
 	tsa     *x509.Certificate
+	certs   []*x509.Certificate // those the token carries
 	digest  []byte
 }
 
@@ -134,10 +135,14 @@ func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (
 	}
 	hh := ch.New()
 	hh.Write(sd.content)
-	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
+	ess, err := sd.verify(hh.Sum(nil), cert)
+	if err != nil {
 		return timestampResult{}, err
 	}
-	res := timestampResult{genTime: info.genTime, tsa: cert, digest: info.digest}
+	if !ess { // RFC 3161 2.4.2 and RFC 5816: the reference validators drop such a token
+		return timestampResult{}, errors.New("time-stamp token without the ESS signing-certificate attribute")
+	}
+	res := timestampResult{genTime: info.genTime, tsa: cert, certs: sd.certs, digest: info.digest}
 	if vr.opt.TSARoots != nil {
 		_, err := cert.Verify(x509.VerifyOptions{Roots: vr.opt.TSARoots, Intermediates: vr.intermediates(sd.certs),
 			CurrentTime: vr.opt.Now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}})
@@ -203,7 +208,7 @@ func (vr *verifier) trust(e *entry) {
 		now := vr.opt.Now
 		r.Trusted, r.CertificateCheckedAt, r.RevocationChecked = true, &now, complete
 		if !complete {
-			e.indeterminate(subTryLater, "no revocation data (CRL or OCSP response) in the document for every certificate of the chain")
+			e.indeterminate(subNoRevocation, "no revocation data (CRL or OCSP response) in the document for every certificate of the chain")
 		}
 		return
 	}

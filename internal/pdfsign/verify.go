@@ -332,6 +332,7 @@ func rangeEnd(v pdf.Dict) int {
 // entry is one signature or document time-stamp being verified.
 type entry struct {
 	res       SignerResult
+	value     pdf.Dict // the signature dictionary as the newest revision has it
 	timestamp bool
 	end       int      // where the revision it signs ends; 0 when that is unknown
 	signed    pdf.Dict // the signature dictionary as signed
@@ -381,7 +382,7 @@ const (
 	subRevokedNoPOE  = "REVOKED_NO_POE"
 	subOutOfBounds   = "OUT_OF_BOUNDS_NO_POE"
 	subOutNotRevoked = "OUT_OF_BOUNDS_NOT_REVOKED"
-	subTryLater      = "TRY_LATER"
+	subNoRevocation  = "CERTIFICATE_CHAIN_GENERAL_FAILURE" // what EU DSS says of a chain without revocation data, offline
 	subWeak          = "CRYPTO_CONSTRAINTS_FAILURE_NO_POE"
 )
 
@@ -391,7 +392,7 @@ var subFilters = map[string]bool{"ETSI.CAdES.detached": true, "adbe.pkcs7.detach
 // revision it covers.
 func (vr *verifier) check(f sigField) *entry {
 	b, v := vr.pdf, f.value
-	e := &entry{res: SignerResult{Field: f.name}}
+	e := &entry{res: SignerResult{Field: f.name}, value: v}
 	r := &e.res
 	r.SubFilter, _ = nameOf(v["SubFilter"])
 	e.timestamp = r.SubFilter == "ETSI.RFC3161"
@@ -479,8 +480,8 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 		if errors.Is(err, errDigestMismatch) {
 			return e.fail(subHash, "%v", err)
 		}
-		if err != nil {
-			return e.fail(subFormat, "%v", err)
+		if err != nil { // a repeated attribute: the reference validators fail the signature's verification
+			return e.fail(subCrypto, "%v", err)
 		}
 		r.DigestValid = true
 	}
@@ -508,10 +509,10 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 			r.TimestampTime, r.TimestampTrusted = &ts.genTime, ts.trusted
 		}
 	}
+	vr.trust(e) // a chain that fails is said before a weak algorithm, as EU DSS does
 	if e.weak {
 		e.indeterminate(subWeak, "the signature uses %v, a digest algorithm no longer fit for signatures", weak)
 	}
-	vr.trust(e)
 	return e
 }
 
