@@ -111,6 +111,10 @@ func TestAgreesWithDSS(t *testing.T) {
 		}
 		s.files = append(s.files, namedFile{"quire " + lvl.String(), b})
 	}
+	for _, f := range signedCorpus(t) {
+		b, _ := os.ReadFile(f)
+		s.files = append(s.files, namedFile{"corpus " + filepath.Base(f), b})
+	}
 	trust := []string{pemFile(t, s.id.Root()), s.ca.caPEM, writeTemp(t, "tsa.pem", s.tsa.RootPEM)}
 	dir := t.TempDir()
 	paths := make([]string, len(s.files))
@@ -176,4 +180,19 @@ func dssDiffers(name string, ours, d dssSig) string {
 		return "signature wrapping: DSS reads the wrapped dictionary's entries after /Contents from the relocated bytes, and so its format differently"
 	}
 	return ""
+}
+
+// signedCorpus lists the signed PDFs of the shared corpus that read.
+func signedCorpus(t *testing.T) []string {
+	var out []string
+	for _, f := range corpusFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), "/ByteRange") {
+			continue
+		}
+		if _, err := pdf.Read(b, pdf.Limits{}); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -232,7 +232,8 @@ func (vr *verifier) trust(e *entry) {
 		err = fmt.Errorf("%v; at the time-stamp's time: %v", err, terr)
 	}
 	var inv x509.CertificateInvalidError
-	if errors.As(err, &inv) && inv.Reason == x509.Expired {
+	opts.CurrentTime = cert.NotAfter.Add(-time.Second) // a chain while it was valid, if there is one
+	if _, cerr := cert.Verify(opts); errors.As(err, &inv) && inv.Reason == x509.Expired && cerr == nil {
 		e.indeterminate(subOutOfBounds, "signer certificate not trusted: %v (no trusted time-stamp proves the signature was made while it was valid)", err)
 		return
 	}
