@@ -475,6 +475,11 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 		hh.Write(sd.content)
 		digest = hh.Sum(nil)
 	}
+	cert, certErr := sd.signerCert()
+	if certErr == nil {
+		e.cert = cert
+		describeCert(r, cert)
+	}
 	if sd.signer.signedAttrs != nil {
 		err := sd.checkAttributes(digest)
 		if errors.Is(err, errDigestMismatch) {
@@ -485,12 +490,9 @@ func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, 
 		}
 		r.DigestValid = true
 	}
-	cert, err := sd.signerCert()
-	if err != nil {
-		return e.indeterminate(subNoCert, "%v", err)
+	if certErr != nil {
+		return e.indeterminate(subNoCert, "%v", certErr)
 	}
-	e.cert = cert
-	describeCert(r, cert)
 	ess, err := sd.verify(digest, cert)
 	if err != nil {
 		return e.fail(subCrypto, "%v", err)
