@@ -39,6 +39,10 @@ func (vr *verifier) judge(ctx context.Context, entries []*entry) error {
 			e.fail(subFormat, "a revision after the signature cannot be read: %v", err)
 			continue
 		}
+		e.res.CoversWholeDocument = len(changes) == 0
+		if len(changes) == 0 {
+			continue // nothing to judge, nor to walk the signed revision for
+		}
 		signed, err := vr.revs.rolesOf(e.end)
 		if ended(err) {
 			return err
