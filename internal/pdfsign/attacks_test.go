@@ -3,6 +3,7 @@ package pdfsign
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -504,5 +505,26 @@ func TestPageAddedAfterSignatureFails(t *testing.T) {
 	ch := forbidden(t, "page added", res, ClassOther)
 	if !res.Signers[1].Valid || !strings.Contains(res.Reason, "page") {
 		t.Errorf("second signature %+v; reason %q; change %+v", res.Signers[1], res.Reason, ch)
+	}
+}
+
+// TestRevisionsAreCharged: each earlier revision read is told to the
+// caller's budget, whose refusal ends the verification.
+func TestRevisionsAreCharged(t *testing.T) {
+	s := newSignerSet(t)
+	twice, _, err := signBytes(context.Background(), s.sign(t, contract(docSpec{}), 0)[0].pdf, s.id, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charged []int
+	opts := s.opts
+	opts.AdmitRevision = func(objects int) error { charged = append(charged, objects); return nil }
+	if res, err := VerifyWith(twice, opts, pdf.Limits{}); err != nil || !res.Valid || len(charged) == 0 {
+		t.Fatalf("%v %+v, charged %v", err, res, charged)
+	}
+	full := errors.New("budget spent")
+	opts.AdmitRevision = func(int) error { return full }
+	if _, err := VerifyWith(twice, opts, pdf.Limits{}); !errors.Is(err, full) {
+		t.Fatalf("a refused revision: %v", err)
 	}
 }

@@ -22,12 +22,16 @@ type revisions struct {
 	ends  []int                 // readable revision ends, oldest first; the last is the final document's
 	made  map[int][]change      // by end: what that revision changed in the one before it
 	tail  *change               // bytes after the final document that no reader reaches
+	admit func(objects int) error
+	stop  error // the caller's refusal of a revision's cost, which ends the verification
 }
 
 // newRevisions prepares the revisions of b, whose newest readable state
 // d ends at end (len(b) unless a later update could not be read).
-func newRevisions(ctx context.Context, b []byte, d *pdf.Document, end int, lim pdf.Limits) *revisions {
-	r := &revisions{ctx: ctx, b: b, final: d, lim: lim, docs: map[int]*pdf.Document{end: d}, roles: map[int]*roles{}, made: map[int][]change{}}
+// admit (nil: none) is told the object count of each earlier revision
+// read, for the caller's memory budget.
+func newRevisions(ctx context.Context, b []byte, d *pdf.Document, end int, lim pdf.Limits, admit func(objects int) error) *revisions {
+	r := &revisions{ctx: ctx, b: b, final: d, lim: lim, docs: map[int]*pdf.Document{end: d}, roles: map[int]*roles{}, made: map[int][]change{}, admit: admit}
 	revs := d.Revisions()
 	last := end
 	if n := len(revs); n > 0 && revs[n-1] < end {
@@ -60,6 +64,12 @@ func (r *revisions) doc(end int) (*pdf.Document, error) {
 	if err != nil {
 		r.docs[end] = nil
 		return nil, err
+	}
+	if r.admit != nil {
+		if err := r.admit(d.ObjectCount()); err != nil {
+			r.stop = err
+			return nil, err
+		}
 	}
 	r.docs[end] = d
 	return d, nil
@@ -133,3 +143,4 @@ func (r *revisions) after(end int) ([]change, error) {
 	}
 	return out, nil
 }
+

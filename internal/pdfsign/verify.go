@@ -120,6 +120,10 @@ type VerifyOptions struct {
 	// the work; its error ends the verification. The caller charges its
 	// memory budget there.
 	Admit func(objects int) error
+	// AdmitRevision, when set, is called for each earlier revision read
+	// (the file cut where it ends), with its object count; its error ends
+	// the verification. Each revision read holds its own objects.
+	AdmitRevision func(objects int) error
 }
 
 // Verify checks every signature of pdf against trust, the roots signer
@@ -214,7 +218,7 @@ func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, kn
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	v := &verifier{pdf: b, d: d, opt: opt, known: known, revs: newRevisions(ctx, b, d, end, lim), dssOf: map[*pdf.Document]*dssData{}}
+	v := &verifier{pdf: b, d: d, opt: opt, known: known, revs: newRevisions(ctx, b, d, end, lim, opt.AdmitRevision), dssOf: map[*pdf.Document]*dssData{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
 	entries := make([]*entry, len(fields))
 	for i, f := range fields {
@@ -225,6 +229,9 @@ func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, kn
 	}
 	if err := v.judge(ctx, entries); err != nil {
 		return Result{}, err
+	}
+	if v.revs.stop != nil {
+		return Result{}, v.revs.stop
 	}
 	res = Result{Signers: make([]SignerResult, len(entries))}
 	for i, e := range entries {

@@ -339,7 +339,9 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 		return VerifyResult{}, err
 	}
 	admit := func(objects int) error { return chargeShape(ctx, len(b), objects, verifyBytesPerObject) }
-	res, err := pdfsign.VerifyContext(ctx, b, pdfsign.VerifyOptions{Roots: roots, TSARoots: tsaRoots, Now: s.opt.Now(), Admit: admit}, s.limits())
+	admitRevision := func(objects int) error { return chargeShape(ctx, 0, objects, verifyBytesPerObject) }
+	res, err := pdfsign.VerifyContext(ctx, b, pdfsign.VerifyOptions{Roots: roots, TSARoots: tsaRoots, Now: s.opt.Now(),
+		Admit: admit, AdmitRevision: admitRevision}, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}
