@@ -65,37 +65,24 @@ func (l *learning) States() []pdfsign.TSAState {
 // root, those of the other instances sharing the database, and the
 // operator's QUIRE_TRUST_ROOTS.
 func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
-	pool := s.id.Roots()
-	ders, err := s.rec.SigningRoots(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("signing roots: %w", err)
-	}
-	s.addParsed(pool, ders, "signing root")
-	for _, c := range s.opt.TrustRoots {
-		pool.AddCert(c)
-	}
-	return pool, nil
+	return s.pool(ctx, s.id.Roots(), s.rec.SigningRoots, s.opt.TrustRoots, "signing root")
 }
 
 // tsaRoots are the roots a time-stamp authority must chain to for its
-// time to count: the operator's QUIRE_TRUST_TSA and the anchors learned
-// from the configured authorities' tokens.
+// time to count: the anchors learned from the configured authorities'
+// tokens and the operator's QUIRE_TRUST_TSA.
 func (s *Service) tsaRoots(ctx context.Context) (*x509.CertPool, error) {
-	pool := x509.NewCertPool()
-	ders, err := s.rec.TSARoots(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("time-stamp authority roots: %w", err)
-	}
-	s.addParsed(pool, ders, "time-stamp authority root")
-	for _, c := range s.opt.TrustTSA {
-		pool.AddCert(c)
-	}
-	return pool, nil
+	return s.pool(ctx, x509.NewCertPool(), s.rec.TSARoots, s.opt.TrustTSA, "time-stamp authority root")
 }
 
-// addParsed adds recorded certificates to pool, skipping (and logging)
-// any that does not parse.
-func (s *Service) addParsed(pool *x509.CertPool, ders [][]byte, what string) {
+// pool adds to pool the certificates recorded in the database (skipping,
+// and logging, any that does not parse) and the configured ones.
+func (s *Service) pool(ctx context.Context, pool *x509.CertPool, recorded func(context.Context) ([][]byte, error),
+	configured []*x509.Certificate, what string) (*x509.CertPool, error) {
+	ders, err := recorded(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%ss: %w", what, err)
+	}
 	for _, der := range ders {
 		c, err := x509.ParseCertificate(der)
 		if err != nil {
@@ -104,4 +91,8 @@ func (s *Service) addParsed(pool *x509.CertPool, ders [][]byte, what string) {
 		}
 		pool.AddCert(c)
 	}
+	for _, c := range configured {
+		pool.AddCert(c)
+	}
+	return pool, nil
 }
