@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -526,5 +528,50 @@ func TestRevisionsAreCharged(t *testing.T) {
 	opts.AdmitRevision = func(int) error { return full }
 	if _, err := VerifyWith(twice, opts, pdf.Limits{}); !errors.Is(err, full) {
 		t.Fatalf("a refused revision: %v", err)
+	}
+}
+
+// TestEncryptedSignedPDFs: a contract encrypted by qpdf (empty user
+// password; AES-256, AES-128, RC4-128) and signed by poppler's pdfsig as
+// a third party, as its own reader decrypts it: quire reads it decrypted
+// and verifies the signature.
+func TestEncryptedSignedPDFs(t *testing.T) {
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	pdftest.RequireTool(t, "pdfsig", "poppler-utils")
+	pdftest.RequireTool(t, "pk12util", "libnss3-tools")
+	s := newSignerSet(t)
+	dir := t.TempDir()
+	nss := "sql:" + dir
+	mustRun(t, "certutil", "-N", "-d", nss, "--empty-password")
+	p12 := filepath.Join(dir, "signer.p12")
+	mustRun(t, "openssl", "pkcs12", "-export", "-inkey", s.ca.signers["rsa"][1], "-in", s.ca.signers["rsa"][0], "-certfile", s.ca.caPEM,
+		"-passout", "pass:", "-name", "signer", "-out", p12)
+	mustRun(t, "pk12util", "-i", p12, "-d", nss, "-W", "")
+	// A document without a form: poppler 22.12 adds the field of a new
+	// signature to the page but not to an existing form's /Fields.
+	plain := writeTemp(t, "plain.pdf", pdftest.OnePage(contractText))
+	for _, enc := range [][]string{{"256"}, {"128", "--use-aes=y"}, {"128", "--use-aes=n"}} {
+		encrypted, signed := filepath.Join(dir, "enc.pdf"), filepath.Join(dir, "signed.pdf")
+		os.Remove(signed)
+		mustRun(t, "qpdf", append(append([]string{"--allow-weak-crypto", "--encrypt", "", "owner"}, enc...), "--", plain, encrypted)...)
+		mustRun(t, "pdfsig", "-nssdir", nss, "-add-signature", "-nick", "signer", "-upw", "", "-reason", "Encrypted and signed", encrypted, signed)
+		b, err := os.ReadFile(signed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := VerifyWith(b, s.opts, pdf.Limits{})
+		if err != nil {
+			t.Fatalf("encryption %v: %v", enc, err)
+		}
+		if len(res.Signers) == 0 {
+			i := bytes.LastIndex(b, []byte("%%EOF"))
+			j := bytes.LastIndex(b[:i], []byte("%%EOF"))
+			out, _ := run(t, "pdfsig", "-nssdir", nss, "-upw", "", signed)
+			t.Fatalf("encryption %v: no signature found; pdfsig:\n%s\nthe update:\n%q", enc, out, b[j:min(len(b), j+600)])
+		}
+		sr := res.Signers[0]
+		if !res.Valid || !sr.DigestValid || !sr.SignatureValid || !sr.Trusted || sr.SignReason != "Encrypted and signed" || sr.Modifications.Level != ClassNone {
+			t.Fatalf("encryption %v: %+v", enc, res)
+		}
 	}
 }
