@@ -2,6 +2,10 @@ module github.com/quire-dev/quire
 
 go 1.26.8
 
+// Certificates with negative serial numbers exist in signed PDFs, and the
+// reference validators accept them; Go refuses them by default since 1.23.
+godebug x509negativeserial=1
+
 require (
 	github.com/ThalesGroup/crypto11 v1.6.2
 	github.com/chromedp/cdproto v0.159.0

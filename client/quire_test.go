@@ -157,6 +157,9 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 	if v.Signer == nil || v.Signer.EventID != req.EventID || v.Signer.Email != req.Signer.Email {
 		t.Errorf("primary signer %+v", v.Signer)
 	}
+	if sg := v.Signers[0]; sg.Indication == "" || sg.Level == nil || sg.Modifications.Level != "none" || !sg.Modifications.Permitted || sg.Revocation.Where == "" {
+		t.Errorf("examiner's fields of a fresh signature: %+v", sg)
+	}
 	if v.Document.SHA256 == "" || v.Document.Size != len(signed) || v.Document.Pages < 2 || v.Document.Signatures != 1 {
 		t.Errorf("document metadata %+v", v.Document)
 	}
@@ -170,7 +173,8 @@ func TestSignVerifyAndSigningCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("VerifySignature of a changed PDF: %v", err)
 	}
-	if v.Valid || v.Reason == "" || len(v.Signers) != 1 || v.Signers[0].Valid || v.Signers[0].Reason == "" {
+	if v.Valid || v.Reason == "" || len(v.Signers) != 1 || v.Signers[0].Valid || v.Signers[0].Reason == "" ||
+		v.Signers[0].Indication != "TOTAL_FAILED" || v.Signers[0].SubIndication == nil || *v.Signers[0].SubIndication != "HASH_FAILURE" {
 		t.Errorf("verification of a changed PDF: %+v", v)
 	}
 

@@ -15,8 +15,10 @@ import (
 // VerifyResult is the answer of POST /v1/verify: whether the signatures of
 // a PDF hold.
 type VerifyResult struct {
-	// Valid is true when the document has at least one signature and
-	// every signature is valid.
+	// Valid is true when the document holds at least one signature that
+	// is intact, trusted, not revoked and uses no weak digest, no
+	// signature or time-stamp failed, and every change made after each
+	// signature is permitted. A document time-stamp is no signature.
 	Valid bool `json:"valid"`
 	// Reason says why the document is not valid; empty when it is.
 	Reason string `json:"reason,omitempty"`
@@ -64,10 +66,70 @@ type VerifiedSigner struct {
 	// Trusted is true when the signing certificate chains to a
 	// certificate the service trusts, such as its own signing certificate.
 	Trusted bool `json:"trusted"`
-	// Valid is true when the signature's cryptography and digest hold.
+	// Valid is true when the signature is intact, by a trusted
+	// certificate that is not revoked, uses a digest fit for signatures,
+	// and only permitted changes follow it.
 	Valid bool `json:"valid"`
 	// Reason says why this signature is not valid; empty when it is.
 	Reason string `json:"reason,omitempty"`
+
+	// SignatureReason, Location and ContactInfo are, like Name and
+	// SigningTime, read from the revision the signature covers.
+	SignatureReason string `json:"signatureReason"`
+	Location        string `json:"location"`
+	ContactInfo     string `json:"contactInfo"`
+	// ChangedAfterSigning names the entries of the signature dictionary a
+	// later revision changed (the values above are the signed ones).
+	ChangedAfterSigning []string `json:"changedAfterSigning"`
+	// SubFilter is the signature's type: ETSI.CAdES.detached,
+	// adbe.pkcs7.detached, adbe.pkcs7.sha1, or ETSI.RFC3161 for a
+	// document time-stamp.
+	SubFilter string `json:"subFilter"`
+	// TimestampTrusted: the time-stamp's authority is trusted; an
+	// untrusted time-stamp proves nothing.
+	TimestampTime    time.Time `json:"timestampTime"`
+	TimestampTrusted bool      `json:"timestampTrusted"`
+
+	// The examiner's words (ETSI EN 319 102-1 and 319 142-1): the format
+	// level found (nil for a time-stamp, or a CAdES signature that is no
+	// baseline), the indication (TOTAL_PASSED, INDETERMINATE,
+	// TOTAL_FAILED) and its sub-indication (nil when TOTAL_PASSED).
+	Level         *string `json:"level"`
+	Indication    string  `json:"indication"`
+	SubIndication *string `json:"subIndication"`
+	// Revocation is the revocation data the document holds for it.
+	Revocation Revocation `json:"revocation"`
+	// Modifications are the changes made after this signature.
+	Modifications Modifications `json:"modifications"`
+}
+
+// Revocation is the revocation data found for a signature: how many CRLs
+// and OCSP responses, and where ("dss", "signed-attributes" or "none").
+type Revocation struct {
+	CRL   int    `json:"crl"`
+	OCSP  int    `json:"ocsp"`
+	Where string `json:"where"`
+}
+
+// Modifications are the changes made in the revisions after a signature,
+// compared object by object with the revision it covers.
+type Modifications struct {
+	// Level is the highest class of change: "none", "ltv" (validation
+	// data, document time-stamps), "form" (form filling, metadata),
+	// "annotations", "signature" or "other" (pages, page content, ...).
+	Level string `json:"level"`
+	// Permitted: every change is allowed after this signature.
+	Permitted bool     `json:"permitted"`
+	Changes   []Change `json:"changes"`
+}
+
+// Change is one object changed after a signature.
+type Change struct {
+	Object    int    `json:"object"` // object number; 0 for bytes outside any object
+	Page      int    `json:"page"`   // 1-based; 0 when on no page
+	Class     string `json:"class"`
+	What      string `json:"what"`
+	Permitted bool   `json:"permitted"`
 }
 
 // VerifySignature checks the signatures of a PDF (POST /v1/verify, the

@@ -142,7 +142,9 @@ func TestVerifySignatureDecodesTheResult(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, json.RawMessage(`{"valid":false,"reason":"the document was changed after signing","signers":[
 			{"name":"Ann Example","email":"ann@example.com","subject":"CN=quire signing","signingTime":"2026-11-22T09:01:02Z","eventId":"evt-9","signerEmail":"ann@example.com",
-			 "coversWholeDocument":false,"trusted":true,"valid":false,"reason":"bytes added after the signature"}]}`))
+			 "coversWholeDocument":false,"trusted":true,"valid":false,"reason":"bytes added after the signature",
+			 "level":"PAdES-BASELINE-B","indication":"TOTAL_FAILED","subIndication":"FORMAT_FAILURE","revocation":{"crl":1,"ocsp":0,"where":"dss"},
+			 "modifications":{"level":"other","permitted":false,"changes":[{"object":5,"page":1,"class":"other","what":"content or resources of the page changed","permitted":false}]}}]}`))
 	})
 
 	res, err := client.New(f.URL, client.WithAPIKey("sd_k")).VerifySignature(ctxFor(t), pdf)
@@ -151,7 +153,9 @@ func TestVerifySignatureDecodesTheResult(t *testing.T) {
 	}
 	want := &client.VerifyResult{Valid: false, Reason: "the document was changed after signing", Signers: []client.VerifiedSigner{{
 		Name: "Ann Example", Email: "ann@example.com", Subject: "CN=quire signing", SigningTime: time.Date(2026, 11, 22, 9, 1, 2, 0, time.UTC), EventID: "evt-9", SignerEmail: "ann@example.com",
-		CoversWholeDocument: false, Trusted: true, Valid: false, Reason: "bytes added after the signature"}}}
+		CoversWholeDocument: false, Trusted: true, Valid: false, Reason: "bytes added after the signature",
+		Level: ptr("PAdES-BASELINE-B"), Indication: "TOTAL_FAILED", SubIndication: ptr("FORMAT_FAILURE"), Revocation: client.Revocation{CRL: 1, Where: "dss"},
+		Modifications: client.Modifications{Level: "other", Changes: []client.Change{{Object: 5, Page: 1, Class: "other", What: "content or resources of the page changed"}}}}}}
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result %+v\nwant %+v", res, want)
 	}
@@ -160,6 +164,8 @@ func TestVerifySignatureDecodesTheResult(t *testing.T) {
 		t.Errorf("the server got %q (%s, %s) at %s", data, name, contentType, f.last.URL.Path)
 	}
 }
+
+func ptr(s string) *string { return &s }
 
 // filePart decodes the last request's body as multipart/form-data with a
 // single part "file".

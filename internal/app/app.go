@@ -8,12 +8,14 @@ package app
 import (
 	"context"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -214,7 +216,11 @@ func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
 	if err != nil {
 		return err
 	}
-	tsaRoots, err := loadRoots(cfg.TSACAFile)
+	trustRoots, err := loadCertificates("QUIRE_TRUST_ROOTS", cfg.TrustRoots)
+	if err != nil {
+		return err
+	}
+	trustTSA, err := loadCertificates("QUIRE_TRUST_TSA", strings.Join([]string{cfg.TrustTSA, cfg.TSACAFile}, ","))
 	if err != nil {
 		return err
 	}
@@ -223,7 +229,7 @@ func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
 	}
 	a.Signing = signing.New(a.identity, a.DB, a.converter, a.fetcher(int64(cfg.SignMaxBytes)), signing.Options{
 		MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: a.Log, Now: a.now,
-		Timestamper: ts, Level: level, TSARoots: tsaRoots, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg})
+		Timestamper: ts, Level: level, TrustRoots: trustRoots, TrustTSA: trustTSA, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg})
 	return a.Signing.Publish(ctx)
 }
 
@@ -261,25 +267,67 @@ func timestamper(cfg *config.Config) pdfsign.Timestamper {
 	return pdfsign.NewTSAList(urls, cfg.TSATimeout)
 }
 
-// loadRoots reads the PEM certificates of file (QUIRE_TSA_CA_FILE), or
-// returns the system's roots when file is empty.
-func loadRoots(file string) (*x509.CertPool, error) {
-	if file == "" {
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			return nil, fmt.Errorf("system roots for time-stamps: %w", err)
+// loadCertificates reads the certificates of a trust setting: PEM files
+// or directories of them (each file in a directory that holds one),
+// separated by commas. Empty entries are skipped; a file without a
+// certificate is an error naming it.
+func loadCertificates(setting, spec string) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for _, p := range strings.Split(spec, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
 		}
-		return pool, nil
+		files := []string{p}
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", setting, err)
+			}
+			files = files[:0]
+			for _, e := range entries {
+				if !e.IsDir() {
+					files = append(files, filepath.Join(p, e.Name()))
+				}
+			}
+		}
+		for _, f := range files {
+			certs, err := pemCertificates(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", setting, err)
+			}
+			out = append(out, certs...)
+		}
 	}
+	return out, nil
+}
+
+// pemCertificates reads the CERTIFICATE blocks of a PEM file.
+func pemCertificates(file string) ([]*x509.Certificate, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE: %w", err)
+		return nil, err
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("QUIRE_TSA_CA_FILE %s holds no PEM certificate", file)
+	var out []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		out = append(out, c)
 	}
-	return pool, nil
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return out, nil
 }
 
 // Sweep deletes expired codes, old rate-limit windows and raw telemetry

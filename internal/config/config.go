@@ -94,6 +94,8 @@ type Config struct {
 	PKCS11Key          string
 	SigningOrg         string
 	TSACAFile          string
+	TrustRoots         string
+	TrustTSA           string
 	SignLevel          string
 	FetchTimeout       time.Duration
 	FetchMaxRedirects  int
@@ -201,7 +203,9 @@ func (c *Config) Settings() []Setting {
 		{"signing-pkcs11-token", "QUIRE_SIGNING_PKCS11_TOKEN", "label of the PKCS#11 token holding the signing key", (*stringValue)(&c.PKCS11Token), false},
 		{"signing-pkcs11-pin", "QUIRE_SIGNING_PKCS11_PIN", "user PIN of the PKCS#11 token", (*secretValue)(&c.PKCS11PIN), true},
 		{"signing-pkcs11-key", "QUIRE_SIGNING_PKCS11_KEY", "label of the signing key pair in the token; its certificate is the token's (same label or CKA_ID) or QUIRE_SIGNING_CERT; with neither, the key pair and a CA (label KEY-ca) are generated in the token on first start and the certificates stored there", (*stringValue)(&c.PKCS11Key), false},
-		{"tsa-ca-file", "QUIRE_TSA_CA_FILE", "PEM file of the root certificates whose time-stamps /v1/verify relies on to accept a signature whose certificate has expired since (long-term validation); empty: the system's roots", (*stringValue)(&c.TSACAFile), false},
+		{"trust-roots", "QUIRE_TRUST_ROOTS", "CA certificates whose signers /v1/verify trusts besides quire's own CA: PEM files or directories of them, separated by commas; empty: quire's CA only", (*stringValue)(&c.TrustRoots), false},
+		{"trust-tsa", "QUIRE_TRUST_TSA", "roots of the time-stamp authorities whose time-stamps /v1/verify relies on besides those of QUIRE_TSA_URL (learned from their tokens): PEM files or directories, separated by commas; any other time-stamp is reported and proves nothing", (*stringValue)(&c.TrustTSA), false},
+		{"tsa-ca-file", "QUIRE_TSA_CA_FILE", "deprecated: a PEM file read as one more entry of QUIRE_TRUST_TSA (the system's roots are no longer trusted for time-stamps)", (*stringValue)(&c.TSACAFile), false},
 		{"sign-level", "QUIRE_SIGN_LEVEL", "PAdES level of signatures: B-B, B-T (time-stamp), B-LT (and a DSS with certificates and CRLs), B-LTA (and a document time-stamp); above B-B needs QUIRE_TSA_URL; empty: B-LT with a TSA, B-B without", (*stringValue)(&c.SignLevel), false},
 		{"fetch-timeout", "QUIRE_FETCH_TIMEOUT", "longest download of a document.url, body included", (*durationValue)(&c.FetchTimeout), false},
 		{"fetch-max-redirects", "QUIRE_FETCH_MAX_REDIRECTS", "redirects followed when downloading a document.url", (*intValue)(&c.FetchMaxRedirects), false},

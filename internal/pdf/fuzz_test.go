@@ -29,7 +29,7 @@ func FuzzRead(f *testing.F) {
 		// A slow input is a bug too: crash so the fuzzer keeps it.
 		watchdog := time.AfterFunc(5*time.Second, func() { panic("FuzzRead: input took more than 5s") })
 		defer watchdog.Stop()
-		d, err := read(data, lim)
+		d, err := read(data, lim, true)
 		if errors.Is(err, errStructure) {
 			// What a signing does with it: rebuild it, and read the result.
 			if fixed, err := rebuild(context.Background(), data, lim.withDefaults()); err == nil {

@@ -131,7 +131,7 @@ func lostEndstreams(n int) []byte {
 
 func TestWrongLengthsScanFileOnce(t *testing.T) {
 	pdf := lostEndstreams(2000)
-	d, err := read(pdf, Limits{})
+	d, err := read(pdf, Limits{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := read(out, Limits{})
+	d, err := read(out, Limits{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

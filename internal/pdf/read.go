@@ -55,6 +55,7 @@ type Document struct {
 	starts     []int        // offsets of the objects in the file, ascending; built on first use
 	changes    changes      // the pending incremental update
 	dataHash   []byte       // the state of a SHA-256 that has hashed data; taken on first use
+	crypt      *decryptor   // an encrypted file read with its empty user password; nil: not encrypted
 }
 
 // decodeBudget bounds the bytes decompressed per document, whatever the
@@ -93,8 +94,11 @@ type objStream struct {
 
 // read parses the structure of data. It fails with ErrTooLarge,
 // ErrEncrypted, or an errStructure error when the file's cross-reference
-// data cannot be relied on.
-func read(data []byte, lim Limits) (*Document, error) {
+// data cannot be relied on. With decrypt, a file encrypted by the
+// standard security handler with an empty user password is read, its
+// objects decrypted as they load; without, or with another password, an
+// encrypted file fails with ErrEncrypted.
+func read(data []byte, lim Limits, decrypt bool) (*Document, error) {
 	lim = lim.withDefaults()
 	if int64(len(data)) > lim.MaxInputSize {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), lim.MaxInputSize)
@@ -103,10 +107,17 @@ func read(data []byte, lim Limits) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := x.trailer["Encrypt"]; ok {
-		return nil, ErrEncrypted
-	}
 	d := newDocument(data, x, lim)
+	if _, ok := x.trailer["Encrypt"]; ok {
+		if !decrypt {
+			return nil, ErrEncrypted
+		}
+		dc, err := newDecryptor(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEncrypted, err)
+		}
+		d.crypt = dc
+	}
 	if _, _, err := d.Catalog(); err != nil {
 		return nil, err
 	}
@@ -177,7 +188,11 @@ func (d *Document) Object(num int) (Object, error) {
 	var o Object
 	var err error
 	if e.kind == 1 {
-		o, err = d.parseAt(num, e.offset)
+		var gen int
+		o, gen, err = d.parseAt(num, e.offset)
+		if err == nil && d.crypt != nil { // objects in object streams are decrypted with their stream
+			o, err = d.crypt.object(num, gen, o)
+		}
 	} else {
 		o, err = d.fromObjStream(e.stream, e.index, num)
 	}
@@ -194,32 +209,33 @@ func (d *Document) Object(num int) (Object, error) {
 // excepted): objects do not overlap, and parsing each to the end of an
 // object it is nested in (a string that holds all the objects after it)
 // would read the file once per object.
-func (d *Document) parseAt(num, off int) (Object, error) {
+func (d *Document) parseAt(num, off int) (Object, int, error) {
 	p := &parser{data: d.data[:d.objectEnd(off)], pos: off, maxDepth: d.lim.MaxNesting}
-	if _, _, err := p.objectHeader(); err != nil {
-		return nil, err
+	_, gen, err := p.objectHeader()
+	if err != nil {
+		return nil, 0, err
 	}
 	o, err := p.object(0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dict, ok := o.(Dict)
 	if !ok {
-		return o, nil
+		return o, gen, nil
 	}
 	start, ok := p.streamStart()
 	if !ok {
-		return dict, nil
+		return dict, gen, nil
 	}
 	length, err := d.Resolve(dict["Length"])
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	raw, err := d.xref.ends.streamBytes(d.data, start, length)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return &Stream{Dict: dict, Data: raw}, nil
+	return &Stream{Dict: dict, Data: raw}, gen, nil
 }
 
 // objectEnd is where the syntax of the object at off must end: where the
@@ -374,18 +390,25 @@ func (d *Document) Pages() ([]PageObject, error) {
 // PagesContext is Pages that stops with ctx's error once ctx ends: a
 // page tree may have millions of nodes.
 func (d *Document) PagesContext(ctx context.Context) ([]PageObject, error) {
+	pages, _, err := d.PageTree(ctx)
+	return pages, err
+}
+
+// PageTree is PagesContext that also returns the object numbers of the
+// nodes of the page tree, the pages included.
+func (d *Document) PageTree(ctx context.Context) ([]PageObject, map[int]bool, error) {
 	_, cat, err := d.Catalog()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, ok := cat["Pages"].(Ref)
 	if !ok {
-		return nil, structuref("catalog /Pages is not a reference")
+		return nil, nil, structuref("catalog /Pages is not a reference")
 	}
 	var out []PageObject
 	seen := map[int]bool{}
 	err = d.walkPages(ctx, root, Dict{}, 0, seen, &out)
-	return out, err
+	return out, seen, err
 }
 
 func (d *Document) walkPages(ctx context.Context, ref Ref, inh Dict, depth int, seen map[int]bool, out *[]PageObject) error {

@@ -23,10 +23,13 @@ func Open(ctx context.Context, pdf []byte, lim Limits) (d *Document, err error) 
 
 // Read reads pdf as it is, within lim, to inspect it (verify its
 // signatures): a damaged structure is refused with ErrUnreadable, never
-// repaired, and a document without pages is accepted.
+// repaired, and a document without pages is accepted. A file encrypted
+// with an empty user password (one that opens without a password) is
+// decrypted as it is read; one that needs a password fails with
+// ErrEncrypted. Such a document takes no update.
 func Read(pdf []byte, lim Limits) (d *Document, err error) {
 	defer Recover(&err)
-	d, err = read(pdf, lim.withDefaults())
+	d, err = read(pdf, lim.withDefaults(), true)
 	return d, inputError(err)
 }
 
@@ -52,7 +55,7 @@ func open(ctx context.Context, pdf []byte, lim Limits) (*Document, error) {
 // readSound reads pdf and checks that its page tree can be walked and
 // holds at least one page, so that an update has somewhere to go.
 func readSound(pdf []byte, lim Limits) (*Document, error) {
-	d, err := read(pdf, lim)
+	d, err := read(pdf, lim, false)
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,9 @@ func (d *Document) AppendRef(holder Dict, key Name, r Ref) error {
 // Open a buffer with room to spare has the file built without a copy,
 // and must not use that room for anything else. Save is called once.
 func (d *Document) Save() ([]byte, error) {
+	if d.crypt != nil { // the update's objects would have to be encrypted too
+		return nil, ErrEncrypted
+	}
 	out := d.data
 	if n := len(out); n > 0 && out[n-1] != '\n' && out[n-1] != '\r' {
 		out = append(out, '\n')

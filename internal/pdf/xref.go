@@ -45,6 +45,7 @@ type xrefInfo struct {
 	trailer      Dict        // the newest trailer (or xref stream dictionary)
 	startxref    int         // value of the last startxref: /Prev of an update
 	lastIsStream bool        // the newest section is an xref stream
+	sections     []int       // offsets of the sections of the /Prev chain, newest first
 }
 
 // readXRef walks the cross-reference chain from the last startxref through
@@ -65,6 +66,7 @@ func readXRef(data []byte, lim Limits) (*xrefInfo, error) {
 			return nil, structuref("cross-reference /Prev chain loops at offset %d", off)
 		}
 		seen[off] = true
+		x.sections = append(x.sections, off)
 		trailer, isStream, err := x.section(data, off, lim)
 		if err != nil {
 			return nil, err

@@ -48,6 +48,7 @@ var (
 var (
 	tagExplicit0 = cbasn1.Tag(0).ContextSpecific().Constructed()
 	tagExplicit1 = cbasn1.Tag(1).ContextSpecific().Constructed()
+	tagExplicit2 = cbasn1.Tag(2).ContextSpecific().Constructed()
 	tagGenName4  = cbasn1.Tag(4).ContextSpecific().Constructed()
 )
 

@@ -3,18 +3,12 @@ package pdfsign
 import (
 	"bytes"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/asn1"
 	"errors"
 	"fmt"
 	"math/big"
-
-	// Registers SHA-1 and SHA-2 with crypto.Hash for foreign signatures.
-	_ "crypto/sha1"
-	_ "crypto/sha256"
-	_ "crypto/sha512"
+	"slices"
 
 	"golang.org/x/crypto/cryptobyte"
 	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
@@ -26,8 +20,9 @@ type signedData struct {
 	contentType asn1.ObjectIdentifier
 	content     []byte // encapsulated content; nil when detached
 	certs       []*x509.Certificate
-	certErrs    []error // certificates Go refuses to parse (e.g. negative serials)
+	certErrs    []error // certificates Go refuses to parse
 	signer      signerInfo
+	ber         bool // it came BER-encoded and was re-encoded in DER
 }
 
 type signerInfo struct {
@@ -37,16 +32,36 @@ type signerInfo struct {
 	digestAlg   asn1.ObjectIdentifier
 	signedAttrs []byte // DER, re-tagged as SET OF: the bytes the signature covers
 	attrs       map[string][]byte
-	sigAlg      asn1.ObjectIdentifier
+	attrErr     error // an attribute CMS allows once that came more than once
+	repeated    bool  // some signed attribute came more than once
+	sigAlg      algorithm
 	signature   []byte
 	unsigned    map[string][]byte
 }
 
 var errCMS = errors.New("malformed CMS SignedData")
 
-// parseSignedData parses DER ContentInfo{signedData}. Bytes after the
-// ContentInfo are ignored: /Contents is padded with zeros.
-func parseSignedData(der []byte) (*signedData, error) {
+// parseSignedData parses a ContentInfo{signedData}, in DER or, re-encoded,
+// in BER. Bytes after the ContentInfo are ignored: /Contents is padded
+// with zeros.
+func parseSignedData(b []byte) (*signedData, error) {
+	sd, err := parseSignedDataDER(b)
+	if err == nil {
+		return sd, nil
+	}
+	der, berr := berToDER(b)
+	if berr != nil {
+		return nil, err
+	}
+	sd, derr := parseSignedDataDER(der)
+	if derr != nil {
+		return nil, err
+	}
+	sd.ber = true
+	return sd, nil
+}
+
+func parseSignedDataDER(der []byte) (*signedData, error) {
 	in := cryptobyte.String(der)
 	var ci, wrapped, sd, algs, encap cryptobyte.String
 	var ct asn1.ObjectIdentifier
@@ -54,7 +69,7 @@ func parseSignedData(der []byte) (*signedData, error) {
 	if !in.ReadASN1(&ci, cbasn1.SEQUENCE) || !ci.ReadASN1ObjectIdentifier(&ct) || !ct.Equal(oidSignedData) ||
 		!ci.ReadASN1(&wrapped, tagExplicit0) || !wrapped.ReadASN1(&sd, cbasn1.SEQUENCE) ||
 		!sd.ReadASN1Integer(&version) || !sd.ReadASN1(&algs, cbasn1.SET) || !sd.ReadASN1(&encap, cbasn1.SEQUENCE) {
-		return nil, fmt.Errorf("%w (not DER ContentInfo/SignedData)", errCMS)
+		return nil, fmt.Errorf("%w (not a ContentInfo holding a SignedData)", errCMS)
 	}
 	out := &signedData{}
 	if !encap.ReadASN1ObjectIdentifier(&out.contentType) {
@@ -112,15 +127,16 @@ func parseSignerInfo(si cryptobyte.String) (signerInfo, error) {
 	} else if !si.ReadASN1Bytes(&s.keyID, cbasn1.Tag(0).ContextSpecific()) {
 		return s, fmt.Errorf("%w: signer identifier", errCMS)
 	}
-	var err error
-	if s.digestAlg, err = readAlgorithm(&si); err != nil {
+	alg, err := readAlgorithm(&si)
+	if err != nil {
 		return s, err
 	}
+	s.digestAlg = alg.oid
 	if si.PeekASN1Tag(tagExplicit0) {
 		var raw cryptobyte.String
 		si.ReadASN1Element(&raw, tagExplicit0)
 		s.signedAttrs = append([]byte{0x31}, raw[1:]...) // [0] IMPLICIT -> SET OF
-		if s.attrs, err = parseAttributes(raw); err != nil {
+		if s.attrs, s.attrErr, s.repeated, err = parseAttributes(raw); err != nil {
 			return s, err
 		}
 	}
@@ -133,62 +149,60 @@ func parseSignerInfo(si cryptobyte.String) (signerInfo, error) {
 	if si.PeekASN1Tag(tagExplicit1) {
 		var raw cryptobyte.String
 		si.ReadASN1Element(&raw, tagExplicit1)
-		if s.unsigned, err = parseAttributes(raw); err != nil {
+		if s.unsigned, _, _, err = parseAttributes(raw); err != nil {
 			return s, err
 		}
 	}
 	return s, nil
 }
 
-func readAlgorithm(s *cryptobyte.String) (asn1.ObjectIdentifier, error) {
-	var alg cryptobyte.String
-	var oid asn1.ObjectIdentifier
-	if !s.ReadASN1(&alg, cbasn1.SEQUENCE) || !alg.ReadASN1ObjectIdentifier(&oid) {
-		return nil, fmt.Errorf("%w: AlgorithmIdentifier", errCMS)
-	}
-	return oid, nil
-}
+// singleValued are the attributes that RFC 5652 (5.3, 11) allows once,
+// with one value: a second content type, digest or signing time would
+// leave a verifier to pick which one was signed. The reference
+// validators (Bouncy Castle, under EU DSS) refuse such a SignerInfo and
+// take the first of any other repeated attribute; so does quire.
+var singleValued = oidSet(oidAttrContentType.String(), oidAttrMessageDigest.String(), oidAttrSigningTime)
 
-// parseAttributes maps attribute OIDs to their first value (DER). A
-// repeated attribute type is refused, as RFC 5652 forbids it for the
-// attributes that matter here.
-func parseAttributes(element []byte) (map[string][]byte, error) {
+// parseAttributes maps attribute OIDs to their first value (DER). dup
+// names a single-valued attribute that came twice, or with two values;
+// repeated says whether any attribute came twice.
+func parseAttributes(element []byte) (attrs map[string][]byte, dup error, repeated bool, err error) {
 	in := cryptobyte.String(element)
 	var set cryptobyte.String
 	var tag cbasn1.Tag
 	if !in.ReadAnyASN1(&set, &tag) {
-		return nil, fmt.Errorf("%w: attributes", errCMS)
+		return nil, nil, false, fmt.Errorf("%w: attributes", errCMS)
 	}
-	out := map[string][]byte{}
+	attrs = map[string][]byte{}
 	for !set.Empty() {
 		var attr, values cryptobyte.String
 		var oid asn1.ObjectIdentifier
 		var first cryptobyte.String
 		if !set.ReadASN1(&attr, cbasn1.SEQUENCE) || !attr.ReadASN1ObjectIdentifier(&oid) ||
 			!attr.ReadASN1(&values, cbasn1.SET) || !values.ReadAnyASN1Element(&first, &tag) {
-			return nil, fmt.Errorf("%w: attribute", errCMS)
+			return nil, nil, false, fmt.Errorf("%w: attribute", errCMS)
 		}
-		if _, dup := out[oid.String()]; dup {
-			return nil, fmt.Errorf("%w: attribute %s appears twice", errCMS, oid)
+		key := oid.String()
+		_, seen := attrs[key]
+		repeated = repeated || seen
+		if singleValued[key] && (seen || !values.Empty()) && dup == nil {
+			dup = fmt.Errorf("the %s attribute appears more than once", attrName(key))
 		}
-		out[oid.String()] = first
+		if !seen {
+			attrs[key] = first
+		}
 	}
-	return out, nil
+	return attrs, dup, repeated, nil
 }
 
-// hashFor maps a digest algorithm OID to its hash.
-func hashFor(oid asn1.ObjectIdentifier) (crypto.Hash, error) {
-	switch {
-	case oid.Equal(oidSHA256):
-		return crypto.SHA256, nil
-	case oid.Equal(oidSHA384):
-		return crypto.SHA384, nil
-	case oid.Equal(oidSHA512):
-		return crypto.SHA512, nil
-	case oid.Equal(oidSHA1):
-		return crypto.SHA1, nil
+func attrName(oid string) string {
+	switch oid {
+	case oidAttrContentType.String():
+		return "content-type"
+	case oidAttrMessageDigest.String():
+		return "message-digest"
 	}
-	return 0, fmt.Errorf("unsupported digest algorithm %s", oid)
+	return "signing-time"
 }
 
 // signerCert finds the certificate the SignerInfo names.
@@ -207,6 +221,9 @@ func (sd *signedData) signerCert() (*x509.Certificate, error) {
 	return nil, errors.New("signer certificate is not in the CMS")
 }
 
+// digestHash is the hash of the SignerInfo's digest algorithm.
+func (sd *signedData) digestHash() (crypto.Hash, error) { return hashFor(sd.signer.digestAlg) }
+
 // verify checks the CMS against contentDigest, the digest of the signed
 // content under the SignerInfo's digest algorithm: content-type and
 // message-digest attributes, the signature by cert, and the ESS
@@ -214,24 +231,64 @@ func (sd *signedData) signerCert() (*x509.Certificate, error) {
 // was.
 func (sd *signedData) verify(contentDigest []byte, cert *x509.Certificate) (essPresent bool, err error) {
 	si := sd.signer
-	h, err := hashFor(si.digestAlg)
+	h, err := sd.digestHash()
 	if err != nil {
 		return false, err
 	}
-	signed := contentDigest
-	if si.signedAttrs != nil {
-		if err := sd.checkAttributes(contentDigest); err != nil {
+	if si.signedAttrs == nil {
+		if err := checkSignature(cert, si.sigAlg, h, contentDigest, si.signature, true); err != nil {
 			return false, err
 		}
-		signed = si.signedAttrs
+		return false, nil
 	}
-	if err := checkSignature(cert, si.sigAlg, h, signed, si.signature, si.signedAttrs == nil); err != nil {
+	if err := sd.checkAttributes(contentDigest); err != nil {
+		return false, err
+	}
+	if err := checkSignedAttributes(cert, si, h); err != nil {
 		return false, err
 	}
 	return checkESS(si.attrs, cert)
 }
 
+// checkSignedAttributes verifies the signature over the signed attributes
+// as encoded, and failing that in DER's order of SET OF (sorted), which
+// some signers sign while sending another order.
+func checkSignedAttributes(cert *x509.Certificate, si signerInfo, h crypto.Hash) error {
+	err := checkSignature(cert, si.sigAlg, h, si.signedAttrs, si.signature, false)
+	if !errors.Is(err, errBadSignature) {
+		return err
+	}
+	if sorted, ok := sortedSet(si.signedAttrs); ok && !bytes.Equal(sorted, si.signedAttrs) &&
+		checkSignature(cert, si.sigAlg, h, sorted, si.signature, false) == nil {
+		return nil
+	}
+	return err
+}
+
+// sortedSet re-encodes a DER SET OF with its elements in DER's order.
+func sortedSet(set []byte) ([]byte, bool) {
+	in := cryptobyte.String(set)
+	var body cryptobyte.String
+	if !in.ReadASN1(&body, cbasn1.SET) {
+		return nil, false
+	}
+	var elems [][]byte
+	for !body.Empty() {
+		var e cryptobyte.String
+		var tag cbasn1.Tag
+		if !body.ReadAnyASN1Element(&e, &tag) {
+			return nil, false
+		}
+		elems = append(elems, e)
+	}
+	slices.SortFunc(elems, bytes.Compare)
+	return derTLV([]byte{0x31}, bytes.Join(elems, nil)), true
+}
+
 func (sd *signedData) checkAttributes(contentDigest []byte) error {
+	if sd.signer.attrErr != nil {
+		return sd.signer.attrErr
+	}
 	var ct asn1.ObjectIdentifier
 	in := cryptobyte.String(sd.signer.attrs[oidAttrContentType.String()])
 	if !in.ReadASN1ObjectIdentifier(&ct) || !ct.Equal(sd.contentType) {
@@ -243,40 +300,13 @@ func (sd *signedData) checkAttributes(contentDigest []byte) error {
 		return errors.New("message-digest attribute missing")
 	}
 	if !bytes.Equal(md, contentDigest) {
-		return errors.New("message digest does not match the signed bytes: the document was modified")
+		return errDigestMismatch
 	}
 	return nil
 }
 
-// checkSignature verifies sig over data (or over the digest itself when
-// preHashed, for signatures without signed attributes).
-func checkSignature(cert *x509.Certificate, sigAlg asn1.ObjectIdentifier, h crypto.Hash, data, sig []byte, preHashed bool) error {
-	digest := data
-	if !preHashed {
-		hh := h.New()
-		hh.Write(data)
-		digest = hh.Sum(nil)
-	}
-	switch pub := cert.PublicKey.(type) {
-	case *rsa.PublicKey:
-		if !(sigAlg.Equal(oidRSAEncryption) || sigAlg.Equal(oidSHA256WithRSA) || sigAlg.Equal(oidSHA384WithRSA) || sigAlg.Equal(oidSHA512WithRSA)) {
-			return fmt.Errorf("unsupported RSA signature algorithm %s", sigAlg)
-		}
-		if err := rsa.VerifyPKCS1v15(pub, h, digest, sig); err != nil {
-			return errors.New("CMS signature does not verify with the signer certificate")
-		}
-	case *ecdsa.PublicKey:
-		if !(sigAlg.Equal(oidECDSAWithSHA256) || sigAlg.Equal(oidECDSAWithSHA384) || sigAlg.Equal(oidECDSAWithSHA512) || sigAlg.Equal(oidECPublicKeyAlgorithm)) {
-			return fmt.Errorf("unsupported ECDSA signature algorithm %s", sigAlg)
-		}
-		if !ecdsa.VerifyASN1(pub, digest, sig) {
-			return errors.New("CMS signature does not verify with the signer certificate")
-		}
-	default:
-		return fmt.Errorf("unsupported signer key type %T", cert.PublicKey)
-	}
-	return nil
-}
+// errDigestMismatch: the signed bytes are not what was signed.
+var errDigestMismatch = errors.New("message digest does not match the signed bytes: the document was modified")
 
 // checkESS compares the ESS signing-certificate-v2 (or v1) hash with the
 // signer certificate: it binds the signature to this very certificate.
@@ -293,11 +323,11 @@ func checkESS(attrs map[string][]byte, cert *x509.Certificate) (bool, error) {
 		return true, errors.New("malformed ESS signing-certificate attribute")
 	}
 	if h == crypto.SHA256 && id.PeekASN1Tag(cbasn1.SEQUENCE) {
-		oid, err := readAlgorithm(&id)
+		a, err := readAlgorithm(&id)
 		if err != nil {
 			return true, err
 		}
-		if h, err = hashFor(oid); err != nil {
+		if h, err = hashFor(a.oid); err != nil {
 			return true, err
 		}
 	}

@@ -9,8 +9,10 @@ import (
 
 // sigField is a signature form field that carries a signature value.
 type sigField struct {
-	name  string
-	value pdf.Dict // the signature dictionary (/V)
+	name     string
+	value    pdf.Dict // the signature dictionary (/V)
+	valueRef pdf.Ref  // its object; zero when the field holds it directly
+	fieldRef pdf.Ref  // the field's object; zero for a direct field
 }
 
 // signatureFields returns the signed signature fields of the form. A
@@ -47,11 +49,12 @@ type fieldWalk struct {
 }
 
 func walkField(d *pdf.Document, o pdf.Object, parent string, ft pdf.Name, depth int, w *fieldWalk) error {
-	if r, ok := o.(pdf.Ref); ok {
-		if w.seen[r.Num] {
+	self, _ := o.(pdf.Ref)
+	if self.Num != 0 {
+		if w.seen[self.Num] {
 			return nil
 		}
-		w.seen[r.Num] = true
+		w.seen[self.Num] = true
 	}
 	if depth > d.Limits().MaxNesting || len(w.seen) > d.Limits().MaxObjects {
 		return errors.New("pdfsign: form field tree too deep or too large")
@@ -73,7 +76,7 @@ func walkField(d *pdf.Document, o pdf.Object, parent string, ft pdf.Name, depth 
 			if isRef {
 				w.values[r.Num] = true
 			}
-			w.out = append(w.out, sigField{name: name, value: v})
+			w.out = append(w.out, sigField{name: name, value: v, valueRef: r, fieldRef: self})
 		}
 	}
 	kids, _ := d.Array(f["Kids"])

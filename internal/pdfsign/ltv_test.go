@@ -51,8 +51,9 @@ func dssOf(t *testing.T, b []byte) (certs []*x509.Certificate, crls []*x509.Revo
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &verifier{pdf: b, d: d}
-	certs, crls, _ = v.dss()
+	v := &verifier{pdf: b, d: d, dssOf: map[*pdf.Document]*dssData{}}
+	s := v.dss(d)
+	certs, crls = s.certs, s.crls
 	_, cat, _ := d.Catalog()
 	dss, err := d.Dict(cat["DSS"])
 	if err != nil {
@@ -71,13 +72,13 @@ func TestLongTermSignatureVerifiesAfterExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	certs, crls, vri := dssOf(t, out)
-	if len(certs) != 3 || len(crls) != 1 || crls[0].CheckSignatureFrom(id.Chain[0]) != nil {
-		t.Fatalf("DSS holds %d certificates (want signer, CA, TSA) and %d CRLs (want the CA's)", len(certs), len(crls))
+	if len(certs) != 4 || len(crls) != 1 || crls[0].CheckSignatureFrom(id.Chain[0]) != nil {
+		t.Fatalf("DSS holds %d certificates (want signer, CA, TSA and the TSA's root, which its token carries) and %d CRLs (want the CA's; no Fetch, so not the TSA's)", len(certs), len(crls))
 	}
 	contents, _ := extractCMS(t, out, 0)
 	key := sha1.Sum(contents)
 	entry, ok := vri[pdf.Name(strings.ToUpper(hex.EncodeToString(key[:])))].(pdf.Dict)
-	if !ok || len(entry["Cert"].(pdf.Array)) != 3 || len(entry["CRL"].(pdf.Array)) != 1 {
+	if !ok || len(entry["Cert"].(pdf.Array)) != 4 || len(entry["CRL"].(pdf.Array)) != 1 {
 		t.Fatalf("VRI has no entry for the signature: %v", vri)
 	}
 

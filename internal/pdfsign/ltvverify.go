@@ -3,14 +3,16 @@ package pdfsign
 import (
 	"bytes"
 	"crypto"
+	"crypto/sha1"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"reflect"
+	"strings"
 	"time"
 
+	"golang.org/x/crypto/cryptobyte"
+	cbasn1 "golang.org/x/crypto/cryptobyte/asn1"
 	"golang.org/x/crypto/ocsp"
 
 	"github.com/quire-dev/quire/internal/pdf"
@@ -22,53 +24,61 @@ type verifier struct {
 	d     *pdf.Document
 	opt   VerifyOptions
 	known *knownDigest // Sign's digest of its new signature, for the self-check
+	revs  *revisions
+	dssOf map[*pdf.Document]*dssData
+}
 
-	dssRead  bool
-	dssCerts []*x509.Certificate
-	dssCRLs  []*x509.RevocationList
-	dssOCSPs [][]byte // DER responses, parsed for the certificate they answer about
+// dssData is what a revision's document security store holds.
+type dssData struct {
+	certs []*x509.Certificate
+	crls  []*x509.RevocationList
+	ocsps [][]byte // DER responses, parsed for the certificate they answer about
+	vri   pdf.Dict
+	d     *pdf.Document
 }
 
 // maxDSSEntries bounds the certificates and CRLs read from a DSS.
 const maxDSSEntries = 1000
 
-// dss reads the certificates, CRLs and OCSP responses of the document's
-// DSS once; certificates and CRLs that do not parse are skipped.
-func (vr *verifier) dss() ([]*x509.Certificate, []*x509.RevocationList, [][]byte) {
-	if vr.dssRead {
-		return vr.dssCerts, vr.dssCRLs, vr.dssOCSPs
+// dss reads the DSS of revision d once; certificates and CRLs that do not
+// parse are skipped.
+func (vr *verifier) dss(d *pdf.Document) *dssData {
+	if s, ok := vr.dssOf[d]; ok {
+		return s
 	}
-	vr.dssRead = true
-	_, cat, err := vr.d.Catalog()
+	s := &dssData{d: d}
+	vr.dssOf[d] = s
+	_, cat, err := d.Catalog()
 	if err != nil {
-		return nil, nil, nil
+		return s
 	}
-	dss, err := vr.d.Dict(cat["DSS"])
+	dss, err := d.Dict(cat["DSS"])
 	if err != nil {
-		return nil, nil, nil
+		return s
 	}
-	for _, der := range vr.streams(dss["Certs"]) {
+	for _, der := range streams(d, dss["Certs"]) {
 		if c, err := x509.ParseCertificate(der); err == nil {
-			vr.dssCerts = append(vr.dssCerts, c)
+			s.certs = append(s.certs, c)
 		}
 	}
-	for _, der := range vr.streams(dss["CRLs"]) {
+	for _, der := range streams(d, dss["CRLs"]) {
 		if c, err := x509.ParseRevocationList(der); err == nil {
-			vr.dssCRLs = append(vr.dssCRLs, c)
+			s.crls = append(s.crls, c)
 		}
 	}
-	vr.dssOCSPs = vr.streams(dss["OCSPs"])
-	return vr.dssCerts, vr.dssCRLs, vr.dssOCSPs
+	s.ocsps = streams(d, dss["OCSPs"])
+	s.vri, _ = d.Dict(dss["VRI"])
+	return s
 }
 
 // streams decodes the streams of a DSS array, at most maxDSSEntries.
-func (vr *verifier) streams(o pdf.Object) [][]byte {
-	arr, _ := vr.d.Array(o)
+func streams(d *pdf.Document, o pdf.Object) [][]byte {
+	arr, _ := d.Array(o)
 	var out [][]byte
 	for _, e := range arr[:min(len(arr), maxDSSEntries)] {
-		s, err := vr.d.Resolve(e)
+		s, err := d.Resolve(e)
 		if st, ok := s.(*pdf.Stream); ok && err == nil {
-			if data, err := vr.d.Decode(st); err == nil {
+			if data, err := d.Decode(st); err == nil {
 				out = append(out, data)
 			}
 		}
@@ -79,8 +89,7 @@ func (vr *verifier) streams(o pdf.Object) [][]byte {
 // intermediates pools the certificates a chain may be built from.
 func (vr *verifier) intermediates(cms []*x509.Certificate) *x509.CertPool {
 	pool := x509.NewCertPool()
-	certs, _, _ := vr.dss()
-	for _, c := range append(append([]*x509.Certificate(nil), cms...), certs...) {
+	for _, c := range append(append([]*x509.Certificate(nil), cms...), vr.dss(vr.d).certs...) {
 		pool.AddCert(c)
 	}
 	return pool
@@ -91,12 +100,15 @@ type timestampResult struct {
 	genTime time.Time
 	trusted bool // its TSA chains to VerifyOptions.TSARoots now
 	tsa     *x509.Certificate
+	certs   []*x509.Certificate // those the token carries
 	digest  []byte
 }
 
 // timestamp checks that token is over the data that digestOf hashes
 // (with the hash the token names) and signed by the certificate it
-// carries, and whether that TSA is trusted.
+// carries, and whether that TSA is trusted. A token over other data fails
+// with errDigestMismatch, one whose signature does not hold with
+// errBadSignature.
 func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (timestampResult, error) {
 	sd, err := parseSignedData(token)
 	if err != nil {
@@ -111,22 +123,26 @@ func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (
 		return timestampResult{}, err
 	}
 	if !bytes.Equal(info.digest, digestOf(h)) {
-		return timestampResult{}, errors.New("token is not over this signature")
+		return timestampResult{}, fmt.Errorf("%w: the token is over other data", errDigestMismatch)
 	}
 	cert, err := sd.signerCert()
 	if err != nil {
 		return timestampResult{}, err
 	}
-	ch, err := hashFor(sd.signer.digestAlg)
+	ch, err := sd.digestHash()
 	if err != nil {
 		return timestampResult{}, err
 	}
 	hh := ch.New()
 	hh.Write(sd.content)
-	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
+	ess, err := sd.verify(hh.Sum(nil), cert)
+	if err != nil {
 		return timestampResult{}, err
 	}
-	res := timestampResult{genTime: info.genTime, tsa: cert, digest: info.digest}
+	if !ess { // RFC 3161 2.4.2 and RFC 5816: the reference validators drop such a token
+		return timestampResult{}, errors.New("time-stamp token without the ESS signing-certificate attribute")
+	}
+	res := timestampResult{genTime: info.genTime, tsa: cert, certs: sd.certs, digest: info.digest}
 	if vr.opt.TSARoots != nil {
 		_, err := cert.Verify(x509.VerifyOptions{Roots: vr.opt.TSARoots, Intermediates: vr.intermediates(sd.certs),
 			CurrentTime: vr.opt.Now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}})
@@ -135,79 +151,129 @@ func (vr *verifier) timestamp(token []byte, digestOf func(crypto.Hash) []byte) (
 	return res, nil
 }
 
-// verifyDocTimestamp checks a document time-stamp: its token must be over
-// the byte ranges. It is valid when intact and correctly signed; Trusted
-// says whether its TSA chains to the TSA roots.
-func (vr *verifier) verifyDocTimestamp(r SignerResult, token []byte, ranges [4]int) SignerResult {
+// checkDocTimestamp checks a document time-stamp: its token must be over
+// the byte ranges and signed by its TSA. Trusted says whether that TSA
+// chains to the TSA roots; an untrusted one is reported and relied on for
+// nothing.
+func (vr *verifier) checkDocTimestamp(e *entry, token []byte, ranges [4]int) *entry {
+	r := &e.res
 	ts, err := vr.timestamp(token, func(h crypto.Hash) []byte { return vr.known.of(h, vr.pdf, ranges) })
-	if err != nil {
-		r.Reason = fmt.Sprintf("document time-stamp: %v", err)
-		return r
+	switch {
+	case errors.Is(err, errDigestMismatch):
+		return e.fail(subHash, "document time-stamp: %v", err)
+	case errors.Is(err, errBadSignature):
+		return e.fail(subCrypto, "document time-stamp: %v", err)
+	case err != nil:
+		return e.fail(subFormat, "document time-stamp: %v", err)
 	}
-	describeCert(&r, ts.tsa)
+	e.docTST = &ts
+	describeCert(r, ts.tsa)
 	r.Digest = hex.EncodeToString(ts.digest)
 	r.TimestampTime, r.TimestampTrusted, r.Trusted = &ts.genTime, ts.trusted, ts.trusted
-	r.DigestValid, r.SignatureValid, r.Valid = true, true, true
-	return r
+	r.DigestValid, r.SignatureValid = true, true
+	if !ts.trusted {
+		e.indeterminate(subNoChain, "the time-stamp authority %q is not trusted: the time-stamp proves nothing", ts.tsa.Subject.CommonName)
+	}
+	return e
 }
 
-// checkCertificate verifies cert up to the roots at the verification time,
-// and when that fails (an expired certificate), at the time of a trusted
-// time-stamp of the signature, with the DSS's CRLs proving that the chain
-// was not revoked then. It returns when the chain was found valid and
-// whether revocation was checked. A CRL in the DSS that revokes the
-// certificate by the time checked fails it in both cases.
-func (vr *verifier) checkCertificate(cert *x509.Certificate, cms []*x509.Certificate, r SignerResult) (time.Time, bool, error) {
-	opts := x509.VerifyOptions{Roots: vr.opt.Roots, Intermediates: vr.intermediates(cms), CurrentTime: vr.opt.Now,
+// trust checks the signer certificate of e up to the roots at the
+// verification time, and when that fails (an expired certificate), at
+// the time of a trusted time-stamp of the signature, with revocation data
+// proving that the chain was not revoked then. Revocation data that
+// revokes a certificate by the time checked fails it.
+func (vr *verifier) trust(e *entry) {
+	r, cert := &e.res, e.cert
+	if vr.opt.Roots == nil {
+		e.indeterminate(subNoChain, "no trust anchors given")
+		return
+	}
+	opts := x509.VerifyOptions{Roots: vr.opt.Roots, Intermediates: vr.intermediates(e.sd.certs), CurrentTime: vr.opt.Now,
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
 	chains, err := cert.Verify(opts)
 	if err == nil {
-		checked, err := vr.notRevoked(chains[0], vr.opt.Now, false)
-		return vr.opt.Now, checked, err
+		revokedAt, who, complete := vr.revocation(e, chains[0], vr.opt.Now)
+		provedBefore := e.sigTST != nil && e.sigTST.trusted && revokedAt != nil && e.sigTST.genTime.Before(*revokedAt)
+		switch {
+		case revokedAt == nil || provedBefore:
+		case e.sigTST != nil && e.sigTST.trusted:
+			e.revoked = true
+			e.fail(subRevoked, "certificate %q was revoked on %s, before the signature's trusted time-stamp", who.Subject.String(), revokedAt.UTC().Format(time.RFC3339))
+			return
+		default:
+			e.revoked = true
+			e.indeterminate(subRevokedNoPOE, "certificate %q was revoked on %s, and no trusted time-stamp shows the signature was made before", who.Subject.String(), revokedAt.UTC().Format(time.RFC3339))
+			return
+		}
+		now := vr.opt.Now
+		r.Trusted, r.CertificateCheckedAt, r.RevocationChecked = true, &now, complete
+		if !complete {
+			e.indeterminate(subNoRevocation, "no revocation data (CRL or OCSP response) in the document for every certificate of the chain")
+		}
+		return
 	}
-	if r.TimestampTime == nil || !r.TimestampTrusted {
-		return time.Time{}, false, err
+	if e.sigTST != nil && e.sigTST.trusted {
+		at := e.sigTST.genTime
+		opts.CurrentTime = at
+		chains, terr := cert.Verify(opts)
+		if terr == nil {
+			revokedAt, who, complete := vr.revocation(e, chains[0], at)
+			switch {
+			case revokedAt != nil:
+				e.revoked = true
+				e.fail(subRevoked, "signer certificate not trusted: %v; at the time-stamp's time: %q was revoked on %s", err, who.Subject.String(), revokedAt.UTC().Format(time.RFC3339))
+			case !complete:
+				e.indeterminate(subOutOfBounds, "signer certificate not trusted: %v; at the time-stamp's time: no CRL or OCSP response for every certificate of the chain in the document's DSS", err)
+			default:
+				r.Trusted, r.CertificateCheckedAt, r.RevocationChecked = true, &at, true
+			}
+			return
+		}
+		err = fmt.Errorf("%v; at the time-stamp's time: %v", err, terr)
 	}
-	opts.CurrentTime = *r.TimestampTime
-	chains, terr := cert.Verify(opts)
-	if terr != nil {
-		return time.Time{}, false, fmt.Errorf("%v; at the time-stamp's time: %v", err, terr)
+	var inv x509.CertificateInvalidError
+	opts.CurrentTime = cert.NotAfter.Add(-time.Second) // a chain while it was valid, if there is one
+	if _, cerr := cert.Verify(opts); errors.As(err, &inv) && inv.Reason == x509.Expired && cerr == nil {
+		e.indeterminate(subOutOfBounds, "signer certificate not trusted: %v (no trusted time-stamp proves the signature was made while it was valid)", err)
+		return
 	}
-	if _, rerr := vr.notRevoked(chains[0], opts.CurrentTime, true); rerr != nil {
-		return time.Time{}, false, fmt.Errorf("%v; at the time-stamp's time: %v", err, rerr)
-	}
-	return opts.CurrentTime, true, nil
+	e.indeterminate(subNoChain, "signer certificate not trusted: %v", err)
 }
 
-// notRevoked looks up each certificate of chain below the root in the
-// DSS's OCSP responses and CRLs (signed for its issuer, issued by the
-// verification time) and fails if one revokes it at or before at. With
-// required, a certificate without either fails too. It reports whether
-// every certificate had one.
-func (vr *verifier) notRevoked(chain []*x509.Certificate, at time.Time, required bool) (bool, error) {
-	_, crls, ocsps := vr.dss()
+// revocation looks up each certificate of chain below the root in the
+// revocation data of the document's DSS and of e's signed attributes
+// (issued for its issuer by the verification time). It returns the
+// earliest revocation by at found, if any, of which certificate, and
+// whether every certificate had revocation data.
+func (vr *verifier) revocation(e *entry, chain []*x509.Certificate, at time.Time) (*time.Time, *x509.Certificate, bool) {
+	s := vr.dss(vr.d)
+	crls, ocsps := s.crls, s.ocsps
+	for _, der := range e.revCRLs {
+		if c, err := x509.ParseRevocationList(der); err == nil {
+			crls = append(crls, c)
+		}
+	}
+	ocsps = append(ocsps, e.revOCSPs...)
+	var earliest *time.Time
+	var who *x509.Certificate
 	all := true
 	for i := 0; i+1 < len(chain); i++ {
 		c, issuer := chain[i], chain[i+1]
 		revokedAt, found := findOCSP(ocsps, c, issuer, vr.opt.Now)
 		if crl := findCRL(crls, c, issuer, vr.opt.Now); crl != nil {
 			found = true
-			for _, e := range crl.RevokedCertificateEntries {
-				if e.SerialNumber != nil && e.SerialNumber.Cmp(c.SerialNumber) == 0 && (revokedAt == nil || e.RevocationTime.Before(*revokedAt)) {
-					revokedAt = &e.RevocationTime
+			for _, entry := range crl.RevokedCertificateEntries {
+				if entry.SerialNumber != nil && entry.SerialNumber.Cmp(c.SerialNumber) == 0 && (revokedAt == nil || entry.RevocationTime.Before(*revokedAt)) {
+					revokedAt = &entry.RevocationTime
 				}
 			}
 		}
-		switch {
-		case revokedAt != nil && !revokedAt.After(at):
-			return false, fmt.Errorf("%q was revoked on %s", c.Subject.String(), revokedAt.UTC().Format(time.RFC3339))
-		case !found && required:
-			return false, fmt.Errorf("no CRL or OCSP response for %q in the document's DSS", c.Subject.String())
-		case !found:
-			all = false
+		if revokedAt != nil && !revokedAt.After(at) && (earliest == nil || revokedAt.Before(*earliest)) {
+			earliest, who = revokedAt, c
 		}
+		all = all && found
 	}
-	return all, nil
+	return earliest, who, all
 }
 
 // findOCSP looks for an OCSP response about c signed for issuer and
@@ -243,34 +309,58 @@ func findCRL(crls []*x509.RevocationList, c, issuer *x509.Certificate, now time.
 	return best
 }
 
-// onlyValidationDataAfter reports whether the updates after offset end
-// (where the newest signature's byte range ends) change nothing but the
-// catalog's /DSS (and /Extensions): new objects, and the catalog
-// otherwise equal. Such updates add what a verifier needs and leave the
-// signed content alone (PAdES B-LT).
-func (vr *verifier) onlyValidationDataAfter(end int, lim pdf.Limits) bool {
-	if end <= 0 || end >= len(vr.pdf) {
-		return false
+// oidRevocationArchive is Adobe's signed attribute carrying the CRLs and
+// OCSP responses of the chain (adbe-revocationInfoArchival).
+const oidRevocationArchive = "1.2.840.113583.1.1.8"
+
+// revocationArchive reads the CRLs and OCSP responses of the
+// adbe-revocationInfoArchival attribute: SEQUENCE { crl [0] EXPLICIT
+// SEQUENCE OF CRL, ocsp [1] EXPLICIT SEQUENCE OF OCSPResponse, ... }.
+func revocationArchive(attrs map[string][]byte) (crls, ocsps [][]byte) {
+	in := cryptobyte.String(attrs[oidRevocationArchive])
+	var seq cryptobyte.String
+	if !in.ReadASN1(&seq, cbasn1.SEQUENCE) {
+		return nil, nil
 	}
-	old, err := pdf.Read(vr.pdf[:end], lim)
-	if err != nil {
-		return false
-	}
-	root, nc, err1 := vr.d.Catalog()
-	oldRoot, oc, err2 := old.Catalog()
-	if err1 != nil || err2 != nil || root != oldRoot {
-		return false
-	}
-	for _, num := range vr.d.ChangedSince(old) {
-		if num != root.Num {
-			return false
+	for _, part := range []struct {
+		tag cbasn1.Tag
+		out *[][]byte
+	}{{tagExplicit0, &crls}, {tagExplicit1, &ocsps}} {
+		var wrapped, list cryptobyte.String
+		if !seq.PeekASN1Tag(part.tag) || !seq.ReadASN1(&wrapped, part.tag) || !wrapped.ReadASN1(&list, cbasn1.SEQUENCE) {
+			continue
+		}
+		for !list.Empty() {
+			var el cryptobyte.String
+			var tag cbasn1.Tag
+			if !list.ReadAnyASN1Element(&el, &tag) {
+				break
+			}
+			*part.out = append(*part.out, el)
 		}
 	}
-	strip := func(c pdf.Dict) pdf.Dict {
-		c = maps.Clone(c)
-		delete(c, "DSS")
-		delete(c, "Extensions")
-		return c
+	return crls, ocsps
+}
+
+// revocationFound says what revocation data the document offers for e:
+// its VRI entry's, else the whole DSS's, else its signed attributes'.
+func (vr *verifier) revocationFound(e *entry) Revocation {
+	s := vr.dss(vr.d)
+	if e.sd != nil && s.vri != nil {
+		sum := sha1.Sum(contentsOf(e.signed))
+		if entry, err := s.d.Dict(s.vri[pdf.Name(strings.ToUpper(hex.EncodeToString(sum[:])))]); err == nil {
+			crls, _ := s.d.Array(entry["CRL"])
+			ocsps, _ := s.d.Array(entry["OCSP"])
+			if len(crls)+len(ocsps) > 0 {
+				return Revocation{CRL: len(crls), OCSP: len(ocsps), Where: "dss"}
+			}
+		}
 	}
-	return reflect.DeepEqual(strip(oc), strip(nc))
+	if len(s.crls)+len(s.ocsps) > 0 {
+		return Revocation{CRL: len(s.crls), OCSP: len(s.ocsps), Where: "dss"}
+	}
+	if len(e.revCRLs)+len(e.revOCSPs) > 0 {
+		return Revocation{CRL: len(e.revCRLs), OCSP: len(e.revOCSPs), Where: "signed-attributes"}
+	}
+	return Revocation{Where: "none"}
 }

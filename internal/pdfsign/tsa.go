@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/asn1"
 	"errors"
 	"fmt"
@@ -187,4 +188,38 @@ func parseTSTInfo(der []byte) (tstInfo, error) {
 		}
 	}
 	return t, nil
+}
+
+// TimestampAnchor checks the CMS signature of a time-stamp token and
+// returns the certificate at the top of the chain the token carries: its
+// self-signed root when it carries one, else the highest certificate
+// whose issuer it does not carry (the TSA's own, when it carries only
+// that). The service trusts the time-stamps of the authorities it was
+// configured with through these (learned as their tokens arrive).
+func TimestampAnchor(token []byte) (*x509.Certificate, error) {
+	sd, err := parseSignedData(token)
+	if err != nil {
+		return nil, fmt.Errorf("time-stamp token: %w", err)
+	}
+	cert, err := sd.signerCert()
+	if err != nil {
+		return nil, fmt.Errorf("time-stamp token: %w", err)
+	}
+	h, err := sd.digestHash()
+	if err != nil {
+		return nil, fmt.Errorf("time-stamp token: %w", err)
+	}
+	hh := h.New()
+	hh.Write(sd.content)
+	if _, err := sd.verify(hh.Sum(nil), cert); err != nil {
+		return nil, fmt.Errorf("time-stamp token: %w", err)
+	}
+	for range len(sd.certs) + 1 {
+		issuer := issuerOf(cert, sd.certs)
+		if issuer == nil || bytes.Equal(issuer.Raw, cert.Raw) {
+			return cert, nil
+		}
+		cert = issuer
+	}
+	return cert, nil
 }

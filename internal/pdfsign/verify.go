@@ -1,12 +1,13 @@
 package pdfsign
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -23,18 +24,29 @@ type Result struct {
 	Pages   int            `json:"pages,omitempty"` // 0 when the page tree cannot be read
 }
 
-// SignerResult describes one signature, in file order (oldest first).
+// SignerResult describes one signature or document time-stamp, in file
+// order (oldest first).
 type SignerResult struct {
-	Field  string `json:"field"`
-	Valid  bool   `json:"valid"` // intact, correctly signed, and trusted when roots were given
+	Field string `json:"field"`
+	// Valid: intact, correctly signed, by a trusted certificate (a
+	// time-stamp: by a trusted authority) that is not revoked, with a
+	// digest algorithm fit for signatures, and only permitted changes
+	// after it.
+	Valid  bool   `json:"valid"`
 	Reason string `json:"reason,omitempty"`
 
-	// From the signature dictionary: what the signer claims.
+	// From the signature dictionary as signed (the revision the signature
+	// covers): what the signer claims.
 	Name        string     `json:"name,omitempty"`
 	SignReason  string     `json:"signatureReason,omitempty"`
 	Location    string     `json:"location,omitempty"`
+	ContactInfo string     `json:"contactInfo,omitempty"`
 	SigningTime *time.Time `json:"signingTime,omitempty"` // /M
 	SubFilter   string     `json:"subFilter"`
+	// ChangedAfterSigning names the entries of the signature dictionary
+	// (Name, Reason, Location, ContactInfo, M, ...) that a later revision
+	// changed: the values above are the signed ones, not those.
+	ChangedAfterSigning []string `json:"changedAfterSigning,omitempty"`
 
 	// From the signer certificate.
 	Subject      string `json:"subject,omitempty"`
@@ -45,13 +57,15 @@ type SignerResult struct {
 
 	TimestampTime *time.Time `json:"timestampTime,omitempty"` // from an RFC 3161 token
 	// TimestampTrusted: the token's TSA chains to VerifyOptions.TSARoots.
+	// An untrusted time-stamp is reported and proves nothing.
 	TimestampTrusted bool `json:"timestampTrusted"`
 	// CertificateCheckedAt is when the signer's chain was found valid:
 	// the verification time, or, for a certificate that has expired
 	// since, the trusted time-stamp's time (long-term validation).
 	CertificateCheckedAt *time.Time `json:"certificateCheckedAt,omitempty"`
-	// RevocationChecked: CRLs or OCSP responses of the document's DSS
-	// showed the chain was not revoked at CertificateCheckedAt.
+	// RevocationChecked: CRLs or OCSP responses (in the document's DSS or
+	// the signed attributes) showed the chain was not revoked at
+	// CertificateCheckedAt.
 	RevocationChecked bool `json:"revocationChecked"`
 	// Certification is the DocMDP P (1-3) of a certification signature;
 	// 0 for an approval signature or a document time-stamp.
@@ -62,16 +76,41 @@ type SignerResult struct {
 	// the file, whatever was appended since.
 	Digest string `json:"digest,omitempty"`
 
-	DigestValid         bool `json:"digestValid"`         // signed bytes unchanged
-	SignatureValid      bool `json:"signatureValid"`      // CMS signature verifies with the certificate
-	CertificateBound    bool `json:"certificateBound"`    // ESS signing-certificate hash matches
-	Trusted             bool `json:"trusted"`             // certificate chains to the given roots
-	CoversWholeDocument bool `json:"coversWholeDocument"` // nothing but validation data (a DSS) was appended after it
+	DigestValid      bool `json:"digestValid"`      // signed bytes unchanged
+	SignatureValid   bool `json:"signatureValid"`   // CMS signature verifies with the certificate
+	CertificateBound bool `json:"certificateBound"` // ESS signing-certificate hash matches
+	Trusted          bool `json:"trusted"`          // certificate chains to the given roots
+	// CoversWholeDocument: nothing but validation data and document
+	// time-stamps was added after it.
+	CoversWholeDocument bool `json:"coversWholeDocument"`
+
+	// The examiner's vocabulary (ETSI EN 319 102-1, 319 142-1).
+	Level         *string       `json:"level"`         // PAdES-BASELINE-B|T|LT|LTA, PKCS7-B|T|LT|LTA; null for a time-stamp
+	Indication    string        `json:"indication"`    // TOTAL_PASSED, INDETERMINATE or TOTAL_FAILED
+	SubIndication *string       `json:"subIndication"` // why not TOTAL_PASSED; null when it is
+	Revocation    Revocation    `json:"revocation"`
+	Modifications Modifications `json:"modifications"`
 }
+
+// Revocation is the revocation data found for a signature.
+type Revocation struct {
+	CRL  int    `json:"crl"`
+	OCSP int    `json:"ocsp"`
+	// Where: "dss" (the document security store), "signed-attributes"
+	// (Adobe's revocation archive in the CMS) or "none".
+	Where string `json:"where"`
+}
+
+// Indications (ETSI EN 319 102-1, 5.1.3).
+const (
+	TotalPassed   = "TOTAL_PASSED"
+	Indeterminate = "INDETERMINATE"
+	TotalFailed   = "TOTAL_FAILED"
+)
 
 // VerifyOptions say what VerifyWith trusts, and when.
 type VerifyOptions struct {
-	Roots *x509.CertPool // the roots signer certificates must chain to; nil: none checked
+	Roots *x509.CertPool // the roots signer certificates must chain to; nil: none trusted
 	// TSARoots are the roots a time-stamp authority must chain to for its
 	// time to count; nil: time-stamps are reported but not relied on.
 	TSARoots *x509.CertPool
@@ -81,43 +120,51 @@ type VerifyOptions struct {
 	// the work; its error ends the verification. The caller charges its
 	// memory budget there.
 	Admit func(objects int) error
+	// AdmitRevision, when set, is called for each earlier revision read
+	// (the file cut where it ends), with its object count; its error ends
+	// the verification. Each revision read holds its own objects.
+	AdmitRevision func(objects int) error
 }
 
-// Verify checks every signature of pdf. trust holds the roots the signer
-// certificates must chain to (the service's CA); nil checks integrity and
-// signatures only and reports Trusted false. The document is valid when
-// it has signatures, all are intact, correctly signed and trusted, and the
-// newest one covers the whole file. Signer certificates are checked at the
-// current time, whether or not a signature carries a time-stamp.
+// Verify checks every signature of pdf against trust, the roots signer
+// certificates must chain to (nil: none is trusted).
 //
 // Verify reads pdf as it is, within lim (zero fields take
 // pdf.DefaultLimits; a larger file fails with pdf.ErrTooLarge), never
-// repairing it. A signature dictionary that several fields share is
-// checked once. A document with more than 100 signatures is refused with
-// an error wrapping pdf.ErrUnreadable rather than checked in part: each
-// signature hashes up to the whole file, and a partial verdict would
-// leave signatures unchecked.
+// repairing it; a file encrypted with an empty user password is
+// decrypted as it is read. A signature dictionary that several fields
+// share is checked once. A document with more than 100 signatures is
+// refused with an error wrapping pdf.ErrUnreadable rather than checked in
+// part: each signature hashes up to the whole file, and a partial verdict
+// would leave signatures unchecked.
 func Verify(b []byte, trust *x509.CertPool, lim pdf.Limits) (Result, error) {
 	return VerifyWith(b, VerifyOptions{Roots: trust}, lim)
 }
 
 // VerifyWith is Verify with time-stamp roots and a verification time.
+//
+// Each signature is checked in the revision it covers (its byte range
+// must end where a readable revision ends): the entries of its signature
+// dictionary are read there; then every later revision is compared with
+// the one before it, object by object, and each change classified and
+// judged (permissions.judge). The document is valid when it holds at
+// least one signature (a document time-stamp is none) that is intact,
+// chains to opt.Roots, is not revoked and uses no weak digest, no entry
+// failed, and only permitted changes follow each signature.
+//
 // A signer certificate that is no longer valid at opt.Now is still
 // accepted when the signature carries a time-stamp by a TSA that chains
 // to opt.TSARoots, the chain was valid at the time-stamp's time, and the
-// document's DSS holds, for every certificate of the chain below the
-// root, a CRL or OCSP response for its issuer that does not revoke it by
-// then (PAdES B-LT). Document time-stamps (ETSI.RFC3161) are checked like
-// signatures: intact, and correctly signed by their TSA; Trusted when the
-// TSA chains to opt.TSARoots.
+// document's DSS (or the signed attributes) holds, for every certificate
+// of the chain below the root, a CRL or OCSP response for its issuer
+// that does not revoke it by then (PAdES B-LT).
 func VerifyWith(b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
 	return VerifyContext(context.Background(), b, opt, lim)
 }
 
 // VerifyContext is VerifyWith that stops with ctx's error once ctx ends
-// (the client gone, a timeout): it looks at ctx before each signature and
-// while it walks the page tree, the parts of the work that grow with the
-// file.
+// (the client gone, a timeout): it looks at ctx before each signature,
+// while it walks page trees and page content, and between revisions.
 func VerifyContext(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits) (Result, error) {
 	return verify(ctx, b, opt, lim, nil)
 }
@@ -147,9 +194,12 @@ func rangeDigest(h crypto.Hash, b []byte, ranges [4]int) []byte {
 	return hh.Sum(nil)
 }
 
+// verify checks the signatures of b. Sign's self-check passes the digest
+// it knows (known): then the modifications of the newest entry only are
+// looked for, and no trust is checked.
 func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, known *knownDigest) (res Result, err error) {
 	defer pdf.Recover(&err)
-	d, err := pdf.Read(b, lim)
+	d, end, err := readNewest(b, lim)
 	if err != nil {
 		return Result{}, err
 	}
@@ -168,19 +218,26 @@ func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, kn
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	v := &verifier{pdf: b, d: d, opt: opt, known: known}
-	res = Result{Signers: []SignerResult{}}
+	v := &verifier{pdf: b, d: d, opt: opt, known: known, revs: newRevisions(ctx, b, d, end, lim, opt.AdmitRevision), dssOf: map[*pdf.Document]*dssData{}}
 	sort.SliceStable(fields, func(i, j int) bool { return rangeEnd(fields[i].value) < rangeEnd(fields[j].value) })
-	for _, f := range fields {
+	entries := make([]*entry, len(fields))
+	for i, f := range fields {
 		if err := ctx.Err(); err != nil { // each signature may hash the whole file
 			return Result{}, err
 		}
-		res.Signers = append(res.Signers, v.verifySignature(f))
+		entries[i] = v.check(f)
 	}
-	if n := len(res.Signers); n > 0 && !res.Signers[n-1].CoversWholeDocument {
-		res.Signers[n-1].CoversWholeDocument = v.onlyValidationDataAfter(rangeEnd(fields[n-1].value), lim)
+	if err := v.judge(ctx, entries); err != nil {
+		return Result{}, err
 	}
-	res.Valid, res.Reason = overall(res.Signers, opt.Roots != nil)
+	if v.revs.stop != nil {
+		return Result{}, v.revs.stop
+	}
+	res = Result{Signers: make([]SignerResult, len(entries))}
+	for i, e := range entries {
+		res.Signers[i] = e.res
+	}
+	res.Valid, res.Reason = overall(entries, opt.Roots != nil)
 	pages, err := d.PagesContext(ctx)
 	if ended(err) {
 		return Result{}, err
@@ -190,6 +247,43 @@ func verify(ctx context.Context, b []byte, opt VerifyOptions, lim pdf.Limits, kn
 	}
 	return res, nil
 }
+
+// maxPrefixTries bounds the earlier ends of file tried when the whole
+// file does not read: each try reads the file again.
+const maxPrefixTries = 4
+
+// readNewest reads b, or when its newest update cannot be read (a
+// cross-reference section without trailer, as the incremental saving
+// attacks append), its newest prefix that ends after "%%EOF" and reads:
+// what follows it is then reported as a change nobody can check. It
+// returns the document and where it ends.
+func readNewest(b []byte, lim pdf.Limits) (*pdf.Document, int, error) {
+	d, err := pdf.Read(b, lim)
+	if err == nil || !errors.Is(err, pdf.ErrUnreadable) {
+		return d, len(b), err
+	}
+	end := len(b)
+	for range maxPrefixTries {
+		i := bytes.LastIndex(b[:end], eofMarker)
+		if i < 0 {
+			break
+		}
+		end = i // the next try looks before this marker
+		cut := i + len(eofMarker)
+		for cut < len(b) && cut < i+len(eofMarker)+2 && (b[cut] == '\r' || b[cut] == '\n') {
+			cut++
+		}
+		if cut == len(b) {
+			continue // the whole file, which did not read
+		}
+		if d, perr := pdf.Read(b[:cut], lim); perr == nil {
+			return d, cut, nil
+		}
+	}
+	return nil, 0, err
+}
+
+var eofMarker = []byte("%%EOF")
 
 // ended reports whether err is a context's: the work stopped because its
 // request ended.
@@ -201,23 +295,35 @@ func ended(err error) bool {
 // add one beyond it.
 const maxSignatures = 100
 
-// overall summarises the signatures into the document's verdict.
-func overall(signers []SignerResult, trustGiven bool) (bool, string) {
-	if len(signers) == 0 {
-		return false, "the document has no signatures"
-	}
-	for _, s := range signers {
-		if !s.Valid {
-			return false, fmt.Sprintf("signature %q: %s", s.Field, s.Reason)
+// overall summarises the entries into the document's verdict.
+func overall(entries []*entry, trustGiven bool) (bool, string) {
+	var signatures []*entry
+	for _, e := range entries {
+		if !e.timestamp {
+			signatures = append(signatures, e)
 		}
 	}
-	if !signers[len(signers)-1].CoversWholeDocument {
-		return false, "the document was changed after the last signature"
+	if len(signatures) == 0 {
+		if len(entries) > 0 {
+			return false, "the document has no signatures, only document time-stamps, which sign nothing"
+		}
+		return false, "the document has no signatures"
+	}
+	for _, e := range entries {
+		if e.res.Indication == TotalFailed {
+			return false, fmt.Sprintf("signature %q: %s", e.res.Field, e.res.Reason)
+		}
+	}
+	for _, e := range signatures {
+		if e.res.Valid {
+			return true, ""
+		}
 	}
 	if !trustGiven {
 		return false, "no trust roots given: signatures are intact but their signers are not checked"
 	}
-	return true, ""
+	last := signatures[len(signatures)-1]
+	return false, fmt.Sprintf("signature %q: %s", last.res.Field, last.res.Reason)
 }
 
 // rangeEnd is where a signature's second byte range ends: signatures made
@@ -230,76 +336,193 @@ func rangeEnd(v pdf.Dict) int {
 	return pdf.IntOr(br[2], 0) + pdf.IntOr(br[3], 0)
 }
 
-// verifySignature checks one signature; failures go into Reason.
-func (vr *verifier) verifySignature(f sigField) SignerResult {
+// entry is one signature or document time-stamp being verified.
+type entry struct {
+	res       SignerResult
+	value     pdf.Dict // the signature dictionary as the newest revision has it
+	timestamp bool
+	end       int      // where the revision it signs ends; 0 when that is unknown
+	signed    pdf.Dict // the signature dictionary as signed
+	field     pdf.Dict // its field as signed
+	sd        *signedData
+	cert      *x509.Certificate
+	sigTST    *timestampResult // the signature time-stamp, when intact
+	docTST    *timestampResult // a document time-stamp's own token, when intact
+	weak      bool             // a digest no longer fit for signatures
+	revoked   bool
+	failed    string // the TOTAL_FAILED sub-indication, "" when none
+	undecided string // the INDETERMINATE sub-indication, "" when none
+	revCRLs   [][]byte
+	revOCSPs  [][]byte // from the signed attributes (adbe-revocationInfoArchival)
+}
+
+// fail records a TOTAL_FAILED sub-indication and why; the first reason
+// stays.
+func (e *entry) fail(sub, format string, a ...any) *entry {
+	if e.failed == "" {
+		e.failed = sub
+		e.res.Reason = fmt.Sprintf(format, a...)
+	}
+	return e
+}
+
+// indeterminate records an INDETERMINATE sub-indication unless a failure
+// or an earlier one was recorded.
+func (e *entry) indeterminate(sub, format string, a ...any) *entry {
+	if e.failed == "" && e.undecided == "" {
+		e.undecided = sub
+		if e.res.Reason == "" {
+			e.res.Reason = fmt.Sprintf(format, a...)
+		}
+	}
+	return e
+}
+
+// The sub-indications of ETSI EN 319 102-1 that quire reports.
+const (
+	subFormat        = "FORMAT_FAILURE"
+	subHash          = "HASH_FAILURE"
+	subCrypto        = "SIG_CRYPTO_FAILURE"
+	subNoCert        = "NO_SIGNING_CERTIFICATE_FOUND"
+	subNoChain       = "NO_CERTIFICATE_CHAIN_FOUND"
+	subRevoked       = "REVOKED"
+	subRevokedNoPOE  = "REVOKED_NO_POE"
+	subOutOfBounds   = "OUT_OF_BOUNDS_NO_POE"
+	subOutNotRevoked = "OUT_OF_BOUNDS_NOT_REVOKED"
+	subNoRevocation  = "CERTIFICATE_CHAIN_GENERAL_FAILURE" // what EU DSS says of a chain without revocation data, offline
+	subWeak          = "CRYPTO_CONSTRAINTS_FAILURE_NO_POE"
+)
+
+var subFilters = map[string]bool{"ETSI.CAdES.detached": true, "adbe.pkcs7.detached": true, "adbe.pkcs7.sha1": true, "ETSI.RFC3161": true}
+
+// check verifies one entry's integrity, cryptography and signer, in the
+// revision it covers.
+func (vr *verifier) check(f sigField) *entry {
 	b, v := vr.pdf, f.value
-	r := SignerResult{Field: f.name, Name: textOf(v["Name"]), SignReason: textOf(v["Reason"]), Location: textOf(v["Location"]),
-		Certification: docMDP(vr.d, v)}
+	e := &entry{res: SignerResult{Field: f.name}, value: v}
+	r := &e.res
 	r.SubFilter, _ = nameOf(v["SubFilter"])
-	if t, ok := parsePDFDate(textOf(v["M"])); ok {
-		r.SigningTime = &t
-	}
-	fail := func(format string, a ...any) SignerResult {
-		r.Reason = fmt.Sprintf(format, a...)
-		return r
-	}
-	if r.SubFilter != "ETSI.CAdES.detached" && r.SubFilter != "adbe.pkcs7.detached" && r.SubFilter != "ETSI.RFC3161" {
-		return fail("unsupported signature type /SubFilter /%s", r.SubFilter)
+	e.timestamp = r.SubFilter == "ETSI.RFC3161"
+	if !subFilters[r.SubFilter] {
+		return e.fail(subFormat, "unsupported signature type /SubFilter /%s", r.SubFilter)
 	}
 	ranges, err := byteRanges(b, v)
 	if err != nil {
-		return fail("%v", err)
+		return e.fail(subFormat, "forged signature: %v", err)
 	}
-	r.CoversWholeDocument = ranges[2]+ranges[3] == len(b)
-	if r.SubFilter == "ETSI.RFC3161" {
-		return vr.verifyDocTimestamp(r, contentsOf(v), ranges)
-	}
-	sd, err := parseSignedData(contentsOf(v))
+	signedDoc, err := vr.revs.doc(ranges[2] + ranges[3])
 	if err != nil {
-		return fail("%v", err)
+		return e.fail(subFormat, "the bytes the signature covers are not a complete revision of the document: %v", err)
 	}
-	cert, err := sd.signerCert()
+	e.end = ranges[2] + ranges[3]
+	if e.signed, e.field = signedValue(signedDoc, f); e.signed == nil {
+		return e.fail(subFormat, "the signature dictionary is not in the bytes the signature covers")
+	}
+	if !reflect.DeepEqual(e.signed["ByteRange"], v["ByteRange"]) || !bytes.Equal(contentsOf(e.signed), contentsOf(v)) {
+		return e.fail(subFormat, "the signature's /ByteRange or /Contents differ from the signed ones")
+	}
+	describeSigned(r, e.signed, v)
+	r.Certification = docMDP(signedDoc, e.signed)
+	if e.timestamp {
+		return vr.checkDocTimestamp(e, contentsOf(v), ranges)
+	}
+	return vr.checkSignature(e, r.SubFilter, contentsOf(v), ranges)
+}
+
+// signedValue finds, in the revision a signature covers, its signature
+// dictionary and its field.
+func signedValue(d *pdf.Document, f sigField) (value, field pdf.Dict) {
+	if f.fieldRef.Num != 0 {
+		field, _ = d.Dict(f.fieldRef)
+	}
+	if f.valueRef.Num != 0 {
+		value, _ = d.Dict(f.valueRef)
+		return value, field
+	}
+	value, _ = d.Dict(field["V"])
+	return value, field
+}
+
+// describeSigned fills in what the signer claims, from the signature
+// dictionary as signed, and which of those claims changed since.
+func describeSigned(r *SignerResult, signed, now pdf.Dict) {
+	r.Name, r.SignReason, r.Location = textOf(signed["Name"]), textOf(signed["Reason"]), textOf(signed["Location"])
+	r.ContactInfo = textOf(signed["ContactInfo"])
+	if t, ok := parsePDFDate(textOf(signed["M"])); ok {
+		r.SigningTime = &t
+	}
+	for _, k := range changedKeys(signed, now) {
+		r.ChangedAfterSigning = append(r.ChangedAfterSigning, string(k))
+	}
+}
+
+// checkSignature checks a CMS signature (ETSI.CAdES.detached,
+// adbe.pkcs7.detached, adbe.pkcs7.sha1) over its byte ranges.
+func (vr *verifier) checkSignature(e *entry, subFilter string, contents []byte, ranges [4]int) *entry {
+	r := &e.res
+	sd, err := parseSignedData(contents)
 	if err != nil {
-		return fail("%v", err)
+		return e.fail(subFormat, "%v", err)
 	}
-	describeCert(&r, cert)
-	h, err := hashFor(sd.signer.digestAlg)
+	e.sd = sd
+	h, err := sd.digestHash()
 	if err != nil {
-		return fail("%v", err)
+		return e.fail(subFormat, "%v", err)
 	}
-	digest := vr.known.of(h, b, ranges)
-	r.Digest = hex.EncodeToString(digest)
-	r.DigestValid = sd.signer.signedAttrs == nil || sd.checkAttributes(digest) == nil
+	digest := vr.known.of(h, vr.pdf, ranges)
+	r.Digest = fmt.Sprintf("%x", digest)
+	e.weak = weakHash(h)
+	weak := h
+	if subFilter == "adbe.pkcs7.sha1" { // the CMS signs the SHA-1 of the byte ranges, as its content
+		e.weak, weak = true, crypto.SHA1
+		if !bytes.Equal(sd.content, rangeDigest(crypto.SHA1, vr.pdf, ranges)) {
+			return e.fail(subHash, "%v", errDigestMismatch)
+		}
+		hh := h.New()
+		hh.Write(sd.content)
+		digest = hh.Sum(nil)
+	}
+	cert, certErr := sd.signerCert()
+	if certErr == nil {
+		e.cert = cert
+		describeCert(r, cert)
+	}
+	if sd.signer.signedAttrs != nil {
+		err := sd.checkAttributes(digest)
+		if errors.Is(err, errDigestMismatch) {
+			return e.fail(subHash, "%v", err)
+		}
+		if err != nil { // a repeated attribute: the reference validators fail the signature's verification
+			return e.fail(subCrypto, "%v", err)
+		}
+		r.DigestValid = true
+	}
+	if certErr != nil {
+		return e.indeterminate(subNoCert, "%v", certErr)
+	}
 	ess, err := sd.verify(digest, cert)
 	if err != nil {
-		return fail("%v", err)
+		return e.fail(subCrypto, "%v", err)
 	}
-	r.SignatureValid, r.CertificateBound = true, ess
-	if !ess && r.SubFilter == "ETSI.CAdES.detached" {
-		return fail("PAdES signature without the ESS signing-certificate attribute")
-	}
+	r.DigestValid, r.SignatureValid, r.CertificateBound = true, true, ess
+	e.revCRLs, e.revOCSPs = revocationArchive(sd.signer.attrs)
 	if tok, ok := sd.signer.unsigned[oidAttrTimeStampToken.String()]; ok {
-		ts, err := vr.timestamp(tok, func(h crypto.Hash) []byte {
+		// A token that does not hold is left out, not held against the
+		// signature: unsigned attributes can be changed by anyone.
+		if ts, err := vr.timestamp(tok, func(h crypto.Hash) []byte {
 			hh := h.New()
 			hh.Write(sd.signer.signature)
 			return hh.Sum(nil)
-		})
-		if err != nil {
-			return fail("time-stamp token: %v", err)
+		}); err == nil {
+			e.sigTST = &ts
+			r.TimestampTime, r.TimestampTrusted = &ts.genTime, ts.trusted
 		}
-		r.TimestampTime, r.TimestampTrusted = &ts.genTime, ts.trusted
 	}
-	if vr.opt.Roots == nil {
-		r.Valid = true
-		return r
+	vr.trust(e) // a chain that fails is said before a weak algorithm, as EU DSS does
+	if e.weak {
+		e.indeterminate(subWeak, "the signature uses %v, a digest algorithm no longer fit for signatures", weak)
 	}
-	at, revoked, err := vr.checkCertificate(cert, sd.certs, r)
-	if err != nil {
-		return fail("signer certificate not trusted: %v", err)
-	}
-	r.CertificateCheckedAt, r.RevocationChecked = &at, revoked
-	r.Trusted, r.Valid = true, true
-	return r
+	return e
 }
 
 // byteRanges checks /ByteRange: it must start at 0, lie within the file,

@@ -30,6 +30,7 @@ import (
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/store"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -112,12 +113,14 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
-	service := func(now time.Time, tsaRoots *x509.CertPool) *Service {
+	// The TSA is trusted as the service's own: its root is learned from its
+	// tokens into the database.
+	service := func(now time.Time, db *store.DB) *Service {
 		return New(id, db, nil, loopbackFetcher(), Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsaRoots,
+			Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT,
 			Now: func() time.Time { return now }})
 	}
-	signed, err := service(time.Now(), tsa.Roots()).Sign(ctx, submitted(pdftest.OnePage("long term"), false), "key")
+	signed, err := service(time.Now(), db).Sign(ctx, submitted(pdftest.OnePage("long term"), false), "key")
 	out := signed.PDF
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +128,7 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Fatalf("the CRL distribution point was asked %d times, want 1", hits.Load())
 	}
-	signer := service(time.Now(), tsa.Roots())
+	signer := service(time.Now(), db)
 	for range 2 { // the CRL is reused, not downloaded for every signature
 		if _, err := signer.Sign(ctx, submitted(pdftest.OnePage("again"), false), "key"); err != nil {
 			t.Fatal(err)
@@ -135,14 +138,15 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 		t.Fatalf("the CRL distribution point was asked %d times for 3 signatures by 2 services, want 2", hits.Load())
 	}
 	later := time.Now().Add(3 * time.Hour)
-	res, err := service(later, tsa.Roots()).Verify(ctx, Document{Bytes: out})
+	res, err := service(later, db).Verify(ctx, Document{Bytes: out})
 	if err != nil || !res.Valid {
 		t.Fatalf("verify after expiry: %v %+v", err, res)
 	}
 	if s := res.Signer; !s.RevocationChecked || s.CertificateCheckedAt == nil || !s.CertificateCheckedAt.Equal(*s.TimestampTime) || s.EventID == "" {
 		t.Fatalf("signer after expiry: %+v", s)
 	}
-	if res, err := service(later, x509.NewCertPool()).Verify(ctx, Document{Bytes: out}); err != nil || res.Valid {
+	// A database that never saw a token of that TSA does not trust it.
+	if res, err := service(later, storetest.Open(t, storetest.URL(t, "sqlite"))).Verify(ctx, Document{Bytes: out}); err != nil || res.Valid || res.Signer.TimestampTrusted {
 		t.Fatalf("verified after expiry without trusting the TSA: %v %+v", err, res)
 	}
 }
@@ -196,7 +200,7 @@ func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 	tsa := pdftest.NewTSA(t)
 	guarded := fetch.New(fetch.Options{MaxBytes: 1 << 20}) // the default rules: no loopback
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(), Now: time.Now}
+		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, Now: time.Now}
 	signed, err := New(id, db, nil, guarded, opt).Sign(ctx, submitted(pdftest.OnePage("guarded"), false), "key")
 	out := signed.PDF
 	if err != nil || hits.Load() != 0 {
@@ -219,7 +223,7 @@ func TestOCSPPreferred(t *testing.T) {
 	id, crlHits, ocspHits := operatorIdentity(t, time.Hour, true)
 	tsa := pdftest.NewTSA(t)
 	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, TSARoots: tsa.Roots(),
+		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT,
 		Now: time.Now}
 	signed, err := New(id, db, nil, loopbackFetcher(), opt).Sign(ctx, submitted(pdftest.OnePage("ocsp"), false), "key")
 	out := signed.PDF
@@ -233,8 +237,9 @@ func TestOCSPPreferred(t *testing.T) {
 	_, cat, _ := d.Catalog()
 	dss, err := d.Dict(cat["DSS"])
 	ocsps, _ := d.Array(dss["OCSPs"])
-	if err != nil || len(ocsps) != 1 || dss["CRLs"] != nil {
-		t.Fatalf("DSS %v: want one OCSP response and no CRL", dss)
+	crls, _ := d.Array(dss["CRLs"])
+	if err != nil || len(ocsps) != 1 || len(crls) != 1 || crlHits.Load() != 0 { // the one CRL is the TSA's, which names no OCSP responder
+		t.Fatalf("DSS %v: want one OCSP response and only the TSA's CRL", dss)
 	}
 	later := time.Now().Add(3 * time.Hour)
 	opt.Now = func() time.Time { return later }

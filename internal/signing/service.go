@@ -37,6 +37,8 @@ type Recorder interface {
 	SigningByDigest(ctx context.Context, digest string) (quire.Signing, error)
 	AddSigningRoot(ctx context.Context, der []byte, now time.Time) error
 	SigningRoots(ctx context.Context) ([][]byte, error)
+	AddTSARoot(ctx context.Context, der []byte, now time.Time) error
+	TSARoots(ctx context.Context) ([][]byte, error)
 }
 
 // Options are the limits and settings of signing.
@@ -45,7 +47,8 @@ type Options struct {
 	PDFLimits        pdf.Limits          // the PDF reader's bounds; MaxInputSize is set from MaxDocumentBytes
 	Timestamper      pdfsign.Timestamper // non-nil: RFC 3161 time-stamps (PAdES B-T)
 	Level            pdfsign.Level       // PAdES level of signatures; above B-B it needs the Timestamper
-	TSARoots         *x509.CertPool      // roots whose time-stamps Verify relies on (long-term validation); nil: none
+	TrustRoots       []*x509.Certificate // signers trusted besides the service's own CA (QUIRE_TRUST_ROOTS)
+	TrustTSA         []*x509.Certificate // time-stamp authority roots trusted besides those learned from Timestamper's tokens (QUIRE_TRUST_TSA)
 	Logger           *slog.Logger
 	Now              func() time.Time
 	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
@@ -68,7 +71,11 @@ func New(id *pdfsign.Identity, rec Recorder, conv Converter, f *fetch.Fetcher, o
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
+	s := &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
+	if opt.Timestamper != nil {
+		s.opt.Timestamper = &learning{Timestamper: opt.Timestamper, s: s, seen: map[[32]byte]bool{}}
+	}
+	return s
 }
 
 // Publish records this instance's signing root in the database, so that
@@ -79,25 +86,6 @@ func (s *Service) Publish(ctx context.Context) error {
 		return fmt.Errorf("record the signing root: %w", err)
 	}
 	return nil
-}
-
-// roots are the certificates a signature must chain to: this instance's
-// root and those of the other instances sharing the database.
-func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
-	pool := s.id.Roots()
-	ders, err := s.rec.SigningRoots(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("signing roots: %w", err)
-	}
-	for _, der := range ders {
-		c, err := x509.ParseCertificate(der)
-		if err != nil {
-			s.opt.Logger.Warn("a recorded signing root does not parse; skipped", "err", err)
-			continue
-		}
-		pool.AddCert(c)
-	}
-	return pool, nil
 }
 
 // limits bound the PDF reader: the configured limits, and twice the
@@ -122,7 +110,7 @@ func (s *Service) Key() pdfsign.KeyInfo { return s.id.Info() }
 // TSAStates is the state of each time-stamp authority, for GET
 // /v1/health; nil without a list of authorities.
 func (s *Service) TSAStates() []pdfsign.TSAState {
-	if l, ok := s.opt.Timestamper.(*pdfsign.TSAList); ok {
+	if l, ok := s.opt.Timestamper.(*learning); ok {
 		return l.States()
 	}
 	return nil
@@ -382,8 +370,14 @@ func (s *Service) Verify(ctx context.Context, d Document) (VerifyResult, error) 
 	if err != nil {
 		return VerifyResult{}, err
 	}
+	tsaRoots, err := s.tsaRoots(ctx)
+	if err != nil {
+		return VerifyResult{}, err
+	}
 	admit := func(objects int) error { return chargeShape(ctx, len(b), objects, verifyBytesPerObject) }
-	res, err := pdfsign.VerifyContext(ctx, b, pdfsign.VerifyOptions{Roots: roots, TSARoots: s.opt.TSARoots, Now: s.opt.Now(), Admit: admit}, s.limits())
+	admitRevision := func(objects int) error { return chargeShape(ctx, 0, objects, verifyBytesPerObject) }
+	res, err := pdfsign.VerifyContext(ctx, b, pdfsign.VerifyOptions{Roots: roots, TSARoots: tsaRoots, Now: s.opt.Now(),
+		Admit: admit, AdmitRevision: admitRevision}, s.limits())
 	if err != nil {
 		return VerifyResult{}, s.documentError(err)
 	}

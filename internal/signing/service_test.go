@@ -193,3 +193,48 @@ func TestSigningRecordsHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedTwiceWithCertificatePages: a signing that appends a
+// certificate page after an earlier signature changes the page tree that
+// signature covers. Verify must say so (and EU DSS fails that signature
+// too); were the signing to add no page, both signatures stay valid.
+func TestSignedTwiceWithCertificatePages(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
+	doc := pdftest.OnePage("twice, with certificates")
+	var pages []int
+	for _, who := range []string{"Ann", "Bob"} {
+		res, err := svc.Sign(ctx, Request{Document: Document{Bytes: doc}, Signer: Signer{Name: who, Email: who + "@example.com"}, Certificate: true,
+			AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now().UTC()}}}, "key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = res.PDF
+		v, err := svc.Verify(ctx, Document{Bytes: doc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, v.Document.Pages)
+	}
+	res, err := svc.Verify(ctx, Document{Bytes: doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Signers[0]
+	if pages[1] == pages[0] {
+		if !res.Valid || !first.Valid {
+			t.Fatalf("no page added, yet: %+v", res)
+		}
+		return
+	}
+	if res.Valid || first.Valid || first.Indication != "TOTAL_FAILED" || first.Modifications.Level != "other" || first.Modifications.Permitted {
+		t.Fatalf("pages %v: the first signature is not failed for the page added after it: %+v", pages, first)
+	}
+	found := false
+	for _, ch := range first.Modifications.Changes {
+		found = found || (ch.Class == "other" && !ch.Permitted && strings.Contains(ch.What, "page"))
+	}
+	if !found || !res.Signers[1].Valid {
+		t.Fatalf("changes %+v; second signature %+v", first.Modifications.Changes, res.Signers[1])
+	}
+}

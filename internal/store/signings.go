@@ -54,16 +54,33 @@ func (db *DB) SigningByDigest(ctx context.Context, digest string) (quire.Signing
 // AddSigningRoot records the root certificate (DER) of an instance's
 // signing identity; recording it again changes nothing.
 func (db *DB) AddSigningRoot(ctx context.Context, der []byte, now time.Time) error {
+	return db.addRoot(ctx, "signing_roots", der, now)
+}
+
+// SigningRoots returns every recorded root certificate (DER).
+func (db *DB) SigningRoots(ctx context.Context) ([][]byte, error) { return db.roots(ctx, "signing_roots") }
+
+// AddTSARoot records the certificate (DER) at the top of the chain of a
+// configured time-stamp authority; recording it again changes nothing.
+func (db *DB) AddTSARoot(ctx context.Context, der []byte, now time.Time) error {
+	return db.addRoot(ctx, "tsa_roots", der, now)
+}
+
+// TSARoots returns every recorded time-stamp authority root (DER).
+func (db *DB) TSARoots(ctx context.Context) ([][]byte, error) { return db.roots(ctx, "tsa_roots") }
+
+// addRoot records a certificate in table (signing_roots or tsa_roots).
+func (db *DB) addRoot(ctx context.Context, table string, der []byte, now time.Time) error {
 	sum := sha256.Sum256(der)
-	_, err := db.exec(ctx, `INSERT INTO signing_roots (fingerprint, der, added_at) VALUES (?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING`,
+	_, err := db.exec(ctx, `INSERT INTO `+table+` (fingerprint, der, added_at) VALUES (?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING`,
 		hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(der), now.UnixMilli())
 	return err
 }
 
-// SigningRoots returns every recorded root certificate (DER).
-func (db *DB) SigningRoots(ctx context.Context) ([][]byte, error) {
+// roots returns the certificates of table, oldest first.
+func (db *DB) roots(ctx context.Context, table string) ([][]byte, error) {
 	var out [][]byte
-	err := db.scan(ctx, `SELECT der FROM signing_roots ORDER BY added_at, fingerprint`, nil, func(s scanner) error {
+	err := db.scan(ctx, `SELECT der FROM `+table+` ORDER BY added_at, fingerprint`, nil, func(s scanner) error {
 		var text string
 		if err := s.Scan(&text); err != nil {
 			return err

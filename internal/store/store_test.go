@@ -336,9 +336,16 @@ func TestSigningRoots(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if err := db.AddTSARoot(ctx, []byte("tsa-root"), now); err != nil {
+			t.Fatal(err)
+		}
 		roots, err := db.SigningRoots(ctx)
 		if err != nil || len(roots) != 2 {
 			t.Fatalf("roots = %q, %v; want root-a and root-b once each", roots, err)
+		}
+		tsa, err := db.TSARoots(ctx)
+		if err != nil || len(tsa) != 1 || string(tsa[0]) != "tsa-root" {
+			t.Fatalf("TSA roots = %q, %v; want tsa-root alone (signing roots are no TSA roots)", tsa, err)
 		}
 	})
 }

@@ -35,6 +35,7 @@ func parseTemplates() map[string]*template.Template {
 		"mib":          func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
 		"seconds":      func(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) },
 		"quota":        func(n int64) string { return keylimit.Quota(n).String() },
+		"words":        words,
 	}
 	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	pages, _ := fs.Glob(files, "templates/*.html")

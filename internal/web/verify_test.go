@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/signing"
 )
@@ -79,7 +80,8 @@ func TestVerifyPage(t *testing.T) {
 	if v := b.text("#result .verdict-title"); !strings.HasPrefix(v, "Valid") {
 		t.Errorf("verdict %q, want Valid", v)
 	}
-	for _, want := range []string{"Ann Example", "evt-web-1", "ann@example.com", "Covers the whole document\nyes", "This server's certificate\nyes"} {
+	for _, want := range []string{"Ann Example", "evt-web-1", "ann@example.com", "Covers the whole document\nyes", "This server's certificate\nyes",
+		"Format\nPAdES-BASELINE-B", "Changes after it\nnone", "Examination\n"} {
 		if got := b.text("#result"); !strings.Contains(got, want) {
 			t.Errorf("the result lacks %q:\n%s", want, got)
 		}
@@ -99,8 +101,9 @@ func TestVerifyPage(t *testing.T) {
 	if v := b.text("#result .verdict-title"); v != "Not valid" {
 		t.Errorf("verdict of the tampered PDF %q, want Not valid", v)
 	}
-	if got := b.text("#result"); !strings.Contains(got, "This server's certificate\nnot checked") {
-		t.Errorf("the tampered PDF's certificate line:\n%s", got)
+	if got := b.text("#result"); !strings.Contains(got, "This server's certificate\nnot checked") ||
+		!strings.Contains(got, "Examination\nfailed: the signed content was altered (TOTAL_FAILED, HASH_FAILURE)") {
+		t.Errorf("the tampered PDF's certificate and examination lines:\n%s", got)
 	}
 	if b.count("#result .event, #result .audit") != 0 {
 		t.Error("a tampered signature is named by the signing record")
@@ -113,6 +116,15 @@ func TestVerifyPage(t *testing.T) {
 func TestVerifyForm(t *testing.T) {
 	s := server(t, apitest.Config{MaxBodyBytes: 64 << 10})
 	good, tampered := signed(t, s)
+	doc, err := pdf.Open(context.Background(), bytes.Clone(good), pdf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.AppendPages([]pdf.Page{{MediaBox: [4]float64{0, 0, 200, 200}, Content: []byte("0 0 m 10 10 l S")}})
+	paged, err := doc.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name   string
 		pdf    []byte
@@ -121,6 +133,8 @@ func TestVerifyForm(t *testing.T) {
 	}{
 		{"signed", good, 200, "Valid: the document is unchanged"},
 		{"tampered", tampered, 200, "not checked: the signature itself does not hold"},
+		{"tampered, in the examiner's words", tampered, 200, "failed: the signed content was altered (TOTAL_FAILED, HASH_FAILURE)"},
+		{"a page added after signing", paged, 200, "page added (content, pages or structure; not permitted)"},
 		{"not a PDF", []byte("hello"), 422, "Cannot verify"},
 		{"empty", nil, 400, "The file is empty."},
 	} {

@@ -33,6 +33,7 @@ type TSA struct {
 	srv     *httptest.Server
 	key     *ecdsa.PrivateKey
 	cert    *x509.Certificate
+	crl     []byte // the root's CRL, DER
 }
 
 // Roots is a pool holding the TSA's root.
@@ -42,7 +43,10 @@ func (a *TSA) Roots() *x509.CertPool {
 	return p
 }
 
-// NewTSA starts a TSA, stopped when the test ends.
+// NewTSA starts a TSA, stopped when the test ends. Its certificate names
+// a CRL distribution point on the same server (GET /crl, the root's empty
+// CRL), so that validation data can be gathered for it as for a public
+// TSA.
 func NewTSA(t testing.TB) *TSA {
 	t.Helper()
 	rootKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -55,18 +59,23 @@ func NewTSA(t testing.TB) *TSA {
 		t.Fatal(err)
 	}
 	root, _ := x509.ParseCertificate(rootDER)
+	a := &TSA{Root: root, RootPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}), key: key}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	a.URL = a.srv.URL
+	t.Cleanup(a.srv.Close)
 	certT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "test TSA"},
 		NotBefore: now, NotAfter: now.AddDate(10, 0, 0), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}}
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}, CRLDistributionPoints: []string{a.URL + "/crl"}}
 	der, err := x509.CreateCertificate(rand.Reader, certT, root, &key.PublicKey, rootKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := x509.ParseCertificate(der)
-	a := &TSA{Root: root, RootPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rootDER}), key: key, cert: cert}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	a.URL = a.srv.URL
-	t.Cleanup(a.srv.Close)
+	a.cert, _ = x509.ParseCertificate(der)
+	a.crl, err = x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(1), ThisUpdate: now,
+		NextUpdate: now.AddDate(0, 0, 7)}, root, rootKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return a
 }
 
@@ -77,9 +86,15 @@ var (
 	oidTSTInfo       = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 4}
 	oidContentType   = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 3}
 	oidMessageDigest = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 4}
+	oidSigningCertV2 = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 2, 47}
 )
 
 func (a *TSA) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/crl" {
+		w.Header().Set("Content-Type", "application/pkix-crl")
+		w.Write(a.crl)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	in := cryptobyte.String(body)
 	var req, imprint, alg cryptobyte.String
@@ -116,13 +131,23 @@ func (a *TSA) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write(resp)
 }
 
-// token signs tst into a CMS SignedData with the content-type and
-// message-digest signed attributes.
+// token signs tst into a CMS SignedData with the content-type,
+// message-digest and ESS signing-certificate-v2 signed attributes (RFC
+// 5816: validators drop a token without the last).
 func (a *TSA) token(tst []byte) []byte {
 	md := sha256.Sum256(tst)
+	certHash := sha256.Sum256(a.cert.Raw)
+	ess := build(func(b *cryptobyte.Builder) {
+		b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+			b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
+				b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) { b.AddASN1OctetString(certHash[:]) })
+			})
+		})
+	})
 	attrs := [][]byte{
 		attribute(oidContentType, build(func(b *cryptobyte.Builder) { b.AddASN1ObjectIdentifier(oidTSTInfo) })),
 		attribute(oidMessageDigest, build(func(b *cryptobyte.Builder) { b.AddASN1OctetString(md[:]) })),
+		attribute(oidSigningCertV2, ess),
 	}
 	sort.Slice(attrs, func(i, j int) bool { return bytes.Compare(attrs[i], attrs[j]) < 0 })
 	inner := bytes.Join(attrs, nil)
@@ -141,7 +166,7 @@ func (a *TSA) token(tst []byte) []byte {
 						b.AddASN1ObjectIdentifier(oidTSTInfo)
 						b.AddASN1(tag0, func(b *cryptobyte.Builder) { b.AddASN1OctetString(tst) })
 					})
-					b.AddASN1(tag0, func(b *cryptobyte.Builder) { b.AddBytes(a.cert.Raw) })
+					b.AddASN1(tag0, func(b *cryptobyte.Builder) { b.AddBytes(a.cert.Raw); b.AddBytes(a.Root.Raw) })
 					b.AddASN1(cbasn1.SET, func(b *cryptobyte.Builder) {
 						b.AddASN1(cbasn1.SEQUENCE, func(b *cryptobyte.Builder) {
 							b.AddASN1Int64(1)

@@ -6,6 +6,9 @@
   var input = document.getElementById('file');
   var drop = document.getElementById('drop');
   var out = document.getElementById('result');
+  // The examiner's terms in plain words, as the server renders them.
+  var WORDS = JSON.parse(document.getElementById('examiner-words').textContent);
+  function words(term) { return WORDS[term] || term; }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -54,7 +57,9 @@
   function show(res) {
     out.replaceChildren();
     var v = el('div', 'verdict ' + (res.valid ? 'valid' : 'invalid'));
-    v.appendChild(el('h2', 'verdict-title', res.valid ? 'Valid: the document is unchanged since it was signed' : 'Not valid'));
+    var unchanged = res.signer && res.signer.coversWholeDocument;
+    v.appendChild(el('h2', 'verdict-title', !res.valid ? 'Not valid' :
+      unchanged ? 'Valid: the document is unchanged since it was signed' : 'Valid: every change since the signatures is permitted'));
     if (res.reason) v.appendChild(el('p', 'reason', res.reason));
     out.appendChild(v);
     (res.signers || []).forEach(function (s, i) {
@@ -67,6 +72,7 @@
       row(dl, 'Covers the whole document', s.coversWholeDocument ? 'yes' : 'no: content was added after this signature');
       var ours = s.trusted ? 'yes' : !(s.digestValid && s.signatureValid) ? 'not checked: the signature itself does not hold' : 'no';
       row(dl, "This server's certificate", ours + (s.commonName ? ' (' + s.commonName + ')' : ''));
+      examination(dl, s);
       if (s.eventId) row(dl, 'Signing event', s.eventId, 'event');
       if (s.signerEmail) row(dl, 'Recorded signer', s.signerEmail);
       if (s.recordedAt) row(dl, 'Recorded at', stamp(s.recordedAt));
@@ -77,6 +83,33 @@
       a.appendChild(dl);
       out.appendChild(a);
     });
+  }
+
+  // examination shows the examiner's verdict on a signature: indication,
+  // format, revocation data, and the changes made after it.
+  function examination(dl, s) {
+    var sub = s.subIndication ? ': ' + words(s.subIndication) : '';
+    var terms = ' (' + s.indication + (s.subIndication ? ', ' + s.subIndication : '') + ')';
+    row(dl, 'Examination', words(s.indication) + sub + terms, 'indication ' + (s.indication === 'TOTAL_PASSED' ? 'ok' : 'bad'));
+    row(dl, 'Format', s.level || (s.subFilter === 'ETSI.RFC3161' ? 'document time-stamp' : 'no standard level'), 'level');
+    var r = s.revocation || { where: 'none' };
+    row(dl, 'Revocation data', r.where === 'none' ? 'none in the document' :
+      r.crl + ' CRL, ' + r.ocsp + ' OCSP, in the ' + (r.where === 'dss' ? "document's security store" : 'signature'));
+    if (s.changedAfterSigning && s.changedAfterSigning.length) {
+      row(dl, 'Changed after signing', s.changedAfterSigning.join(', ') + ' (the values shown are the signed ones)', 'bad');
+    }
+    var changes = (s.modifications && s.modifications.changes) || [];
+    if (!changes.length) {
+      row(dl, 'Changes after it', 'none');
+      return;
+    }
+    var ul = el('ul', 'changes');
+    changes.forEach(function (c) {
+      ul.appendChild(el('li', c.permitted ? 'ok' : 'bad', (c.page ? 'page ' + c.page + ': ' : '') + c.what +
+        ' (' + words(c['class']) + '; ' + (c.permitted ? 'permitted' : 'not permitted') + ')'));
+    });
+    dl.appendChild(el('dt', '', 'Changes after it'));
+    dl.appendChild(el('dd')).appendChild(ul);
   }
 
   function fail(text) {
