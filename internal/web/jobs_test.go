@@ -19,7 +19,10 @@ func TestAdminShowsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("POST", s.URL+"/v1/annotate", strings.NewReader(`{"document":{"base64":"UEs="}}`))
+	// A document named by URL is checked only when the job runs (a bad inline
+	// one is refused at submission), so a URL to a private address makes a
+	// job that is accepted and then fails.
+	req, _ := http.NewRequest("POST", s.URL+"/v1/annotate", strings.NewReader(`{"document":{"url":"http://127.0.0.1:1/template.docx"},"fields":[]}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Prefer", "respond-async")
 	res, err := http.DefaultClient.Do(req)
@@ -40,7 +43,7 @@ func TestAdminShowsJobs(t *testing.T) {
 	b.login(s.URL, apitest.AdminToken)
 	b.waitFor("the jobs", `!!document.querySelector('#jobs')`)
 	got := b.text("#jobs")
-	for _, want := range []string{"Queued\n0", "Running\n0 (all instances)", jobs[0].ID, "annotate", "failed: The annotate request is not valid."} {
+	for _, want := range []string{"Queued\n0", "Running\n0 (all instances)", jobs[0].ID, "annotate", "failed: The document could not be downloaded from a public address."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the jobs section lacks %q:\n%s", want, got)
 		}
