@@ -23,9 +23,9 @@ test:
 test-image:
 	scripts/test-image
 
-# Benchmarks; results are written to bench/RESULTS.md.
+# Benchmarks; each measure's table in bench/RESULTS.md is replaced by this run's (go run ./bench NAME -write: one measure).
 bench: build
-	go run ./bench
+	go run ./bench -write
 
 # Fuzz targets, each for FUZZTIME (default 1m).
 FUZZTIME ?= 1m

@@ -98,15 +98,16 @@ func annotateBenchmark() result {
 		"sending the request to reading the whole JSON answer. to=pdf: %d requests alternating with %d conversions of the filled "+
 		"DOCX alone (multipart, POST /v1/convert?from=docx), one at a time, after one unmeasured request of each; %d failed.\n\n",
 		len(annotatetest.Template()), annotateDuration, annotatePDFRuns, annotatePDFRuns, failures)
-	n.WriteString("| goal of the issue | this run | met |\n|---|---|---|\n")
-	fmt.Fprintf(&n, "| DOCX out p50 at most %s | %.2f ms | %s |\n", goalAnnotateP50, ms(docx.p50), yesNo(docx.requests > 0 && docx.failures == 0 && docx.p50 <= goalAnnotateP50))
+	figs := []figure{goalFigure("DOCX out, 1 connection: p50", fmt.Sprintf("at most %s", goalAnnotateP50), fmt.Sprintf("%.2f ms", ms(docx.p50)),
+		docx.requests > 0 && docx.failures == 0 && docx.p50 <= goalAnnotateP50)}
 	if len(pdfLat) > 0 && len(convLat) > 0 {
 		over := 100 * (percentile(pdfLat, 50) - percentile(convLat, 50)) / percentile(convLat, 50)
-		fmt.Fprintf(&n, "| to=pdf at most %.0f%% over the conversion alone | %.1f%% (p50 %.2f ms / %.2f ms) | %s |\n",
-			goalPDFOverhead, over, percentile(pdfLat, 50), percentile(convLat, 50), yesNo(over <= goalPDFOverhead))
+		figs = append(figs, goalFigure("to=pdf over the conversion of the filled DOCX alone, p50", fmt.Sprintf("at most %.0f%% more", goalPDFOverhead),
+			fmt.Sprintf("%.1f%% (%.2f ms / %.2f ms)", over, percentile(pdfLat, 50), percentile(convLat, 50)), over <= goalPDFOverhead))
 	}
+	n.WriteString(goalsTable(figs))
 	n.WriteString("\nThe machine is shared and the client runs on it too.\n")
-	return result{title: title, table: tb.String(), notes: n.String()}
+	return result{title: title, table: tb.String(), notes: n.String(), figures: figs}
 }
 
 // demoRequest is the body of the e-sign demo's annotate call.

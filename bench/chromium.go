@@ -96,8 +96,13 @@ func chromiumBenchmark() result {
 	if coldErr != nil {
 		fmt.Fprintf(&n, " Cold runs failed: %v.", coldErr)
 	}
+	var figs []figure
 	if len(wall) > 0 && len(cold) > 0 {
 		ratio := percentile(cold, 50) / percentile(wall, 50)
+		figs = append(figs,
+			goalFigure("cold `chromium --print-to-pdf` median over quire's median", fmt.Sprintf("at least %.0fx", chromiumGoal),
+				fmt.Sprintf("%.0f ms / %.1f ms = %.1fx", percentile(cold, 50), percentile(wall, 50), ratio), ratio >= chromiumGoal),
+			infoFigure("CPU per print, quire and its browser's processes", fmt.Sprintf("%.0f ms", ms(cpuPerPrint))))
 		fmt.Fprintf(&n, "\n\nCold median / quire median: **%.1fx** (goal: at least %.0fx): %s.", ratio, chromiumGoal, yesNo(ratio >= chromiumGoal))
 		fmt.Fprintf(&n, "\n\nCPU per print, quire and its browser's processes (each page's load and print "+
 			"in the shared tab's renderer): %.0f ms. Back to back on %d cores, prints cannot follow each other "+
@@ -106,7 +111,7 @@ func chromiumBenchmark() result {
 			percentile(cold, 50)/(ms(cpuPerPrint)/float64(runtime.NumCPU())))
 	}
 	n.WriteString("\n")
-	return result{title: title, table: tb.String(), notes: n.String()}
+	return result{title: title, table: tb.String(), notes: n.String(), figures: figs}
 }
 
 // coldPrints prints benchPage n times with a cold Chromium, and returns

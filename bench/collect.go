@@ -29,6 +29,7 @@ func collectThroughput() result {
 	table := tableHead
 	met, durableMet, base := 0, 0, 0.0
 	var ofDurable []string
+	var ratios []float64
 	for i := range collectRounds {
 		b := measure("/", 1, startBaseline)
 		q := measure("/v1/collect", 1, quireCollecting(nil))
@@ -40,6 +41,7 @@ func collectThroughput() result {
 			durableMet++
 		}
 		base = b.rate()
+		ratios = append(ratios, q.rate()/b.rate())
 		ofDurable = append(ofDurable, fmt.Sprintf("%.2f", q.rate()/d.rate()))
 		table += row(fmt.Sprintf("round %d: do-nothing Go handler", i+1), b, b.rate()) +
 			row(fmt.Sprintf("round %d: quire /v1/collect, sqlite", i+1), q, b.rate()) +
@@ -54,6 +56,8 @@ func collectThroughput() result {
 			"on this machine and at this concurrency, with no other work done. It reached 0.5 of the do-nothing "+
 			"handler's rate in %d of %d rounds: in a round where it does not, the goal asks of quire, which also "+
 			"parses, validates, stores a row and counts, more than this handler does.\n\n", strings.Join(ofDurable, ", "), durableMet, collectRounds)
+	figs := []figure{goalFigure("quire on SQLite: rate over a do-nothing Go handler's, each round", "at least 0.5 in every round",
+		fmt.Sprintf("%s (met in %d of %d)", fixed(ratios), met, collectRounds), met == collectRounds)}
 	scale := "| quire instances on one PostgreSQL | requests | req/s | req/s per core | p50 ms | p99 ms | ratio to the last do-nothing round | failures | quire CPU µs/request | wrk CPU µs/request |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	for n := 1; n <= 3; n++ {
 		env, cleanup, err := databaseEnv("postgres", n)
@@ -63,10 +67,11 @@ func collectThroughput() result {
 		}
 		s := measure("/v1/collect", n, quireCollecting(env))
 		cleanup()
+		figs = append(figs, infoFigure(fmt.Sprintf("%d quire instance(s) on one PostgreSQL: req/s (p99)", n), fmt.Sprintf("%.0f (%.2f ms)", s.rate(), ms(s.p99))))
 		scale += fmt.Sprintf("| %d | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %d | %.1f | %.1f |\n", n, s.requests, s.rate(),
 			s.rate()/float64(runtime.NumCPU()), ms(s.p50), ms(s.p99), s.rate()/base, s.failures, us(s.serverCPU), us(s.clientCPU))
 	}
-	return result{title: "Telemetry intake (POST /v1/collect)", table: table, notes: notes + scale + fmt.Sprintf(
+	return result{title: "Telemetry intake (POST /v1/collect)", table: table, figures: figs, notes: notes + scale + fmt.Sprintf(
 		"\nwrk (bench/collect.lua), %d keep-alive connections for %s each (a request unanswered after 10 s is a failure), 2 threads (one per server when there are several, "+
 			"the connections shared evenly); one event per request (as the deployed editor library sends), a distinct "+
 			"documentId each time; requests and events per second are the same number. Each round starts fresh servers "+
@@ -108,7 +113,12 @@ func collect2xThroughput() result {
 			row(fmt.Sprintf("round %d: quire, 2.x payloads, license with hosts", i+1), two, one.rate()) +
 			row(fmt.Sprintf("round %d: quire, 2.x payloads, community key (no hosts)", i+1), community, one.rate())
 	}
-	return result{title: "Telemetry intake of the 2.x editor library (POST /v1/collect)", table: table, notes: fmt.Sprintf(
+	figs := []figure{
+		goalFigure("2.x payloads under a license with hosts: rate over 1.x's, median of the rounds", "at least 0.95",
+			fmt.Sprintf("%.2f (rounds %s)", median(ratios), fixed(ratios)), median(ratios) >= 0.95),
+		infoFigure("the same, server CPU per request over 1.x's, median", fmt.Sprintf("%.2f", median(cpu))),
+	}
+	return result{title: "Telemetry intake of the 2.x editor library (POST /v1/collect)", table: table, figures: figs, notes: fmt.Sprintf(
 		"Goal of issue 26: the 2.x rate at 0.95 or more of the 1.x rate. Rate of 2.x (license with hosts) over 1.x, "+
 			"round by round: %s (median %.2f); server CPU per request of the same over 1.x: %s (median %.2f). The same 2.x "+
 			"payloads under the community key (no host list, no license: what the payload costs without the feature) "+

@@ -176,21 +176,20 @@ func convertBenchmark() result {
 	}
 	scaling := convertRate(through[2]) / convertRate(through[1])
 
-	n.WriteString("\n| goal of the issue | this run | met |\n|---|---|---|\n")
+	var figs []figure
 	if len(sCold) > 0 {
 		ratio := percentile(sCold, 50) / percentile(sWall, 50)
-		fmt.Fprintf(&n, "| median at least %.0fx faster than a cold soffice | cold median %.0f ms / quire median %.1f ms = %.1fx (%d documents) | %s |\n",
-			goalColdRatio, percentile(sCold, 50), percentile(sWall, 50), ratio, len(sCold), yesNo(ratio >= goalColdRatio))
-	} else {
-		fmt.Fprintf(&n, "| median at least %.0fx faster than a cold soffice | not measured | - |\n", goalColdRatio)
+		figs = append(figs, goalFigure("DOCX: cold soffice median over quire's median (corpus)", fmt.Sprintf("at least %.0fx", goalColdRatio),
+			fmt.Sprintf("%.0f ms / %.1f ms = %.1fx (%d documents)", percentile(sCold, 50), percentile(sWall, 50), ratio, len(sCold)), ratio >= goalColdRatio))
 	}
-	fmt.Fprintf(&n, "| service overhead at most %.0f%% of engine time | %.1f%% at the median (median overhead %.1f ms / median engine %.1f ms); %.1f%% summed over the corpus | %s at the median, %s summed |\n",
-		goalOverheadPct, overMedian, percentile(over, 50), percentile(engine, 50), overSum,
-		yesNo(overMedian <= goalOverheadPct), yesNo(overSum <= goalOverheadPct))
-	fmt.Fprintf(&n, "| 2 concurrent clients at least %.1fx the throughput of 1 | %.2f / %.2f documents/s = %.2fx | %s |\n",
-		goalScaling, convertRate(through[2]), convertRate(through[1]), scaling, yesNo(scaling >= goalScaling))
+	figs = append(figs,
+		goalFigure("service overhead (wall - engine) over engine time, at the median", fmt.Sprintf("at most %.0f%%", goalOverheadPct),
+			fmt.Sprintf("%.1f%% (%.1f ms / %.1f ms); %.1f%% summed", overMedian, percentile(over, 50), percentile(engine, 50), overSum), overMedian <= goalOverheadPct),
+		goalFigure("throughput with 2 clients over 1", fmt.Sprintf("at least %.1fx", goalScaling),
+			fmt.Sprintf("%.2f / %.2f documents/s = %.2fx", convertRate(through[2]), convertRate(through[1]), scaling), scaling >= goalScaling))
 	agree := pageAgreement(docs, pdfs)
-	fmt.Fprintf(&n, "| PDF page count equal to Word's (`fidelity`) | %d of %d Word-saved documents | - |\n", agree.equal, agree.documents)
+	figs = append(figs, infoFigure("PDF page count equal to Word's (`fidelity`)", fmt.Sprintf("%d of %d Word-saved documents", agree.equal, agree.documents)))
+	n.WriteString("\n" + goalsTable(figs))
 
 	n.WriteString("\nWorker recycling after a number of jobs is disabled for the run (QUIRE_CONVERT_MAX_JOBS_PER_WORKER=-1), " +
 		"so that a worker restart cannot land in one throughput phase and not the other; the memory limit stays in force. ")
@@ -204,7 +203,7 @@ func convertBenchmark() result {
 		n.WriteString("Every document converted.")
 	}
 	n.WriteString(" The machine is shared and the client runs on it too.\n")
-	return result{title: title, table: tb.String(), notes: n.String()}
+	return result{title: title, table: tb.String(), notes: n.String(), figures: figs}
 }
 
 // readCorpus reads every .docx of dir, sorted by name, and builds its

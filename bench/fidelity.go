@@ -132,7 +132,9 @@ func fidelityBenchmark() result {
 	if len(failed) > 0 {
 		notes += " Not converted: " + strings.Join(failed, ", ") + "."
 	}
-	return result{title: title, table: table, notes: notes + "\n"}
+	figs := []figure{infoFigure("LibreOffice "+engines["libreoffice"]+": PDF page count equal to Word's (within one page)",
+		fmt.Sprintf("%d of %d (%d)", a.equal, a.documents, a.withinOne))}
+	return result{title: title, table: table, notes: notes + "\n", figures: figs}
 }
 
 func orNone(items []string) string {

@@ -52,6 +52,7 @@ func formatsBenchmark() result {
 
 	soffice, _ := exec.LookPath("soffice")
 	var tb strings.Builder
+	var figs []figure
 	tb.WriteString("| file | quire wall median ms | quire wall p95 ms | engine median ms | cold soffice median ms | cold / quire |\n|---|---|---|---|---|---|\n")
 	for _, f := range files {
 		var cold []float64
@@ -67,6 +68,8 @@ func formatsBenchmark() result {
 		}
 		fmt.Fprintf(&tb, "| %s | %.1f | %.1f | %.1f | %.0f | %.1fx |\n", f.name, percentile(w, 50), percentile(w, 95),
 			percentile(engine[f.name], 50), percentile(cold, 50), percentile(cold, 50)/percentile(w, 50))
+		figs = append(figs, infoFigure(f.name+": quire median (cold soffice over quire)",
+			fmt.Sprintf("%.1f ms (%.1fx)", percentile(w, 50), percentile(cold, 50)/percentile(w, 50))))
 	}
 
 	var n strings.Builder
@@ -82,5 +85,5 @@ func formatsBenchmark() result {
 	if len(failed) > 0 {
 		n.WriteString(" Failed: " + strings.Join(failed, ", ") + ".")
 	}
-	return result{title: title, table: tb.String(), notes: n.String() + "\n"}
+	return result{title: title, table: tb.String(), notes: n.String() + "\n", figures: figs}
 }

@@ -49,7 +49,11 @@ func httpOverhead() result {
 	table := tableHead + row("do-nothing Go handler", b, b.rate()) +
 		row("quire, unknown path (middleware + error body)", missing, b.rate()) +
 		row("quire, authenticated path (+ key look-up in SQLite)", authed, b.rate())
-	return result{title: "HTTP overhead", table: table, notes: fmt.Sprintf(
+	figs := []figure{
+		infoFigure("quire, unknown path: rate over a do-nothing Go handler's", fmt.Sprintf("%.2f (%.0f / %.0f req/s)", missing.rate()/b.rate(), missing.rate(), b.rate())),
+		infoFigure("quire, authenticated path: rate over a do-nothing Go handler's", fmt.Sprintf("%.2f (%.0f req/s, p99 %.2f ms)", authed.rate()/b.rate(), authed.rate(), ms(authed.p99))),
+	}
+	return result{title: "HTTP overhead", table: table, figures: figs, notes: fmt.Sprintf(
 		"%d keep-alive connections for %s each, load generator in the same machine. "+
 			"The ratio is quire's rate over the do-nothing handler's, measured in the same run.\n", conns, duration)}
 }

@@ -1,27 +1,43 @@
-// Command bench runs quire's benchmarks on this machine and writes the
-// results, with the machine and the date, to bench/RESULTS.md. Each
-// benchmark compares quire with a baseline measured in the same run, so the
-// ratios mean something on a shared, noisy machine.
+// Command bench runs quire's benchmarks on this machine. Each benchmark
+// compares quire with a baseline benchRun in the same run, so the ratios
+// mean something on a shared, noisy machine. A run prints its full tables
+// and notes; with -write it also replaces the measure's table on the
+// results page, bench/RESULTS.md (goal, figure, date, commit, machine).
 //
-//	go run ./bench            (make bench builds bin/quire first)
-//	go run ./bench annotate   (only the named benchmarks, printed, RESULTS.md untouched)
+//	go run ./bench -write           (every measure; make bench builds bin/quire first)
+//	go run ./bench annotate -write  (one measure, its table replaced in place)
+//	go run ./bench annotate         (printed only, RESULTS.md untouched)
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 )
 
 type result struct {
-	title string
-	table string // a Markdown table
-	notes string
+	title   string
+	table   string // a Markdown table
+	notes   string
+	figures []figure // the rows of the measure's table on the results page
 }
+
+// benchRun is one measure's result under the name it is run by.
+type benchRun struct {
+	name string
+	res  result
+}
+
+// A benchmark is one measure, run by its name.
+type benchmark struct {
+	name string
+	run  func() result
+}
+
+var measures = []benchmark{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}}
 
 func main() {
 	if len(os.Args) >= 3 && os.Args[1] == "baseline-server" {
@@ -33,32 +49,59 @@ func main() {
 		baselineServer(os.Args[2], file)
 		return
 	}
-	all := []struct {
-		name string
-		run  func() result
-	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}}
-	only := os.Args[1:]
-	var results []result
-	for _, bm := range all {
-		if len(only) == 0 || slices.Contains(only, bm.name) {
-			results = append(results, bm.run())
-		}
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Benchmark results\n\nWritten by `make bench` on %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s/%s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	for _, r := range results {
-		fmt.Fprintf(&b, "## %s\n\n%s\n%s\n", r.title, r.table, r.notes)
-	}
-	if len(only) > 0 {
-		os.Stdout.Write(b.Bytes())
+	only, write, err := parseArgs(os.Args[1:])
+	if err == errHelp {
+		fmt.Printf("usage: go run ./bench [NAME...] [-write]\nmeasures: %s\n", measureNames())
 		return
 	}
-	if err := os.WriteFile("bench/RESULTS.md", b.Bytes(), 0o644); err != nil {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	stamp := stampNow()
+	var runs []benchRun
+	for _, m := range measures {
+		if len(only) == 0 || slices.Contains(only, m.name) {
+			r := m.run()
+			fmt.Printf("## %s\n\n%s\n%s\n", r.title, r.table, r.notes)
+			runs = append(runs, benchRun{m.name, r})
+		}
+	}
+	if !write {
+		return
+	}
+	if err := writeResults(resultsFile, runs, stamp); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	os.Stdout.Write(b.Bytes())
+}
+
+var errHelp = errors.New("help asked")
+
+// parseArgs reads the measures' names and -write, in any order (flag
+// would stop at the first name).
+func parseArgs(args []string) (only []string, write bool, err error) {
+	for _, a := range args {
+		switch {
+		case a == "-write" || a == "--write":
+			write = true
+		case a == "-h" || a == "-help" || a == "--help":
+			return nil, false, errHelp
+		case slices.ContainsFunc(measures, func(m benchmark) bool { return m.name == a }):
+			only = append(only, a)
+		default:
+			return nil, false, fmt.Errorf("unknown measure or flag %q (measures: %s; flag: -write)", a, measureNames())
+		}
+	}
+	return only, write, nil
+}
+
+func measureNames() string {
+	names := make([]string, len(measures))
+	for i, m := range measures {
+		names[i] = m.name
+	}
+	return strings.Join(names, ", ")
 }
 
 func cpuModel() string {

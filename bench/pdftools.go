@@ -70,6 +70,7 @@ func pdfToolsBenchmark() result {
 	var table strings.Builder
 	table.WriteString("| operation | input | quire p50 ms | qpdf p50 ms | quire / qpdf | goal |\n|---|---|---|---|---|---|\n")
 	var notes strings.Builder
+	var figs []figure
 	for _, c := range []struct {
 		name, query string
 		files       []string
@@ -105,12 +106,14 @@ func pdfToolsBenchmark() result {
 			size += int(st.Size())
 		}
 		fmt.Fprintf(&table, "| %s | %d files, %.1f MB | %.1f | %.1f | %.2f | %s (at most %.0fx) |\n", c.name, len(c.files), float64(size)/1e6, ms(qm), ms(pm), ratio, met, goalPDFToolsRt)
+		figs = append(figs, goalFigure(fmt.Sprintf("%s (%d files, %.1f MB): quire's median over qpdf's", c.name, len(c.files), float64(size)/1e6),
+			fmt.Sprintf("at most %.0fx", goalPDFToolsRt), fmt.Sprintf("%.1f ms / %.1f ms = %.2f", ms(qm), ms(pm), ratio), ratio <= goalPDFToolsRt))
 	}
 	notes.WriteString(fmt.Sprintf("Medians of %d runs each, quire and qpdf in turn. quire's time is the whole HTTP request on loopback (the upload, "+
 		"the read of every object within the signing limits, pdfcpu's work, the answer); qpdf's is the whole process, started each time. "+
 		"The 5 MB PDF is three copies of the corpus's 117-page GeoTopo book (351 pages); qpdf overlays a one-page stamp on every page, "+
 		"quire draws its text watermark under every page's content.\n", pdfRuns))
-	return result{title: title, table: table.String(), notes: notes.String()}
+	return result{title: title, table: table.String(), notes: notes.String(), figures: figs}
 }
 
 func multipartFiles(paths []string) ([]byte, string) {

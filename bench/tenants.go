@@ -62,14 +62,19 @@ func tenantsBenchmark() result {
 	fmt.Fprintf(&tb, "| B's p50 alone, 1-page DOCX, %d requests | %.1f ms (%d failed) |\n", tenantsSamples, p50Alone, failAlone)
 	fmt.Fprintf(&tb, "| B's p50 beside A's %d in flight (46-page DOCX) | %.1f ms (%d failed) |\n", tenantsFlood, p50Beside, failBeside)
 	fmt.Fprintf(&tb, "| B's slowdown (goal: at most %.0fx; 90x on main) | %.1fx %s |\n", goalTenantSlowdown, slowdown, yesNo(slowdown <= goalTenantSlowdown))
+	figs := []figure{goalFigure(fmt.Sprintf("B's p50 beside A's flood of %d over B's p50 alone", tenantsFlood), fmt.Sprintf("at most %.0fx", goalTenantSlowdown),
+		fmt.Sprintf("%.1f ms / %.1f ms = %.1fx", p50Beside, p50Alone, slowdown), slowdown <= goalTenantSlowdown)}
 	fmt.Fprintf(&tb, "| A's throughput alone, %d in flight (median of %d rounds) | %.2f documents/s (%d failed) |\n", tenantsFlood, tenantsRounds, aAlone.rate, aAlone.failed)
 	if aMain.rate > 0 {
 		fmt.Fprintf(&tb, "| A's throughput alone on main before the fair queue (%s), same rounds | %.2f documents/s (%d failed) |\n", mainBeforeFair, aMain.rate, aMain.failed)
 		fmt.Fprintf(&tb, "| fair sharing's cost to A with B idle (goal: at most %.0f%%; median of the rounds' ratios) | %+.1f%% %s |\n", goalTenantCostPct, cost, yesNo(cost <= goalTenantCostPct))
+		figs = append(figs, goalFigure("fair sharing's cost to A's throughput with B idle, against "+mainBeforeFair+" (median of the rounds)",
+			fmt.Sprintf("at most %.0f%%", goalTenantCostPct), fmt.Sprintf("%+.1f%%", cost), cost <= goalTenantCostPct))
 	}
 	fmt.Fprintf(&tb, "| A's throughput beside B | %.2f documents/s (%d failed) |\n", aBeside.rate, aBeside.failed)
-	limitsRow, limitsRounds := signLimitsCost()
-	tb.WriteString(limitsRow)
+	limits, limitsRounds := signLimitsCost()
+	fmt.Fprintf(&tb, "| %s (goal: %s) | %s %s |\n", limits.name, limits.goal, limits.value, limits.met)
+	figs = append(figs, limits)
 	notes := fmt.Sprintf("A's flood keeps %d requests in flight with one key; B is a second key. The pool serves the keys in turn and, while B waits, "+
 		"A holds at most 1 of the %d workers, so B waits for at most one of A's jobs. A's throughput alone is what fair sharing leaves A "+
 		"when B is idle, measured against a build of main before the fair queue (%s: one FIFO, no cap) with the same settings, "+
@@ -83,14 +88,14 @@ func tenantsBenchmark() result {
 		"was merged between them too (the memory accounting of #32 and the certificate page's changes), so it bounds the " +
 		"limits' and metering's cost from above. A fourth server, a build of " + mainGroupCommit + " with the first's limits, " +
 		"is main before this change of the metering:\n\n" + limitsRounds
-	return result{title: title, table: tb.String(), notes: notes}
+	return result{title: title, table: tb.String(), notes: notes, figures: figs}
 }
 
 // signLimitsCost measures the p50 of POST /v1/sign with every per-key
 // limit checked and metered, against metered only and against a build
-// without either, in one run, and returns the tenants table's row and the
-// rounds' table.
-func signLimitsCost() (row, rounds string) {
+// without either, in one run, and returns the figure and the rounds'
+// table.
+func signLimitsCost() (cost figure, rounds string) {
 	var table, checks strings.Builder
 	servers := []signServer{
 		{"limits and metering", []string{"QUIRE_KEY_MAX_CONCURRENT=10", "QUIRE_KEY_RATE=1000000/1m", "QUIRE_KEY_QUOTA=100000000/month"}, ""},
@@ -98,22 +103,23 @@ func signLimitsCost() (row, rounds string) {
 	}
 	base, err := baselineBinary(mainBeforeLimits)
 	if err != nil {
-		return fmt.Sprintf("| per-key limits and metering on /v1/sign | not measured: %v |\n", err), ""
+		return infoFigure("per-key limits and metering on /v1/sign, cost per request", fmt.Sprintf("not measured: %v", err)), ""
 	}
 	servers = append(servers, signServer{"neither (" + mainBeforeLimits + ")", nil, base})
 	if prev, err := baselineBinary(mainGroupCommit); err == nil {
 		servers = append(servers, signServer{"limits and group-committed metering (" + mainGroupCommit + ")", servers[0].env, prev})
 	}
 	p50 := signAlternating(servers, limitsRounds, &table, &checks)
-	cost, meteredCost := pairedCost(p50[0], p50[2]), pairedCost(p50[1], p50[2])
+	limited, meteredCost := pairedCost(p50[0], p50[2]), pairedCost(p50[1], p50[2])
 	if len(p50) > 3 {
 		rounds = fmt.Sprintf("Against %s, where a signing's count took a second commit, the tree's p50 is %+.1f%% (median of the rounds' ratios).\n\n",
 			mainGroupCommit, pairedCost(p50[0], p50[3]))
 	}
 	on, metered, off := medianDuration(p50[0]), medianDuration(p50[1]), medianDuration(p50[2])
-	row = fmt.Sprintf("| per-key limits and metering on /v1/sign, cost per request (goal: at most %.0f%% of its p50) | %+.1f%% %s (median of the rounds' ratios; medians %.2f ms against %.2f ms; metering only %+.1f%%, %.2f ms) |\n",
-		goalLimitsCostPct, cost, yesNo(cost <= goalLimitsCostPct), ms(on), ms(off), meteredCost, ms(metered))
-	return row, rounds + table.String() + "\n" + checks.String()
+	cost = goalFigure("per-key limits and metering on /v1/sign, cost per request", fmt.Sprintf("at most %.0f%% of its p50", goalLimitsCostPct),
+		fmt.Sprintf("%+.1f%% (median of the rounds' ratios; medians %.2f ms against %.2f ms; metering only %+.1f%%, %.2f ms)", limited, ms(on), ms(off), meteredCost, ms(metered)),
+		limited <= goalLimitsCostPct)
+	return cost, rounds + table.String() + "\n" + checks.String()
 }
 
 // pairedCost is the median over rounds of how much longer a's p50 was

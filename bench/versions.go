@@ -210,7 +210,8 @@ func versionsResult(title string, docs []docxFile, installed, older *engineVersi
 		installed.version, older.version, old, libraryPath(old), len(docs), convertCorpus, versionRounds, installed.version,
 		elapsed.Round(time.Second), load0, loadAverage())
 	agree := versionsFidelity(&n, docs, installed, older)
-	versionsGoals(&n, installed, older, agree)
+	figs := versionsGoals(installed, older, agree)
+	n.WriteString(goalsTable(figs) + "\n")
 	for _, v := range []*engineVersion{installed, older} {
 		fmt.Fprintf(&n, "Engine counters of %s (warm-up and rounds): %s.", v.version, v.counters)
 		if len(v.failed) > 0 {
@@ -223,7 +224,7 @@ func versionsResult(title string, docs []docxFile, installed, older *engineVersi
 		n.WriteString(" ")
 	}
 	n.WriteString("The machine is shared and the client runs on it too.\n")
-	return result{title: title, table: versionsTable(installed, older), notes: n.String()}
+	return result{title: title, table: versionsTable(installed, older), notes: n.String(), figures: figs}
 }
 
 // versionsTable is each version's times.
@@ -264,35 +265,36 @@ func versionsFidelity(n *strings.Builder, docs []docxFile, versions ...*engineVe
 	return agree
 }
 
-// versionsGoals writes the goal of the issue, the installed version no
+// versionsGoals gives the goal of the issue, the installed version no
 // slower than the older at the median, in each measure.
-func versionsGoals(n *strings.Builder, installed, older *engineVersion, agree map[*engineVersion]agreement) {
+func versionsGoals(installed, older *engineVersion, agree map[*engineVersion]agreement) []figure {
 	a, b := installed.version, older.version
 	ratio := func(x, y [][]float64) (float64, float64, float64) {
 		mx, _ := measured(x...)
 		my, _ := measured(y...)
 		return percentile(mx, 50), percentile(my, 50), percentile(mx, 50) / percentile(my, 50)
 	}
-	n.WriteString("| goal of the issue (#27) | this run | met |\n|---|---|---|\n")
+	goal := fmt.Sprintf("at most %.2f", goalVersions)
 	x, y, r := ratio(installed.engine, older.engine)
-	fmt.Fprintf(n, "| %s no slower than %s at the median (engine time) | %.1f ms / %.1f ms = %.2f | %s |\n", a, b, x, y, r, yesNo(r <= goalVersions))
-	fmt.Fprintf(n, "| the same, round by round (engine medians) | %s | - |\n", roundList(roundRatios(installed.engine, older.engine)))
+	figs := []figure{
+		goalFigure(fmt.Sprintf("%s over %s, engine time at the median (#27)", a, b), goal, fmt.Sprintf("%.1f ms / %.1f ms = %.2f", x, y, r), r <= goalVersions),
+		infoFigure("the same, round by round (engine medians)", roundList(roundRatios(installed.engine, older.engine))),
+	}
 	x, y, r = ratio(installed.wall, older.wall)
-	fmt.Fprintf(n, "| the same, wall time | %.1f ms / %.1f ms = %.2f | %s |\n", x, y, r, yesNo(r <= goalVersions))
+	figs = append(figs, goalFigure("the same, wall time", goal, fmt.Sprintf("%.1f ms / %.1f ms = %.2f", x, y, r), r <= goalVersions))
 	paired, pairedWall := percentile(pairedRatios(installed.engine, older.engine), 50), percentile(pairedRatios(installed.wall, older.wall), 50)
-	fmt.Fprintf(n, "| the same, paired: median over documents and rounds of %s's time / %s's for the same document in the same round | engine %.2f, wall %.2f | %s, %s |\n",
-		a, b, paired, pairedWall, yesNo(paired <= goalVersions), yesNo(pairedWall <= goalVersions))
+	figs = append(figs, goalFigure("the same, paired (median over documents and rounds of the same document's ratio), engine time", goal,
+		fmt.Sprintf("%.2f (wall %.2f)", paired, pairedWall), paired <= goalVersions))
 	cpuA, cpuB := [][]float64{perDocument(installed.cpu)}, [][]float64{perDocument(older.cpu)}
 	x, y, r = ratio(cpuA, cpuB)
 	cpuPaired := percentile(pairedRatios(cpuA, cpuB), 50)
-	fmt.Fprintf(n, "| the same, in the worker's CPU time (user and system, /proc), which waiting for a core does not lengthen: median over documents "+
-		"of each one's mean over the rounds | %.1f ms / %.1f ms = %.2f; paired (median of the documents' ratios) %.2f | %s, %s |\n",
-		x, y, r, cpuPaired, yesNo(r <= goalVersions), yesNo(cpuPaired <= goalVersions))
+	figs = append(figs, goalFigure("the same, in the worker's CPU time (/proc), which waiting for a core does not lengthen", goal,
+		fmt.Sprintf("%.1f ms / %.1f ms = %.2f; paired %.2f", x, y, r, cpuPaired), r <= goalVersions))
 	passRatios := pairedRatios([][]float64{perPass(installed.cpu)}, [][]float64{perPass(older.cpu)})
-	fmt.Fprintf(n, "| the worker's CPU time for a whole pass over the corpus, round by round | %s (median %.2f) | - |\n",
-		roundList(passRatios), percentile(passRatios, 50))
-	fmt.Fprintf(n, "| PDF page count equal to Word's | %s: %d of %d; %s: %d of %d | - |\n\n", a, agree[installed].equal, agree[installed].documents,
-		b, agree[older].equal, agree[older].documents)
+	return append(figs,
+		infoFigure("the worker's CPU time for a whole pass, round by round", fmt.Sprintf("%s (median %.2f)", roundList(passRatios), percentile(passRatios, 50))),
+		infoFigure("PDF page count equal to Word's", fmt.Sprintf("%s: %d of %d; %s: %d of %d", a, agree[installed].equal, agree[installed].documents,
+			b, agree[older].equal, agree[older].documents)))
 }
 
 // roundRatios is, for each round, the median of a's times over
