@@ -34,7 +34,7 @@ func TestCancelDeliversTheWebhook(t *testing.T) {
 			defer hook.Close()
 			db := storetest.Open(t, storetest.URL(t, backend))
 			opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32),
-				PollInterval: 20 * time.Millisecond, Fetch: fetch.Options{AllowPrivate: true, Timeout: 10 * time.Second}}
+				PollInterval: 20 * time.Millisecond, Webhooks: fetch.New(fetch.Options{AllowPrivate: true, Timeout: 10 * time.Second})}
 			operator, err := New(db, opt) // submits and cancels; runs nothing
 			if err != nil {
 				t.Fatal(err)

@@ -52,14 +52,14 @@ type Options struct {
 	// QUIRE_CONVERT_JOB_TIMEOUT, ...): a job of one runs for at most its
 	// limit plus runMargin, and never longer than Timeout.
 	OperationTimeouts map[string]time.Duration
-	Lease             time.Duration // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
-	Retention         time.Duration // how long an ended job and its answer are kept
-	WebhookRetryFor   time.Duration // how long a webhook is retried
-	WebhookSecret     []byte        // the key of the webhooks' signatures (LoadSecret)
-	Fetch             fetch.Options // the network rules of webhook addresses
-	PollInterval      time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued         int           // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
-	MaxWait           time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
+	Lease             time.Duration  // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
+	Retention         time.Duration  // how long an ended job and its answer are kept
+	WebhookRetryFor   time.Duration  // how long a webhook is retried
+	WebhookSecret     []byte         // the key of the webhooks' signatures (LoadSecret)
+	Webhooks          *fetch.Fetcher // posts the webhooks, and checks their addresses at submission, under its network rules (required)
+	PollInterval      time.Duration  // how often an instance looks for work it was not told of; 0: 200 ms
+	MaxQueued         int            // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
+	MaxWait           time.Duration  // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
 	Logger            *slog.Logger
 	Registerer        prometheus.Registerer // nil: no metrics
 	Now               func() time.Time
@@ -119,7 +119,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0)),
+	s := &Service{db: db, opt: o, fetcher: o.Webhooks, metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0)),
 		lease: &lease{id: newLeaseID(), ttl: cmp(o.Lease, defaultLease), held: map[int]context.CancelFunc{}}, unlock: func() {}}
 	s.turn = quire.EngineTurn{Take: s.takeTurn, Give: func() { <-s.turns }}
 	// River learns of jobs inserted in a transaction (InsertManyTx, as
