@@ -16,8 +16,8 @@ func (a *App) Handler(version string) *httpapi.Server {
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
 	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, Jobs: a.Jobs, DB: a.DB,
 		Limits: a.Limits, Meter: a.Meter, APIUsage: a.DB, Logger: a.Log, Metrics: a.Metrics, Version: version, Pages: pages.Routes()}
-	if cfg.SignMemoryBudget > 0 {
-		d.Memory = memory.NewBudget(int64(cfg.SignMemoryBudget), cfg.MemoryKeyShare)
+	if cfg.MemoryBudget > 0 {
+		d.Memory = memory.NewBudget(int64(cfg.MemoryBudget), cfg.MemoryKeyShare)
 	}
 	// A nil pool must stay a nil interface: the API tells "off" by it.
 	if a.Convert != nil {

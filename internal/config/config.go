@@ -65,7 +65,7 @@ type Config struct {
 	LicenseHostsRefresh  time.Duration
 
 	SignMaxBytes       Bytes
-	SignMemoryBudget   Bytes
+	MemoryBudget       Bytes // QUIRE_SIGN_MEMORY_BUDGET: named when it bounded signing alone, it bounds every document operation
 	MemoryKeyShare     int
 	PDFMaxObjects      int
 	PDFMaxDecodedBytes Bytes
@@ -178,7 +178,7 @@ func (c *Config) Settings() []Setting {
 		{"pdf-max-files", "QUIRE_PDF_MAX_FILES", "most files in one request of the PDF tools (more: 400)", (*intValue)(&c.PDFMaxFiles), false},
 		{"pdf-render-max-pixels", "QUIRE_PDF_RENDER_MAX_PIXELS", "most pixels of a page rendered by POST /v1/pdf/render (more: 400, naming the highest dpi that fits); the render also stops at QUIRE_CONVERT_JOB_TIMEOUT", (*intValue)(&c.PDFRenderMaxPixels), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
-		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
+		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.MemoryBudget, false},
 		{"memory-key-share", "QUIRE_MEMORY_KEY_SHARE", "percent (1-100) of QUIRE_SIGN_MEMORY_BUDGET that the operations of one API key may hold at once, so that one key's flood leaves room for the others; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", (*intValue)(&c.MemoryKeyShare), false},
 		{"pdf-max-objects", "QUIRE_PDF_MAX_OBJECTS", "most objects (cross-reference entries, pages, form fields) read from a PDF to sign or verify; object numbers must stay below it (beyond: 422)", (*intValue)(&c.PDFMaxObjects), false},
 		{"pdf-max-decoded-bytes", "QUIRE_PDF_MAX_DECODED_BYTES", "largest decompressed stream of a PDF to sign or verify; a document may decompress at most 4 times this, and 8 MiB plus 8 times its size (beyond: 422)", &c.PDFMaxDecodedBytes, false},
@@ -279,7 +279,7 @@ func Default() Config {
 		PDFMaxBytes:        50 << 20,
 		PDFMaxFiles:        20,
 		PDFRenderMaxPixels: 40_000_000,
-		SignMemoryBudget:   1 << 30,
+		MemoryBudget:       1 << 30,
 		MemoryKeyShare:     50,
 		PDFMaxObjects:      1_000_000, // pdf.DefaultLimits (internal/app checks they agree)
 		PDFMaxDecodedBytes: 64 << 20,
