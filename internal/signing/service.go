@@ -212,10 +212,10 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 }
 
 // record stores the record of a signing and, for a metered request, the
-// count of its answer (metering.Answer) in the same transaction: one
+// count of its response (metering.Tally) in the same transaction: one
 // commit for both. A count the key's quota refuses fails the signing.
 func (s *Service) record(ctx context.Context, rec quire.Signing, res Result) error {
-	a := metering.AnswerOf(ctx)
+	a := metering.TallyOf(ctx)
 	if a == nil {
 		if err := s.rec.RecordSigning(ctx, rec); err != nil {
 			return fmt.Errorf("record signing: %w", err)
