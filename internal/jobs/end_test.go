@@ -110,7 +110,7 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 			}
 			off := quire.JobResult{Status: 503, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"message":"Conversion is disabled on this server."}`)}
 			start(t, s, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
-				return quire.JobResult{}, &Later{After: time.Second, Answer: off}
+				return quire.JobResult{}, &Later{After: time.Second, Result: off}
 			})
 			sawWaiting := false
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
