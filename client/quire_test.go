@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -336,7 +337,12 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-func init() { apitest.RunWorkerIfAsked() }
+// The conversion pool of tests that start one runs this binary as its
+// workers.
+func TestMain(m *testing.M) {
+	apitest.RunWorkerIfAsked()
+	os.Exit(m.Run())
+}
 
 // TestConvertAgainstQuire converts through the real service with one warm
 // LibreOffice worker.

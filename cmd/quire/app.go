@@ -16,16 +16,21 @@ import (
 // errUsage makes withApp print the command's usage and exit 2.
 var errUsage = errors.New("usage")
 
-// withApp opens the services of cfg, runs fn, and turns its error into an
-// exit status: 2 and the usage for errUsage, 1 for other failures. The
-// data directory must have been set up by serve or init.
-func withApp(cfg *config.Config, stderr io.Writer, name, usage string, fn func(context.Context, *app.App) error) int {
+// opener opens the services of a Config that a command uses: app.Open
+// (all of them), app.OpenRecords, app.OpenJobs or app.OpenVerifier.
+type opener func(context.Context, *config.Config, app.Options) (*app.App, error)
+
+// withApp opens the services of cfg that open builds, runs fn, and turns
+// its error into an exit status: 2 and the usage for errUsage, 1 for
+// other failures. The data directory must have been set up by serve or
+// init.
+func withApp(cfg *config.Config, stderr io.Writer, name, usage string, open opener, fn func(context.Context, *app.App) error) int {
 	if err := requireDataDir(cfg); err != nil {
 		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
 	ctx := context.Background()
-	a, err := app.Open(ctx, cfg, app.Options{Logger: newLogger(stderr, "warn"), OnDemand: true})
+	a, err := open(ctx, cfg, app.Options{Logger: newLogger(stderr, "warn"), OnDemand: true})
 	if err != nil {
 		fmt.Fprintln(stderr, name+":", err)
 		return 1

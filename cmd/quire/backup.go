@@ -30,7 +30,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	return withApp(cfg, stderr, "quire backup", backupUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire backup", backupUsage, app.OpenRecords, func(ctx context.Context, a *app.App) error {
 		m, err := writeBackup(ctx, a, file)
 		if err != nil {
 			return err

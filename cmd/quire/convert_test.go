@@ -16,15 +16,6 @@ import (
 	"github.com/quire-dev/quire/internal/convert/pdfatest"
 )
 
-// The conversion pool of runConvert starts os.Executable() with the
-// argument "convert-worker": in this package's tests that is the test
-// binary, which becomes a worker here, before TestMain.
-func init() {
-	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
-		os.Exit(runConvertWorker(nil, os.Stdout, os.Stderr))
-	}
-}
-
 // requireConvertEngine fails (not skips) when LibreOffice or pdfinfo is
 // missing, naming the Debian packages.
 func requireConvertEngine(t *testing.T) {

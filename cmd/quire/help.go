@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/config"
 )
 
@@ -17,7 +18,11 @@ func parseArgs(fs *flag.FlagSet, usage string, args []string) (*config.Config, [
 	own := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { own[f.Name] = true })
 	fs.Usage = func() { printHelp(fs, usage, own) }
-	return config.Parse(fs, args)
+	cfg, rest, err := config.Parse(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, rest, app.Check(cfg)
 }
 
 // printHelp writes fs's help to its output: usage, the flags named in own,

@@ -30,6 +30,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The conversion pool of runConvert starts os.Executable() with the
+	// argument "convert-worker": in this package's tests that is the test
+	// binary, which becomes a worker here.
+	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
+		os.Exit(runConvertWorker(nil, os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "quire-bin-")
 	if err != nil {
 		panic(err)

@@ -37,7 +37,7 @@ func runJobs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire jobs:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire jobs", jobsUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire jobs", jobsUsage, app.OpenJobs, func(ctx context.Context, a *app.App) error {
 		svc := a.Jobs
 		switch {
 		case sub == "list" && len(pos) == 0:

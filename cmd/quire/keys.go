@@ -39,7 +39,7 @@ func runKeys(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire keys:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire keys", keysUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire keys", keysUsage, app.OpenRecords, func(ctx context.Context, a *app.App) error {
 		switch {
 		case sub == "list" && len(pos) == 0 && asJSON:
 			return listKeysJSON(ctx, a, stdout)

@@ -40,7 +40,7 @@ func runLicense(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire license:", err)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire license", licenseUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire license", licenseUsage, app.OpenRecords, func(ctx context.Context, a *app.App) error {
 		switch {
 		case sub == "create" && len(pos) == 0 && org != "" && email != "":
 			l, err := a.Telemetry.CreateLicense(ctx, org, email, hosts)

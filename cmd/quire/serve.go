@@ -50,7 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	memory.LimitRuntime(int64(cfg.SignMemoryBudget))
+	memory.LimitRuntime(int64(cfg.MemoryBudget))
 	if err := libc.KeepFreed(); err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func runSign(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, signUsage)
 		return 2
 	}
-	return withApp(cfg, stderr, "quire sign", signUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire sign", signUsage, app.Open, func(ctx context.Context, a *app.App) error {
 		in, err := os.ReadFile(pos[0])
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	valid := false
-	code := withApp(cfg, stderr, "quire verify", verifyUsage, func(ctx context.Context, a *app.App) error {
+	code := withApp(cfg, stderr, "quire verify", verifyUsage, app.OpenVerifier, func(ctx context.Context, a *app.App) error {
 		pdf, err := os.ReadFile(pos[0])
 		if err != nil {
 			return err

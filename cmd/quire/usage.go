@@ -44,11 +44,11 @@ func runUsage(args []string, stdout, stderr io.Writer) int {
 		keys = []string{*key}
 	}
 	if *api {
-		return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app.App) error {
+		return withApp(cfg, stderr, "quire usage", usageUsage, app.OpenRecords, func(ctx context.Context, a *app.App) error {
 			return apiUsage(ctx, a, stdout, *from, *to, *groupBy, *asJSON, *asCSV)
 		})
 	}
-	return withApp(cfg, stderr, "quire usage", usageUsage, func(ctx context.Context, a *app.App) error {
+	return withApp(cfg, stderr, "quire usage", usageUsage, app.OpenRecords, func(ctx context.Context, a *app.App) error {
 		q, err := telemetry.ParseQuery(*from, *to, *groupBy, keys, time.Now())
 		if err != nil {
 			return err

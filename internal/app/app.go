@@ -88,24 +88,60 @@ type converter interface {
 	annotate.Converter
 }
 
-// Open builds the services of cfg: it opens the database (applying
+// Open builds every service of cfg: it opens the database (applying
 // migrations), loads the server secret and checks it against the
 // database, loads the signing identity and starts the engines. Close
 // releases all of it.
 func Open(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	return open(ctx, cfg, o, (*App).openServices)
+}
+
+// OpenRecords opens what the commands that read and change records need
+// (quire keys, license, usage, backup): the database, checked against the
+// server secret, and the services that work on it alone (Auth, Telemetry,
+// Limits, Meter, Limiter). It loads no signing key (a token is not
+// opened), starts no engine and creates no jobs' client.
+func OpenRecords(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	return open(ctx, cfg, o, nil)
+}
+
+// OpenJobs is OpenRecords with the jobs' service, which reads and
+// cancels jobs but runs none (quire jobs).
+func OpenJobs(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	return open(ctx, cfg, o, func(a *App, _ context.Context, _ Options) (err error) {
+		a.Jobs, err = a.newJobs(true)
+		return err
+	})
+}
+
+// OpenVerifier is OpenRecords with a signing service that only verifies,
+// against the trust anchors: the roots recorded in the database (every
+// instance's own) and those of QUIRE_TRUST_ROOTS and QUIRE_TRUST_TSA. It
+// loads no signing key (quire verify).
+func OpenVerifier(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	return open(ctx, cfg, o, (*App).openVerifier)
+}
+
+// open opens the records of cfg, then what more builds.
+func open(ctx context.Context, cfg *config.Config, o Options, more func(*App, context.Context, Options) error) (*App, error) {
 	a := &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	if err := a.open(ctx, o); err != nil {
+	err := a.openRecords(ctx)
+	if err == nil && more != nil {
+		err = more(a, ctx, o)
+	}
+	if err != nil {
 		a.Close(context.Background())
 		return nil, err
 	}
 	return a, nil
 }
 
-// open builds the services in order, each from those before it.
-func (a *App) open(ctx context.Context, o Options) (err error) {
+// openRecords opens the database and builds the services over it alone,
+// in order, each from those before it.
+func (a *App) openRecords(ctx context.Context) (err error) {
 	cfg := a.Config
 	if a.DB == nil {
 		if a.DB, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
@@ -120,26 +156,13 @@ func (a *App) open(ctx context.Context, o Options) (err error) {
 	if err := auth.CheckSecret(ctx, a.DB, secret); err != nil {
 		return err
 	}
-	if err := a.startEngines(o.OnDemand); err != nil {
-		return err
-	}
-	if err := a.openSigning(ctx, o.Timestamper); err != nil {
-		return err
-	}
-	if a.Annotate, err = a.newAnnotate(); err != nil {
-		return err
-	}
-	a.PDFTools = NewPDFTools(cfg, a.Log, a.Metrics)
-	if a.Jobs, err = a.newJobs(o.OnDemand); err != nil {
-		return err
-	}
 	sender, err := mail.New(mail.Options{URL: cfg.SMTPURL, From: cfg.MailFrom, CAFile: cfg.SMTPCAFile,
 		Timeout: cfg.MailTimeout, OutboxDir: filepath.Join(cfg.DataDir, "outbox"), Logger: a.Log})
 	if err != nil {
 		return fmt.Errorf("mail: %w", err)
 	}
 	a.Limiter = ratelimit.New(a.DB, secret, a.now)
-	a.Limits = keylimit.New(cfg.KeyLimits(), a.DB, ratelimit.NewBlocks(a.Limiter), a.now)
+	a.Limits = keylimit.New(keyLimits(cfg), a.DB, ratelimit.NewBlocks(a.Limiter), a.now)
 	a.Meter = metering.NewRecorder(a.DB, a.now, a.Metrics)
 	a.Auth = auth.New(a.DB, sender, secret, a.Limiter, auth.Options{
 		KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
@@ -153,10 +176,28 @@ func (a *App) open(ctx context.Context, o Options) (err error) {
 	return nil
 }
 
+// openServices builds, over the records, the engines and the services
+// that use them, in order, each from those before it.
+func (a *App) openServices(ctx context.Context, o Options) (err error) {
+	if err := a.startEngines(o.OnDemand); err != nil {
+		return err
+	}
+	if err := a.openSigning(ctx, o.Timestamper); err != nil {
+		return err
+	}
+	if a.Annotate, err = a.newAnnotate(); err != nil {
+		return err
+	}
+	a.PDFTools = NewPDFTools(a.Config, a.Log, a.Metrics)
+	a.Jobs, err = a.newJobs(o.OnDemand)
+	return err
+}
+
 // NewPDFTools returns the PDF tools of cfg, for the service or for
 // quire pdf, which needs nothing else of it (reg may be nil).
 func NewPDFTools(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *pdftools.Service {
-	return pdftools.New(cfg.PDFToolsOptions(log), reg)
+	pdftools.DisableConfigDir()
+	return pdftools.New(pdfToolsOptions(cfg, log), reg)
 }
 
 // newJobs builds the jobs' service. It runs jobs once StartJobs gives it
@@ -172,10 +213,10 @@ func (a *App) newJobs(onDemand bool) (*jobs.Service, error) {
 	if !onDemand {
 		workers = a.jobWorkers()
 	}
-	return jobs.New(a.DB, jobs.Options{Workers: workers, MaxQueued: cfg.JobMaxQueued, Timeout: cfg.JobTimeout, OperationTimeouts: cfg.OperationTimeouts(),
+	return jobs.New(a.DB, jobs.Options{Workers: workers, MaxQueued: cfg.JobMaxQueued, Timeout: cfg.JobTimeout, OperationTimeouts: operationTimeouts(cfg),
 		Lease: cfg.JobLease, Retention: cfg.JobRetention, MaxWait: cfg.JobMaxWait,
 		WebhookRetryFor: cfg.WebhookRetryFor, WebhookSecret: secret, Logger: a.Log, Registerer: a.Metrics,
-		Fetch: fetch.Options{Timeout: cfg.FetchTimeout, AllowPrivate: cfg.FetchAllowPrivate}})
+		Webhooks: fetch.New(fetch.Options{Timeout: cfg.FetchTimeout, AllowPrivate: cfg.FetchAllowPrivate})})
 }
 
 // jobWorkers is how many jobs the instance runs at once: as many as it
@@ -212,32 +253,55 @@ func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
 		}
 		a.identity, a.ownID = id, true
 	}
-	level, err := cfg.Level()
+	level, err := signLevel(cfg)
 	if err != nil {
 		return err
 	}
-	trustRoots, err := loadCertificates("QUIRE_TRUST_ROOTS", cfg.TrustRoots)
-	if err != nil {
-		return err
-	}
-	trustTSA, err := loadCertificates("QUIRE_TRUST_TSA", strings.Join([]string{cfg.TrustTSA, cfg.TSACAFile}, ","))
+	opt, err := a.signingOptions()
 	if err != nil {
 		return err
 	}
 	if ts == nil {
 		ts = timestamper(cfg)
 	}
-	a.Signing = signing.New(a.identity, a.DB, a.converter, a.fetcher(int64(cfg.SignMaxBytes)), signing.Options{
-		MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: cfg.PDFLimits(), Logger: a.Log, Now: a.now,
-		Timestamper: ts, Level: level, TrustRoots: trustRoots, TrustTSA: trustTSA, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg})
+	opt.Timestamper, opt.Level = ts, level
+	a.Signing = signing.New(a.identity, a.DB, a.converter, a.fetcher(int64(cfg.SignMaxBytes)), opt)
 	return a.Signing.Publish(ctx)
+}
+
+// openVerifier builds a signing service without a signing key, which
+// verifies only.
+func (a *App) openVerifier(context.Context, Options) error {
+	opt, err := a.signingOptions()
+	if err != nil {
+		return err
+	}
+	a.Signing = signing.New(nil, a.DB, nil, a.fetcher(int64(a.Config.SignMaxBytes)), opt)
+	return nil
+}
+
+// signingOptions are the options of signing and verifying: limits, trust
+// anchors and what certificate pages name.
+func (a *App) signingOptions() (signing.Options, error) {
+	cfg := a.Config
+	trustRoots, err := loadCertificates("QUIRE_TRUST_ROOTS", cfg.TrustRoots)
+	if err != nil {
+		return signing.Options{}, err
+	}
+	trustTSA, err := loadCertificates("QUIRE_TRUST_TSA", strings.Join([]string{cfg.TrustTSA, cfg.TSACAFile}, ","))
+	if err != nil {
+		return signing.Options{}, err
+	}
+	return signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: pdfLimits(cfg), Logger: a.Log, Now: a.now,
+		TrustRoots: trustRoots, TrustTSA: trustTSA, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
+		Certificates: certpage.NewLazy(certpage.Options{})}, nil
 }
 
 // newAnnotate builds the template filler. Its downloads (templates and
 // images) go through the same network rules as signing's.
 func (a *App) newAnnotate() (*annotate.Service, error) {
 	cfg := a.Config
-	limits := cfg.AnnotateLimits()
+	limits := annotateLimits(cfg)
 	fetcher := a.fetcher(max(int64(cfg.AnnotateMaxBytes), limits.MaxImageBytes))
 	engine, err := annotate.NewEngine(limits, fetcher.Get, certpage.DefaultFonts("")[0].Path)
 	if err != nil {

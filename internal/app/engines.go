@@ -28,7 +28,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	if cfg.ConvertWorkers < 0 {
 		a.Log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
 	} else {
-		opt := cfg.ConvertOptions(a.Log)
+		opt := convertOptions(cfg, a.Log)
 		opt.Registerer = a.Metrics
 		if a.Convert, err = convert.NewPool(opt); err != nil {
 			return err
@@ -39,7 +39,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 		a.Log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
 		return nil
 	}
-	opt := cfg.ChromiumOptions(a.Log)
+	opt := chromiumOptions(cfg, a.Log)
 	opt.Registerer = a.Metrics
 	a.Chromium, err = chromium.NewPool(opt)
 	return err
@@ -94,7 +94,7 @@ type OnDemand struct {
 // NewOnDemand returns the on-demand worker of cfg's conversion settings,
 // for commands that convert without the rest of the service (quire convert).
 func NewOnDemand(cfg *config.Config, log *slog.Logger) *OnDemand {
-	return &OnDemand{opt: cfg.ConvertOptions(log), chromium: cfg.ChromiumOptions(log)}
+	return &OnDemand{opt: convertOptions(cfg, log), chromium: chromiumOptions(cfg, log)}
 }
 
 // Prints tells whether a document of format from is printed with

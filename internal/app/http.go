@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/web"
 )
 
@@ -15,6 +16,9 @@ func (a *App) Handler(version string) *httpapi.Server {
 		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
 	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, Jobs: a.Jobs, DB: a.DB,
 		Limits: a.Limits, Meter: a.Meter, APIUsage: a.DB, Logger: a.Log, Metrics: a.Metrics, Version: version, Pages: pages.Routes()}
+	if cfg.MemoryBudget > 0 {
+		d.Memory = memory.NewBudget(int64(cfg.MemoryBudget), cfg.MemoryKeyShare)
+	}
 	// A nil pool must stay a nil interface: the API tells "off" by it.
 	if a.Convert != nil {
 		d.Convert = a.Convert
@@ -23,8 +27,8 @@ func (a *App) Handler(version string) *httpapi.Server {
 		d.Chromium = a.Chromium
 	}
 	return httpapi.New(d, httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
-		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles, SignMemoryBudget: int64(cfg.SignMemoryBudget),
-		MemoryKeyShare: cfg.MemoryKeyShare, ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
+		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles,
+		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})
 }
 
 // StartJobs starts running the queued jobs through api, the server that

@@ -148,39 +148,36 @@ func normalizeSize(s PageSize) PageSize {
 	return PageSize{Width: clamp(s.Width, minPageSide, maxPageSide), Height: clamp(s.Height, minPageSide, maxPageSide)}
 }
 
-var defaultRenderer struct {
-	mu sync.Mutex
-	r  *Renderer
+// Lazy is a Renderer whose fonts are loaded at its first use, so that a
+// service starts, and signs without certificate pages, on a machine
+// without them. A failed load is not remembered: installing a missing
+// font package fixes a running service.
+type Lazy struct {
+	opt Options
+	mu  sync.Mutex
+	r   *Renderer
 }
 
-// Default returns the renderer with the default fonts, loading them on first
-// use. A failed load is not remembered, so installing a missing font package
-// fixes a running service.
-func Default() (*Renderer, error) {
-	defaultRenderer.mu.Lock()
-	defer defaultRenderer.mu.Unlock()
-	if defaultRenderer.r == nil {
-		r, err := NewRenderer(Options{})
+// NewLazy returns the renderer of opt, loaded at its first use.
+func NewLazy(opt Options) *Lazy { return &Lazy{opt: opt} }
+
+// Renderer returns the renderer, loading its fonts on first use.
+func (l *Lazy) Renderer() (*Renderer, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.r == nil {
+		r, err := NewRenderer(l.opt)
 		if err != nil {
 			return nil, err
 		}
-		defaultRenderer.r = r
+		l.r = r
 	}
-	return defaultRenderer.r, nil
+	return l.r, nil
 }
 
-// Render renders with the default renderer; see Renderer.Render.
-func Render(d Data, size PageSize) (file []byte, sigRect [4]float64, err error) {
-	r, err := Default()
-	if err != nil {
-		return nil, sigRect, err
-	}
-	return r.Render(d, size)
-}
-
-// Pages lays out with the default renderer; see Renderer.Pages.
-func Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]float64, err error) {
-	r, err := Default()
+// Pages lays out with the renderer; see Renderer.Pages.
+func (l *Lazy) Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]float64, err error) {
+	r, err := l.Renderer()
 	if err != nil {
 		return nil, sigRect, err
 	}

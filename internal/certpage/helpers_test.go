@@ -22,11 +22,15 @@ var (
 	a4Landscape = PageSize{Width: 841.89, Height: 595.28}
 )
 
+// defaultRenderer is the renderer of the default fonts, loaded once for
+// all the tests.
+var defaultRenderer = NewLazy(Options{})
+
 // testRenderer returns the default renderer; its error already names the
 // Debian package of a missing font.
 func testRenderer(t testing.TB) *Renderer {
 	t.Helper()
-	r, err := Default()
+	r, err := defaultRenderer.Renderer()
 	if err != nil {
 		t.Fatalf("loading the default fonts: %v", err)
 	}

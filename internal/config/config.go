@@ -1,13 +1,13 @@
 // Package config holds quire's one configuration struct, read from
 // command-line flags and QUIRE_* environment variables (a flag wins over
-// its variable). The table of settings is the single source for the flags,
+// its variable). It only reads settings: it imports no package of quire's
+// services, and internal/app builds their options from it. The table of settings is the single source for the flags,
 // the variables and the documentation test that keeps docs/configuration.md true.
 package config
 
 import (
 	"flag"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"net/url"
 	"os"
@@ -17,16 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/annotate"
-	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/chromium"
-	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/keylimit"
-	"github.com/quire-dev/quire/internal/pdf"
-	"github.com/quire-dev/quire/internal/pdfsign"
-	"github.com/quire-dev/quire/internal/pdftools"
-	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/units"
 )
 
 // Config is every setting of the program.
@@ -37,7 +28,7 @@ type Config struct {
 	Secret          string
 	AdminToken      string
 	AdminSessionTTL time.Duration
-	AdminLoginPerIP ratelimit.Rate
+	AdminLoginPerIP units.Rate
 	PublicURL       string
 	LogLevel        string
 	ShutdownTimeout time.Duration
@@ -57,13 +48,13 @@ type Config struct {
 	KeyPrefix        string
 	CodeTTL          time.Duration
 	CodeMaxAttempts  int
-	RegisterPerEmail ratelimit.Rate
-	RegisterPerIP    ratelimit.Rate
-	VerifyPerIP      ratelimit.Rate
+	RegisterPerEmail units.Rate
+	RegisterPerIP    units.Rate
+	VerifyPerIP      units.Rate
 
 	KeyMaxConcurrent int
-	KeyRate          ratelimit.Rate
-	KeyQuota         keylimit.Quota
+	KeyRate          units.Rate
+	KeyQuota         units.Quota
 
 	CollectQueue         int
 	CollectBatch         int
@@ -74,7 +65,7 @@ type Config struct {
 	LicenseHostsRefresh  time.Duration
 
 	SignMaxBytes       Bytes
-	SignMemoryBudget   Bytes
+	MemoryBudget       Bytes // QUIRE_SIGN_MEMORY_BUDGET: named when it bounded signing alone, it bounds every document operation
 	MemoryKeyShare     int
 	PDFMaxObjects      int
 	PDFMaxDecodedBytes Bytes
@@ -187,7 +178,7 @@ func (c *Config) Settings() []Setting {
 		{"pdf-max-files", "QUIRE_PDF_MAX_FILES", "most files in one request of the PDF tools (more: 400)", (*intValue)(&c.PDFMaxFiles), false},
 		{"pdf-render-max-pixels", "QUIRE_PDF_RENDER_MAX_PIXELS", "most pixels of a page rendered by POST /v1/pdf/render (more: 400, naming the highest dpi that fits); the render also stops at QUIRE_CONVERT_JOB_TIMEOUT", (*intValue)(&c.PDFRenderMaxPixels), false},
 		{"sign-max-bytes", "QUIRE_SIGN_MAX_BYTES", "largest document to sign, inline (before base64) or downloaded; the request body may be 4/3 of it plus 2 MiB", &c.SignMaxBytes, false},
-		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.SignMemoryBudget, false},
+		{"sign-memory-budget", "QUIRE_SIGN_MEMORY_BUDGET", "memory that the document operations (/v1/sign, /v1/verify, /v1/annotate, /v1/convert) may hold at once: each is charged 8 times its body before reading it, then what its input's shape will cost (docs/configuration.md, Memory); beyond it 503 ENGINE_UNAVAILABLE with Retry-After", &c.MemoryBudget, false},
 		{"memory-key-share", "QUIRE_MEMORY_KEY_SHARE", "percent (1-100) of QUIRE_SIGN_MEMORY_BUDGET that the operations of one API key may hold at once, so that one key's flood leaves room for the others; beyond it 503 ENGINE_UNAVAILABLE with Retry-After", (*intValue)(&c.MemoryKeyShare), false},
 		{"pdf-max-objects", "QUIRE_PDF_MAX_OBJECTS", "most objects (cross-reference entries, pages, form fields) read from a PDF to sign or verify; object numbers must stay below it (beyond: 422)", (*intValue)(&c.PDFMaxObjects), false},
 		{"pdf-max-decoded-bytes", "QUIRE_PDF_MAX_DECODED_BYTES", "largest decompressed stream of a PDF to sign or verify; a document may decompress at most 4 times this, and 8 MiB plus 8 times its size (beyond: 422)", &c.PDFMaxDecodedBytes, false},
@@ -235,7 +226,7 @@ func (c *Config) Settings() []Setting {
 		{"key-quota", "QUIRE_KEY_QUOTA", "documents one API key may process per calendar month (UTC), N/month (10000/month), counted by the metering; 0: no quota", &c.KeyQuota, false},
 		{"convert-max-files", "QUIRE_CONVERT_MAX_FILES", "most files in one POST /v1/convert (more: 400); together they stay within the request's body limit (QUIRE_CONVERT_MAX_INPUT_BYTES plus 1 MiB)", (*intValue)(&c.ConvertMaxFiles), false},
 		{"chromium-workers", "QUIRE_CHROMIUM_WORKERS", "headless Chromium browsers printing HTML and Markdown to PDF (about 200 MB each); 0: one per CPU core; negative: off, HTML and Markdown go to LibreOffice", (*intValue)(&c.ChromiumWorkers), false},
-		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program; empty: Debian's chromium-headless-shell (" + chromium.ShellPath + ") when it is installed, else " + chromium.BrowserPath, (*stringValue)(&c.ChromiumPath), false},
+		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program; empty: Debian's chromium-headless-shell (/usr/bin/chromium-headless-shell) when it is installed, else /usr/bin/chromium", (*stringValue)(&c.ChromiumPath), false},
 		{"chromium-max-memory", "QUIRE_CHROMIUM_MAX_MEMORY", "a browser whose processes' private resident memory exceeds it while printing a page is killed and replaced, and the request gets 422; after a page, above two thirds of it, it is replaced", &c.ChromiumMaxMemory, false},
 		{"chromium-max-jobs", "QUIRE_CHROMIUM_MAX_JOBS", "a browser is replaced after printing that many pages; negative: never", (*intValue)(&c.ChromiumMaxJobs), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
@@ -268,13 +259,13 @@ func Default() Config {
 		KeyPrefix:        "sd",
 		CodeTTL:          15 * time.Minute,
 		CodeMaxAttempts:  5,
-		RegisterPerEmail: ratelimit.Rate{N: 5, Per: time.Hour},
-		RegisterPerIP:    ratelimit.Rate{N: 20, Per: time.Hour},
+		RegisterPerEmail: units.Rate{N: 5, Per: time.Hour},
+		RegisterPerIP:    units.Rate{N: 20, Per: time.Hour},
 		AdminSessionTTL:  12 * time.Hour,
-		AdminLoginPerIP:  ratelimit.Rate{N: 10, Per: 15 * time.Minute},
-		VerifyPerIP:      ratelimit.Rate{N: 30, Per: 15 * time.Minute},
+		AdminLoginPerIP:  units.Rate{N: 10, Per: 15 * time.Minute},
+		VerifyPerIP:      units.Rate{N: 30, Per: 15 * time.Minute},
 		KeyMaxConcurrent: 10,
-		KeyRate:          ratelimit.Rate{N: 600, Per: time.Minute},
+		KeyRate:          units.Rate{N: 600, Per: time.Minute},
 
 		CollectQueue:         4096,
 		CollectBatch:         2000,
@@ -288,11 +279,11 @@ func Default() Config {
 		PDFMaxBytes:        50 << 20,
 		PDFMaxFiles:        20,
 		PDFRenderMaxPixels: 40_000_000,
-		SignMemoryBudget:   1 << 30,
+		MemoryBudget:       1 << 30,
 		MemoryKeyShare:     50,
-		PDFMaxObjects:      pdf.DefaultLimits().MaxObjects,
-		PDFMaxDecodedBytes: Bytes(pdf.DefaultLimits().MaxDecodedSize),
-		PDFMaxNesting:      pdf.DefaultLimits().MaxNesting,
+		PDFMaxObjects:      1_000_000, // pdf.DefaultLimits (internal/app checks they agree)
+		PDFMaxDecodedBytes: 64 << 20,
+		PDFMaxNesting:      64,
 		FetchTimeout:       30 * time.Second,
 		TSATimeout:         10 * time.Second,
 		PKCS11Key:          "quire-signing",
@@ -313,20 +304,20 @@ func Default() Config {
 		ConvertMaxMemory:     1536 << 20,
 		ConvertMaxExpanded:   256 << 20,
 		ConvertMaxRatio:      200,
-		ConvertMaxNesting:    convert.DefaultMaxNesting,
-		ConvertMaxTableCells: convert.DefaultMaxTableCells,
+		ConvertMaxNesting:    200,     // convert.DefaultMaxNesting
+		ConvertMaxTableCells: 100_000, // convert.DefaultMaxTableCells
 		ConvertMaxFiles:      10,
-		LibreOfficeDir:       convert.DefaultProgramDir,
+		LibreOfficeDir:       "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
 		ChromiumMaxMemory:    1 << 30,
 		ChromiumMaxJobs:      200,
 
 		AnnotateMaxBytes:         25 << 20,
-		AnnotateMaxExpandedBytes: Bytes(annotate.DefaultLimits.Package.MaxTotalSize),
-		AnnotateMaxPartBytes:     Bytes(annotate.DefaultLimits.Package.MaxPartSize),
-		AnnotateMaxXMLElements:   annotate.DefaultLimits.XML.MaxElements,
-		AnnotateMaxXMLDepth:      annotate.DefaultLimits.XML.MaxDepth,
-		AnnotateMaxImageBytes:    Bytes(annotate.DefaultLimits.MaxImageBytes),
-		AnnotateMaxImagePixels:   int(annotate.DefaultLimits.MaxImagePixels),
+		AnnotateMaxExpandedBytes: 256 << 20, // annotate.DefaultLimits
+		AnnotateMaxPartBytes:     64 << 20,
+		AnnotateMaxXMLElements:   2_000_000,
+		AnnotateMaxXMLDepth:      256,
+		AnnotateMaxImageBytes:    10 << 20,
+		AnnotateMaxImagePixels:   40_000_000,
 	}
 }
 
@@ -368,105 +359,13 @@ func Parse(fs *flag.FlagSet, args []string) (*Config, []string, error) {
 	return c, positional, c.Check()
 }
 
-// ConvertOptions are the options of the conversion engine.
-func (c *Config) ConvertOptions(log *slog.Logger) convert.Options {
-	return convert.Options{PoolOptions: c.enginePool(log, c.ConvertWorkers, c.ConvertMaxJobs, int64(c.ConvertMaxMemory), int64(c.ConvertMaxWorkerRSS)),
-		MaxInputBytes: int64(c.ConvertMaxInputBytes), MaxExpandedBytes: int64(c.ConvertMaxExpanded),
-		MaxCompressionRatio: c.ConvertMaxRatio, MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells, Dir: c.ConvertDir, ProgramDir: c.LibreOfficeDir}
-}
-
-// ChromiumOptions are the options of the Chromium engine; its jobs
-// have the conversion's timeout and queue.
-func (c *Config) ChromiumOptions(log *slog.Logger) chromium.Options {
-	return chromium.Options{PoolOptions: c.enginePool(log, c.ChromiumWorkers, c.ChromiumMaxJobs, int64(c.ChromiumMaxMemory), int64(c.ChromiumMaxMemory)*2/3),
-		Path: c.ChromiumPath, Text: convert.TextLimits{MaxNesting: c.ConvertMaxNesting, MaxTableCells: c.ConvertMaxTableCells}}
-}
-
-// enginePool is the pool settings of an engine: its own count, jobs and
-// memory limits (during a job, and after one), and the queue and time
-// limits that both engines share.
-func (c *Config) enginePool(log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) convert.PoolOptions {
-	return convert.PoolOptions{Workers: workers, QueueLength: c.ConvertQueue, JobTimeout: c.ConvertJobTimeout, StartTimeout: c.ConvertStartTimeout,
-		MaxJobsPerWorker: maxJobs, MaxWorkerMemory: maxMemory, MaxWorkerRSS: maxRSS, Logger: log}
-}
-
-// AnnotateLimits are the limits of filling a template.
-func (c *Config) AnnotateLimits() annotate.Limits {
-	l := annotate.DefaultLimits
-	l.Package.MaxTotalSize, l.Package.MaxPartSize = int64(c.AnnotateMaxExpandedBytes), int64(c.AnnotateMaxPartBytes)
-	l.XML.MaxElements, l.XML.MaxDepth = c.AnnotateMaxXMLElements, c.AnnotateMaxXMLDepth
-	l.MaxImageBytes, l.MaxImagePixels = int64(c.AnnotateMaxImageBytes), int64(c.AnnotateMaxImagePixels)
-	return l
-}
-
-// Level is the PAdES level of signatures (QUIRE_SIGN_LEVEL): as set, or
-// B-LT with a time-stamp authority and B-B without.
-func (c *Config) Level() (pdfsign.Level, error) {
-	switch {
-	case c.SignLevel != "":
-		l, err := pdfsign.ParseLevel(c.SignLevel)
-		if err != nil {
-			return 0, fmt.Errorf("QUIRE_SIGN_LEVEL: %w", err)
-		}
-		if l > pdfsign.LevelB && c.TSAURL == "" {
-			return 0, fmt.Errorf("QUIRE_SIGN_LEVEL %s needs a time-stamp authority: set QUIRE_TSA_URL", l)
-		}
-		return l, nil
-	case c.TSAURL != "":
-		return pdfsign.LevelLT, nil
-	}
-	return pdfsign.LevelB, nil
-}
-
-// KeyLimits are the default per-key limits.
-func (c *Config) KeyLimits() keylimit.Limits {
-	return keylimit.Limits{Concurrent: c.KeyMaxConcurrent, Rate: c.KeyRate, Quota: int64(c.KeyQuota)}
-}
-
-// PDFToolsOptions are the limits of the PDF tools: each PDF within the
-// reader's limits of signing, the job timeout of conversion.
-func (c *Config) PDFToolsOptions(log *slog.Logger) pdftools.Options {
-	return pdftools.Options{Limits: c.PDFLimits(), MaxBytes: int64(c.PDFMaxBytes), MaxFiles: c.PDFMaxFiles,
-		RenderMaxPixels: int64(c.PDFRenderMaxPixels), Timeout: c.ConvertJobTimeout, Logger: log}
-}
-
-// OperationTimeouts are the operations' own limits, which bound their
-// jobs (plus the time to read and store them, at most QUIRE_JOB_TIMEOUT):
-// a conversion gets QUIRE_CONVERT_JOB_TIMEOUT twice (the soffice fallback
-// gets as long again), and so do the PDF tools (a render stops at it);
-// signing downloads a document, may convert a DOCX to PDF/A, asks each
-// time-stamp authority in turn for up to two time-stamps (B-LTA) and
-// downloads revocation data; annotate downloads a template and images
-// and converts the filled document.
-func (c *Config) OperationTimeouts() map[string]time.Duration {
-	convert := 2 * c.ConvertJobTimeout
-	tsas := time.Duration(len(strings.FieldsFunc(c.TSAURL, func(r rune) bool { return r == ',' || r == ' ' })))
-	return map[string]time.Duration{
-		quire.OpConvert:  convert,
-		quire.OpPDF:      convert,
-		quire.OpSign:     2*c.FetchTimeout + convert + 2*tsas*c.TSATimeout,
-		quire.OpAnnotate: 2*c.FetchTimeout + convert,
-	}
-}
-
-// PDFLimits are the bounds of reading a PDF to sign or verify; the input
-// size follows from QUIRE_SIGN_MAX_BYTES.
-func (c *Config) PDFLimits() pdf.Limits {
-	return pdf.Limits{MaxObjects: c.PDFMaxObjects, MaxDecodedSize: int64(c.PDFMaxDecodedBytes), MaxNesting: c.PDFMaxNesting}
-}
-
-// Check reports settings that cannot work together or at all.
+// Check reports settings that cannot work together or at all, as far as
+// settings alone tell (app.Check asks the services about the others).
 func (c *Config) Check() error {
-	if _, err := c.Level(); err != nil {
-		return err
-	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("QUIRE_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)
-	}
-	if !auth.ValidKeyPrefix(c.KeyPrefix) {
-		return fmt.Errorf("QUIRE_KEY_PREFIX %q: want 1 to 16 lowercase letters or digits", c.KeyPrefix)
 	}
 	if c.CodeMaxAttempts < 1 {
 		return fmt.Errorf("QUIRE_CODE_MAX_ATTEMPTS must be at least 1")

@@ -43,7 +43,6 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		}
 	}
 	for _, c := range []Config{
-		func() Config { c := Default(); c.KeyPrefix = "SD"; return c }(),
 		func() Config { c := Default(); c.LogLevel = "loud"; return c }(),
 		func() Config { c := Default(); c.AdminToken = "short"; return c }(),
 		func() Config { c := Default(); c.CodeMaxAttempts = 0; return c }(),
@@ -97,22 +96,5 @@ func TestSecretsAreNeverPrinted(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "hunter2") || strings.Contains(out.String(), strings.Repeat("ab", 32)) || !strings.Contains(out.String(), "QUIRE_ADMIN_TOKEN") {
 		t.Errorf("usage output shows a secret:\n%s", out.String())
-	}
-}
-
-func TestSignLevel(t *testing.T) {
-	for _, c := range []struct {
-		level, tsa, want string // want "" : refused
-	}{{"", "", "B-B"}, {"", "https://tsa.example", "B-LT"}, {"B-LTA", "https://tsa.example", "B-LTA"},
-		{"b-t", "https://tsa.example", "B-T"}, {"B-B", "https://tsa.example", "B-B"}, {"B-LT", "", ""}, {"B-X", "https://tsa.example", ""}} {
-		cfg := Default()
-		cfg.SignLevel, cfg.TSAURL = c.level, c.tsa
-		l, err := cfg.Level()
-		if got := l.String(); (err != nil) != (c.want == "") || err == nil && got != c.want {
-			t.Errorf("QUIRE_SIGN_LEVEL=%q QUIRE_TSA_URL=%q: %s, %v; want %q", c.level, c.tsa, got, err, c.want)
-		}
-		if err != nil && (cfg.Check() == nil || !strings.Contains(cfg.Check().Error(), "QUIRE_SIGN_LEVEL")) {
-			t.Errorf("Check does not refuse QUIRE_SIGN_LEVEL=%q: %v", c.level, cfg.Check())
-		}
 	}
 }

@@ -194,7 +194,7 @@ func startTestPool(t *testing.T, mode string, o Options) *Pool {
 	t.Helper()
 	o.Executable = os.Args[0]
 	o.WorkerArgs = []string{"quire-test-worker", mode}
-	o.hostNamespaces = mode == "script"
+	o.hostNamespaces = o.hostNamespaces || mode == "script"
 	o.Dir = t.TempDir()
 	if o.Workers == 0 {
 		o.Workers = 1

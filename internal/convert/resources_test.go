@@ -258,11 +258,9 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 // every format that can be rewritten (DOC cannot).
 func TestRewritingAloneKeepsDocumentsInside(t *testing.T) {
 	requireLibreOffice(t)
-	isolation.Store(false)
-	t.Cleanup(func() { isolation.Store(true) })
 	r := refs{l: listen(t), c: canaryPaths(t)}
 	r.c.write(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}, hostNamespaces: true})
 	checkResources(t, p, r, resourceDocs(r))
 }
 

@@ -27,24 +27,23 @@ import (
 //     (confine.go). Where the kernel refuses namespaces (some containers),
 //     the processes run in the host's, and a warning says so once.
 
-// isolation is true while starting processes in namespaces works.
-var isolation atomic.Bool
-
-func init() { isolation.Store(true) }
+// namespacesRefused is set once the kernel has refused namespaces: the
+// processes started after it run in the host's, without trying again.
+var namespacesRefused atomic.Bool
 
 // startIsolated starts the command that newCmd returns (a new one for
 // each try) in namespaces of its own, or, if the kernel refuses, without. The process is in a process group of its own and is killed
 // when the supervisor dies.
 func startIsolated(o *Options, newCmd func(isolated bool) *exec.Cmd) (*exec.Cmd, error) {
 	log := o.Logger
-	if !o.hostNamespaces && isolation.Load() {
+	if !o.hostNamespaces && !namespacesRefused.Load() {
 		cmd := newCmd(true)
 		cmd.SysProcAttr = sandboxAttr(true)
 		err := cmd.Start()
 		if err == nil || !namespaceRefused(err) {
 			return cmd, err
 		}
-		if isolation.Swap(false) && log != nil {
+		if !namespacesRefused.Swap(true) && log != nil {
 			log.Warn("convert: the kernel refuses network namespaces; LibreOffice runs with the host's network, and only its settings and the input's rewriting keep documents from reaching it", "err", err)
 		}
 	}

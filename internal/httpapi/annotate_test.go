@@ -24,8 +24,6 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-func init() { apitest.RunWorkerIfAsked() }
-
 const annotateCorpus = "../../../shared/corpus/annotate"
 
 const (

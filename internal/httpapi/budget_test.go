@@ -80,7 +80,7 @@ func TestSigningMemoryBudget(t *testing.T) {
 	small := `{"document":` + inline(pdftest.OnePage("small")) + `}`
 	charge := int64(len(body)) * httpapi.BytesPerBodyByte
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) {
-		c.SignMemoryBudget = charge + charge/2 // one sign request, and a smaller one beside it
+		c.MemoryBudget = charge + charge/2 // one sign request, and a smaller one beside it
 	}))
 	key := e.key("budget@example.com")
 	signHeader := map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}
@@ -129,7 +129,7 @@ func TestWriteTimeoutCutsOffNonReader(t *testing.T) {
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) {
 		c.WriteTimeout = 300 * time.Millisecond
 		c.SendBuffer = 8 << 10 // so that the answer cannot fit in the sockets' buffers
-		c.SignMemoryBudget = int64(len(body)) * httpapi.BytesPerBodyByte * 3 / 2
+		c.MemoryBudget = int64(len(body)) * httpapi.BytesPerBodyByte * 3 / 2
 	}))
 	key := e.key("slow@example.com")
 

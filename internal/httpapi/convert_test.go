@@ -10,9 +10,6 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-// The test binary doubles as the conversion worker of withConversion.
-func init() { apitest.RunWorkerIfAsked() }
-
 func withConversion() envOption { return func(c *apitest.Config) { c.ConvertWorkers = 1 } }
 
 // convert posts content as the multipart field "file" to /v1/convert?query.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -36,8 +37,12 @@ func withSettings(f func(*config.Config)) envOption {
 func withPrivateFetch() envOption                  { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
 func withConfig(f func(*apitest.Config)) envOption { return f }
 
-// The conversion pool of tests that start one runs this binary as its workers.
-func init() { apitest.RunWorkerIfAsked() }
+// The conversion pool of tests that start one runs this binary as its
+// workers.
+func TestMain(m *testing.M) {
+	apitest.RunWorkerIfAsked()
+	os.Exit(m.Run())
+}
 
 func newEnv(t *testing.T, db *store.DB, opt auth.Options, options ...envOption) *env {
 	t.Helper()

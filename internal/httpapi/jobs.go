@@ -146,7 +146,7 @@ func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) 
 	}
 	r.Header = http.Header(req.Header)
 	r.RemoteAddr = "job:" + j.ID
-	rec := &answerRecorder{header: http.Header{}}
+	rec := &responseRecorder{header: http.Header{}}
 	s.jobHandler.ServeHTTP(rec, r)
 	if rec.status == 0 {
 		return quire.JobResult{}, errors.New("the handler wrote no answer")
@@ -157,27 +157,27 @@ func (s *Server) RunJob(ctx context.Context, j quire.Job, req quire.JobRequest) 
 	}
 	res := quire.JobResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
 	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
-		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second), Answer: res}
+		return quire.JobResult{}, &jobs.Later{After: max(time.Duration(after)*time.Second, time.Second), Result: res}
 	}
 	return res, nil
 }
 
-// answerRecorder keeps the answer of a job's run.
-type answerRecorder struct {
+// responseRecorder keeps the response of a job's run.
+type responseRecorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
 }
 
-func (rc *answerRecorder) Header() http.Header { return rc.header }
+func (rc *responseRecorder) Header() http.Header { return rc.header }
 
-func (rc *answerRecorder) WriteHeader(status int) {
+func (rc *responseRecorder) WriteHeader(status int) {
 	if rc.status == 0 {
 		rc.status = status
 	}
 }
 
-func (rc *answerRecorder) Write(b []byte) (int, error) {
+func (rc *responseRecorder) Write(b []byte) (int, error) {
 	rc.WriteHeader(http.StatusOK)
 	return rc.body.Write(b)
 }

@@ -42,7 +42,7 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 			h(w, r)
 			return
 		}
-		ans := &metering.Answer{Key: key.ID, Operation: op, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}, Start: start,
+		tally := &metering.Tally{Key: key.ID, Operation: op, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}, Start: start,
 			Settle: func(c quire.Charge, res quire.ChargeResult) error {
 				s.deps.Meter.Counted(c, res)
 				if adm == nil {
@@ -53,13 +53,13 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 				return err
 			}}
 		if adm != nil {
-			ans.Quota = adm.Limits.Quota
+			tally.Quota = adm.Limits.Quota
 		}
 		if b, ok := r.Body.(*body); ok {
-			ans.Read = func() int64 { return b.read }
+			tally.Read = func() int64 { return b.read }
 		}
-		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, answer: ans}
-		h(m, r.WithContext(metering.WithAnswer(r.Context(), ans)))
+		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, tally: tally}
+		h(m, r.WithContext(metering.WithTally(r.Context(), tally)))
 	}
 }
 
@@ -94,11 +94,11 @@ func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Seco
 // meter returns the count of the metered request of ctx, which its
 // handler fills in (documents, pages, engine time, a conversion); a
 // throwaway one outside of any (the request has no key).
-func meter(ctx context.Context) *metering.Answer {
-	if a := metering.AnswerOf(ctx); a != nil {
+func meter(ctx context.Context) *metering.Tally {
+	if a := metering.TallyOf(ctx); a != nil {
 		return a
 	}
-	return &metering.Answer{}
+	return &metering.Tally{}
 }
 
 // pdfPages reads the page count of the page tree's root: one of quire's
@@ -129,7 +129,7 @@ type meteredWriter struct {
 	http.ResponseWriter
 	srv     *Server
 	r       *http.Request
-	answer  *metering.Answer
+	tally   *metering.Tally
 	decided bool
 	failed  bool
 }
@@ -166,17 +166,17 @@ func (m *meteredWriter) Write(b []byte) (int, error) {
 func (m *meteredWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
 
 func (m *meteredWriter) record() error {
-	if m.answer.Committed() {
+	if m.tally.Committed() {
 		return nil
 	}
-	c := m.answer.Charge(m.srv.deps.Meter.Now())
+	c := m.tally.Charge(m.srv.deps.Meter.Now())
 	// The answer is ready: a client that went away meanwhile still had
 	// the work done, and is counted.
 	res, err := m.srv.deps.Meter.Record(context.WithoutCancel(m.r.Context()), c)
 	if err != nil {
-		m.srv.logger(m.r.Context()).Error("usage not recorded; answering 503", "key_id", m.answer.Key, "operation", m.answer.Operation, "err", err)
+		m.srv.logger(m.r.Context()).Error("usage not recorded; answering 503", "key_id", m.tally.Key, "operation", m.tally.Operation, "err", err)
 		return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: 5 * time.Second,
 			Message: "The request could not be counted, so its answer is withheld; try again shortly."}
 	}
-	return m.answer.Settled(c, res)
+	return m.tally.Settled(c, res)
 }

@@ -5,7 +5,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"log"
 	"log/slog"
@@ -39,21 +38,20 @@ type Deps struct {
 	Logger    *slog.Logger
 	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
 	Version   string
-	Pages     []Route // the pages for people (internal/web)
+	Pages     []Route        // the pages for people (internal/web)
+	Memory    *memory.Budget // what the budgeted routes may hold at once (budget.go); nil: unbounded
 }
 
 // Options are the HTTP-level limits and trust settings.
 type Options struct {
-	MaxBodyBytes     int64          // default body limit of routes without one
-	TrustedProxies   []netip.Prefix // whose X-Forwarded-For is believed
-	AdminToken       string         // bearer token of operator endpoints; empty: none
-	ConvertMaxBytes  int64          // largest document to convert
-	ConvertMaxFiles  int            // most files in one conversion request; 0: 10
-	SignMemoryBudget int64          // memory the budgeted routes may hold at once (budget.go, internal/memory); 0: unbounded
-	MemoryKeyShare   int            // percent of SignMemoryBudget one API key may hold; 0: 100
-	ReadTimeout      time.Duration  // longest time to read a request, body included
-	WriteTimeout     time.Duration  // longest time to write an answer, from its first byte
-	CORSOrigins      []string       // origins whose pages may call the API; empty or "*": any
+	MaxBodyBytes    int64          // default body limit of routes without one
+	TrustedProxies  []netip.Prefix // whose X-Forwarded-For is believed
+	AdminToken      string         // bearer token of operator endpoints; empty: none
+	ConvertMaxBytes int64          // largest document to convert
+	ConvertMaxFiles int            // most files in one conversion request; 0: 10
+	ReadTimeout     time.Duration  // longest time to read a request, body included
+	WriteTimeout    time.Duration  // longest time to write an answer, from its first byte
+	CORSOrigins     []string       // origins whose pages may call the API; empty or "*": any
 }
 
 // Route is one operation of the API. Capabilities declare their routes
@@ -104,10 +102,9 @@ type Server struct {
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
-	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now()}
+	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now(), budget: d.Memory}
 	s.metrics = newMetrics(d.Metrics, d.DB)
-	if o.SignMemoryBudget > 0 {
-		s.budget = memory.NewBudget(o.SignMemoryBudget, cmp.Or(o.MemoryKeyShare, 100))
+	if s.budget != nil {
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
 	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), s.jobRoutes(), d.Pages)

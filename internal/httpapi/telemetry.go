@@ -133,7 +133,7 @@ func (s *Server) apiUsage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	answerReport(w, r, rep, func(w io.Writer) error { return metering.WriteCSV(w, rep) })
+	writeReport(w, r, rep, func(w io.Writer) error { return metering.WriteCSV(w, rep) })
 }
 
 // usage serves the usage report. The admin token reads every license; an
@@ -155,12 +155,12 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	answerReport(w, r, rep, func(w io.Writer) error { return telemetry.WriteCSV(w, rep) })
+	writeReport(w, r, rep, func(w io.Writer) error { return telemetry.WriteCSV(w, rep) })
 }
 
-// answerReport answers a usage report as JSON, or as CSV when the client
+// writeReport answers a usage report as JSON, or as CSV when the client
 // accepts text/csv.
-func answerReport(w http.ResponseWriter, r *http.Request, rep any, writeCSV func(io.Writer) error) {
+func writeReport(w http.ResponseWriter, r *http.Request, rep any, writeCSV func(io.Writer) error) {
 	if strings.Contains(r.Header.Get("Accept"), "text/csv") {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		writeCSV(w)

@@ -78,7 +78,7 @@ func TestCapHoldsWhileJobsRunAndWaitAgain(t *testing.T) {
 					succeeded <- struct{}{}
 					return quire.JobResult{Status: 200}, nil
 				}
-				return quire.JobResult{}, &Later{After: time.Hour, Answer: limited}
+				return quire.JobResult{}, &Later{After: time.Hour, Result: limited}
 			})
 			req := quire.JobRequest{Method: "POST", Target: "/v1/sign", Body: []byte("{}")}
 			submit := func(count int) (accepted int) {

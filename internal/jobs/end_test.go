@@ -34,7 +34,7 @@ func TestCancelDeliversTheWebhook(t *testing.T) {
 			defer hook.Close()
 			db := storetest.Open(t, storetest.URL(t, backend))
 			opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute, WebhookSecret: make([]byte, 32),
-				PollInterval: 20 * time.Millisecond, Fetch: fetch.Options{AllowPrivate: true, Timeout: 10 * time.Second}}
+				PollInterval: 20 * time.Millisecond, Webhooks: fetch.New(fetch.Options{AllowPrivate: true, Timeout: 10 * time.Second})}
 			operator, err := New(db, opt) // submits and cancels; runs nothing
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +110,7 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 			}
 			off := quire.JobResult{Status: 503, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"message":"Conversion is disabled on this server."}`)}
 			start(t, s, func(context.Context, quire.Job, quire.JobRequest) (quire.JobResult, error) {
-				return quire.JobResult{}, &Later{After: time.Second, Answer: off}
+				return quire.JobResult{}, &Later{After: time.Second, Result: off}
 			})
 			sawWaiting := false
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

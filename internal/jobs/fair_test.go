@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -92,7 +93,7 @@ func start(t testing.TB, s *Service, run func(context.Context, quire.Job, quire.
 func newService(t testing.TB, url string, change func(*Options)) *Service {
 	t.Helper()
 	opt := Options{Timeout: time.Minute, Retention: time.Hour, WebhookRetryFor: time.Minute,
-		WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond}
+		WebhookSecret: make([]byte, 32), PollInterval: 20 * time.Millisecond, Webhooks: fetch.New(fetch.Options{})}
 	if change != nil {
 		change(&opt)
 	}

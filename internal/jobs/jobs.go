@@ -35,11 +35,11 @@ type Runner func(ctx context.Context, j quire.Job, req quire.JobRequest) (quire.
 
 // Later is a Runner's error for work that cannot run now (a limit of the
 // key, an engine's full queue): the job is queued again, waiting for the
-// reason Answer gives, and runs again after After; past Options.MaxWait,
-// Answer is its result.
+// reason Result gives, and runs again after After; past Options.MaxWait,
+// it ends with Result.
 type Later struct {
 	After  time.Duration
-	Answer quire.JobResult // the answer that said "not now"
+	Result quire.JobResult // the response that said "not now"
 }
 
 func (l *Later) Error() string { return fmt.Sprintf("not now: again in %s", l.After) }
@@ -52,14 +52,14 @@ type Options struct {
 	// QUIRE_CONVERT_JOB_TIMEOUT, ...): a job of one runs for at most its
 	// limit plus runMargin, and never longer than Timeout.
 	OperationTimeouts map[string]time.Duration
-	Lease             time.Duration // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
-	Retention         time.Duration // how long an ended job and its answer are kept
-	WebhookRetryFor   time.Duration // how long a webhook is retried
-	WebhookSecret     []byte        // the key of the webhooks' signatures (LoadSecret)
-	Fetch             fetch.Options // the network rules of webhook addresses
-	PollInterval      time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued         int           // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
-	MaxWait           time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
+	Lease             time.Duration  // PostgreSQL: how long an instance's jobs are its own without renewing its lease; 0: 10 s
+	Retention         time.Duration  // how long an ended job and its answer are kept
+	WebhookRetryFor   time.Duration  // how long a webhook is retried
+	WebhookSecret     []byte         // the key of the webhooks' signatures (LoadSecret)
+	Webhooks          *fetch.Fetcher // posts the webhooks, and checks their addresses at submission, under its network rules (required)
+	PollInterval      time.Duration  // how often an instance looks for work it was not told of; 0: 200 ms
+	MaxQueued         int            // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
+	MaxWait           time.Duration  // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
 	Logger            *slog.Logger
 	Registerer        prometheus.Registerer // nil: no metrics
 	Now               func() time.Time
@@ -119,8 +119,8 @@ func New(db *store.DB, o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Service{db: db, opt: o, fetcher: fetch.New(o.Fetch), metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0)),
-		lease: &lease{id: newLeaseID(), ttl: cmp(o.Lease, defaultLease), held: map[int]context.CancelFunc{}}, unlock: func() {}}
+	s := &Service{db: db, opt: o, fetcher: o.Webhooks, metrics: newMetrics(db, o.Registerer), turns: make(chan struct{}, max(o.Workers, 0)),
+		lease: &lease{id: newLeaseID(), ttl: positiveOr(o.Lease, defaultLease), held: map[int]context.CancelFunc{}}, unlock: func() {}}
 	s.turn = quire.EngineTurn{Take: s.takeTurn, Give: func() { <-s.turns }}
 	// River learns of jobs inserted in a transaction (InsertManyTx, as
 	// submissions are) only by polling, and fetches again after a job
@@ -131,7 +131,7 @@ func New(db *store.DB, o Options) (*Service, error) {
 	// each poll of each queue is a fetch, which costs CPU even when idle
 	// (0.1 ms on SQLite under quire serve's malloc, libc.KeepFreed; 0.6-1.4
 	// ms without), which is why it is not shorter.
-	poll := cmp(o.PollInterval, 200*time.Millisecond)
+	poll := positiveOr(o.PollInterval, 200*time.Millisecond)
 	cfg := &river.Config{ID: s.lease.id, Logger: o.Logger, PollOnly: true, CompletedJobRetentionPeriod: o.Retention, JobTimeout: o.Timeout,
 		// A running job is taken for lost once it has run longer than any
 		// job may: a run that hangs (an instance that ends has its jobs
@@ -181,7 +181,8 @@ func (s *Service) takeTurn(ctx context.Context) error {
 	}
 }
 
-func cmp(v, def time.Duration) time.Duration {
+// positiveOr is v when it is set (positive), else def.
+func positiveOr(v, def time.Duration) time.Duration {
 	if v > 0 {
 		return v
 	}

@@ -75,9 +75,9 @@ func (w *runWorker) Work(ctx context.Context, rj *river.Job[runArgs]) error {
 	var later *Later
 	switch {
 	case errors.As(err, &later) && s.opt.MaxWait > 0 && s.opt.Now().Sub(j.CreatedAt) >= s.opt.MaxWait:
-		return s.finish(ctx, j, run, quire.JobFailed, errorMessage(later.Answer), later.Answer)
+		return s.finish(ctx, j, run, quire.JobFailed, errorMessage(later.Result), later.Result)
 	case errors.As(err, &later):
-		if err := s.db.RequeueJob(ctx, j.ID, run, errorMessage(later.Answer)); err != nil {
+		if err := s.db.RequeueJob(ctx, j.ID, run, errorMessage(later.Result)); err != nil {
 			return err
 		}
 		return river.JobSnooze(later.After)

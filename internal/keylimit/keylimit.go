@@ -16,13 +16,12 @@ package keylimit
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/units"
 )
 
 // Limits are the limits of one key. Zero values mean no limit.
@@ -317,28 +316,6 @@ func (e *Enforcer) limitsOf(ctx context.Context, key string) (Limits, error) {
 	return e.defaults.Apply(e.overrides[key]), nil
 }
 
-// Quota is a monthly quota of documents; its text form is "N/month", or
-// "0" for none. It is a flag.Value, for configuration and the CLI.
-type Quota int64
-
-func (q Quota) String() string {
-	if q == 0 {
-		return "0"
-	}
-	return strconv.FormatInt(int64(q), 10) + "/month"
-}
-
-// Set parses the text form.
-func (q *Quota) Set(s string) error {
-	if s == "0" {
-		*q = 0
-		return nil
-	}
-	n, ok := strings.CutSuffix(s, "/month")
-	v, err := strconv.ParseInt(n, 10, 64)
-	if !ok || err != nil || v < 1 {
-		return fmt.Errorf("quota %q: want N/month such as 10000/month, or 0 for none", s)
-	}
-	*q = Quota(v)
-	return nil
-}
+// Quota is a monthly quota of documents; its text form ("10000/month")
+// is read by settings and the CLI.
+type Quota = units.Quota

@@ -9,21 +9,6 @@ import (
 	"github.com/quire-dev/quire/internal/ratelimit"
 )
 
-func TestQuotaText(t *testing.T) {
-	for in, want := range map[string]keylimit.Quota{"0": 0, "10000/month": 10000, "1/month": 1} {
-		var q keylimit.Quota
-		if err := q.Set(in); err != nil || q != want || q.String() != in {
-			t.Errorf("Set(%q) = %v (%q), %v", in, q, q.String(), err)
-		}
-	}
-	for _, bad := range []string{"", "10000", "0/month", "-5/month", "5/week", "x/month"} {
-		var q keylimit.Quota
-		if err := q.Set(bad); err == nil {
-			t.Errorf("Set(%q) accepted", bad)
-		}
-	}
-}
-
 func TestOverridesReplaceOnlyWhatTheySet(t *testing.T) {
 	def := keylimit.Limits{Concurrent: 10, Rate: ratelimit.Rate{N: 600, Per: time.Minute}}
 	zero, rate := 0, 60

@@ -3,7 +3,7 @@
 // and engine seconds. A count is durable before its answer is sent: the
 // Recorder commits the counts of the requests that arrive together in one
 // transaction (a group commit) and returns when it is done; an operation
-// that commits a record of its own (a signing) commits its Answer's count
+// that commits a record of its own (a signing) commits its Tally's count
 // in that record's transaction instead. Either way the count is a
 // quire.Charge, which the key's monthly quota may refuse.
 //
@@ -74,7 +74,7 @@ func (r *Recorder) Record(ctx context.Context, c quire.Charge) (quire.ChargeResu
 	return r.batches.Do(ctx, c)
 }
 
-// Now is the recorder's clock: the day an Answer is counted in.
+// Now is the recorder's clock: the day a Tally is counted in.
 func (r *Recorder) Now() time.Time { return r.now() }
 
 // Close commits what is queued and stops the recorder.

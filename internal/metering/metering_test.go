@@ -27,7 +27,7 @@ func TestRecorderCommitsEveryRecord(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a := &metering.Answer{Key: []string{"k1", "k2"}[i%2], Operation: quire.OpSign, Start: time.Now(),
+				a := &metering.Tally{Key: []string{"k1", "k2"}[i%2], Operation: quire.OpSign, Start: time.Now(),
 					OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1, Pages: 3, InputBytes: 10, EngineSeconds: 0.5}}
 				if i%20 < 2 { // a sign of a DOCX also counts a conversion: 10 per key
 					a.Converted = 1

@@ -19,6 +19,7 @@ import (
 
 // testService is a service with the default limits of the settings.
 func testService() *Service {
+	DisableConfigDir()
 	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute,
 		Logger: slog.New(slog.DiscardHandler)}, nil)
 }

@@ -25,7 +25,11 @@ func config() *model.Configuration {
 	return conf
 }
 
-func init() { api.DisableConfigDir() }
+// DisableConfigDir makes pdfcpu, in the whole process, read and write no
+// configuration directory: by default its first use creates one in the
+// user's home, and its settings there would change how files from clients
+// are read. Call it once, before the first PDF tool runs (internal/app).
+func DisableConfigDir() { api.DisableConfigDir() }
 
 func (s *Service) merge(ctx context.Context, req Request) (Result, error) {
 	conf := config()

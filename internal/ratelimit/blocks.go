@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/quire-dev/quire/internal/units"
 )
 
 // Blocks limits rates like Limiter, but takes the shared counter's
@@ -52,7 +54,7 @@ func (b *Blocks) Take(ctx context.Context, scope, value string, r Rate) (Status,
 		return Status{}, nil
 	}
 	// One counter per window length: a changed N applies to the count so far.
-	name := b.limiter.bucket(scope, value) + "/" + shortDuration(r.Per)
+	name := b.limiter.bucket(scope, value) + "/" + units.ShortDuration(r.Per)
 	b.mu.Lock()
 	bl := b.held[name]
 	if bl == nil {

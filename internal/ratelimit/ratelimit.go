@@ -9,58 +9,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/units"
 )
 
-// Rate is at most N events per window Per. The zero Rate means unlimited.
-// Its text form is "N/DURATION", e.g. "5/1h", or "0" for unlimited; it is
-// a flag.Value so that configuration can hold it directly.
-type Rate struct {
-	N   int
-	Per time.Duration
-}
-
-func (r Rate) String() string {
-	if r.N == 0 {
-		return "0"
-	}
-	return strconv.Itoa(r.N) + "/" + shortDuration(r.Per)
-}
-
-// shortDuration prints 1h rather than 1h0m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// Set parses the text form.
-func (r *Rate) Set(s string) error {
-	if s == "0" {
-		*r = Rate{}
-		return nil
-	}
-	n, per, ok := strings.Cut(s, "/")
-	count, err := strconv.Atoi(n)
-	if !ok || err != nil || count < 1 {
-		return fmt.Errorf("rate %q: want N/DURATION such as 5/1h, or 0 for unlimited", s)
-	}
-	d, err := time.ParseDuration(per)
-	if err != nil || d < time.Second {
-		return fmt.Errorf("rate %q: the window must be a duration of at least 1s", s)
-	}
-	*r = Rate{N: count, Per: d}
-	return nil
-}
+// Rate is at most N events per window Per; the zero Rate means
+// unlimited. Its text form ("5/1h") is read by settings and the CLI.
+type Rate = units.Rate
 
 // Counter counts hits in fixed windows; *store.DB is one. Hit counts n
 // hits and returns the count so far in the window, these n included.
@@ -103,7 +60,7 @@ func (l *Limiter) Allow(ctx context.Context, scope, value string, r Rate) error 
 func tooMany(r Rate, scope string, retry time.Duration) error {
 	return &quire.Error{
 		Code:       quire.CodeRateLimit,
-		Message:    fmt.Sprintf("Too many requests: at most %d per %s for %s. Try again later.", r.N, shortDuration(r.Per), scope),
+		Message:    fmt.Sprintf("Too many requests: at most %d per %s for %s. Try again later.", r.N, units.ShortDuration(r.Per), scope),
 		RetryAfter: retry,
 	}
 }

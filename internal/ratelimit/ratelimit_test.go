@@ -12,24 +12,6 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-func TestRateText(t *testing.T) {
-	for in, want := range map[string]ratelimit.Rate{"5/1h": {5, time.Hour}, "30/15m": {30, 15 * time.Minute}, "0": {}} {
-		var r ratelimit.Rate
-		if err := r.Set(in); err != nil || r != want {
-			t.Errorf("Set(%q) = %v, %v", in, r, err)
-		}
-		if r.String() != in {
-			t.Errorf("String() = %q, want %q", r.String(), in)
-		}
-	}
-	for _, bad := range []string{"", "5", "x/1h", "0/1h", "-1/1h", "5/1ms", "5/soon"} {
-		var r ratelimit.Rate
-		if err := r.Set(bad); err == nil {
-			t.Errorf("Set(%q) accepted", bad)
-		}
-	}
-}
-
 func TestAllow(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		now := time.UnixMilli(1_700_000_400_000).UTC() // a window boundary for 10 minutes

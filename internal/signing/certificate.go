@@ -31,7 +31,7 @@ func (s *Service) appendCertificate(doc *pdf.Document, req Request, inputSHA str
 	if err != nil {
 		return 0, rect, s.documentError(err)
 	}
-	pages, rect, err := certpage.Pages(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
+	pages, rect, err := s.opt.Certificates.Pages(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
 	if err != nil {
 		s.opt.Logger.Error("certificate page", "err", err)
 		return 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,

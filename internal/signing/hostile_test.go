@@ -61,7 +61,7 @@ func TestEveryPDFAnswersWithinBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil, fetch.New(fetch.Options{MaxBytes: 64 << 20}),
-		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Options{Certificates: certificates, MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx := t.Context()
 	// The first certificate loads the fonts, once for the process.
 	if _, err := s.Sign(ctx, request(pdftest.OnePage("warm up"), "warm-up", true), "key"); err != nil {
@@ -133,7 +133,7 @@ func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil, fetch.New(fetch.Options{MaxBytes: 64 << 20}),
-		Options{MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Options{Certificates: certificates, MaxDocumentBytes: 64 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx := quire.WithTenant(t.Context(), "key")
 	if _, err := s.Sign(ctx, request(pdftest.OnePage("warm up"), "warm-up", true), "key"); err != nil {
 		t.Fatal(err)

@@ -116,7 +116,7 @@ func TestLongTermVerifyAfterExpiry(t *testing.T) {
 	// The TSA is trusted as the service's own: its root is learned from its
 	// tokens into the database.
 	service := func(now time.Time, db *store.DB) *Service {
-		return New(id, db, nil, loopbackFetcher(), Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		return New(id, db, nil, loopbackFetcher(), Options{Certificates: certificates, MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT,
 			Now: func() time.Time { return now }})
 	}
@@ -199,7 +199,7 @@ func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
 	tsa := pdftest.NewTSA(t)
 	guarded := fetch.New(fetch.Options{MaxBytes: 1 << 20}) // the default rules: no loopback
-	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	opt := Options{Certificates: certificates, MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT, Now: time.Now}
 	signed, err := New(id, db, nil, guarded, opt).Sign(ctx, submitted(pdftest.OnePage("guarded"), false), "key")
 	out := signed.PDF
@@ -222,7 +222,7 @@ func TestOCSPPreferred(t *testing.T) {
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, crlHits, ocspHits := operatorIdentity(t, time.Hour, true)
 	tsa := pdftest.NewTSA(t)
-	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	opt := Options{Certificates: certificates, MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Timestamper: &pdfsign.TSAClient{URL: tsa.URL}, Level: pdfsign.LevelLT,
 		Now: time.Now}
 	signed, err := New(id, db, nil, loopbackFetcher(), opt).Sign(ctx, submitted(pdftest.OnePage("ocsp"), false), "key")

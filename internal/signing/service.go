@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/memory"
@@ -51,8 +52,9 @@ type Options struct {
 	TrustTSA         []*x509.Certificate // time-stamp authority roots trusted besides those learned from Timestamper's tokens (QUIRE_TRUST_TSA)
 	Logger           *slog.Logger
 	Now              func() time.Time
-	PublicURL        string // the service's absolute URL, named on certificate pages; empty: unknown
-	Organization     string // who operates the service, named on certificate pages; empty: not named
+	PublicURL        string         // the service's absolute URL, named on certificate pages; empty: unknown
+	Organization     string         // who operates the service, named on certificate pages; empty: not named
+	Certificates     *certpage.Lazy // renders the certificate pages appended to signed documents
 }
 
 // Service signs documents and verifies signatures.
@@ -65,8 +67,9 @@ type Service struct {
 	opt        Options
 }
 
-// New returns the signing service, signing as id. It downloads documents
-// and revocation data with f, which bounds what they may reach and weigh.
+// New returns the signing service, signing as id; with a nil id, it only
+// verifies. It downloads documents and revocation data with f, which
+// bounds what they may reach and weigh.
 func New(id *pdfsign.Identity, rec Recorder, conv Converter, f *fetch.Fetcher, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -209,10 +212,10 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 }
 
 // record stores the record of a signing and, for a metered request, the
-// count of its answer (metering.Answer) in the same transaction: one
+// count of its response (metering.Tally) in the same transaction: one
 // commit for both. A count the key's quota refuses fails the signing.
 func (s *Service) record(ctx context.Context, rec quire.Signing, res Result) error {
-	a := metering.AnswerOf(ctx)
+	a := metering.TallyOf(ctx)
 	if a == nil {
 		if err := s.rec.RecordSigning(ctx, rec); err != nil {
 			return fmt.Errorf("record signing: %w", err)

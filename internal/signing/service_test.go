@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign"
@@ -22,13 +23,16 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
+// certificates renders the certificate pages of every test's signatures.
+var certificates = certpage.NewLazy(certpage.Options{})
+
 func newService(t *testing.T, db *store.DB, fetchOpt ...fetch.Options) *Service {
 	t.Helper()
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()}) // each its own CA
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	opt := Options{Certificates: certificates, MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var fo fetch.Options
 	if len(fetchOpt) > 0 {
 		fo = fetchOpt[0]

@@ -63,9 +63,14 @@ func (l *learning) States() []pdfsign.TSAState {
 
 // roots are the certificates a signature must chain to: this instance's
 // root, those of the other instances sharing the database, and the
-// operator's QUIRE_TRUST_ROOTS.
+// operator's QUIRE_TRUST_ROOTS. A service without a signing key (one
+// that only verifies) finds its instance's root among the recorded ones.
 func (s *Service) roots(ctx context.Context) (*x509.CertPool, error) {
-	return s.pool(ctx, s.id.Roots(), s.rec.SigningRoots, s.opt.TrustRoots, "signing root")
+	own := x509.NewCertPool()
+	if s.id != nil {
+		own = s.id.Roots()
+	}
+	return s.pool(ctx, own, s.rec.SigningRoots, s.opt.TrustRoots, "signing root")
 }
 
 // tsaRoots are the roots a time-stamp authority must chain to for its

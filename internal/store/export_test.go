@@ -1,21 +1,5 @@
 package store
 
-// SetCountChunk sets how many pending opens one transaction of
-// CountPending counts, until the returned function restores it.
-func SetCountChunk(n int) (restore func()) {
-	old := countChunk
-	countChunk = n
-	return func() { countChunk = old }
-}
-
-// SetLastMigration makes Open apply migrations up to version only, until
-// the returned function restores it.
-func SetLastMigration(version int) (restore func()) {
-	old := lastMigration
-	lastMigration = version
-	return func() { lastMigration = old }
-}
-
 // Pragma returns the value of a SQLite pragma on one of db's connections.
 func (db *DB) Pragma(name string) (string, error) {
 	var v string

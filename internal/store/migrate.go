@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -101,7 +100,7 @@ func (db *DB) migrateOnce(ctx context.Context) error {
 			return err
 		}
 		for _, m := range all {
-			if applied[m.version] || m.version > lastMigration {
+			if applied[m.version] || m.version > db.opt.MigrateTo {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, db.dialect.migration(m.sql)); err != nil {
@@ -125,10 +124,6 @@ func (db *DB) migrateOnce(ctx context.Context) error {
 	}
 	return nil
 }
-
-// lastMigration is the newest migration applied: all of them, except in
-// tests of a migration.
-var lastMigration = math.MaxInt
 
 // ErrSchemaTooNew is returned by Open when the database was migrated by a
 // newer quire: running on it could corrupt data this binary does not know.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,6 +42,22 @@ type DB struct {
 	path string
 	log  *DB
 	fold *sql.DB
+
+	opt Options
+}
+
+// Options are the bounds of a database that tests set smaller; the zero
+// value is the service's.
+type Options struct {
+	// MigrateTo is the newest migration applied: 0 applies all of them;
+	// a test of a migration opens a database of an earlier release.
+	MigrateTo int
+	// CountChunk is the most opens that one transaction of CountPending
+	// counts, so that a backlog (say, after counting failed for a while)
+	// is worked off in transactions of bounded length, each committed,
+	// rather than in one that could outlast its time limit every time.
+	// 0: 50000.
+	CountChunk int
 }
 
 type dialect struct {
@@ -74,10 +91,22 @@ var (
 // dataDir; "postgres://..." or "postgresql://..." opens PostgreSQL;
 // "sqlite:PATH" opens the SQLite file at PATH.
 func Open(ctx context.Context, rawURL, dataDir string) (*DB, error) {
+	return OpenWith(ctx, rawURL, dataDir, Options{})
+}
+
+// OpenWith is Open with the bounds of o.
+func OpenWith(ctx context.Context, rawURL, dataDir string, o Options) (*DB, error) {
+	if o.MigrateTo == 0 {
+		o.MigrateTo = math.MaxInt
+	}
+	if o.CountChunk == 0 {
+		o.CountChunk = 50000
+	}
 	db, err := open(rawURL, dataDir)
 	if err != nil {
 		return nil, err
 	}
+	db.opt = o
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -23,9 +23,7 @@ var ctx = context.Background()
 // openAt opens the database at u with its migrations up to version only:
 // a database of an earlier release, for a migration's test.
 func openAt(t *testing.T, u string, version int) *store.DB {
-	restore := store.SetLastMigration(version)
-	defer restore()
-	return storetest.Open(t, u)
+	return storetest.OpenWith(t, u, store.Options{MigrateTo: version})
 }
 
 func TestMigrationsConcurrentStart(t *testing.T) {

@@ -44,14 +44,8 @@ func (db *DB) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 	return target.inTx(ctx, func(tx *sql.Tx) error { return target.insertRows(ctx, tx, head, tail, columns, args) })
 }
 
-// countChunk is the most opens that one transaction of CountPending
-// counts, so that a backlog (say, after counting failed for a while) is
-// worked off in transactions of bounded length, each committed, rather
-// than in one that could outlast its time limit every time.
-var countChunk = 50000
-
 // CountPending folds the opens not yet counted into the per-document and
-// per-day counts, oldest first, in transactions of at most countChunk
+// per-day counts, oldest first, in transactions of at most Options.CountChunk
 // opens, until none is left. Rows are written in key order, so that
 // concurrent writers lock them in the same order.
 func (db *DB) CountPending(ctx context.Context) error {
@@ -76,18 +70,18 @@ func (db *DB) CountPending(ctx context.Context) error {
 			n, err = db.countSome(ctx, tx)
 			return err
 		})
-		if err != nil || n < int64(countChunk) {
+		if err != nil || n < int64(db.opt.CountChunk) {
 			return err
 		}
 	}
 }
 
-// countSome counts up to countChunk opens in tx and returns how many it
+// countSome counts up to Options.CountChunk opens in tx and returns how many it
 // counted. On SQLite, the transaction (of the fold's pool, eventlog.go)
 // takes the main file's only write lock with its first statement, so the
 // watermark it reads is the one it moves; the events after the watermark
 // are final, the log's ids following its commits: it counts the next
-// countChunk of them and moves the watermark past them.
+// Options.CountChunk of them and moves the watermark past them.
 // On PostgreSQL, intake on other instances goes on meanwhile, so the
 // counts are built from the pending rows that one DELETE removes (a
 // statement sees one snapshot, which holds every acknowledged open); the
@@ -101,7 +95,7 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 		err := tx.QueryRowContext(ctx, db.q(`WITH moved AS (DELETE FROM telemetry_pending WHERE ctid IN (
 			SELECT ctid FROM telemetry_pending LIMIT ?) RETURNING license_key, document_id, received_at, other_host, day, month),
 			docs AS (`+countDocuments(db.dialect, "moved")+`), days AS (`+countDays("moved")+`), opens AS (`+countOpens("moved")+`)
-			SELECT COUNT(*) FROM moved`), countChunk).Scan(&n)
+			SELECT COUNT(*) FROM moved`), db.opt.CountChunk).Scan(&n)
 		return n, err
 	}
 	var from int64
@@ -110,7 +104,7 @@ func (db *DB) countSome(ctx context.Context, tx *sql.Tx) (int64, error) {
 		return 0, err
 	}
 	err := tx.QueryRowContext(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM log.telemetry_events WHERE id > ? ORDER BY id LIMIT ?)`,
-		from, countChunk).Scan(&to, &n)
+		from, db.opt.CountChunk).Scan(&to, &n)
 	if err != nil || n == 0 {
 		return 0, err
 	}

@@ -17,11 +17,11 @@ import (
 // telemetry writers and a report do, in transactions of 7 opens: every
 // open must be counted once, none twice, none lost.
 func TestCountPendingIsExact(t *testing.T) {
-	defer store.SetCountChunk(7)()
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			u := storetest.URL(t, b)
-			dbs := []*store.DB{storetest.Open(t, u), storetest.Open(t, u)}
+			chunk := store.Options{CountChunk: 7}
+			dbs := []*store.DB{storetest.OpenWith(t, u, chunk), storetest.OpenWith(t, u, chunk)}
 			day := time.Date(2026, 11, 22, 23, 59, 59, 0, time.UTC)
 			const rounds, docs = 40, 5
 			var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,12 @@ func (b *browser) login(base, token string) {
 		chromedp.Submit(chromedp.CSS("#token")))
 }
 
-func init() { apitest.RunWorkerIfAsked() }
+// The conversion pool of tests that start one runs this binary as its
+// workers.
+func TestMain(m *testing.M) {
+	apitest.RunWorkerIfAsked()
+	os.Exit(m.Run())
+}
 
 func TestAdmin(t *testing.T) {
 	s := server(t, apitest.Config{ConvertWorkers: 1})

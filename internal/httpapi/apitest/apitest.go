@@ -49,7 +49,7 @@ type Config struct {
 	CORSOrigins       []string             // nil: any origin
 	ReadTimeout       time.Duration        // zero: none
 	WriteTimeout      time.Duration        // zero: none
-	SignMemoryBudget  int64                // zero: unbounded
+	MemoryBudget      int64                // zero: unbounded
 	MemoryKeyShare    int                  // percent of it one key may hold; zero: 100
 	SendBuffer        int                  // > 0: the socket send buffer of the server's connections, to test slow readers
 	// ConvertWorkers > 0 starts a conversion pool of that many LibreOffice
@@ -173,7 +173,7 @@ func (s *Server) settings(t testing.TB, tc Config) *config.Config {
 	cfg.MaxBodyBytes = cmp.Or(config.Bytes(tc.MaxBodyBytes), 1<<10)
 	cfg.CORSOrigins, cfg.TrustedProxies = tc.CORSOrigins, tc.TrustedProxies
 	cfg.ReadTimeout, cfg.WriteTimeout = tc.ReadTimeout, tc.WriteTimeout
-	cfg.SignMemoryBudget, cfg.MemoryKeyShare = config.Bytes(tc.SignMemoryBudget), cmp.Or(tc.MemoryKeyShare, 100)
+	cfg.MemoryBudget, cfg.MemoryKeyShare = config.Bytes(tc.MemoryBudget), cmp.Or(tc.MemoryKeyShare, 100)
 	cfg.KeyMaxConcurrent, cfg.KeyRate, cfg.KeyQuota = tc.KeyLimits.Concurrent, tc.KeyLimits.Rate, keylimit.Quota(tc.KeyLimits.Quota)
 	cfg.ConvertMaxFiles = 8
 	cfg.ConvertWorkers, cfg.ChromiumWorkers = engineCount(tc.ConvertWorkers), engineCount(tc.ChromiumBrowsers)

@@ -44,7 +44,13 @@ func ForEach(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // Open opens and migrates the database at rawURL, closed at cleanup.
 func Open(t testing.TB, rawURL string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), rawURL, t.TempDir())
+	return OpenWith(t, rawURL, store.Options{})
+}
+
+// OpenWith is Open with the bounds of o.
+func OpenWith(t testing.TB, rawURL string, o store.Options) *store.DB {
+	t.Helper()
+	db, err := store.OpenWith(context.Background(), rawURL, t.TempDir(), o)
 	if err != nil {
 		t.Fatalf("open %s: %v", rawURL, err)
 	}

@@ -7,11 +7,11 @@ import (
 	"github.com/quire-dev/quire"
 )
 
-// Answer is the count of one answer to a key, while it is prepared: the
-// HTTP adapter starts it and puts it in the request's context, the work
-// adds what it processed (pages, a conversion on the way), and it is
-// committed once, before the answer is sent.
-type Answer struct {
+// Tally is the usage count of one request of a key, while its response
+// is prepared: the HTTP adapter starts it and puts it in the request's
+// context, the work adds what it processed (pages, a conversion on the
+// way), and it is committed once, before the response is sent.
+type Tally struct {
 	Key       string
 	Quota     int64 // the key's monthly quota of documents; 0: none
 	Operation string
@@ -20,30 +20,30 @@ type Answer struct {
 	Start     time.Time
 	Read      func() int64 // the request's bytes read so far, its input bytes
 	// Settle, when set, learns the outcome of the commit of charge c; its
-	// error (a refusal by the quota) is the answer's.
+	// error (a refusal by the quota) is the response's.
 	Settle func(c quire.Charge, res quire.ChargeResult) error
 
 	committed bool
 }
 
-type answerCtx struct{}
+type tallyCtx struct{}
 
-// WithAnswer returns ctx carrying a.
-func WithAnswer(ctx context.Context, a *Answer) context.Context {
-	return context.WithValue(ctx, answerCtx{}, a)
+// WithTally returns ctx carrying a.
+func WithTally(ctx context.Context, a *Tally) context.Context {
+	return context.WithValue(ctx, tallyCtx{}, a)
 }
 
-// AnswerOf returns the answer being prepared in ctx, or nil outside of a
+// TallyOf returns the tally of the request in ctx, or nil outside of a
 // metered request.
-func AnswerOf(ctx context.Context) *Answer {
-	a, _ := ctx.Value(answerCtx{}).(*Answer)
+func TallyOf(ctx context.Context) *Tally {
+	a, _ := ctx.Value(tallyCtx{}).(*Tally)
 	return a
 }
 
-// Charge is what the answer counts if it is sent now, on the day of the
+// Charge is what the request counts if its response is sent now, on the day of the
 // service's clock now: the engine time is the time since Start unless the
 // work measured it.
-func (a *Answer) Charge(now time.Time) quire.Charge {
+func (a *Tally) Charge(now time.Time) quire.Charge {
 	u := a.OperationUsage
 	if a.Read != nil {
 		u.InputBytes = a.Read()
@@ -60,13 +60,13 @@ func (a *Answer) Charge(now time.Time) quire.Charge {
 	return c
 }
 
-// Committed reports whether the answer's count was committed already (by
+// Committed reports whether the tally was committed already (by
 // the work's own transaction).
-func (a *Answer) Committed() bool { return a.committed }
+func (a *Tally) Committed() bool { return a.committed }
 
-// Settled records the outcome of the commit of the answer's charge c,
+// Settled records the outcome of the commit of the tally's charge c,
 // and returns the refusal of the quota, if any.
-func (a *Answer) Settled(c quire.Charge, res quire.ChargeResult) error {
+func (a *Tally) Settled(c quire.Charge, res quire.ChargeResult) error {
 	a.committed = !res.Refused
 	if a.Settle != nil {
 		return a.Settle(c, res)
