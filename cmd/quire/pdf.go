@@ -91,8 +91,8 @@ func pdfRequestFlags(fs *flag.FlagSet, op string) *pdftools.Request {
 	fs.Float64Var(&r.Opacity, "opacity", 0, "watermark: opacity, more than 0, at most 1 (default 0.5)")
 	fs.BoolVar(&r.Stamp, "stamp", false, "watermark: over the content")
 	fs.BoolVar(&r.FacturX, "facturx", false, "attach: make a Factur-X invoice of the file named "+pdftools.FacturXName)
-	fs.IntVar(&r.Page, "page", 0, "render: the `PAGE` (default 1)")
-	fs.IntVar(&r.DPI, "dpi", 0, "render: resolution (default 150)")
+	fs.IntVar(&r.Page, "page", pdftools.DefaultPage, "render: the `PAGE`")
+	fs.IntVar(&r.DPI, "dpi", pdftools.DefaultDPI, "render: resolution")
 	return r
 }
 

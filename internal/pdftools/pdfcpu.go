@@ -100,7 +100,7 @@ func (s *Service) split(in *input, req Request) (Result, error) {
 // spansOf returns the page spans of a split: the ranges, or every N pages.
 func spansOf(req Request, pages int) ([][2]int, error) {
 	if req.Ranges != "" {
-		return ranges(req.Ranges, pages)
+		return ranges("ranges", req.Ranges, pages)
 	}
 	var out [][2]int
 	for p := 1; p <= pages; p += req.Every {

@@ -86,9 +86,9 @@ func chosenPages(sel string, n int) ([]int, error) {
 	if sel == "" {
 		sel = "1-"
 	}
-	spans, err := ranges(sel, n)
+	spans, err := ranges("pages", sel, n)
 	if err != nil {
-		return nil, quire.Invalid("The pages are not in the document.", quire.Detail{Field: "pages", Issue: fmt.Sprintf("%q is not within pages 1-%d", sel, n)})
+		return nil, err
 	}
 	var out []int
 	seen := map[int]bool{}
