@@ -3,9 +3,13 @@ package httpapi_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"image/png"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/metering"
@@ -167,5 +171,49 @@ func TestHostilePDFsThroughThePDFTools(t *testing.T) {
 		if r := e.bounded(t, "GET", "/v1/health", nil, "", ""); r.status != 200 {
 			t.Fatalf("health after %s: %d", h.Name, r.status)
 		}
+	}
+}
+
+// TestPDFClientLeavingStopsTheWorker: a client that hangs up while
+// pdfcpu splits a 200,000-page PDF (issue #46) ends the work through the
+// whole server: the worker process is gone within 2 s (quire_pdf_workers
+// back at 0), where before the split went on for minutes.
+func TestPDFClientLeavingStopsTheWorker(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("leaving@example.com")
+	body, ctype := multipartFiles(upload{"huge.pdf", pdftest.WidePageTree(200_000)})
+	ctx, hangUp := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.URL+"/v1/pdf/split?every=1", body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+key)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			t.Errorf("the split answered %d before the client left", res.StatusCode)
+		}
+	}()
+	workers := regexp.MustCompile(`(?m)^quire_pdf_workers (\d+)$`)
+	running := func() string {
+		m := workers.FindStringSubmatch(string(e.get("/metrics").body))
+		if m == nil {
+			t.Fatal("no quire_pdf_workers in /metrics")
+		}
+		return m[1]
+	}
+	for deadline := time.Now().Add(3 * time.Minute); running() != "1"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pdfcpu worker started in 3 minutes")
+		}
+	}
+	hangUp()
+	<-answered
+	left := time.Now()
+	for running() != "0" {
+		if time.Since(left) > 2*time.Second {
+			t.Fatal("the worker still runs 2 s after the client left")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
