@@ -50,7 +50,7 @@ func runPDF(args []string, stdout, stderr io.Writer) int {
 		}
 		req.Files = append(req.Files, pdftools.File{Name: filepath.Base(path), Data: b})
 	}
-	res, err := app.NewPDFTools(cfg, newLogger(stderr, "warn"), nil).Do(context.Background(), *req)
+	res, err := app.NewPDFTools(cfg, newLogger(stderr, "warn"), nil, nil).Do(context.Background(), *req)
 	if err != nil {
 		fmt.Fprintf(stderr, "quire pdf %s: %s\n", op, describe(err))
 		return 1
@@ -91,8 +91,8 @@ func pdfRequestFlags(fs *flag.FlagSet, op string) *pdftools.Request {
 	fs.Float64Var(&r.Opacity, "opacity", 0, "watermark: opacity, more than 0, at most 1 (default 0.5)")
 	fs.BoolVar(&r.Stamp, "stamp", false, "watermark: over the content")
 	fs.BoolVar(&r.FacturX, "facturx", false, "attach: make a Factur-X invoice of the file named "+pdftools.FacturXName)
-	fs.IntVar(&r.Page, "page", 0, "render: the `PAGE` (default 1)")
-	fs.IntVar(&r.DPI, "dpi", 0, "render: resolution (default 150)")
+	fs.IntVar(&r.Page, "page", pdftools.DefaultPage, "render: the `PAGE`")
+	fs.IntVar(&r.DPI, "dpi", pdftools.DefaultDPI, "render: resolution")
 	return r
 }
 

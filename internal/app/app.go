@@ -76,9 +76,10 @@ type App struct {
 	converter converter // Convert, the on-demand worker, or nil
 	onDemand  *OnDemand
 	identity  *pdfsign.Identity
-	ownDB     bool // the database and the identity were opened here, and are closed with the app
-	ownID     bool // (the identity may hold a token's session)
-	jobsOn    bool // the jobs' workers were started (StartJobs)
+	fonts     *certpage.Lazy // the certificate page's, loaded at first use; text watermarks use them too
+	ownDB     bool           // the database and the identity were opened here, and are closed with the app
+	ownID     bool           // (the identity may hold a token's session)
+	jobsOn    bool           // the jobs' workers were started (StartJobs)
 	now       func() time.Time
 }
 
@@ -124,7 +125,8 @@ func OpenVerifier(ctx context.Context, cfg *config.Config, o Options) (*App, err
 
 // open opens the records of cfg, then what more builds.
 func open(ctx context.Context, cfg *config.Config, o Options, more func(*App, context.Context, Options) error) (*App, error) {
-	a := &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity}
+	a := &App{Config: cfg, Log: o.Logger, Metrics: prometheus.NewRegistry(), DB: o.DB, now: o.Now, identity: o.Identity,
+		fonts: certpage.NewLazy(certpage.Options{})}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -188,16 +190,18 @@ func (a *App) openServices(ctx context.Context, o Options) (err error) {
 	if a.Annotate, err = a.newAnnotate(); err != nil {
 		return err
 	}
-	a.PDFTools = NewPDFTools(a.Config, a.Log, a.Metrics)
+	a.PDFTools = NewPDFTools(a.Config, a.Log, a.Metrics, a.fonts)
 	a.Jobs, err = a.newJobs(o.OnDemand)
 	return err
 }
 
 // NewPDFTools returns the PDF tools of cfg, for the service or for
-// quire pdf, which needs nothing else of it (reg may be nil).
-func NewPDFTools(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) *pdftools.Service {
+// quire pdf, which needs nothing else of it (reg and fonts may be nil).
+func NewPDFTools(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer, fonts *certpage.Lazy) *pdftools.Service {
 	pdftools.DisableConfigDir()
-	return pdftools.New(pdfToolsOptions(cfg, log), reg)
+	opt := pdfToolsOptions(cfg, log)
+	opt.Fonts = fonts
+	return pdftools.New(opt, reg)
 }
 
 // newJobs builds the jobs' service. It runs jobs once StartJobs gives it
@@ -294,7 +298,7 @@ func (a *App) signingOptions() (signing.Options, error) {
 	}
 	return signing.Options{MaxDocumentBytes: int64(cfg.SignMaxBytes), PDFLimits: pdfLimits(cfg), Logger: a.Log, Now: a.now,
 		TrustRoots: trustRoots, TrustTSA: trustTSA, PublicURL: cfg.PublicURL, Organization: cfg.SigningOrg,
-		Certificates: certpage.NewLazy(certpage.Options{})}, nil
+		Certificates: a.fonts}, nil
 }
 
 // newAnnotate builds the template filler. Its downloads (templates and

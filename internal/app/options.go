@@ -44,7 +44,8 @@ func convertOptions(cfg *config.Config, log *slog.Logger) convert.Options {
 // have the conversion's timeout and queue.
 func chromiumOptions(cfg *config.Config, log *slog.Logger) chromium.Options {
 	return chromium.Options{PoolOptions: enginePool(cfg, log, cfg.ChromiumWorkers, cfg.ChromiumMaxJobs, int64(cfg.ChromiumMaxMemory), int64(cfg.ChromiumMaxMemory)*2/3),
-		Path: cfg.ChromiumPath, Text: convert.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells}}
+		Path: cfg.ChromiumPath, Text: convert.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells},
+		Page: chromium.PageLimits{ScriptTimeout: cfg.ChromiumScriptTimeout, MaxPages: cfg.ChromiumMaxPages}}
 }
 
 // enginePool is the pool settings of an engine: its own count, jobs and

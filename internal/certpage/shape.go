@@ -1,6 +1,7 @@
 package certpage
 
 import (
+	"cmp"
 	"slices"
 	"unicode"
 
@@ -63,13 +64,16 @@ func newShaper(fonts []*loadedFont) *shaper {
 // with the first font's .notdef glyph.
 type faceMap []*font.Face
 
-func (m faceMap) ResolveFace(r rune) *font.Face {
+func (m faceMap) ResolveFace(r rune) *font.Face { return cmp.Or(m.find(r), m[0]) }
+
+// find is the first font of m that has a glyph for r, nil if none has.
+func (m faceMap) find(r rune) *font.Face {
 	for _, f := range m {
 		if _, ok := f.NominalGlyph(r); ok {
 			return f
 		}
 	}
-	return m[0]
+	return nil
 }
 
 // covers reports whether the first font has every character of text that

@@ -86,21 +86,16 @@ func TestHostilePages(t *testing.T) {
 }
 
 // TestEndlessScript: a script that never ends, with javascript=true, is
-// stopped at the job's time limit (422), its browser replaced, and the
-// pool serves on.
+// stopped at the script budget (422), well before the job's time limit,
+// and the pool serves on.
 func TestEndlessScript(t *testing.T) {
-	timeout := time.Minute // a plain page must print within it on a loaded machine
-	p := newPool(t, 1, func(o *Options) { o.JobTimeout = timeout })
-	t0 := time.Now()
+	p := newPool(t, 1, func(o *Options) { o.JobTimeout = 10 * time.Minute })
 	_, err := p.Convert(context.Background(), html(`<p>x</p><script>for (;;) {}</script>`), convert.JobOptions{JavaScript: true})
-	if !errors.Is(err, convert.ErrTimeout) {
-		t.Fatalf("got %v, want %v", err, convert.ErrTimeout)
+	if !errors.Is(err, ErrScriptTimeout) || !is4xx(err) {
+		t.Fatalf("got %v, want %v", err, ErrScriptTimeout)
 	}
-	if took := time.Since(t0); took > timeout+30*time.Second {
-		t.Errorf("the endless script was stopped after %v, its limit is %v", took, timeout)
-	}
-	if c := p.Status().Counters; c.Timeouts != 1 || c.Restarts != 1 {
-		t.Errorf("counters %+v, want one timeout and one restart", c)
+	if c := p.Status().Counters; c.Timeouts != 0 {
+		t.Errorf("counters %+v: the job's timeout was reached", c)
 	}
 	stillServes(t, p)
 }

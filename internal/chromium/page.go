@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,12 +24,14 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/net/html/charset"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
+	qpdf "github.com/quire-dev/quire/internal/pdf"
 )
 
 // site is the domain under which each job's page and files load, from
@@ -232,29 +235,176 @@ func (b *browserProc) closeTab(tb *tab) {
 	}
 }
 
+// PageLimits bound what a page may do while it loads and prints, apart
+// from the job's time and memory limits: a page that shows a dialog, goes
+// elsewhere, runs scripts without end or prints without end holds a
+// browser for no document.
+type PageLimits struct {
+	// ScriptTimeout is how long a page with scripts on may take to load
+	// (its load event); then its scripts are stopped and it is printed
+	// (default DefaultScriptTimeout; past it ErrScriptTimeout).
+	ScriptTimeout time.Duration
+	// MaxPages is the most pages of a print (default DefaultMaxPages;
+	// more: ErrTooManyPages).
+	MaxPages int
+}
+
+// The defaults of PageLimits.
+const (
+	DefaultScriptTimeout = 10 * time.Second
+	DefaultMaxPages      = 2000
+)
+
+func (l PageLimits) withDefaults() PageLimits {
+	l.ScriptTimeout = cmp.Or(l.ScriptTimeout, DefaultScriptTimeout)
+	l.MaxPages = cmp.Or(l.MaxPages, DefaultMaxPages)
+	return l
+}
+
+// The page's own failures, 422s.
+var (
+	ErrNavigatedAway = fmt.Errorf("%w: the page navigated away from itself", convert.ErrUnprocessable)
+	ErrScriptTimeout = fmt.Errorf("%w: the page's scripts ran past their time limit (QUIRE_CHROMIUM_SCRIPT_TIMEOUT)", convert.ErrUnprocessable)
+	ErrTooManyPages  = fmt.Errorf("%w: the page prints to more pages than the limit (QUIRE_CHROMIUM_MAX_PAGES)", convert.ErrUnprocessable)
+)
+
 // printPage loads pg in tb, answering its requests from pg's files alone,
-// and prints it. It ends early when ctx (the client's) ends.
-func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, logger *slog.Logger) ([]byte, error) {
+// and prints it. It ends early when ctx (the client's) ends, and with the
+// page's failure when it navigates away or runs its scripts too long.
+func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, lim PageLimits, logger *slog.Logger) ([]byte, error) {
 	st := newSteps()
 	defer st.log(logger, "chromium: page printed")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
 	defer stop()
+	pctx, fail := context.WithCancelCause(tb.ctx)
+	defer fail(nil)
 	origin := newOrigin()
 	files := newFileServer(origin, pg)
 	defer files.stop()
-	files.start(tb.ctx, tb.page)
+	files.start(pctx, tb.page)
+	guard(pctx, tb.page, fail)
 	if o.JavaScript {
-		if err := scripts(tb.ctx, tb.page, true); err != nil {
+		if err := scripts(pctx, tb.page, true); err != nil {
 			return nil, err
 		}
 	}
-	if err := load(tb.ctx, tb.page, origin+"/"); err != nil {
-		return nil, err
+	if err := loadWithin(pctx, tb.page, origin+"/", o.JavaScript, lim.ScriptTimeout); err != nil {
+		return nil, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
-	res, err := cdp.Call(tb.ctx, tb.page, page.PrintToPDF, printParams(o))
+	if o.JavaScript { // the scripts' time is up: those still running or due would hold the print
+		if err := stopScripts(pctx, tb.page); err != nil {
+			return nil, cmp.Or(context.Cause(pctx), err)
+		}
+	}
+	params := printParams(o)
+	var ok bool
+	if params.PageRanges, ok = capRanges(params.PageRanges, lim.MaxPages+1); !ok {
+		return nil, fmt.Errorf("%w (%d): pageRanges asks for pages past it only", ErrTooManyPages, lim.MaxPages)
+	}
+	res, err := cdp.Call(pctx, tb.page, page.PrintToPDF, params)
 	st.done("print")
-	return res.Data, err
+	if err != nil {
+		return nil, cmp.Or(context.Cause(pctx), err)
+	}
+	n, err := pageCount(ctx, res.Data)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading the printed PDF: %w", err)
+	case n > lim.MaxPages:
+		return nil, fmt.Errorf("%w (%d)", ErrTooManyPages, lim.MaxPages)
+	}
+	return res.Data, nil
+}
+
+// guard dismisses the page's JavaScript dialogs (alert, confirm, prompt,
+// which would stop its scripts until answered) as they open, and ends
+// its job with ErrNavigatedAway when the page asks to leave for another
+// document (a script setting location, a refresh, a form), until ctx
+// ends. It subscribes before it returns, so that nothing is missed.
+func guard(ctx context.Context, t *chromedp.Target, fail context.CancelCauseFunc) {
+	dialogs := cdp.Events(ctx, t, page.JavascriptDialogOpening)
+	navigations := cdp.Events(ctx, t, page.FrameRequestedNavigation)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			cdp.Call(ctx, t, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}
+	}()
+	top := cdp.FrameID(t.TargetID) // the top frame's id is its target's
+	go func() {
+		for ev, err := range navigations {
+			if err != nil {
+				return
+			}
+			if ev.FrameID == top {
+				fail(ErrNavigatedAway)
+				return
+			}
+		}
+	}()
+}
+
+// loadWithin loads url in t, within timeout when scripts run.
+func loadWithin(ctx context.Context, t *chromedp.Target, url string, scripts bool, timeout time.Duration) error {
+	if scripts {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrScriptTimeout)
+		defer cancel()
+	}
+	if err := load(ctx, t, url); err != nil {
+		return cmp.Or(context.Cause(ctx), err)
+	}
+	return nil
+}
+
+// stopScripts ends the script running in t, if any (an endless one
+// started by a timer), then turns scripts off so that no other starts.
+// Runtime.terminateExecution is the one call that reaches a renderer busy
+// in a script.
+func stopScripts(ctx context.Context, t *chromedp.Target) error {
+	if _, err := cdp.Call(ctx, t, cdpruntime.TerminateExecution, cdp.Empty{}); err != nil {
+		return err
+	}
+	return scripts(ctx, t, false)
+}
+
+// capRanges is the page ranges of a print limited to its first n pages
+// ("" is every page): the browser prints no page past them, so that a
+// page of endless content is refused after n pages, not after all of
+// them. Validated ranges (convert.JobOptions) are pages and closed
+// ranges; false when they select no page among the first n.
+func capRanges(ranges string, n int) (string, bool) {
+	if ranges == "" {
+		return fmt.Sprintf("1-%d", n), true
+	}
+	var out []string
+	for _, r := range strings.Split(ranges, ",") {
+		first, last, isRange := strings.Cut(r, "-")
+		a, _ := strconv.Atoi(first)
+		b := a
+		if isRange {
+			b, _ = strconv.Atoi(last)
+		}
+		if a <= n {
+			out = append(out, fmt.Sprintf("%d-%d", a, min(b, n)))
+		}
+	}
+	return strings.Join(out, ","), len(out) > 0
+}
+
+// pageCount is the number of pages of the browser's PDF.
+func pageCount(ctx context.Context, b []byte) (int, error) {
+	lim := qpdf.DefaultLimits()
+	lim.MaxInputSize = int64(len(b))
+	doc, err := qpdf.Open(ctx, b, lim)
+	if err != nil {
+		return 0, err
+	}
+	pages, err := doc.Pages()
+	return len(pages), err
 }
 
 // load navigates t to url and waits for its load event: the document and

@@ -69,6 +69,8 @@ type Options struct {
 	// Text bounds the nesting and tables of a page, as convert.Options'
 	// MaxNesting and MaxTableCells do LibreOffice's.
 	Text convert.TextLimits
+	// Page bounds what a page's scripts and print may do (page.go).
+	Page PageLimits
 	// Registerer is where the engine's metrics go (convert.Collector,
 	// named quire_chromium_...); nil: nowhere.
 	Registerer prometheus.Registerer
@@ -110,6 +112,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Path == "" {
 		o.Path = DefaultPath()
 	}
+	o.Page = o.Page.withDefaults()
 	return o, nil
 }
 

@@ -1,6 +1,7 @@
 package chromium
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
@@ -147,7 +148,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	tb, err := b.tabFor(j)
 	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
-		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Logger)
+		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Page, p.opts.Logger)
 	} else { // not the job's fault: the browser is failing, and is replaced
 		b.kill()
 	}
@@ -172,6 +173,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.count(func(c *convert.Counters) { c.Retried++; c.Restarts++ })
 			return false, true
 		}
+	case errors.Is(err, convert.ErrUnprocessable): // the page's own doing (page.go), said as it is
 	case err != nil: // the browser's words go to the log; the client gets quire's
 		p.opts.Logger.Info("chromium: the browser could not print a page", "err", err)
 		err = fmt.Errorf("%w: Chromium could not print the page", convert.ErrUnprocessable)

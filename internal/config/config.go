@@ -117,10 +117,12 @@ type Config struct {
 	ConvertDir           string
 	LibreOfficeDir       string
 
-	ChromiumWorkers   int
-	ChromiumPath      string
-	ChromiumMaxMemory Bytes
-	ChromiumMaxJobs   int
+	ChromiumWorkers       int
+	ChromiumPath          string
+	ChromiumMaxMemory     Bytes
+	ChromiumMaxJobs       int
+	ChromiumScriptTimeout time.Duration
+	ChromiumMaxPages      int
 
 	AnnotateMaxBytes         Bytes
 	AnnotateMaxExpandedBytes Bytes
@@ -229,6 +231,8 @@ func (c *Config) Settings() []Setting {
 		{"chromium-path", "QUIRE_CHROMIUM_PATH", "the Chromium program; empty: Debian's chromium-headless-shell (/usr/bin/chromium-headless-shell) when it is installed, else /usr/bin/chromium", (*stringValue)(&c.ChromiumPath), false},
 		{"chromium-max-memory", "QUIRE_CHROMIUM_MAX_MEMORY", "a browser whose processes' private resident memory exceeds it while printing a page is killed and replaced, and the request gets 422; after a page, above two thirds of it, it is replaced", &c.ChromiumMaxMemory, false},
 		{"chromium-max-jobs", "QUIRE_CHROMIUM_MAX_JOBS", "a browser is replaced after printing that many pages; negative: never", (*intValue)(&c.ChromiumMaxJobs), false},
+		{"chromium-script-timeout", "QUIRE_CHROMIUM_SCRIPT_TIMEOUT", "how long a page with javascript=true may take to load (its load event), apart from the job's timeout; then its scripts are stopped and it is printed; past it 422", (*durationValue)(&c.ChromiumScriptTimeout), false},
+		{"chromium-max-pages", "QUIRE_CHROMIUM_MAX_PAGES", "the most pages of an HTML or Markdown print; more: 422 (the browser prints no page past it)", (*intValue)(&c.ChromiumMaxPages), false},
 		{"convert-dir", "QUIRE_CONVERT_DIR", "directory of the workers' LibreOffice profiles and temporary files; empty: a new temporary directory, removed at exit", (*stringValue)(&c.ConvertDir), false},
 		{"libreoffice-dir", "QUIRE_LIBREOFFICE_DIR", "LibreOffice's program directory (the one holding libmergedlo.so)", (*stringValue)(&c.LibreOfficeDir), false},
 		{"annotate-max-bytes", "QUIRE_ANNOTATE_MAX_BYTES", "largest DOCX template to fill, inline (before base64) or downloaded", &c.AnnotateMaxBytes, false},
@@ -296,20 +300,22 @@ func Default() Config {
 		JobLease:        10 * time.Second,
 		WebhookRetryFor: 24 * time.Hour,
 
-		ConvertJobTimeout:    60 * time.Second,
-		ConvertStartTimeout:  60 * time.Second,
-		ConvertMaxJobs:       200,
-		ConvertMaxWorkerRSS:  1 << 30,
-		ConvertMaxInputBytes: 25 << 20,
-		ConvertMaxMemory:     1536 << 20,
-		ConvertMaxExpanded:   256 << 20,
-		ConvertMaxRatio:      200,
-		ConvertMaxNesting:    200,     // convert.DefaultMaxNesting
-		ConvertMaxTableCells: 100_000, // convert.DefaultMaxTableCells
-		ConvertMaxFiles:      10,
-		LibreOfficeDir:       "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
-		ChromiumMaxMemory:    1 << 30,
-		ChromiumMaxJobs:      200,
+		ConvertJobTimeout:     60 * time.Second,
+		ConvertStartTimeout:   60 * time.Second,
+		ConvertMaxJobs:        200,
+		ConvertMaxWorkerRSS:   1 << 30,
+		ConvertMaxInputBytes:  25 << 20,
+		ConvertMaxMemory:      1536 << 20,
+		ConvertMaxExpanded:    256 << 20,
+		ConvertMaxRatio:       200,
+		ConvertMaxNesting:     200,     // convert.DefaultMaxNesting
+		ConvertMaxTableCells:  100_000, // convert.DefaultMaxTableCells
+		ConvertMaxFiles:       10,
+		LibreOfficeDir:        "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
+		ChromiumMaxMemory:     1 << 30,
+		ChromiumMaxJobs:       200,
+		ChromiumScriptTimeout: 10 * time.Second, // chromium.DefaultScriptTimeout
+		ChromiumMaxPages:      2000,             // chromium.DefaultMaxPages
 
 		AnnotateMaxBytes:         25 << 20,
 		AnnotateMaxExpandedBytes: 256 << 20, // annotate.DefaultLimits
@@ -376,7 +382,8 @@ func (c *Config) Check() error {
 	}{{"QUIRE_SHUTDOWN_TIMEOUT", c.ShutdownTimeout}, {"QUIRE_READ_TIMEOUT", c.ReadTimeout}, {"QUIRE_WRITE_TIMEOUT", c.WriteTimeout}, {"QUIRE_MAIL_TIMEOUT", c.MailTimeout},
 		{"QUIRE_COLLECT_COMMIT_TIMEOUT", c.CollectCommitTimeout}, {"QUIRE_TELEMETRY_RETENTION", c.TelemetryRetention}, {"QUIRE_TELEMETRY_HOSTS_REFRESH", c.LicenseHostsRefresh},
 		{"QUIRE_FETCH_TIMEOUT", c.FetchTimeout}, {"QUIRE_TSA_TIMEOUT", c.TSATimeout}, {"QUIRE_ADMIN_SESSION_TTL", c.AdminSessionTTL}, {"QUIRE_CONVERT_JOB_TIMEOUT", c.ConvertJobTimeout}, {"QUIRE_CONVERT_START_TIMEOUT", c.ConvertStartTimeout},
-		{"QUIRE_JOB_TIMEOUT", c.JobTimeout}, {"QUIRE_JOB_RETENTION", c.JobRetention}, {"QUIRE_WEBHOOK_RETRY_FOR", c.WebhookRetryFor}} {
+		{"QUIRE_JOB_TIMEOUT", c.JobTimeout}, {"QUIRE_JOB_RETENTION", c.JobRetention}, {"QUIRE_WEBHOOK_RETRY_FOR", c.WebhookRetryFor},
+		{"QUIRE_CHROMIUM_SCRIPT_TIMEOUT", c.ChromiumScriptTimeout}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be longer than 0", d.name)
 		}
@@ -430,7 +437,8 @@ func (c *Config) Check() error {
 		{"QUIRE_ANNOTATE_MAX_IMAGE_PIXELS", int64(c.AnnotateMaxImagePixels)},
 		{"QUIRE_PDF_MAX_OBJECTS", int64(c.PDFMaxObjects)}, {"QUIRE_PDF_MAX_DECODED_BYTES", int64(c.PDFMaxDecodedBytes)},
 		{"QUIRE_PDF_MAX_NESTING", int64(c.PDFMaxNesting)}, {"QUIRE_CONVERT_MAX_FILES", int64(c.ConvertMaxFiles)},
-		{"QUIRE_PDF_MAX_BYTES", int64(c.PDFMaxBytes)}, {"QUIRE_PDF_MAX_FILES", int64(c.PDFMaxFiles)}, {"QUIRE_PDF_RENDER_MAX_PIXELS", int64(c.PDFRenderMaxPixels)}} {
+		{"QUIRE_PDF_MAX_BYTES", int64(c.PDFMaxBytes)}, {"QUIRE_PDF_MAX_FILES", int64(c.PDFMaxFiles)}, {"QUIRE_PDF_RENDER_MAX_PIXELS", int64(c.PDFRenderMaxPixels)},
+		{"QUIRE_CHROMIUM_MAX_PAGES", int64(c.ChromiumMaxPages)}} {
 		if l.v < 1 {
 			return fmt.Errorf("%s must be at least 1", l.name)
 		}

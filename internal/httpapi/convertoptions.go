@@ -76,9 +76,12 @@ func (d *queryDecoder) optionalBool(name string) *bool {
 }
 
 // int reads a decimal integer; absent is 0.
-func (d *queryDecoder) int(name string) int {
+func (d *queryDecoder) int(name string) int { return d.intOr(name, 0) }
+
+// intOr reads a decimal integer; absent is def.
+func (d *queryDecoder) intOr(name string, def int) int {
 	if !d.q.Has(name) {
-		return 0
+		return def
 	}
 	n, err := strconv.Atoi(d.q.Get(name))
 	if err != nil {

@@ -96,7 +96,7 @@ func pdfRequestOf(op string, r *http.Request) (pdftools.Request, error) {
 	req := pdftools.Request{Op: op, Force: q.bool("force"), Ranges: q.string("ranges"), Every: q.int("every"),
 		Angle: q.int("angle"), Pages: q.string("pages"), UserPassword: q.string("userPassword"), OwnerPassword: q.string("ownerPassword"),
 		Text: q.string("text"), Opacity: q.float("opacity"), Stamp: q.bool("stamp"), FacturX: q.bool("facturx"),
-		Page: q.int("page"), DPI: q.int("dpi")}
+		Page: q.intOr("page", pdftools.DefaultPage), DPI: q.intOr("dpi", pdftools.DefaultDPI)}
 	if a := q.string("allow"); a != "" {
 		req.Allow = strings.Split(a, ",")
 	}

@@ -3,9 +3,13 @@ package httpapi_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"image/png"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/metering"
@@ -78,9 +82,11 @@ func TestPDFTools(t *testing.T) {
 		t.Fatalf("split ZIP: %v %v", err, z)
 	}
 
-	r = e.pdfOp(key, "render", "page=1&dpi=36", a)
-	if _, err := png.Decode(bytes.NewReader(r.body)); r.status != 200 || r.header.Get("Content-Type") != "image/png" || err != nil {
-		t.Fatalf("render: %d %v", r.status, err)
+	for _, query := range []string{"page=1&dpi=36", ""} { // "": page 1 at 150 dpi
+		r = e.pdfOp(key, "render", query, a)
+		if _, err := png.Decode(bytes.NewReader(r.body)); r.status != 200 || r.header.Get("Content-Type") != "image/png" || err != nil {
+			t.Fatalf("render?%s: %d %v", query, r.status, err)
+		}
 	}
 
 	r = e.pdfOp(key, "metadata", "set.title=Hello", a)
@@ -108,6 +114,10 @@ func TestPDFTools(t *testing.T) {
 		{"encrypt", "userPassword=pw&allow=print,fly", []upload{a}, "allow", `"fly" is not a permission`},
 		{"metadata", "set.colour=red", []upload{a}, "set.colour", "is not a known query parameter"},
 		{"render", "dpi=5000", []upload{a}, "dpi", "between 1 and"},
+		{"render", "dpi=0", []upload{a}, "dpi", "between 1 and"},
+		{"render", "page=0", []upload{a}, "page", "1 or more"},
+		{"split", "ranges=0-2", []upload{a}, "ranges", "numbered from 1"},
+		{"metadata", "set.title=a%0D%0Ab", []upload{a}, "set.title", "control characters"},
 	} {
 		body := e.pdfOp(key, c.op, c.query, c.files...).errorBody(t, 400, quire.CodeValidation)
 		if len(body.Details) == 0 || body.Details[0].Field != c.field || !strings.Contains(body.Details[0].Issue, c.want) {
@@ -123,15 +133,15 @@ func TestPDFTools(t *testing.T) {
 	}
 	e.pdfOp(key, "rotate", "angle=90", upload{"x.pdf", []byte("%PDF-1.7\nnot really")}).errorBody(t, 422, quire.CodeUnprocessable)
 
-	// Metered as pdf: merge, split, render, metadata twice, forced rotate.
+	// Metered as pdf: merge, split, render twice, metadata twice, forced rotate.
 	// (The signing is metered as sign.)
 	r = e.do("GET", "/v1/usage/api?groupBy=month", nil, map[string]string{"Authorization": "Bearer " + key})
 	var rep metering.Report
 	if r.json(t, &rep); r.status != 200 || len(rep.Keys) != 1 || len(rep.Keys[0].Periods) != 1 {
 		t.Fatalf("usage: %d %s", r.status, r.body)
 	}
-	if u := rep.Keys[0].Periods[0].Operations.PDF; u.Requests != 6 || u.Documents != 7 {
-		t.Errorf("pdf usage: %+v, want 6 requests of 7 documents", u)
+	if u := rep.Keys[0].Periods[0].Operations.PDF; u.Requests != 7 || u.Documents != 8 {
+		t.Errorf("pdf usage: %+v, want 7 requests of 8 documents", u)
 	}
 }
 
@@ -161,5 +171,49 @@ func TestHostilePDFsThroughThePDFTools(t *testing.T) {
 		if r := e.bounded(t, "GET", "/v1/health", nil, "", ""); r.status != 200 {
 			t.Fatalf("health after %s: %d", h.Name, r.status)
 		}
+	}
+}
+
+// TestPDFClientLeavingStopsTheWorker: a client that hangs up while
+// pdfcpu splits a 200,000-page PDF (issue #46) ends the work through the
+// whole server: the worker process is gone within 2 s (quire_pdf_workers
+// back at 0), where before the split went on for minutes.
+func TestPDFClientLeavingStopsTheWorker(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("leaving@example.com")
+	body, ctype := multipartFiles(upload{"huge.pdf", pdftest.WidePageTree(200_000)})
+	ctx, hangUp := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.URL+"/v1/pdf/split?every=1", body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+key)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			t.Errorf("the split answered %d before the client left", res.StatusCode)
+		}
+	}()
+	workers := regexp.MustCompile(`(?m)^quire_pdf_workers (\d+)$`)
+	running := func() string {
+		m := workers.FindStringSubmatch(string(e.get("/metrics").body))
+		if m == nil {
+			t.Fatal("no quire_pdf_workers in /metrics")
+		}
+		return m[1]
+	}
+	for deadline := time.Now().Add(3 * time.Minute); running() != "1"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pdfcpu worker started in 3 minutes")
+		}
+	}
+	hangUp()
+	<-answered
+	left := time.Now()
+	for running() != "0" {
+		if time.Since(left) > 2*time.Second {
+			t.Fatal("the worker still runs 2 s after the client left")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -209,3 +209,12 @@ func Add(ctx context.Context, n int64) error {
 	}
 	return nil
 }
+
+// HeldBy is what the reservation that ctx carries holds, 0 without one:
+// the bound of work done outside the process's heap (a worker process).
+func HeldBy(ctx context.Context) int64 {
+	if r, ok := ctx.Value(reservationCtx{}).(*Reservation); ok {
+		return r.Held()
+	}
+	return 0
+}

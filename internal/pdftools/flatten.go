@@ -2,6 +2,7 @@ package pdftools
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 
@@ -14,12 +15,15 @@ import (
 // appearance (links, pop-ups) stay. pdfcpu then rewrites the file, so
 // that the former fields and annotations are not left in an earlier
 // revision of it.
-func (s *Service) flatten(in *input) (Result, error) {
+func (s *Service) flatten(ctx context.Context, in *input, req Request) (Result, error) {
 	pages, err := in.doc.Pages()
 	if err != nil {
 		return Result{}, s.documentError(File{Name: in.name}, err)
 	}
 	for _, p := range pages {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
 		if err := flattenPage(in.doc, p); err != nil {
 			return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
 		}
@@ -31,7 +35,7 @@ func (s *Service) flatten(in *input) (Result, error) {
 	cat = cat.Clone()
 	delete(cat, "AcroForm")
 	in.doc.Replace(catRef, cat)
-	return s.rewritten(in, OpFlatten)
+	return s.rewritten(ctx, in, req)
 }
 
 // Annotation flags (ISO 32000-1, 12.5.3) of annotations not shown.

@@ -85,6 +85,34 @@ func TestWatermarkRewritesUnsignedPages(t *testing.T) {
 	}
 }
 
+// TestWatermarkInEveryScript: a watermark in Arabic, Chinese, Japanese,
+// Korean, Hindi and emoji is drawn with the certificate page's fonts,
+// shaped, and extractable as the text sent (pdftotext), on a signed PDF
+// (as an annotation) as on an unsigned one; a character no font has is a
+// 400 naming it.
+func TestWatermarkInEveryScript(t *testing.T) {
+	for _, text := range []string{"مسودة سرية", "机密草稿", "下書き", "비밀", "गोपनीय", "Draft ✅🔒"} {
+		for name, in := range map[string][]byte{"unsigned": pdftest.OnePage("Body"), "signed": signed(t, 1)} {
+			res := do(t, Request{Op: OpWatermark, Files: one("in.pdf", in), Text: text})
+			qpdfClean(t, res.Data)
+			got := textOf(t, res.Data, 1)
+			if name == "signed" { // an annotation's appearance: poppler draws it, pdftotext does not read it
+				if bytes.Equal(renderPNG(t, in, 1), renderPNG(t, res.Data, 1)) {
+					t.Errorf("%s watermark %q: the page renders as before", name, text)
+				}
+				continue
+			}
+			if !strings.Contains(strings.Join(strings.Fields(got), " "), text) {
+				t.Errorf("%s watermark %q: the page reads %q", name, text, got)
+			}
+		}
+	}
+	got, err := code(t, Request{Op: OpWatermark, Files: one("in.pdf", pdftest.OnePage("x")), Text: "draft \U000F0001"})
+	if got != quire.CodeValidation || !strings.Contains(err.Error(), "U+F0001") {
+		t.Errorf("a character no font has: %q %v, want %s naming U+F0001", got, err, quire.CodeValidation)
+	}
+}
+
 func TestRewritingOperationsRefuseSignedPDFs(t *testing.T) {
 	in := signed(t, 2)
 	for _, req := range []Request{

@@ -13,6 +13,7 @@ import (
 type metrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	workers  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -21,9 +22,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "PDF operations (POST /v1/pdf/{operation}) by operation and outcome: ok, or the error code."}, []string{"operation", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "quire_pdf_operation_seconds",
 			Help: "Time of the PDF operations, by operation.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"operation"}),
+		workers: prometheus.NewGauge(prometheus.GaugeOpts{Name: "quire_pdf_workers",
+			Help: "Worker processes of the PDF library (pdfcpu) running; each is killed when its request or job ends."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.total, m.duration)
+		reg.MustRegister(m.total, m.duration, m.workers)
 	}
 	return m
 }

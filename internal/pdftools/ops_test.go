@@ -56,6 +56,8 @@ func TestSplit(t *testing.T) {
 		{Request{Ranges: "1-3,4-"}, []string{"1-3", "4-7"}, []int{3, 4}},
 		{Request{Ranges: "2,5-6"}, []string{"2", "5-6"}, []int{1, 2}},
 		{Request{Every: 3}, []string{"1-3", "4-6", "7"}, []int{3, 3, 1}},
+		// convert's pageRanges rule: cut at the end, past it left out
+		{Request{Ranges: "5-9,12"}, []string{"5-7"}, []int{3}},
 	} {
 		c.req.Op, c.req.Files = OpSplit, one("in.pdf", in)
 		res := do(t, c.req)
@@ -69,8 +71,13 @@ func TestSplit(t *testing.T) {
 			}
 		}
 	}
-	if got, _ := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: "5-9"}); got != quire.CodeValidation {
-		t.Errorf("a range beyond the document: %q, want %s", got, quire.CodeValidation)
+	if got, _ := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: "8-9,12"}); got != quire.CodeUnprocessable {
+		t.Errorf("ranges that select no page: %q, want %s", got, quire.CodeUnprocessable)
+	}
+	for _, bad := range []string{"0-3", "0", "5-3"} {
+		if got, _ := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: bad}); got != quire.CodeValidation {
+			t.Errorf("ranges=%s: %q, want %s", bad, got, quire.CodeValidation)
+		}
 	}
 }
 
@@ -116,13 +123,28 @@ func TestRender(t *testing.T) {
 		t.Errorf("page rendered %dx%d at 72 dpi", b.Dx(), b.Dy())
 	}
 	s := New(Options{MaxBytes: 1 << 20, MaxFiles: 2, RenderMaxPixels: 1_000_000, Timeout: 60e9}, nil)
-	_, err = s.Do(t.Context(), Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), DPI: 600})
+	_, err = s.Do(t.Context(), Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: 1, DPI: 600})
 	if quire.ErrorCode(err) != quire.CodeValidation || !strings.Contains(err.Error(), "dpi") {
 		t.Errorf("a render over the pixel limit: %v", err)
 	}
-	if got, _ := code(t, Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: 3}); got != quire.CodeValidation {
+	if got, _ := code(t, Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: 3, DPI: DefaultDPI}); got != quire.CodeValidation {
 		t.Errorf("a page beyond the document: %q", got)
 	}
+	for _, c := range []struct{ page, dpi int }{{0, DefaultDPI}, {-1, DefaultDPI}, {1, 0}, {1, -1}, {1, 1201}} {
+		if got, _ := code(t, Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: c.page, DPI: c.dpi}); got != quire.CodeValidation {
+			t.Errorf("page=%d dpi=%d: %q, want %s", c.page, c.dpi, got, quire.CodeValidation)
+		}
+	}
+}
+
+func TestMetadataRefusesControlCharacters(t *testing.T) {
+	for _, v := range []string{"a\x00b", "a\x1b[31m", "line\r\nInjected: x", "\u0085", "bad \xff utf-8"} {
+		got, err := code(t, Request{Op: OpMetadata, Files: one("in.pdf", pdftest.OnePage("x")), Set: map[string]string{"title": v}})
+		if got != quire.CodeValidation || !strings.Contains(err.Error(), "set.title") {
+			t.Errorf("title %q: %q %v, want %s naming set.title", v, got, err, quire.CodeValidation)
+		}
+	}
+	do(t, Request{Op: OpMetadata, Files: one("in.pdf", pdftest.OnePage("x")), Set: map[string]string{"title": "Rapport annuel — 2026 ✓"}})
 }
 
 func TestZipOfSplitIsReadable(t *testing.T) {

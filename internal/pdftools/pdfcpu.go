@@ -14,8 +14,10 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 )
 
-// The operations that rewrite the whole file, done by pdfcpu on the
-// bytes quire's reader accepted (repaired, when it had to).
+// The operations that rewrite the whole file, done by pdfcpu in a worker
+// process (worker.go) on the bytes quire's reader accepted (repaired,
+// when it had to). The service's methods prepare the task; the task's
+// methods, in the worker, call pdfcpu.
 
 // config is pdfcpu's configuration for files from clients: relaxed
 // validation (real files bend the standard), no config directory.
@@ -32,19 +34,119 @@ func config() *model.Configuration {
 func DisableConfigDir() { api.DisableConfigDir() }
 
 func (s *Service) merge(ctx context.Context, req Request) (Result, error) {
-	conf := config()
-	conf.Cmd, conf.CreateBookmarks = model.MERGECREATE, false
-	var dest *model.Context
+	t := task{Kind: taskMerge, Req: req}
+	names := make([]string, len(req.Files))
 	pages := 0
-	for _, f := range req.Files {
+	for i, f := range req.Files {
 		in, err := s.open(ctx, f, req.Op, req.Force)
 		if err != nil {
 			return Result{}, err
 		}
 		pages += in.pages
-		src, err := api.ReadAndValidate(bytes.NewReader(in.doc.Bytes()), conf)
+		t.Inputs, names[i] = append(t.Inputs, in.doc.Bytes()), f.Name
+	}
+	a, err := s.inWorker(ctx, t, names)
+	if err != nil {
+		return Result{}, err
+	}
+	return pdfResult(a.Data, len(req.Files), pages), nil
+}
+
+func (s *Service) split(ctx context.Context, in *input, req Request) (Result, error) {
+	spans, err := spansOf(req, in.pages)
+	if err != nil {
+		return Result{}, err
+	}
+	a, err := s.inWorker(ctx, task{Kind: taskSplit, Inputs: [][]byte{in.doc.Bytes()}, Spans: spans, Req: req}, []string{in.name})
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{ContentType: TypeZIP, Documents: 1, Parts: a.Parts}
+	for _, sp := range spans {
+		res.Pages += sp[1] - sp[0] + 1
+	}
+	return res, nil
+}
+
+// spansOf returns the page spans of a split: the ranges, or every N pages.
+func spansOf(req Request, pages int) ([][2]int, error) {
+	if req.Ranges != "" {
+		return ranges("ranges", req.Ranges, pages)
+	}
+	var out [][2]int
+	for p := 1; p <= pages; p += req.Every {
+		out = append(out, [2]int{p, min(p+req.Every-1, pages)})
+	}
+	return out, nil
+}
+
+// rewrite is the service's operation by the worker's task of one input:
+// the result is the PDF it answers.
+func (s *Service) rewrite(ctx context.Context, kind string, in *input, req Request, extra ...[]byte) (Result, error) {
+	t := task{Kind: kind, Inputs: append([][]byte{in.doc.Bytes()}, extra...), Req: req}
+	names := []string{in.name}
+	for _, f := range req.Files[1:] {
+		names = append(names, f.Name)
+	}
+	a, err := s.inWorker(ctx, t, names)
+	if err != nil {
+		return Result{}, err
+	}
+	return pdfResult(a.Data, 1, in.pages), nil
+}
+
+// run calls pdfcpu, in the worker.
+func (t task) run() (a answer) {
+	a.Failed = -1
+	defer func() {
+		if r := recover(); r != nil {
+			a = answer{Failed: -1, Err: fmt.Sprint("panic: ", r)}
+		}
+	}()
+	var err error
+	switch t.Kind {
+	case taskMerge:
+		a.Data, a.Failed, err = t.merge()
+	case taskSplit:
+		a.Parts, err = t.split()
+	case taskRotate:
+		a.Data, err = written(func(w *bytes.Buffer) error {
+			return api.Rotate(bytes.NewReader(t.Inputs[0]), w, t.Req.Angle, selection(t.Req.Pages), config())
+		})
+	case taskEncrypt:
+		a.Data, err = t.encrypt()
+	case taskWatermark:
+		a.Data, a.Failed, err = t.imageWatermark()
+	case taskRewrite:
+		a.Data, err = rewriteWhole(t.Inputs[0])
+	default:
+		err = fmt.Errorf("no task %q", t.Kind)
+	}
+	if err != nil {
+		a.Err = err.Error()
+		if a.Failed < 0 {
+			a.Failed = 0
+		}
+	}
+	return a
+}
+
+// written is what write writes.
+func written(write func(w *bytes.Buffer) error) ([]byte, error) {
+	var out bytes.Buffer
+	err := write(&out)
+	return out.Bytes(), err
+}
+
+// merge merges the inputs; on failure it names the input pdfcpu refused.
+func (t task) merge() ([]byte, int, error) {
+	conf := config()
+	conf.Cmd, conf.CreateBookmarks = model.MERGECREATE, false
+	var dest *model.Context
+	for i, b := range t.Inputs {
+		src, err := api.ReadAndValidate(bytes.NewReader(b), conf)
 		if err != nil {
-			return Result{}, s.libraryError(f.Name, req.Op, err)
+			return nil, i, err
 		}
 		if dest == nil {
 			dest = src
@@ -57,68 +159,40 @@ func (s *Service) merge(ctx context.Context, req Request) (Result, error) {
 			v20 := model.V20
 			dest.HeaderVersion, dest.RootVersion = &v20, nil
 		}
-		if err := pdfcpu.MergeXRefTables(f.Name, src, dest, false, false); err != nil {
-			return Result{}, s.libraryError(f.Name, req.Op, err)
+		if err := pdfcpu.MergeXRefTables(fmt.Sprint(i), src, dest, false, false); err != nil {
+			return nil, i, err
 		}
 	}
-	var out bytes.Buffer
-	if err := api.WriteContext(dest, &out); err != nil {
-		return Result{}, s.libraryError("", req.Op, err)
-	}
-	return pdfResult(out.Bytes(), len(req.Files), pages), nil
+	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
+	return out, -1, err
 }
 
-func (s *Service) split(in *input, req Request) (Result, error) {
-	spans, err := spansOf(req, in.pages)
+func (t task) split() ([]Part, error) {
+	pc, err := api.ReadValidateAndOptimize(bytes.NewReader(t.Inputs[0]), config())
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	pc, err := api.ReadValidateAndOptimize(bytes.NewReader(in.doc.Bytes()), config())
-	if err != nil {
-		return Result{}, s.libraryError(in.name, req.Op, err)
-	}
-	res := Result{ContentType: TypeZIP, Documents: 1}
-	for _, sp := range spans {
+	var parts []Part
+	for _, sp := range t.Spans {
 		nums := make([]int, 0, sp[1]-sp[0]+1)
 		for p := sp[0]; p <= sp[1]; p++ {
 			nums = append(nums, p)
 		}
 		part, err := pdfcpu.ExtractPages(pc, nums, false)
 		if err != nil {
-			return Result{}, s.libraryError(in.name, req.Op, err)
+			return nil, err
 		}
-		var out bytes.Buffer
-		if err := api.WriteContext(part, &out); err != nil {
-			return Result{}, s.libraryError(in.name, req.Op, err)
+		out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(part, w) })
+		if err != nil {
+			return nil, err
 		}
 		label := fmt.Sprint(sp[0])
 		if sp[1] != sp[0] {
 			label += fmt.Sprintf("-%d", sp[1])
 		}
-		res.Parts = append(res.Parts, Part{Pages: label, Data: out.Bytes()})
-		res.Pages += len(nums)
+		parts = append(parts, Part{Pages: label, Data: out})
 	}
-	return res, nil
-}
-
-// spansOf returns the page spans of a split: the ranges, or every N pages.
-func spansOf(req Request, pages int) ([][2]int, error) {
-	if req.Ranges != "" {
-		return ranges(req.Ranges, pages)
-	}
-	var out [][2]int
-	for p := 1; p <= pages; p += req.Every {
-		out = append(out, [2]int{p, min(p+req.Every-1, pages)})
-	}
-	return out, nil
-}
-
-func (s *Service) rotate(in *input, req Request) (Result, error) {
-	var out bytes.Buffer
-	if err := api.Rotate(bytes.NewReader(in.doc.Bytes()), &out, req.Angle, selection(req.Pages), config()); err != nil {
-		return Result{}, s.libraryError(in.name, req.Op, err)
-	}
-	return pdfResult(out.Bytes(), 1, in.pages), nil
+	return parts, nil
 }
 
 // selection is a page selection in pdfcpu's form; nil: every page.
@@ -129,20 +203,23 @@ func selection(pages string) []string {
 	return strings.Split(pages, ",")
 }
 
-func (s *Service) encrypt(in *input, req Request) (Result, error) {
-	owner := req.OwnerPassword
-	if owner == "" { // nobody may lift the permissions
+func (s *Service) encrypt(ctx context.Context, in *input, req Request) (Result, error) {
+	if req.OwnerPassword == "" { // nobody may lift the permissions
 		b := make([]byte, 24)
 		rand.Read(b)
-		owner = hex.EncodeToString(b)
+		req.OwnerPassword = hex.EncodeToString(b)
 	}
-	conf := model.NewAESConfiguration(req.UserPassword, owner, 256)
+	return s.rewrite(ctx, taskEncrypt, in, req)
+}
+
+func (t task) encrypt() ([]byte, error) {
+	conf := model.NewAESConfiguration(t.Req.UserPassword, t.Req.OwnerPassword, 256)
 	conf.ValidationMode = model.ValidationRelaxed
-	conf.Permissions = permissions(req.Allow)
+	conf.Permissions = permissions(t.Req.Allow)
 	conf.Cmd = model.ENCRYPT
-	pc, err := api.ReadValidateAndOptimize(bytes.NewReader(in.doc.Bytes()), conf)
+	pc, err := api.ReadValidateAndOptimize(bytes.NewReader(t.Inputs[0]), conf)
 	if err != nil {
-		return Result{}, s.libraryError(in.name, req.Op, err)
+		return nil, err
 	}
 	// pdfcpu writes AES-256 as the revision 6 handler of ISO 32000-2 only
 	// in a PDF 2.0 file, else as revision 5, Adobe's deprecated extension
@@ -152,11 +229,19 @@ func (s *Service) encrypt(in *input, req Request) (Result, error) {
 	if pc.RootVersion != nil {
 		pc.RootVersion = &v20
 	}
-	var out bytes.Buffer
-	if err := api.WriteContext(pc, &out); err != nil {
-		return Result{}, s.libraryError(in.name, req.Op, err)
+	return written(func(w *bytes.Buffer) error { return api.WriteContext(pc, w) })
+}
+
+// rewriteWhole has pdfcpu write the file anew from its catalog, without
+// its earlier revisions (and without pdfcpu's optimisation of shared
+// resources, which costs more than the rest of the operation: the file
+// keeps its own structure).
+func rewriteWhole(b []byte) ([]byte, error) {
+	pc, err := api.ReadAndValidate(bytes.NewReader(b), config())
+	if err != nil {
+		return nil, err
 	}
-	return pdfResult(out.Bytes(), 1, in.pages), nil
+	return written(func(w *bytes.Buffer) error { return api.WriteContext(pc, w) })
 }
 
 // permissionFlags are the user access permissions (ISO 32000 table 22)
@@ -179,19 +264,19 @@ func permissions(allow []string) model.PermissionFlags {
 	return p
 }
 
-// imageWatermark puts the image part under the content (over it with
-// stamp=true) of the selected pages, rewriting the file.
-func (s *Service) imageWatermark(in *input, req Request) (Result, error) {
-	desc := fmt.Sprintf("rotation:%d, opacity:%g, scalefactor:0.5 rel", req.Angle, opacity(req))
-	wm, err := api.ImageWatermarkForReader(bytes.NewReader(req.Files[1].Data), desc, req.Stamp, false, types.POINTS)
+// imageWatermark puts the image (the second input) under the content
+// (over it with stamp=true) of the selected pages; on failure it names
+// the input pdfcpu refused.
+func (t task) imageWatermark() ([]byte, int, error) {
+	desc := fmt.Sprintf("rotation:%d, opacity:%g, scalefactor:0.5 rel", t.Req.Angle, opacity(t.Req))
+	wm, err := api.ImageWatermarkForReader(bytes.NewReader(t.Inputs[1]), desc, t.Req.Stamp, false, types.POINTS)
 	if err != nil {
-		return Result{}, s.libraryError(req.Files[1].Name, req.Op, err)
+		return nil, 1, err
 	}
-	var out bytes.Buffer
-	if err := api.AddWatermarks(bytes.NewReader(in.doc.Bytes()), &out, selection(req.Pages), wm, config()); err != nil {
-		return Result{}, s.libraryError(in.name, req.Op, err)
-	}
-	return pdfResult(out.Bytes(), 1, in.pages), nil
+	out, err := written(func(w *bytes.Buffer) error {
+		return api.AddWatermarks(bytes.NewReader(t.Inputs[0]), w, selection(t.Req.Pages), wm, config())
+	})
+	return out, 0, err
 }
 
 // opacity is the watermark's opacity, 0.5 unless given.

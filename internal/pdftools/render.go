@@ -19,10 +19,7 @@ import (
 // box, else its media box, in points, times UserUnit) at the resolution
 // asked. pdftoppm runs under the operation's timeout.
 func (s *Service) render(ctx context.Context, in *input, req Request) (Result, error) {
-	page, dpi := max(req.Page, 1), req.DPI
-	if dpi == 0 {
-		dpi = defaultDPI
-	}
+	page, dpi := req.Page, req.DPI
 	if page > in.pages {
 		return Result{}, quire.Invalid("The page is not in the document.",
 			quire.Detail{Field: "page", Issue: fmt.Sprintf("the PDF has %d pages", in.pages)})

@@ -2,10 +2,13 @@ package pdftools
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quire-dev/quire"
 )
@@ -68,9 +71,17 @@ type Request struct {
 
 	FacturX bool // attach: FacturXName is the invoice of a Factur-X PDF/A-3b
 
-	Page int // render: 1-based; 0: 1
-	DPI  int // render; 0: 150
+	Page int // render: 1-based (DefaultPage when not given)
+	DPI  int // render: 1 to 1200 (DefaultDPI when not given)
 }
+
+// The values of Page and DPI that a client who gives none gets: the
+// adapters fill them in, so that an explicit 0 is refused like any other
+// value out of range.
+const (
+	DefaultPage = 1
+	DefaultDPI  = 150
+)
 
 // Bounds of the options.
 const (
@@ -78,7 +89,6 @@ const (
 	maxProperty = 2000
 	maxPassword = 127 // AES-256 passwords are UTF-8 of at most 127 bytes
 	maxDPI      = 1200
-	defaultDPI  = 150
 	maxRanges   = 1000
 )
 
@@ -120,14 +130,7 @@ func (r *Request) Validate(maxFiles int) error {
 			bad("angle", "must be 90, 180 or 270 (or negative: counter-clockwise)")
 		}
 	case OpMetadata:
-		for k, v := range r.Set {
-			switch {
-			case !slices.Contains(MetadataKeys, k):
-				bad("set."+k, "is not a property; set.%s", strings.Join(MetadataKeys, ", set."))
-			case len(v) > maxProperty:
-				bad("set."+k, "at most %d bytes", maxProperty)
-			}
-		}
+		r.validateMetadata(bad)
 	case OpEncrypt:
 		r.validateEncrypt(bad)
 	case OpWatermark:
@@ -137,15 +140,19 @@ func (r *Request) Validate(maxFiles int) error {
 			bad("file", "facturx=true needs a part whose file name is "+FacturXName)
 		}
 	case OpRender:
-		if r.Page < 0 {
+		if r.Page < 1 {
 			bad("page", "must be 1 or more")
 		}
-		if r.DPI < 0 || r.DPI > maxDPI {
+		if r.DPI < 1 || r.DPI > maxDPI {
 			bad("dpi", "must be between 1 and %d", maxDPI)
 		}
 	}
-	if r.Pages != "" && !pageSelection.MatchString(r.Pages) {
-		bad("pages", `must list pages and ranges, such as "1-3,5,8-"`)
+	if r.Pages != "" {
+		if !pageSelection.MatchString(r.Pages) {
+			bad("pages", `must list pages and ranges, such as "1-3,5,8-"`)
+		} else if issue := checkSelection(r.Pages); issue != "" {
+			bad("pages", "%s", issue)
+		}
 	}
 	if len(d) > 0 {
 		return quire.Invalid("The PDF "+r.Op+" request is not valid.", d...)
@@ -163,6 +170,28 @@ func (r *Request) validateSplit(bad func(string, string, ...any)) {
 		bad("ranges", `must list pages and ranges, such as "1-3,4-"`)
 	case strings.Count(r.Ranges, ",") >= maxRanges:
 		bad("ranges", "at most %d ranges", maxRanges)
+	case r.Ranges != "":
+		if issue := checkSelection(r.Ranges); issue != "" {
+			bad("ranges", "%s", issue)
+		}
+	}
+}
+
+func (r *Request) validateMetadata(bad func(string, string, ...any)) {
+	for k, v := range r.Set {
+		switch {
+		case !slices.Contains(MetadataKeys, k):
+			bad("set."+k, "is not a property; set.%s", strings.Join(MetadataKeys, ", set."))
+		case len(v) > maxProperty:
+			bad("set."+k, "at most %d bytes", maxProperty)
+		case !utf8.ValidString(v):
+			bad("set."+k, "must be UTF-8 text")
+		default:
+			if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+				c, _ := utf8.DecodeRuneInString(v[i:])
+				bad("set."+k, "must not hold control characters (such as NUL, ESC, CR or LF); found U+%04X", c)
+			}
+		}
 	}
 }
 
@@ -196,27 +225,53 @@ func (r *Request) validateWatermark(bad func(string, string, ...any)) {
 }
 
 // ranges returns the selection's ranges as 1-based page spans within n
-// pages ("4-" runs to the last page); a range beyond the document is an
-// error naming it.
-func ranges(sel string, n int) ([][2]int, error) {
+// pages, by the rule convert's pageRanges follows too: "4-" runs to the
+// last page, a range running past the end is cut there, and one that
+// starts past it is left out; a selection left with no page is a 422.
+// Validate has refused a page 0 and a range that ends before it starts.
+func ranges(field, sel string, n int) ([][2]int, error) {
 	var out [][2]int
 	for _, part := range strings.Split(sel, ",") {
-		lo, hi, open := strings.Cut(part, "-")
-		from, _ := strconv.Atoi(lo)
-		to := from
-		if open {
-			to = n
-			if hi != "" {
-				to, _ = strconv.Atoi(hi)
-			}
+		from, to := bounds(part, n)
+		if from > n {
+			continue
 		}
-		if from < 1 || from > to || to > n {
-			return nil, quire.Invalid("The page range is not in the document.",
-				quire.Detail{Field: "ranges", Issue: fmt.Sprintf("%q is not within pages 1-%d", part, n)})
-		}
-		out = append(out, [2]int{from, to})
+		out = append(out, [2]int{from, min(to, n)})
+	}
+	if len(out) == 0 {
+		return nil, quire.Errorf(quire.CodeUnprocessable, "%s %q selects no page of the document, which has %d pages.", field, sel, n)
 	}
 	return out, nil
+}
+
+// bounds are the first and last page of a range ("4", "4-7", "4-"),
+// last being open when the range is.
+func bounds(part string, open int) (from, to int) {
+	lo, hi, isRange := strings.Cut(part, "-")
+	from, _ = strconv.Atoi(lo) // pageSelection allows digits only
+	to = from
+	if isRange {
+		to = open
+		if hi != "" {
+			to, _ = strconv.Atoi(hi)
+		}
+	}
+	return from, to
+}
+
+// checkSelection is what is wrong with a selection of pages that matches
+// pageSelection, or "".
+func checkSelection(sel string) string {
+	for _, part := range strings.Split(sel, ",") {
+		from, to := bounds(part, math.MaxInt)
+		switch {
+		case from < 1:
+			return "pages are numbered from 1"
+		case to < from:
+			return fmt.Sprintf("range %s ends before it starts", part)
+		}
+	}
+	return ""
 }
 
 // baseName is a client's file name without its folders.

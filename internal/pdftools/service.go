@@ -14,11 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
@@ -26,11 +28,12 @@ import (
 
 // Options are the limits of the operations.
 type Options struct {
-	Limits          pdf.Limits    // each input's reader bounds (config's PDFLimits); MaxInputSize: MaxBytes
-	MaxBytes        int64         // largest input file
-	MaxFiles        int           // most files in one request
-	RenderMaxPixels int64         // most pixels of a rendered page
-	Timeout         time.Duration // longest operation; 0: a minute
+	Limits          pdf.Limits     // each input's reader bounds (config's PDFLimits); MaxInputSize: MaxBytes
+	MaxBytes        int64          // largest input file
+	MaxFiles        int            // most files in one request
+	RenderMaxPixels int64          // most pixels of a rendered page
+	Timeout         time.Duration  // longest operation; 0: a minute
+	Fonts           *certpage.Lazy // the text watermark's fonts, the certificate page's; nil: its defaults
 	Logger          *slog.Logger
 }
 
@@ -38,6 +41,7 @@ type Options struct {
 type Service struct {
 	opt     Options
 	metrics *metrics
+	workers atomic.Int64 // worker processes running
 }
 
 // New returns the service; its metrics go to reg (nil: none).
@@ -48,6 +52,9 @@ func New(opt Options, reg prometheus.Registerer) *Service {
 	opt.Limits.MaxInputSize = opt.MaxBytes
 	if opt.Timeout <= 0 {
 		opt.Timeout = time.Minute
+	}
+	if opt.Fonts == nil {
+		opt.Fonts = certpage.NewLazy(certpage.Options{})
 	}
 	return &Service{opt: opt, metrics: newMetrics(reg)}
 }
@@ -89,6 +96,11 @@ func (s *Service) Check(ctx context.Context, req Request) error {
 	if err := req.Validate(s.opt.MaxFiles); err != nil {
 		return err
 	}
+	if req.Op == OpWatermark && req.Text != "" {
+		if _, err := s.shapedText(req.Text); err != nil {
+			return err
+		}
+	}
 	for _, f := range req.Files {
 		if _, err := pdf.Open(ctx, f.Data, s.opt.Limits); err != nil {
 			return s.documentError(f, err)
@@ -105,7 +117,7 @@ func (s *Service) Do(ctx context.Context, req Request) (Result, error) {
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
 	defer cancel()
-	res, err := s.run(ctx, req)
+	res, err := s.operate(ctx, req)
 	if err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = quire.Errorf(quire.CodeUnprocessable, "The PDF %s took longer than %s.", req.Op, s.opt.Timeout)
 	}
@@ -113,35 +125,16 @@ func (s *Service) Do(ctx context.Context, req Request) (Result, error) {
 	return res, err
 }
 
-// run runs the operation in a goroutine of its own, so that the timeout
-// answers even while a library call that takes no context is at work; its
-// memory is held until it ends, bounded by the input's checked size.
-func (s *Service) run(ctx context.Context, req Request) (Result, error) {
-	type outcome struct {
-		res Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			if r := recover(); r != nil {
-				o.err = quire.Errorf(quire.CodeUnprocessable, "The PDF could not be processed (%s).", req.Op)
-				s.opt.Logger.Warn("pdf operation panicked", "op", req.Op, "panic", fmt.Sprint(r))
-			}
-			done <- o
-		}()
-		o.res, o.err = s.operate(ctx, req)
+// operate runs the operation. Its loops over pages check ctx, and
+// pdfcpu, which takes no context, runs in a worker process killed when
+// ctx ends: a timeout, a client gone or a cancelled job stops the work.
+func (s *Service) operate(ctx context.Context, req Request) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = quire.Errorf(quire.CodeUnprocessable, "The PDF could not be processed (%s).", req.Op)
+			s.opt.Logger.Warn("pdf operation panicked", "op", req.Op, "panic", fmt.Sprint(r))
+		}
 	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-}
-
-func (s *Service) operate(ctx context.Context, req Request) (Result, error) {
 	if req.Op == OpMerge {
 		return s.merge(ctx, req)
 	}
@@ -151,17 +144,17 @@ func (s *Service) operate(ctx context.Context, req Request) (Result, error) {
 	}
 	switch req.Op {
 	case OpSplit:
-		return s.split(in, req)
+		return s.split(ctx, in, req)
 	case OpRotate:
-		return s.rotate(in, req)
+		return s.rewrite(ctx, taskRotate, in, req)
 	case OpFlatten:
-		return s.flatten(in)
+		return s.flatten(ctx, in, req)
 	case OpMetadata:
 		return s.metadata(in, req)
 	case OpEncrypt:
-		return s.encrypt(in, req)
+		return s.encrypt(ctx, in, req)
 	case OpWatermark:
-		return s.watermark(in, req)
+		return s.watermark(ctx, in, req)
 	case OpAttach:
 		return s.attach(in, req)
 	default:

@@ -1,14 +1,14 @@
 package pdftools
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/pdf"
 )
 
@@ -18,13 +18,13 @@ import (
 // into each page's content, under it (over it with stamp=true), by
 // quire's model, then rewritten by pdfcpu, so that the unmarked pages do
 // not survive as an earlier revision; an image watermark is pdfcpu's.
-func (s *Service) watermark(in *input, req Request) (Result, error) {
+func (s *Service) watermark(ctx context.Context, in *input, req Request) (Result, error) {
 	switch {
 	case req.Text == "" && in.signed && !req.Force:
 		return Result{}, quire.Errorf(quire.CodeUnprocessable,
 			"%s is signed: an image watermark rewrites its pages, which would break its signatures; a text watermark is added as an annotation that keeps them. Send force=true to rewrite anyway.", display(File{Name: in.name}))
 	case req.Text == "":
-		return s.imageWatermark(in, req)
+		return s.rewrite(ctx, taskWatermark, in, req, req.Files[1].Data)
 	}
 	pages, err := in.doc.Pages()
 	if err != nil {
@@ -35,14 +35,21 @@ func (s *Service) watermark(in *input, req Request) (Result, error) {
 		return Result{}, err
 	}
 	annotate := in.signed && !req.Force
+	text, err := s.shapedText(req.Text)
+	if err != nil {
+		return Result{}, err
+	}
 	for _, n := range chosen {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
 		p := pages[n-1]
 		w, h, err := pageSize(in.doc, n)
 		if err != nil {
 			return Result{}, s.documentError(File{Name: in.name}, err)
 		}
 		x0, y0 := origin(in.doc, p)
-		xo := watermarkXObject(req.Text, opacity(req), req.Angle, w, h)
+		xo := watermarkXObject(text, opacity(req), req.Angle, w, h)
 		page := p.Dict.Clone()
 		if annotate {
 			err = in.doc.AppendRef(page, "Annots", in.doc.Add(watermarkAnnotation(req.Text, xo, x0, y0, w, h)))
@@ -58,27 +65,22 @@ func (s *Service) watermark(in *input, req Request) (Result, error) {
 	if annotate {
 		return s.saved(in)
 	}
-	return s.rewritten(in, req.Op)
+	return s.rewritten(ctx, in, req)
 }
 
 // rewritten saves the document's changes and has pdfcpu write the whole
-// file anew from its catalog, without the earlier revision (and without
-// pdfcpu's optimisation of shared resources, which costs more than the
-// rest of the operation: the file keeps its own structure).
-func (s *Service) rewritten(in *input, op string) (Result, error) {
+// file anew, so that the state before them does not survive as an
+// earlier revision.
+func (s *Service) rewritten(ctx context.Context, in *input, req Request) (Result, error) {
 	updated, err := in.doc.Save()
 	if err != nil {
 		return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
 	}
-	pc, err := api.ReadAndValidate(bytes.NewReader(updated), config())
+	a, err := s.inWorker(ctx, task{Kind: taskRewrite, Inputs: [][]byte{updated}, Req: req}, []string{in.name})
 	if err != nil {
-		return Result{}, s.libraryError(in.name, op, err)
+		return Result{}, err
 	}
-	var out bytes.Buffer
-	if err := api.WriteContext(pc, &out); err != nil {
-		return Result{}, s.libraryError(in.name, op, err)
-	}
-	return pdfResult(out.Bytes(), 1, in.pages), nil
+	return pdfResult(a.Data, 1, in.pages), nil
 }
 
 // chosenPages are the pages of a selection ("" is every page).
@@ -86,9 +88,9 @@ func chosenPages(sel string, n int) ([]int, error) {
 	if sel == "" {
 		sel = "1-"
 	}
-	spans, err := ranges(sel, n)
+	spans, err := ranges("pages", sel, n)
 	if err != nil {
-		return nil, quire.Invalid("The pages are not in the document.", quire.Detail{Field: "pages", Issue: fmt.Sprintf("%q is not within pages 1-%d", sel, n)})
+		return nil, err
 	}
 	var out []int
 	seen := map[int]bool{}
@@ -118,25 +120,49 @@ func origin(d *pdf.Document, p pdf.PageObject) (float64, float64) {
 	return number(x0), number(y0)
 }
 
-// watermarkXObject is a form of the page's size showing text in grey
-// Helvetica, centred, turned by angle degrees.
-func watermarkXObject(text string, opacity float64, angle int, w, h float64) *pdf.Stream {
-	size := math.Min(w, h) / 12
-	width := 0.55 * size * float64(len([]rune(text))) // Helvetica's mean advance, near enough to centre
+// watermarkSize is the text's size on a page of w x h points (a twelfth
+// of its shorter side) for a text shaped at size 1.
+func watermarkSize(w, h float64) float64 { return math.Min(w, h) / 12 }
+
+// shapedText is the watermark's text shaped at size 1 with the fonts of
+// the certificate page (every script it supports, right-to-left ones and
+// emoji included), or a 400 naming the characters none of them has.
+func (s *Service) shapedText(text string) (certpage.Line, error) {
+	r, err := s.opt.Fonts.Renderer()
+	if err != nil {
+		s.opt.Logger.Error("the fonts of text watermarks are missing", "err", err)
+		return certpage.Line{}, &quire.Error{Code: quire.CodeEngineBusy, Message: "The fonts of text watermarks are not installed on this server.", RetryAfter: time.Minute}
+	}
+	if missing := r.Missing(text); len(missing) > 0 {
+		names := make([]string, len(missing))
+		for i, c := range missing {
+			names[i] = fmt.Sprintf("%q (U+%04X)", c, c)
+		}
+		return certpage.Line{}, quire.Invalid("The watermark text cannot be drawn.",
+			quire.Detail{Field: "text", Issue: "no font of this server has " + strings.Join(names, ", ")})
+	}
+	return r.Line(text, 1, 0.5)
+}
+
+// watermarkXObject is a form of the page's size showing the shaped text,
+// centred, turned by angle degrees.
+func watermarkXObject(text certpage.Line, opacity float64, angle int, w, h float64) *pdf.Stream {
+	size := watermarkSize(w, h)
+	width := text.Width * size
 	rad := float64(angle) * math.Pi / 180
 	c, sn := math.Cos(rad), math.Sin(rad)
 	// The text's centre goes to the page's centre: start at minus half its
 	// width and height along the turned axes.
 	tx := w/2 - c*width/2 + sn*size/3
 	ty := h/2 - sn*width/2 - c*size/3
-	content := fmt.Sprintf("q /GS gs 0.5 g BT /F 1 Tf %.4f %.4f %.4f %.4f %.2f %.2f Tm %s Tj ET Q",
-		c*size, sn*size, -sn*size, c*size, tx, ty, literal(winAnsi(text)))
+	content := fmt.Appendf(nil, "q /GS gs %.4f %.4f %.4f %.4f %.2f %.2f cm\n", c*size, sn*size, -sn*size, c*size, tx, ty)
+	content = append(append(content, text.Content...), "Q"...)
 	return &pdf.Stream{Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
 		"BBox": pdf.Array{pdf.Int(0), pdf.Int(0), pdf.Real(w), pdf.Real(h)},
 		"Resources": pdf.Dict{
-			"Font":      pdf.Dict{"F": pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("Type1"), "BaseFont": pdf.Name("Helvetica"), "Encoding": pdf.Name("WinAnsiEncoding")}},
+			"Font":      text.Fonts,
 			"ExtGState": pdf.Dict{"GS": pdf.Dict{"Type": pdf.Name("ExtGState"), "ca": pdf.Real(opacity), "CA": pdf.Real(opacity)}},
-		}}, Data: []byte(content)}
+		}}, Data: content}
 }
 
 // watermarkAnnotation is a Watermark annotation over the page's visible
@@ -145,31 +171,4 @@ func watermarkAnnotation(text string, xo *pdf.Stream, x0, y0, w, h float64) pdf.
 	return pdf.Dict{"Type": pdf.Name("Annot"), "Subtype": pdf.Name("Watermark"), "F": pdf.Int(4 | 128), // Print, Locked
 		"Rect":     pdf.Array{pdf.Real(x0), pdf.Real(y0), pdf.Real(x0 + w), pdf.Real(y0 + h)},
 		"Contents": pdf.TextString(text), "AP": pdf.Dict{"N": xo}}
-}
-
-// winAnsi encodes text for a standard font: Latin-1 as it is (WinAnsi
-// agrees there), anything else as "?".
-func winAnsi(text string) []byte {
-	var b []byte
-	for _, r := range text {
-		if r < 32 || r > 255 || (r >= 127 && r < 160) {
-			r = '?'
-		}
-		b = append(b, byte(r))
-	}
-	return b
-}
-
-// literal is b as a PDF literal string.
-func literal(b []byte) string {
-	var out strings.Builder
-	out.WriteByte('(')
-	for _, c := range b {
-		if c == '(' || c == ')' || c == '\\' {
-			out.WriteByte('\\')
-		}
-		out.WriteByte(c)
-	}
-	out.WriteByte(')')
-	return out.String()
 }
