@@ -166,7 +166,7 @@ func (req convertRequest) print(ctx context.Context, pool Printer, from string, 
 // page is the page of files[0], of format from, with the other files as
 // its assets.
 func (req convertRequest) page(from string, files []Upload) chromium.Page {
-	page := chromium.Page{Doc: files[0].Data, From: from}
+	page := chromium.Page{Doc: files[0].Data, From: from, Name: files[0].Name}
 	for _, f := range files[1:] {
 		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
 	}
