@@ -27,7 +27,7 @@ func TestParseDate(t *testing.T) {
 			t.Errorf("parseDate(%q) = %s, want %s", in, got, want)
 		}
 	}
-	if got := pdfDateString(time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", -(5*3600 + 1800)))); got != "D:20260102030405-05'30'" {
+	if got := pdfDateString(time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", -(5*3600+1800)))); got != "D:20260102030405-05'30'" {
 		t.Errorf("pdfDateString: %s", got)
 	}
 }
@@ -62,7 +62,7 @@ func TestApplyMetadata(t *testing.T) {
 	_, cat, _ := d.Catalog()
 	meta, _ := d.Resolve(cat["Metadata"])
 	xmp := meta.(*pdf.Stream).Data
-	for _, want := range []string{`<xmp:CreateDate>2026-11-29T09:30:00Z</xmp:CreateDate>`, `report &lt;1&gt; &amp; co`,
+	for _, want := range []string{`<xmp:CreateDate>2026-11-29T09:30:00+00:00</xmp:CreateDate>`, `report &lt;1&gt; &amp; co`,
 		`<pdfaid:part>2</pdfaid:part>`, `<pdfuaid:part>1</pdfuaid:part>`, `pdfaSchema:prefix>pdfuaid<`} {
 		if !bytes.Contains(xmp, []byte(want)) {
 			t.Errorf("XMP lacks %s:\n%s", want, xmp)

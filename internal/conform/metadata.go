@@ -1,8 +1,6 @@
 package conform
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,11 +8,12 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/xmp"
 )
 
-// metadata is what the Info dictionary and the XMP packet both say: one
-// set of values written twice, which is how PDF/A's rule that they agree
-// (ISO 19005-1 6.7.3) holds by construction.
+// metadata is what the Info dictionary and the XMP packet both say: the
+// XMP is written from the Info dictionary, which is how PDF/A's rule that
+// they agree (ISO 19005-1 6.7.3) holds by construction.
 type metadata struct {
 	title, author, subject, keywords, creator, producer string
 	created, modified                                   time.Time
@@ -143,77 +142,15 @@ func (m metadata) info() pdf.Dict {
 	return d
 }
 
-// xmp returns the XMP packet (ISO 16684-1). It is written by hand: a
-// packet of a dozen known properties needs no general XMP library, and
-// none that Go has is kept up. A PDF/A file that also claims PDF/UA
-// describes the pdfuaid schema in a PDF/A extension schema, as PDF/A
-// requires of any schema it does not predefine.
+// xmp returns the XMP packet, written from the Info dictionary (package
+// xmp), so the two agree.
 func (m metadata) xmp() []byte {
-	var b bytes.Buffer
-	esc := func(s string) string {
-		var e bytes.Buffer
-		_ = xml.EscapeText(&e, []byte(s)) // a bytes.Buffer does not fail
-		return e.String()
-	}
-	b.WriteString("<?xpacket begin=\"\ufeff\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n")
-	b.WriteString(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` + "\n")
-	desc := func(ns, body string) {
-		if body != "" {
-			fmt.Fprintf(&b, "<rdf:Description rdf:about=\"\" %s>\n%s</rdf:Description>\n", ns, body)
-		}
-	}
-	var dc strings.Builder
-	if m.title != "" {
-		fmt.Fprintf(&dc, "<dc:title><rdf:Alt><rdf:li xml:lang=\"x-default\">%s</rdf:li></rdf:Alt></dc:title>\n", esc(m.title))
-	}
-	if m.author != "" {
-		fmt.Fprintf(&dc, "<dc:creator><rdf:Seq><rdf:li>%s</rdf:li></rdf:Seq></dc:creator>\n", esc(m.author))
-	}
-	if m.subject != "" {
-		fmt.Fprintf(&dc, "<dc:description><rdf:Alt><rdf:li xml:lang=\"x-default\">%s</rdf:li></rdf:Alt></dc:description>\n", esc(m.subject))
-	}
-	desc(`xmlns:dc="http://purl.org/dc/elements/1.1/"`, dc.String())
-	xmpBody := fmt.Sprintf("<xmp:CreateDate>%s</xmp:CreateDate>\n<xmp:ModifyDate>%s</xmp:ModifyDate>\n<xmp:MetadataDate>%s</xmp:MetadataDate>\n",
-		m.created.Format(time.RFC3339), m.modified.Format(time.RFC3339), m.modified.Format(time.RFC3339))
-	if m.creator != "" {
-		xmpBody += fmt.Sprintf("<xmp:CreatorTool>%s</xmp:CreatorTool>\n", esc(m.creator))
-	}
-	desc(`xmlns:xmp="http://ns.adobe.com/xap/1.0/"`, xmpBody)
-	var pdfBody string
-	if m.producer != "" {
-		pdfBody += fmt.Sprintf("<pdf:Producer>%s</pdf:Producer>\n", esc(m.producer))
-	}
-	if m.keywords != "" {
-		pdfBody += fmt.Sprintf("<pdf:Keywords>%s</pdf:Keywords>\n", esc(m.keywords))
-	}
-	desc(`xmlns:pdf="http://ns.adobe.com/pdf/1.3/"`, pdfBody)
+	c := xmp.Claims{}
 	if m.pdfa != 0 {
-		desc(`xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"`,
-			fmt.Sprintf("<pdfaid:part>%d</pdfaid:part>\n<pdfaid:conformance>B</pdfaid:conformance>\n", m.pdfa))
+		c.PDFAPart, c.PDFAConformance = strconv.Itoa(m.pdfa), "B"
 	}
 	if m.ua {
-		desc(`xmlns:pdfuaid="http://www.aiim.org/pdfua/ns/id/"`, "<pdfuaid:part>1</pdfuaid:part>\n")
-		if m.pdfa != 0 {
-			desc(`xmlns:pdfaExtension="http://www.aiim.org/pdfa/ns/extension/" xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#" xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#"`, uaExtension)
-		}
+		c.UAPart = 1
 	}
-	b.WriteString("</rdf:RDF></x:xmpmeta>\n")
-	// Padding lets a later editor rewrite the packet in place.
-	b.WriteString(strings.Repeat(strings.Repeat(" ", 99)+"\n", 20))
-	b.WriteString(`<?xpacket end="w"?>`)
-	return b.Bytes()
+	return xmp.Packet(m.info(), c)
 }
-
-// uaExtension describes the pdfuaid schema for PDF/A (ISO 19005-1 6.7.8).
-const uaExtension = `<pdfaExtension:schemas><rdf:Bag><rdf:li rdf:parseType="Resource">
-<pdfaSchema:schema>PDF/UA identification schema</pdfaSchema:schema>
-<pdfaSchema:namespaceURI>http://www.aiim.org/pdfua/ns/id/</pdfaSchema:namespaceURI>
-<pdfaSchema:prefix>pdfuaid</pdfaSchema:prefix>
-<pdfaSchema:property><rdf:Seq><rdf:li rdf:parseType="Resource">
-<pdfaProperty:name>part</pdfaProperty:name>
-<pdfaProperty:valueType>Integer</pdfaProperty:valueType>
-<pdfaProperty:category>internal</pdfaProperty:category>
-<pdfaProperty:description>PDF/UA version identifier</pdfaProperty:description>
-</rdf:li></rdf:Seq></pdfaSchema:property>
-</rdf:li></rdf:Bag></pdfaExtension:schemas>
-`
