@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -23,19 +24,7 @@ type metadata struct {
 
 func newMetadata(d *pdf.Document, cat pdf.Dict, o Options) metadata {
 	_, info := d.Info()
-	text := func(key pdf.Name) string {
-		o, err := d.Resolve(info[key])
-		if err != nil {
-			return ""
-		}
-		switch s := o.(type) {
-		case pdf.String:
-			return strings.TrimSpace(pdf.DecodeText(s))
-		case pdf.HexString:
-			return strings.TrimSpace(pdf.DecodeText(s))
-		}
-		return ""
-	}
+	text := func(key pdf.Name) string { return textOf(d, info[key]) }
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -47,18 +36,9 @@ func newMetadata(d *pdf.Document, cat pdf.Dict, o Options) metadata {
 	m.created = parseDate(text("CreationDate"), now)
 	m.modified = parseDate(text("ModDate"), m.created)
 	if m.title == "" && o.UA {
-		m.title = firstNonEmpty(firstOutlineTitle(d, cat), o.Title, "Untitled")
+		m.title = cmp.Or(firstOutlineTitle(d, cat), strings.TrimSpace(o.Title), "Untitled")
 	}
 	return m
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // firstOutlineTitle returns the title of the outline's first entry: both
@@ -72,15 +52,21 @@ func firstOutlineTitle(d *pdf.Document, cat pdf.Dict) string {
 	if err != nil {
 		return ""
 	}
-	t, err := d.Resolve(first["Title"])
+	return textOf(d, first["Title"])
+}
+
+// textOf returns the text string o, or what o refers to, trimmed; "" for
+// anything else.
+func textOf(d *pdf.Document, o pdf.Object) string {
+	v, err := d.Resolve(o)
 	if err != nil {
 		return ""
 	}
-	switch s := t.(type) {
+	switch s := v.(type) {
 	case pdf.String:
-		return pdf.DecodeText(s)
+		return strings.TrimSpace(pdf.DecodeText(s))
 	case pdf.HexString:
-		return pdf.DecodeText(s)
+		return strings.TrimSpace(pdf.DecodeText(s))
 	}
 	return ""
 }

@@ -198,19 +198,7 @@ func wrapListBody(d *pdf.Document, li *element) {
 	d.Replace(li.ref, item)
 }
 
-func hasText(d *pdf.Document, o pdf.Object) bool {
-	v, err := d.Resolve(o)
-	if err != nil {
-		return false
-	}
-	switch s := v.(type) {
-	case pdf.String:
-		return strings.TrimSpace(pdf.DecodeText(s)) != ""
-	case pdf.HexString:
-		return strings.TrimSpace(pdf.DecodeText(s)) != ""
-	}
-	return false
-}
+func hasText(d *pdf.Document, o pdf.Object) bool { return textOf(d, o) != "" }
 
 // describe names the figures by page and order on the page ("page 2,
 // image 1").
