@@ -295,9 +295,9 @@ func convertOnce(client *http.Client, target, key string, d docxFile) (convertTi
 	case err != nil:
 		return t, nil, err
 	case res.StatusCode != http.StatusOK:
-		var e struct{ Code string }
+		var e struct{ Code, Message string }
 		json.Unmarshal(body, &e)
-		return t, nil, fmt.Errorf("status %d %s", res.StatusCode, e.Code)
+		return t, nil, fmt.Errorf("status %d %s: %s", res.StatusCode, e.Code, e.Message)
 	case !bytes.HasPrefix(body, []byte("%PDF-")):
 		return t, nil, errors.New("the answer is not a PDF")
 	}

@@ -72,6 +72,7 @@ func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
 	o := new(convert.JobOptions)
 	fs.StringVar(&o.PDFA, convert.ParamPDFA, "", "make an archival PDF: "+strings.Join(convert.PDFAVersions, ", "))
 	fs.BoolVar(&o.PDFUA, convert.ParamPDFUA, false, "make a tagged, accessible PDF (PDF/UA)")
+	fs.BoolVar(&o.DecorativeImages, convert.ParamDecorativeImages, false, "with pdfua: mark images without alternative text as decoration instead of refusing the document")
 	fs.StringVar(&o.PageRanges, convert.ParamPageRanges, "", "export these `PAGES` only, e.g. 1-3,5")
 	fs.BoolVar(&o.Landscape, convert.ParamLandscape, false, "landscape pages (html and md only)")
 	formFields := fs.Bool(convert.ParamExportFormFields, true, "export form fields as PDF form fields")

@@ -142,7 +142,7 @@ func pdfInfo(t *testing.T, pdf []byte) string {
 // TestOptionsRefused: bad options never reach a browser.
 func TestOptionsRefused(t *testing.T) {
 	p := newPool(t, 1, nil)
-	for _, o := range []convert.JobOptions{{Paper: "B7"}, {Margin: "3 apples"}, {Scale: 3}, {Paper: "10x10mm"}, {Margin: "150mm"}, {Engine: "gecko"}, {PDFA: "PDF/A-2b", Engine: "chromium"}} {
+	for _, o := range []convert.JobOptions{{Paper: "B7"}, {Margin: "3 apples"}, {Scale: 3}, {Paper: "10x10mm"}, {Margin: "150mm"}, {Engine: "gecko"}, {PDFA: "PDF/A-1b", Engine: "chromium"}, {DecorativeImages: true}} {
 		_, err := p.Convert(context.Background(), html("<p>x</p>"), o)
 		if !isValidation(err) {
 			t.Errorf("%+v: %v, want a validation error", o, err)

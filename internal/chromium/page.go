@@ -438,6 +438,11 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 // (bench/RESULTS.md). The document outline, off by default, stays off.
 var tagged = true
 
+// outline asks for the document outline (bookmarks) made from the
+// headings: a reader's navigation, and the title of a PDF/UA document
+// whose page has none (package conform).
+var outline = true
+
 // printParams are Page.printToPDF's parameters for o (validated).
 func printParams(o convert.JobOptions) page.PrintToPDFParams {
 	a4 := convert.PaperSizes["A4"]
@@ -454,7 +459,7 @@ func printParams(o convert.JobOptions) page.PrintToPDFParams {
 		Landscape: &o.Landscape, PrintBackground: &o.PrintBackground, Scale: cmp.Or(o.Scale, 1),
 		PaperWidth: w, PaperHeight: h, PreferCSSPageSize: &preferCSS,
 		MarginTop: &m[0], MarginRight: &m[1], MarginBottom: &m[2], MarginLeft: &m[3],
-		PageRanges: o.PageRanges, GenerateTaggedPDF: &tagged,
+		PageRanges: o.PageRanges, GenerateTaggedPDF: &tagged, GenerateDocumentOutline: &outline,
 	}
 }
 

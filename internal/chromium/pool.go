@@ -177,6 +177,7 @@ type Page struct {
 	Doc    []byte
 	From   string // convert.FromHTML or convert.FromMarkdown
 	Assets []Asset
+	Name   string // the page's file name: its title when it has none, for PDF/UA
 }
 
 // Asset is a file of the page, reachable by its name relative to it.
@@ -215,7 +216,8 @@ func (p *Pool) Check(page Page, opts convert.JobOptions) error {
 
 // Convert prints page to PDF with the options of opts that apply
 // (paper, margin, landscape, printBackground, pageRanges, scale,
-// javascript). Its errors match convert's Err* values, or ctx's error.
+// javascript), then makes it conform to the PDF/A and PDF/UA opts asks
+// for (convert.Conform). Its errors match convert's Err* values, or ctx's error.
 func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) (convert.Result, error) {
 	t0 := time.Now()
 	if err := p.Check(page, opts); err != nil {
@@ -226,7 +228,7 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) 
 		if err != nil {
 			return convert.Result{}, err
 		}
-		page = Page{Doc: html, From: convert.FromHTML, Assets: page.Assets}
+		page = Page{Doc: html, From: convert.FromHTML, Assets: page.Assets, Name: page.Name}
 	}
 	give, err := quire.TakeEngineTurn(ctx)
 	if err != nil {
@@ -239,8 +241,9 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) 
 	}
 	select {
 	case r := <-j.done:
-		r.res.Total = time.Since(t0)
-		return r.res, r.err
+		res, err := convert.Conform(ctx, r.res, r.err, page.Name, opts)
+		res.Total = time.Since(t0)
+		return res, err
 	case <-ctx.Done():
 		return convert.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
 	}

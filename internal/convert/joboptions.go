@@ -21,6 +21,10 @@ type JobOptions struct {
 	PDFA string
 	// PDFUA makes a tagged, accessible PDF (PDF/UA-1).
 	PDFUA bool
+	// DecorativeImages, with PDFUA, marks the images that have no
+	// alternative text as decoration (artifacts) instead of refusing the
+	// document.
+	DecorativeImages bool
 	// PageRanges selects the pages to export, e.g. "1-3,5"; "" for all.
 	PageRanges string
 	// Landscape turns the pages of a document without a page setup of its
@@ -77,6 +81,7 @@ const MaxPasswordLength = 256
 const (
 	ParamPDFA                     = "pdfa"
 	ParamPDFUA                    = "pdfua"
+	ParamDecorativeImages         = "pdfua.decorativeImages"
 	ParamPageRanges               = "pageRanges"
 	ParamLandscape                = "landscape"
 	ParamExportFormFields         = "exportFormFields"
@@ -105,6 +110,9 @@ func (o JobOptions) Validate(from, to string) error {
 	bad := func(field, issue string) { d = append(d, quire.Detail{Field: field, Issue: issue}) }
 	if o.PDFA != "" && !slices.Contains(PDFAVersions, o.PDFA) {
 		bad(ParamPDFA, "must be one of "+strings.Join(PDFAVersions, ", "))
+	}
+	if o.DecorativeImages && !o.PDFUA {
+		bad(ParamDecorativeImages, "applies only with pdfua=true")
 	}
 	if o.PageRanges != "" {
 		if issue := checkPageRanges(o.PageRanges); issue != "" {

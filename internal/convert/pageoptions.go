@@ -23,9 +23,9 @@ var Engines = []string{EngineChromium, EngineLibreOffice}
 
 // EngineFor returns the engine that converts a document of format from
 // to format to with o: the one o names, or else Chromium for HTML and
-// Markdown to PDF unless o sets an option only LibreOffice has (a
-// PDF/A from HTML still comes out as before Chromium was there), and
-// LibreOffice for the rest.
+// Markdown to PDF unless o sets an option only LibreOffice has (PDF/A-1b
+// among them: Chromium paints with transparency and soft masks, which
+// PDF/A-1 forbids), and LibreOffice for the rest.
 func (o JobOptions) EngineFor(from, to string) string {
 	switch {
 	case o.Engine != "":
@@ -45,7 +45,7 @@ func browserSource(from string) bool {
 
 // libreOfficeParams names the options set in o that only LibreOffice has.
 func (o JobOptions) libreOfficeParams() []string {
-	return setNames(param{o.PDFA != "", ParamPDFA}, param{o.PDFUA, ParamPDFUA},
+	return setNames(param{o.PDFA == PDFAVersions[0], ParamPDFA},
 		param{o.ExportFormFields != nil, ParamExportFormFields}, param{o.LosslessImageCompression, ParamLosslessImageCompression},
 		param{o.Quality != 0, ParamQuality}, param{o.ReduceImageResolution, ParamReduceImageResolution},
 		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{o.Password != "", ParamPassword})

@@ -16,7 +16,8 @@ func TestEngineFor(t *testing.T) {
 	}{
 		{FromHTML, ToPDF, JobOptions{}, EngineChromium},
 		{"MD", ToPDF, JobOptions{Paper: "A4"}, EngineChromium},
-		{FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-2b"}, EngineLibreOffice},
+		{FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-1b"}, EngineLibreOffice},
+		{FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-2b", PDFUA: true}, EngineChromium},
 		{FromHTML, ToPDF, JobOptions{Engine: "LibreOffice"}, EngineLibreOffice},
 		{FromHTML, ToDOCX, JobOptions{}, EngineLibreOffice},
 		{FromDOCX, ToPDF, JobOptions{}, EngineLibreOffice},

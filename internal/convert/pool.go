@@ -186,7 +186,8 @@ func (p *Pool) ConvertRequest(ctx context.Context, r Request, in []byte) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	return p.queueJob(ctx, t0, in, from, r.To, r.Options)
+	res, err := p.queueJob(ctx, t0, in, from, r.To, r.Options)
+	return Conform(ctx, res, err, r.Name, r.Options)
 }
 
 // ConvertEdited converts to PDF a DOCX template that its caller opened

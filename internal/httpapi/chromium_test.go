@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/convert/pdfatest"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -31,8 +32,9 @@ func TestConvertWithChromium(t *testing.T) {
 	if n := e.Chromium.Status().Converted; n != 1 {
 		t.Errorf("Chromium converted %d pages, want 1", n)
 	}
-	// The old path: LibreOffice has no style sheet, and converts each file.
-	for _, query := range []string{"from=html&engine=libreoffice", "from=html&pdfa=PDF/A-2b"} {
+	// The old path: LibreOffice has no style sheet, and converts each file
+	// (PDF/A-1b too: Chromium paints with transparency, which PDF/A-1 forbids).
+	for _, query := range []string{"from=html&engine=libreoffice", "from=html&pdfa=PDF/A-1b"} {
 		r = e.convert(key, query, "page.html", page.data)
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", query, r.status, r.body)
@@ -42,7 +44,7 @@ func TestConvertWithChromium(t *testing.T) {
 		t.Errorf("engine=libreoffice or pdfa reached Chromium: %d pages", n)
 	}
 	for query, want := range map[string]map[string]string{
-		"from=html&paper=A4&pdfa=PDF/A-2b":     {"engine": "one engine cannot honour both"},
+		"from=html&paper=A4&pdfa=PDF/A-1b":     {"engine": "one engine cannot honour both"},
 		"from=html&engine=libreoffice&scale=2": {"engine": "they are Chromium's"},
 		"from=docx&paper=A4":                   {"paper": "html and md made into pdf only"},
 		"from=md&to=docx&engine=chromium":      {"engine": "pdf only"},
@@ -91,4 +93,12 @@ func TestConvertWithChromium(t *testing.T) {
 	if !strings.Contains(metrics, "quire_chromium_converted_total 1") {
 		t.Errorf("/metrics lacks the Chromium pool's count")
 	}
+	// PDF/A-2b and PDF/UA-1 print with Chromium, made conformant after it.
+	if r = e.convert(key, "from=html&pdfa=PDF/A-2b&pdfua=true", "page.html", page.data); r.status != 200 {
+		t.Fatalf("PDF/A-2b and PDF/UA-1 from HTML: %d %s", r.status, r.body)
+	}
+	if n := e.Chromium.Status().Converted; n != 2 {
+		t.Errorf("PDF/A-2b and PDF/UA-1 from HTML did not print with Chromium: %d pages", n)
+	}
+	pdfatest.Check(t, r.body, 2)
 }

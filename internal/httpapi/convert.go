@@ -52,7 +52,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out, contentType, err := req.answer(files, results)
+	out, contentType, err := req.answer(r.Context(), files, results)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -166,7 +166,7 @@ func (req convertRequest) print(ctx context.Context, pool Printer, from string, 
 // page is the page of files[0], of format from, with the other files as
 // its assets.
 func (req convertRequest) page(from string, files []Upload) chromium.Page {
-	page := chromium.Page{Doc: files[0].Data, From: from}
+	page := chromium.Page{Doc: files[0].Data, From: from, Name: files[0].Name}
 	for _, f := range files[1:] {
 		page.Assets = append(page.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
 	}
@@ -196,7 +196,7 @@ func convertRequestOf(r *http.Request) convertRequest {
 
 // answer returns the response body and its media type: the one output,
 // the merged PDF, or a ZIP of the outputs.
-func (req convertRequest) answer(files []Upload, results []convert.Result) ([]byte, string, error) {
+func (req convertRequest) answer(ctx context.Context, files []Upload, results []convert.Result) ([]byte, string, error) {
 	outs := make([][]byte, len(results))
 	for i, res := range results {
 		outs[i] = res.PDF
@@ -205,7 +205,7 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 	case len(outs) == 1: // one document, or one page printed with its files
 		return outs[0], contentTypes[req.To], nil
 	case req.Merge:
-		pdf, err := pdfmerge.Merge(outs)
+		pdf, err := req.merge(ctx, files[0].Name, outs)
 		return pdf, contentTypes[convert.ToPDF], err
 	}
 	names := make([]string, len(files))
@@ -214,6 +214,19 @@ func (req convertRequest) answer(files []Upload, results []convert.Result) ([]by
 	}
 	z, err := zipOf(entryNames(names, req.To), outs)
 	return z, "application/zip", err
+}
+
+// merge joins the PDFs of one request, and makes the result conform as
+// each part did (convert.Conform): the merge writes metadata of its own
+// (and, unless told, cross-reference streams, which PDF/A-1 forbids).
+func (req convertRequest) merge(ctx context.Context, name string, pdfs [][]byte) ([]byte, error) {
+	c := req.Options.ConformanceOptions(name)
+	pdf, err := pdfmerge.Merge(pdfs, c.PDFA == 1)
+	if err != nil {
+		return nil, err
+	}
+	res, err := convert.Conform(ctx, convert.Result{PDF: pdf}, nil, name, req.Options)
+	return res.PDF, convert.ToAPIError(err, 0)
 }
 
 // convertAll converts files as req asks, each of the format req names or

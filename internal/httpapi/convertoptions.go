@@ -16,7 +16,7 @@ import (
 // LibreOffice route names those it has. Anything else is refused, with a
 // hint at the nearest known name.
 var convertParams = []string{"from", "to", paramMerge,
-	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamPageRanges, convert.ParamLandscape,
+	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamDecorativeImages, convert.ParamPageRanges, convert.ParamLandscape,
 	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
 	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword,
 	convert.ParamEngine, convert.ParamPaper, convert.ParamMargin, convert.ParamPrintBackground, convert.ParamScale, convert.ParamJavaScript}
@@ -116,6 +116,7 @@ func (d *queryDecoder) convertOptions() convert.JobOptions {
 	return convert.JobOptions{
 		PDFA:                     d.string(convert.ParamPDFA),
 		PDFUA:                    d.bool(convert.ParamPDFUA),
+		DecorativeImages:         d.bool(convert.ParamDecorativeImages),
 		PageRanges:               d.string(convert.ParamPageRanges),
 		Landscape:                d.bool(convert.ParamLandscape),
 		ExportFormFields:         d.optionalBool(convert.ParamExportFormFields),

@@ -34,6 +34,7 @@ func TestConvertOptions(t *testing.T) {
 	for query, want := range map[string]map[string]string{
 		"from=docx&pdfa=PDF/A-2u&quality=abc&pdfua=yes": {"pdfa": "PDF/A-1b, PDF/A-2b, PDF/A-3b", "quality": "whole number", "pdfua": "true or false"},
 		"from=docx&pageRange=1":                         {"pageRange": "did you mean pageRanges?"},
+		"from=docx&pdfua.decorativeImages=true":         {"pdfua.decorativeImages": "only with pdfua=true"},
 		"from=docx&PDFA=PDF/A-1b&bogus=1":               {"PDFA": "did you mean pdfa?", "bogus": "not a known query parameter"},
 		"from=docx&landscape=true":                      {"landscape": "html and md only"},
 		"landscape=true":                                {"landscape": "html and md only"}, // the format told by the file, validated once with it

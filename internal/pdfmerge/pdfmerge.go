@@ -14,8 +14,9 @@ import (
 )
 
 // Merge returns one PDF with the pages of pdfs, in their order. A single
-// PDF is returned as it is.
-func Merge(pdfs [][]byte) ([]byte, error) {
+// PDF is returned as it is. classic writes a cross-reference table and no
+// object streams, as PDF/A-1 requires (PDF 1.4 has neither).
+func Merge(pdfs [][]byte, classic bool) ([]byte, error) {
 	switch len(pdfs) {
 	case 0:
 		return nil, errors.New("pdfmerge: no PDF to merge")
@@ -28,6 +29,9 @@ func Merge(pdfs [][]byte) ([]byte, error) {
 	}
 	conf := model.NewDefaultConfiguration()
 	conf.ValidationMode = model.ValidationRelaxed
+	if classic {
+		conf.WriteObjectStream, conf.WriteXRefStream = false, false
+	}
 	var out bytes.Buffer
 	if err := api.MergeRaw(in, &out, false, conf); err != nil {
 		return nil, fmt.Errorf("pdfmerge: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/xmp"
 )
 
 // The operations written by quire's PDF model as one incremental update
@@ -73,7 +74,7 @@ func (s *Service) metadataJSON(in *input, info, cat pdf.Dict) (Result, error) {
 			m.Properties[k] = v
 		}
 	}
-	m.CreationDate, m.ModDate = xmpDate(str("CreationDate")), xmpDate(str("ModDate"))
+	m.CreationDate, m.ModDate = xmp.Date(str("CreationDate")), xmp.Date(str("ModDate"))
 	if id := pdfaOf(xmpOf(in.doc, cat)); id.part != "" {
 		m.PDFA = id.part + id.conformance
 	}
