@@ -21,6 +21,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -30,6 +31,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	pdftools.RunWorkerIfAsked()
 	// The conversion pool of runConvert starts os.Executable() with the
 	// argument "convert-worker": in this package's tests that is the test
 	// binary, which becomes a worker here.

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/quire-dev/quire/internal/pdftools"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=...".
@@ -52,6 +54,7 @@ func commands() []command {
 }
 
 func main() {
+	pdftools.RunWorkerIfAsked()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -28,7 +28,8 @@ import (
 // comes from its stdout, gob-encoded.
 
 // workerEnv, set to the worker's memory limit in bytes, makes the process
-// a worker: it serves one task and exits before main runs.
+// a worker: RunWorkerIfAsked, first thing in main (and in TestMain of the
+// test binaries that run PDF tools), serves one task and exits.
 const workerEnv = "QUIRE_PDFTOOLS_WORKER"
 
 // workerSlack is what the worker's data may hold beyond its memory limit:
@@ -37,7 +38,9 @@ const workerEnv = "QUIRE_PDFTOOLS_WORKER"
 // of a few kilobytes).
 const workerSlack = 128 << 20
 
-func init() {
+// RunWorkerIfAsked makes this process the PDF worker it was started as,
+// if it was: it serves the task and exits.
+func RunWorkerIfAsked() {
 	limit := os.Getenv(workerEnv)
 	if limit == "" {
 		return
@@ -99,6 +102,11 @@ func serveWorker(limit int64, r io.Reader, w io.Writer) int {
 // reservation (command line, tests) it is bounded by the process's own
 // runtime limit, if any.
 func (s *Service) inWorker(ctx context.Context, t task, names []string) (answer, error) {
+	if os.Getenv(workerEnv) != "" {
+		// A program that starts workers without serving them (no
+		// RunWorkerIfAsked) would otherwise start them without end.
+		return answer{}, errors.New("pdftools: this process was started as a PDF worker but did not call RunWorkerIfAsked")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return answer{}, fmt.Errorf("pdftools: the worker's executable: %w", err)

@@ -30,6 +30,7 @@ import (
 	"github.com/quire-dev/quire/internal/mail/mailtest"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 	"github.com/quire-dev/quire/internal/store"
@@ -72,8 +73,10 @@ type Config struct {
 }
 
 // RunWorkerIfAsked turns the test binary into a conversion worker when a
-// pool started it as one ("convert-worker"); call it from init.
+// pool started it as one ("convert-worker"), or into a PDF tools' worker;
+// call it first in TestMain.
 func RunWorkerIfAsked() {
+	pdftools.RunWorkerIfAsked()
 	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
 		os.Exit(convert.RunWorker(os.Stdin, os.Stdout))
 	}
