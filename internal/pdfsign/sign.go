@@ -61,26 +61,47 @@ const tokenReserve = 12 << 10
 // time-stamp. A document certified with DocMDP P=1 is refused with
 // ErrCertified.
 func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (out []byte, digest string, err error) {
+	s, err := SignReport(ctx, doc, id, opt)
+	return s.PDF, s.Digest, err
+}
+
+// Signature is a signed document and what its signing reached.
+type Signature struct {
+	PDF    []byte
+	Digest string // as Sign's
+	// Level is the PAdES level a validator finds: Options.Level, or less
+	// when revocation data of a certificate could not be obtained (B-T
+	// for B-LT and B-LTA), or B-T for B-B with a Timestamper.
+	Level Level
+}
+
+// SignReport signs as Sign does and says which level the signature
+// reached.
+func SignReport(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (sig Signature, err error) {
 	defer pdf.Recover(&err)
+	return sign(ctx, doc, id, opt)
+}
+
+func sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (Signature, error) {
 	before, err := signatureFields(doc)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+		return Signature{}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	if len(before)+opt.Level.signatures() > maxSignatures {
-		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
+		return Signature{}, fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
 	}
 	if err := checkLevel(opt); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err := allowsSigning(doc); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	pages, err := doc.PagesContext(ctx)
 	if ended(err) {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+		return Signature{}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
@@ -90,38 +111,38 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	value := signatureDict(opt, ph)
 	if opt.DocMDP != 0 {
 		if opt.DocMDP < 1 || opt.DocMDP > 3 || len(before) > 0 {
-			return nil, "", fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
+			return Signature{}, fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
 		}
 		value["Reference"] = docMDPReference(opt.DocMDP)
 	}
 	sig, err := addSignatureField(doc, pages, opt, value)
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if opt.DocMDP != 0 {
 		if err := certify(doc, sig); err != nil {
-			return nil, "", err
+			return Signature{}, err
 		}
 	}
-	out, err = doc.Save()
+	out, err := doc.Save()
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	known, contents, err := fillSignature(doc, out, ph, func(digest []byte) ([]byte, error) {
 		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
 	})
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
-	out, added, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
+	out, added, reached, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err := selfCheck(ctx, out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
-	return out, hex.EncodeToString(known.sum), nil
+	return Signature{PDF: out, Digest: hex.EncodeToString(known.sum), Level: reached}, nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature

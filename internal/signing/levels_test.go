@@ -1,0 +1,111 @@
+package signing
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// levelService signs with quire's own CA, at the configured level, with
+// tsa as its time-stamp authority (nil: none), fetching on loopback.
+func levelService(t *testing.T, level pdfsign.Level, tsa *pdftest.TSA) *Service {
+	t.Helper()
+	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{MaxDocumentBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Level: level}
+	if tsa != nil {
+		opt.Timestamper = &pdfsign.TSAClient{URL: tsa.URL}
+	}
+	return New(id, storetest.Open(t, storetest.URL(t, "sqlite")), nil, loopbackFetcher(), opt)
+}
+
+// TestLevelDelivered: the level asked (configured, or the request's
+// level) is the level a verifier finds, and the one the result names.
+// B-B has no time-stamp even with an authority configured.
+func TestLevelDelivered(t *testing.T) {
+	ctx := context.Background()
+	svc := levelService(t, pdfsign.LevelB, pdftest.NewTSA(t))
+	for _, c := range []struct{ asked, want string }{{"", "B-B"}, {"B-B", "B-B"}, {"B-T", "B-T"}, {"B-LT", "B-LT"}, {"B-LTA", "B-LTA"}} {
+		req := submitted(pdftest.OnePage("level "+c.asked), true)
+		req.Level, req.Strict = c.asked, true
+		res, err := svc.Sign(ctx, req, "key")
+		if err != nil {
+			t.Fatalf("level %q: %v", c.asked, err)
+		}
+		v, err := svc.Verify(ctx, Document{Bytes: res.PDF})
+		if err != nil || !v.Valid {
+			t.Fatalf("level %q: %v %+v", c.asked, err, v)
+		}
+		s := v.Signers[0]
+		if res.Level.String() != c.want || s.Level == nil || *s.Level != "PAdES-BASELINE-"+strings.TrimPrefix(c.want, "B-") {
+			t.Errorf("level %q: delivered %s, verified %v; want %s", c.asked, res.Level, deref(s.Level), c.want)
+		}
+		if (c.want == "B-B") != (s.TimestampTime == nil) {
+			t.Errorf("level %q: time-stamp %v", c.asked, s.TimestampTime)
+		}
+	}
+}
+
+// TestLevelNotReached: with an authority whose certificate names no
+// revocation data, B-LT and B-LTA stop at B-T: the result says so, a
+// strict request is refused with 422, and the startup check names the
+// certificate. Without an authority, B-T is B-B, or 422 when strict.
+func TestLevelNotReached(t *testing.T) {
+	ctx := context.Background()
+	svc := levelService(t, pdfsign.LevelLT, pdftest.NewTSAWithoutRevocation(t))
+	if missing := svc.CheckLongTerm(ctx); len(missing) != 1 || !strings.Contains(missing[0], "test TSA") {
+		t.Errorf("startup check: %q, want the TSA's certificate", missing)
+	}
+	if missing := levelService(t, pdfsign.LevelLT, pdftest.NewTSA(t)).CheckLongTerm(ctx); len(missing) != 0 {
+		t.Errorf("startup check of a TSA naming its CRL: %q", missing)
+	}
+	for _, asked := range []string{"", "B-LT", "B-LTA"} {
+		req := submitted(pdftest.OnePage("not reached"), false)
+		req.Level = asked
+		res, err := svc.Sign(ctx, req, "key")
+		if err != nil || res.Level != pdfsign.LevelT {
+			t.Errorf("level %q: %v, delivered %s; want B-T", asked, err, res.Level)
+		}
+		req.Strict = true
+		if _, err := svc.Sign(ctx, req, "key"); !unprocessable(err, "revocation data") {
+			t.Errorf("level %q, strict: %v; want 422 naming revocation data", asked, err)
+		}
+	}
+	none := levelService(t, pdfsign.LevelB, nil)
+	req := submitted(pdftest.OnePage("no TSA"), false)
+	req.Level = "B-T"
+	if res, err := none.Sign(ctx, req, "key"); err != nil || res.Level != pdfsign.LevelB {
+		t.Errorf("B-T without an authority: %v, delivered %s; want B-B", err, res.Level)
+	}
+	req.Strict = true
+	if _, err := none.Sign(ctx, req, "key"); !unprocessable(err, "QUIRE_TSA_URL") {
+		t.Errorf("B-T without an authority, strict: %v", err)
+	}
+	req.Level = "B-X"
+	var qe *quire.Error
+	if _, err := none.Sign(ctx, req, "key"); !errors.As(err, &qe) || qe.Code != quire.CodeValidation || qe.Details[0].Field != "level" {
+		t.Errorf("level B-X: %v", err)
+	}
+}
+
+func unprocessable(err error, says string) bool {
+	var qe *quire.Error
+	return errors.As(err, &qe) && qe.Code == quire.CodeUnprocessable && strings.Contains(qe.Message, says)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
