@@ -33,6 +33,14 @@ type Options struct {
 	// name, for LevelLT and above; nil: only quire's own CA's CRL is
 	// added. It must guard against SSRF: the URLs come from certificates.
 	Fetch func(ctx context.Context, url string) ([]byte, error)
+	// Field names an empty signature field to sign (a Slot), drawn by
+	// Appearance; Page and Rect are then the field's own. Empty: a new
+	// field on Page at Rect.
+	Field string
+	// Slots are empty signature fields to add with this signature, room
+	// for later signers (slots.go).
+	Slots []Slot
+
 	// DocMDP, 1 to 3, makes this a certification signature allowing the
 	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
 	// signature.
@@ -115,7 +123,15 @@ func sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (Si
 		}
 		value["Reference"] = docMDPReference(opt.DocMDP)
 	}
-	sig, err := addSignatureField(doc, pages, opt, value)
+	var sig pdf.Ref
+	if opt.Field != "" {
+		sig, err = signSlot(doc, opt.Field, value, opt.Appearance)
+	} else {
+		sig, err = addSignatureField(doc, pages, opt, value)
+	}
+	if err == nil {
+		err = addSlots(doc, pages, opt.Slots)
+	}
 	if err != nil {
 		return Signature{}, err
 	}
@@ -196,9 +212,13 @@ func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, val
 		"F":    pdf.Int(132), // Print | Locked
 		"Rect": pdf.Array{pdf.Real(opt.Rect[0]), pdf.Real(opt.Rect[1]), pdf.Real(opt.Rect[2]), pdf.Real(opt.Rect[3])},
 	}
-	if opt.Appearance != nil {
-		widget["AP"] = pdf.Dict{"N": opt.Appearance}
+	// PDF/A wants an appearance for every widget, an invisible one too
+	// (veraPDF 6.9-2 for PDF/A-1, 6.3.3 for PDF/A-2 and -3).
+	ap := opt.Appearance
+	if ap == nil {
+		ap = EmptyAppearance(opt.Rect[2]-opt.Rect[0], opt.Rect[3]-opt.Rect[1])
 	}
+	widget["AP"] = pdf.Dict{"N": ap}
 	w := d.Add(widget)
 	pd := pg.Dict.Clone()
 	if err := d.AppendRef(pd, "Annots", w); err != nil {

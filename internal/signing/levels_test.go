@@ -2,14 +2,19 @@ package signing
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest/dsstest"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -30,11 +35,18 @@ func levelService(t *testing.T, level pdfsign.Level, tsa *pdftest.TSA) *Service 
 }
 
 // TestLevelDelivered: the level asked (configured, or the request's
-// level) is the level a verifier finds, and the one the result names.
-// B-B has no time-stamp even with an authority configured.
+// level) is the level quire and EU DSS find, and the one the result
+// names. DSS, trusting quire's CA and the TSA's (whose certificate names
+// a CRL, as real ones do), passes B-LT and B-LTA (TOTAL_PASSED); B-B and
+// B-T carry no revocation data, which DSS, offline, cannot find
+// elsewhere: INDETERMINATE, never failed. B-B has no time-stamp even
+// with an authority configured.
 func TestLevelDelivered(t *testing.T) {
 	ctx := context.Background()
-	svc := levelService(t, pdfsign.LevelB, pdftest.NewTSA(t))
+	tsa := pdftest.NewTSA(t)
+	svc := levelService(t, pdfsign.LevelB, tsa)
+	var files, formats []string
+	dir := t.TempDir()
 	for _, c := range []struct{ asked, want string }{{"", "B-B"}, {"B-B", "B-B"}, {"B-T", "B-T"}, {"B-LT", "B-LT"}, {"B-LTA", "B-LTA"}} {
 		req := submitted(pdftest.OnePage("level "+c.asked), true)
 		req.Level, req.Strict = c.asked, true
@@ -53,7 +65,33 @@ func TestLevelDelivered(t *testing.T) {
 		if (c.want == "B-B") != (s.TimestampTime == nil) {
 			t.Errorf("level %q: time-stamp %v", c.asked, s.TimestampTime)
 		}
+		files = append(files, filepath.Join(dir, fmt.Sprintf("%d.pdf", len(files))))
+		formats = append(formats, "PAdES-BASELINE-"+strings.TrimPrefix(c.want, "B-"))
+		os.WriteFile(files[len(files)-1], res.PDF, 0o600)
 	}
+	dsstest.Require(t)
+	for i, verdicts := range dsstest.Validate(t, files, trustFiles(t, svc, tsa), "") {
+		if len(verdicts) != 1 {
+			t.Errorf("%s: DSS reports %d signatures", formats[i], len(verdicts))
+		}
+		for field, d := range verdicts {
+			longTerm := strings.HasSuffix(formats[i], "LT") || strings.HasSuffix(formats[i], "LTA")
+			if d.Format != formats[i] || (longTerm && d.Indication != pdfsign.TotalPassed) || d.Indication == pdfsign.TotalFailed {
+				t.Errorf("%s: DSS on %s: %+v", formats[i], field, d)
+			}
+		}
+	}
+}
+
+// trustFiles are PEM files of quire's CA and the TSA's root, for DSS.
+func trustFiles(t *testing.T, svc *Service, tsa *pdftest.TSA) []string {
+	dir := t.TempDir()
+	root, tsaRoot := filepath.Join(dir, "quire-ca.pem"), filepath.Join(dir, "tsa.pem")
+	if os.WriteFile(root, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: svc.id.Root().Raw}), 0o600) != nil ||
+		os.WriteFile(tsaRoot, tsa.RootPEM, 0o600) != nil {
+		t.Fatal("cannot write the trust anchors")
+	}
+	return []string{root, tsaRoot}
 }
 
 // TestLevelNotReached: with an authority whose certificate names no

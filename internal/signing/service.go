@@ -232,10 +232,9 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 		req.Certificate = false
 	}
 	if req.Certificate {
-		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
+		if err := s.certificate(doc, req, inputSHA, now, &opt); err != nil {
 			return Result{}, err
 		}
-		opt.Appearance = appearance(opt.Rect)
 	}
 	sig, err := pdfsign.SignReport(ctx, doc, s.id, opt)
 	if err != nil {
