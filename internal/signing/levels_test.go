@@ -97,10 +97,13 @@ func trustFiles(t *testing.T, svc *Service, tsa *pdftest.TSA) []string {
 // TestLevelNotReached: with an authority whose certificate names no
 // revocation data, B-LT and B-LTA stop at B-T: the result says so, a
 // strict request is refused with 422, and the startup check names the
-// certificate. Without an authority, B-T is B-B, or 422 when strict.
+// certificate; EU DSS finds B-T as answered. Without an authority, B-T
+// is B-B, or 422 when strict.
 func TestLevelNotReached(t *testing.T) {
 	ctx := context.Background()
-	svc := levelService(t, pdfsign.LevelLT, pdftest.NewTSAWithoutRevocation(t))
+	bare := pdftest.NewTSAWithoutRevocation(t)
+	svc := levelService(t, pdfsign.LevelLT, bare)
+	var reached []string // files signed at the level reached, for DSS
 	if missing := svc.CheckLongTerm(ctx); len(missing) != 1 || !strings.Contains(missing[0], "test TSA") {
 		t.Errorf("startup check: %q, want the TSA's certificate", missing)
 	}
@@ -112,8 +115,9 @@ func TestLevelNotReached(t *testing.T) {
 		req.Level = asked
 		res, err := svc.Sign(ctx, req, "key")
 		if err != nil || res.Level != pdfsign.LevelT {
-			t.Errorf("level %q: %v, delivered %s; want B-T", asked, err, res.Level)
+			t.Fatalf("level %q: %v, delivered %s; want B-T", asked, err, res.Level)
 		}
+		reached = append(reached, pdftest.WriteTemp(t, res.PDF))
 		req.Strict = true
 		if _, err := svc.Sign(ctx, req, "key"); !unprocessable(err, "revocation data") {
 			t.Errorf("level %q, strict: %v; want 422 naming revocation data", asked, err)
@@ -133,6 +137,14 @@ func TestLevelNotReached(t *testing.T) {
 	var qe *quire.Error
 	if _, err := none.Sign(ctx, req, "key"); !errors.As(err, &qe) || qe.Code != quire.CodeValidation || qe.Details[0].Field != "level" {
 		t.Errorf("level B-X: %v", err)
+	}
+	dsstest.Require(t) // what the answer named is what DSS finds
+	for i, verdicts := range dsstest.Validate(t, reached, trustFiles(t, svc, bare), "") {
+		for field, d := range verdicts {
+			if d.Format != "PAdES-BASELINE-T" {
+				t.Errorf("file %d, %s: DSS finds %s where B-T was answered", i, field, d.Format)
+			}
+		}
 	}
 }
 
