@@ -133,6 +133,9 @@ func TestLevelNotReached(t *testing.T) {
 	if _, err := none.Sign(ctx, req, "key"); !unprocessable(err, "QUIRE_TSA_URL") {
 		t.Errorf("B-T without an authority, strict: %v", err)
 	}
+	if err := none.Check(ctx, req); !unprocessable(err, "QUIRE_TSA_URL") { // before a job is queued
+		t.Errorf("B-T without an authority, strict, checked: %v", err)
+	}
 	req.Level = "B-X"
 	var qe *quire.Error
 	if _, err := none.Sign(ctx, req, "key"); !errors.As(err, &qe) || qe.Code != quire.CodeValidation || qe.Details[0].Field != "level" {

@@ -334,13 +334,16 @@ func (s *Service) checkFormat(in []byte, pdfa string) error {
 }
 
 // Check runs the checks of Sign that spend no time on the document's
-// work (download, conversion, signing): the request, and a document sent
+// work (download, conversion, signing): the request, its level, and a document sent
 // inline: its size, its format and, for a PDF, its structure within the
 // limits. A document named by URL is checked once downloaded, when the
 // job runs. A job's submission runs it, so that a request Sign would
 // refuse is refused before it is queued, as it would be.
 func (s *Service) Check(ctx context.Context, req Request) error {
 	if err := req.Validate(); err != nil {
+		return err
+	}
+	if _, err := s.level(req); err != nil {
 		return err
 	}
 	if req.Document.URL != "" {
