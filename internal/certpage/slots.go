@@ -9,7 +9,7 @@ import (
 // LaterSigners is how many signers after the first the certificate makes
 // room for: a signed document cannot gain pages (pdfsign.Slot), so each
 // later signer is drawn in a box reserved on the first signer's pages.
-const LaterSigners = 4
+const LaterSigners = 2
 
 // Slot is a box reserved for a later signer.
 type Slot struct {
