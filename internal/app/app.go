@@ -80,6 +80,7 @@ type App struct {
 	ownDB     bool           // the database and the identity were opened here, and are closed with the app
 	ownID     bool           // (the identity may hold a token's session)
 	jobsOn    bool           // the jobs' workers were started (StartJobs)
+	stopCheck func()         // ends the startup check of the time-stamp authority (Signing.CheckLongTerm)
 	now       func() time.Time
 }
 
@@ -261,6 +262,9 @@ func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
 	if err != nil {
 		return err
 	}
+	if cfg.SignLevel == "" && ts != nil { // authorities given, not configured: the default of QUIRE_TSA_URL
+		level = pdfsign.LevelLT
+	}
 	opt, err := a.signingOptions()
 	if err != nil {
 		return err
@@ -270,6 +274,15 @@ func (a *App) openSigning(ctx context.Context, ts pdfsign.Timestamper) error {
 	}
 	opt.Timestamper, opt.Level = ts, level
 	a.Signing = signing.New(a.identity, a.DB, a.converter, a.fetcher(int64(cfg.SignMaxBytes)), opt)
+	// The check asks the authority for a token: it runs beside the
+	// startup, which a slow authority must not hold up; Close ends it.
+	check, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.Signing.CheckLongTerm(check)
+	}()
+	a.stopCheck = func() { cancel(); <-done }
 	return a.Signing.Publish(ctx)
 }
 
@@ -410,6 +423,9 @@ func (a *App) Sweep(ctx context.Context) error {
 // HTTP server has finished.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
+	if a.stopCheck != nil {
+		a.stopCheck()
+	}
 	if a.jobsOn { // jobs not finished by ctx's end run again (jobs/lease.go)
 		errs = append(errs, a.Jobs.Stop(ctx))
 	}

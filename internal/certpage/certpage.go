@@ -124,11 +124,18 @@ func (r *Renderer) Render(d Data, size PageSize) (file []byte, sigRect [4]float6
 // between. The pages share their resources: fonts and images are streams
 // that the document writes once.
 func (r *Renderer) Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]float64, err error) {
+	c, err := r.Certificate(d, size)
+	return c.Pages, c.Signature, err
+}
+
+// Certificate lays out the certificate as Pages does, with the boxes
+// reserved for later signers.
+func (r *Renderer) Certificate(d Data, size PageSize) (c Certificate, err error) {
 	// The input is untrusted and the shaping code large: a panic on some
 	// unforeseen input must fail this render, not the process.
 	defer func() {
 		if v := recover(); v != nil {
-			pages, sigRect, err = nil, [4]float64{}, fmt.Errorf("certpage: rendering failed: %v", v)
+			c, err = Certificate{}, fmt.Errorf("certpage: rendering failed: %v", v)
 		}
 	}()
 	sh := r.shapers.Get().(*shaper)
@@ -136,7 +143,7 @@ func (r *Renderer) Pages(d Data, size PageSize) (pages []pdf.Page, sigRect [4]fl
 	l := newLayout(doc, sh)
 	l.certificate(d)
 	r.shapers.Put(sh) // not reached after a panic: that state is dropped
-	return doc.pageObjects(), l.sigRect, nil
+	return Certificate{Pages: doc.pageObjects(), Signature: l.sigRect, Slots: l.slots}, nil
 }
 
 // normalizeSize clamps the page size to what can hold a readable page.

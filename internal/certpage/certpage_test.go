@@ -59,7 +59,7 @@ func TestScripts(t *testing.T) {
 				t.Errorf("pdftotext gives the name %q as a line %d times, want 4 (signature box, Name, two events):\n%s", name, n, raw)
 			}
 			text := extractText(t, path)
-			want := append([]string{"Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of 1",
+			want := append([]string{"Signature certificate", d.DocumentSHA256, d.EventID, "Certificate page 1 of", "Later signatures",
 				"2025-03-04 05:06:07 UTC (Tuesday, 4 March 2025)", "2. field_change", "2025-03-04 05:04:07.25 UTC",
 				"X-Quire-Document-SHA256", "Operated by", "Acme Légal GmbH"},
 				eventsText(d.Events)...)

@@ -74,12 +74,27 @@ func (u *fontUse) object() *pdf.Indirect {
 	data, glyphs := u.lf.sf.subset(u.order)
 	name := pdf.Name(subsetTag(glyphs) + "+" + u.lf.name)
 	file := &pdf.Stream{Dict: pdf.Dict{"Length1": pdf.Int(len(data)), "Filter": pdf.Name("FlateDecode")}, Data: pdf.Deflate(data)}
+	desc := u.descriptor(name, file)
+	desc["CIDSet"] = cidSet(len(glyphs))
 	toUnicode := &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Name("FlateDecode")}, Data: pdf.Deflate([]byte(u.toUnicode()))}
 	cidFont := pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("CIDFontType2"), "BaseFont": name,
 		"CIDSystemInfo":  pdf.Dict{"Registry": pdf.String("Adobe"), "Ordering": pdf.String("Identity"), "Supplement": pdf.Int(0)},
-		"FontDescriptor": &pdf.Indirect{Object: u.descriptor(name, file)}, "DW": pdf.Int(1000), "W": u.widths(), "CIDToGIDMap": pdf.Name("Identity")}
+		"FontDescriptor": &pdf.Indirect{Object: desc}, "DW": pdf.Int(1000), "W": u.widths(), "CIDToGIDMap": pdf.Name("Identity")}
 	return &pdf.Indirect{Object: pdf.Dict{"Type": pdf.Name("Font"), "Subtype": pdf.Name("Type0"), "BaseFont": name, "Encoding": pdf.Name("Identity-H"),
 		"DescendantFonts": pdf.Array{&pdf.Indirect{Object: cidFont}}, "ToUnicode": toUnicode}}
+}
+
+// cidSet is the /CIDSet stream of a subset holding n glyphs: one bit per
+// CID, high bit first, set for CIDs 0 to n-1 (CID is glyph id, by the
+// identity /CIDToGIDMap). PDF/A-1 requires it of every subset CID font
+// (veraPDF 6.3.5-3); PDF/A-2 and -3 require that, if present, it lists
+// every glyph of the font program, as it does.
+func cidSet(n int) *pdf.Stream {
+	b := make([]byte, (n+7)/8)
+	for i := range n {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	return &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Name("FlateDecode")}, Data: pdf.Deflate(b)}
 }
 
 // widths is the /W array: the width of each CID from 0 on.

@@ -60,6 +60,7 @@ type layout struct {
 	top     float64 // top of the next line box, PDF coordinates
 	budget  int     // characters that may still be drawn
 	sigRect [4]float64
+	slots   []Slot
 }
 
 func newLayout(doc *document, sh *shaper) *layout {
@@ -119,6 +120,7 @@ func (l *layout) certificate(d Data) {
 		l.entries(flattenData(d.Metadata, nil))
 	}
 	l.auditTrail(d.Events)
+	l.laterSignatures()
 	l.footers(footerID(d))
 }
 

@@ -23,7 +23,14 @@ var convertParams = []string{"from", "to", paramMerge,
 
 // signParams are the query parameters of POST /v1/sign, whose JSON body
 // has a fixed schema (the hosted API's SignRequest forbids other fields).
-var signParams = []string{convert.ParamPDFA}
+var signParams = []string{convert.ParamPDFA, paramLevel, paramStrict}
+
+// The query parameters of POST /v1/sign that ask for a PAdES level
+// (signing.Request.Level and Strict).
+const (
+	paramLevel  = "level"
+	paramStrict = "strict"
+)
 
 // queryDecoder reads query parameters, collecting the details of
 // everything wrong with them: unknown names, repeated parameters and

@@ -12,7 +12,7 @@ import (
 // and the wildcard origin is safe.
 var (
 	corsAllowHeaders  = "Authorization, Content-Type, X-License-Key, X-Request-Id"
-	corsExposeHeaders = "X-Request-Id, Retry-After, Server-Timing, Content-Disposition, X-Quire-Event-Id, X-Quire-Document-SHA256"
+	corsExposeHeaders = "X-Request-Id, Retry-After, Server-Timing, Content-Disposition, X-Quire-Event-Id, X-Quire-Document-SHA256, Quire-Signature-Level"
 )
 
 // corsMaxAge is how long, in seconds, browsers may cache a preflight answer.

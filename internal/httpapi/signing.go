@@ -45,7 +45,8 @@ func (s *Server) caFile(get func(caID string) ([]byte, error), contentType, cach
 
 // sign answers the signed PDF of a sign request. Its JSON body has the
 // hosted API's fixed schema; the query may add pdfa, which makes a DOCX a
-// signed PDF/A.
+// signed PDF/A, and level (with strict), the PAdES level asked. The
+// header Quire-Signature-Level names the level reached.
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	req, err := s.signRequestOf(r)
 	if err == nil && len(req.Malformed) == 0 && req.Document.URL != "" {
@@ -63,6 +64,7 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Quire-Event-Id", res.EventID)
 	w.Header().Set("X-Quire-Document-SHA256", res.SHA256)
+	w.Header().Set("Quire-Signature-Level", res.Level.String())
 	writeDocument(w, res.PDF, "application/pdf", jsonField{"eventId", res.EventID}, jsonField{"sha256", res.SHA256})
 }
 
@@ -79,6 +81,10 @@ func (s *Server) signRequestOf(r *http.Request) (signing.Request, error) {
 	}
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
 	req.PDFA = q.string(convert.ParamPDFA)
+	req.Level, req.Strict = q.string(paramLevel), q.bool(paramStrict)
+	if qerr := q.err(signInvalid); qerr != nil {
+		return signing.Request{}, qerr
+	}
 	return req, err
 }
 

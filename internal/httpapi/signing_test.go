@@ -309,6 +309,33 @@ func TestSignTellsTheCaller(t *testing.T) {
 	}
 }
 
+// TestSignLevelAsked: the query's level and strict reach the signing,
+// and Quire-Signature-Level names the level reached; without a
+// time-stamp authority, B-T is B-B, or 422 when strict.
+func TestSignLevelAsked(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
+	key := e.key("ann@example.com")
+	post := func(query string) response {
+		return e.do("POST", "/v1/sign"+query, strings.NewReader(signBody(inline(pdftest.OnePage("x")))),
+			map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+	}
+	for _, q := range []string{"", "?level=B-B", "?level=B-T"} {
+		r := post(q)
+		signedPDF(t, r)
+		if got := r.header.Get("Quire-Signature-Level"); got != "B-B" {
+			t.Errorf("%q: Quire-Signature-Level %q, want B-B (no time-stamp authority)", q, got)
+		}
+	}
+	if b := post("?level=B-T&strict=true").errorBody(t, 422, "UNPROCESSABLE_DOCUMENT"); !strings.Contains(b.Message, "time-stamp authority") {
+		t.Errorf("strict B-T without an authority: %q", b.Message)
+	}
+	for q, field := range map[string]string{"?level=B-Q": "level", "?strict=yes": "strict"} {
+		if b := post(q).errorBody(t, 400, "VALIDATION_ERROR"); len(b.Details) != 1 || b.Details[0].Field != field {
+			t.Errorf("%s: %+v", q, b.Details)
+		}
+	}
+}
+
 // TestCAPublishesCRL: quire's own CA serves its CRL and certificate,
 // without an API key, at the URLs named by its id; other ids are unknown.
 func TestCAPublishesCRL(t *testing.T) {

@@ -1,90 +1,19 @@
 package pdfsign
 
 import (
-	"archive/zip"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quire-dev/quire/internal/pdf"
-	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest/dsstest"
 )
 
-// The EU DSS library, beside the repository (shared/tools/validators).
-const dssLib = "../../../shared/tools/validators/dss-lib"
-
 // dssSig is DSS's verdict on one signature.
-type dssSig struct{ format, indication, sub string }
-
-// dssValidate validates files with EU DSS in one JVM (testdata/
-// DssBatch.java), each with the trust anchors given, under policy (a
-// file; "" for DSS's default). It returns, per file, the verdict per
-// signature field.
-func dssValidate(t *testing.T, files []string, trust []string, policy string) []map[string]dssSig {
-	t.Helper()
-	var manifest strings.Builder
-	for _, f := range files {
-		fmt.Fprintf(&manifest, "%s\t%s\n", f, strings.Join(trust, ","))
-	}
-	list := writeTemp(t, "manifest.txt", []byte(manifest.String()))
-	args := []string{"-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=off",
-		"-cp", dssLib + "/*", "testdata/DssBatch.java", list}
-	if policy != "" {
-		args = append(args, policy)
-	}
-	out, err := exec.Command("java", args...).Output()
-	if err != nil {
-		t.Fatalf("DssBatch: %v\n%s", err, out)
-	}
-	var res []map[string]dssSig
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(line, "\t")
-		switch f[0] {
-		case "file":
-			res = append(res, map[string]dssSig{})
-		case "signature":
-			res[len(res)-1][f[1]] = dssSig{format: f[2], indication: f[3], sub: f[4]}
-		case "error":
-			t.Errorf("DSS on file %d: %s", len(res), f[1])
-		}
-	}
-	if len(res) != len(files) {
-		t.Fatalf("DSS answered for %d of %d files:\n%s", len(res), len(files), out)
-	}
-	return res
-}
-
-// strictPolicy is DSS's default validation policy with the checks of
-// changes after a signature raised from warnings to failures, as quire
-// judges them: DocMDP, FieldMDP and lock violations, and changes DSS
-// cannot classify. The policy is read from DSS's own jar.
-func strictPolicy(t *testing.T) string {
-	t.Helper()
-	jars, _ := filepath.Glob(dssLib + "/dss-*-local.jar")
-	if len(jars) == 0 {
-		t.Fatalf("no DSS jar in %s", dssLib)
-	}
-	z, err := zip.OpenReader(jars[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer z.Close()
-	f, err := z.Open("policy/constraint.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(f)
-	policy := string(b)
-	for _, c := range []string{"DocMDP", "FieldMDP", "SigFieldLock", "UndefinedChanges"} {
-		policy = strings.ReplaceAll(policy, "<"+c+` Level="WARN" />`, "<"+c+` Level="FAIL" />`)
-	}
-	return writeTemp(t, "strict-constraint.xml", []byte(policy))
-}
+type dssSig = dsstest.Sig
 
 // TestAgreesWithDSS verifies every signed document the other tests make
 // (quire's own at each level, openssl's, the attacks, several signers)
@@ -92,10 +21,7 @@ func strictPolicy(t *testing.T) string {
 // the same format level, indication and sub-indication for each
 // signature, but where the difference is on purpose (dssDiffers).
 func TestAgreesWithDSS(t *testing.T) {
-	if _, err := os.Stat(dssLib); err != nil {
-		t.Skipf("EU DSS not found at %s (it lives beside the repository in shared/tools/validators)", dssLib)
-	}
-	pdftest.RequireTool(t, "java", "openjdk-17-jdk-headless")
+	dsstest.Require(t)
 	s := newSignerSet(t)
 	s.attacks(t)
 	s.permitted(t)
@@ -124,7 +50,7 @@ func TestAgreesWithDSS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	verdicts := dssValidate(t, paths, trust, strictPolicy(t))
+	verdicts := dsstest.Validate(t, paths, trust, dsstest.StrictPolicy(t))
 	agreed, differed := 0, 0
 	for i, f := range s.files {
 		res, err := VerifyWith(f.pdf, s.opts, pdf.Limits{})
@@ -136,15 +62,15 @@ func TestAgreesWithDSS(t *testing.T) {
 				continue // DSS reports document time-stamps apart from signatures
 			}
 			d, ok := verdicts[i][sr.Field]
-			ours := dssSig{format: deref(sr.Level), indication: sr.Indication, sub: deref(sr.SubIndication)}
+			ours := dssSig{Format: deref(sr.Level), Indication: sr.Indication, Sub: deref(sr.SubIndication)}
 			if !ok {
-				d = dssSig{format: "(not reported)"}
+				d = dssSig{Format: "(not reported)"}
 			}
-			if d.sub == "" || d.sub == "-" {
-				d.sub = "null"
+			if d.Sub == "" || d.Sub == "-" {
+				d.Sub = "null"
 			}
-			if d.format == "PDF-NOT-ETSI" { // a PAdES SubFilter whose CMS is no baseline: quire's level is null
-				d.format = "null"
+			if d.Format == "PDF-NOT-ETSI" { // a PAdES SubFilter whose CMS is no baseline: quire's level is null
+				d.Format = "null"
 			}
 			if ours == d {
 				agreed++
@@ -165,18 +91,18 @@ func TestAgreesWithDSS(t *testing.T) {
 // dssDiffers says why quire's verdict differs from DSS's on purpose, or
 // "" when it should not.
 func dssDiffers(name string, ours, d dssSig) string {
-	failed := ours.indication == TotalFailed && ours.sub == subFormat
+	failed := ours.Indication == TotalFailed && ours.Sub == subFormat
 	switch {
-	case failed && d.format == "(not reported)" && strings.HasPrefix(name, "USF"):
+	case failed && d.Format == "(not reported)" && strings.HasPrefix(name, "USF"):
 		return "DSS takes a signature dictionary without a usable /ByteRange or /Contents for no signature at all; " +
 			"quire reports the signed field's value as a forged signature (neither calls the document valid)"
-	case failed && strings.HasPrefix(name, "ISA") && d.indication != TotalFailed:
+	case failed && strings.HasPrefix(name, "ISA") && d.Indication != TotalFailed:
 		return "bytes appended after the last revision that no cross-reference section reaches: DSS's reader ignores them, " +
 			"quire fails the signatures, since a viewer that repairs the file shows them"
-	case failed && (strings.HasPrefix(name, "shadow hide") || strings.HasPrefix(name, "sneaky") || strings.HasPrefix(name, "evil")) && d.indication != TotalFailed:
+	case failed && (strings.HasPrefix(name, "shadow hide") || strings.HasPrefix(name, "sneaky") || strings.HasPrefix(name, "evil")) && d.Indication != TotalFailed:
 		return "a field, signature widget or annotation drawn over signed text: DSS's policy only warns (PdfVisualDifference, " +
 			"PdfAnnotationOverlap), and failing those there would fail legitimate form filling too; quire compares with what the signed page paints"
-	case name == "SWA" && ours.indication == d.indication && ours.sub == d.sub:
+	case name == "SWA" && ours.Indication == d.Indication && ours.Sub == d.Sub:
 		return "signature wrapping: DSS reads the wrapped dictionary's entries after /Contents from the relocated bytes, and so its format differently"
 	}
 	return ""

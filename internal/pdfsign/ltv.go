@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -69,19 +70,31 @@ func checkLevel(opt Options) error {
 // addLongTerm appends to b, just signed with contents as /Contents, the
 // updates of opt.Level: a DSS (B-LT), then a document time-stamp (B-LTA).
 // Both are incremental updates after the signed byte range, so the
-// signature stays intact. It returns the output and the number of
-// signatures it added.
-func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Options, lim pdf.Limits) ([]byte, int, error) {
+// signature stays intact. It returns the output, the number of
+// signatures it added and the level reached: B-LT and B-LTA only when
+// the DSS holds revocation data for every certificate of the signer's
+// and the time-stamp authority's chains (else a validator finds B-T).
+func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Options, lim pdf.Limits) ([]byte, int, Level, error) {
+	reached := LevelB
+	if opt.Timestamper != nil {
+		reached = LevelT
+	}
 	if opt.Level < LevelLT {
-		return b, 0, nil
+		return b, 0, reached, nil
 	}
 	v := validationData(ctx, contents, id, opt)
+	if v.complete {
+		reached = LevelLT
+	}
 	out, err := appendDSS(b, lim, contents, v)
 	if err != nil || opt.Level < LevelLTA {
-		return out, 0, err
+		return out, 0, reached, err
 	}
 	out, err = appendDocTimestamp(ctx, out, opt.Timestamper, lim)
-	return out, 1, err
+	if reached == LevelLT {
+		reached = LevelLTA
+	}
+	return out, 1, reached, err
 }
 
 // validation is what a DSS holds: certificates, and revocation data as
@@ -89,14 +102,14 @@ func addLongTerm(ctx context.Context, b, contents []byte, id *Identity, opt Opti
 type validation struct {
 	certs       []*x509.Certificate
 	crls, ocsps [][]byte
+	complete    bool // every certificate below a root has its CRL or OCSP response
 }
 
 // validationData gathers the certificates of the signer's chain and of
 // the time-stamp's, and revocation data for each certificate below a
-// root: the CRL of quire's own CA, issued now; or, for other issuers, a
-// "good" answer of the OCSP responder the certificate names, else the CRL
-// it names, downloaded. Revocation data that cannot be obtained is left
-// out: the signature is still valid, and a verifier may find it elsewhere.
+// root (revocation). Revocation data that cannot be obtained is left
+// out, and the validation is not complete: the signature is still valid,
+// at B-T, and a verifier may find the data elsewhere.
 func validationData(ctx context.Context, contents []byte, id *Identity, opt Options) validation {
 	certs := append([]*x509.Certificate{id.Certificate}, id.Chain...)
 	if sd, err := parseSignedData(contents); err == nil {
@@ -110,38 +123,56 @@ func validationData(ctx context.Context, contents []byte, id *Identity, opt Opti
 	if at.IsZero() {
 		at = time.Now()
 	}
-	v := validation{certs: certs}
+	v := validation{certs: certs, complete: true}
 	fetched := map[string]bool{}
 	for _, c := range certs {
 		issuer := issuerOf(c, certs)
-		if issuer == nil || issuer == c {
-			continue // a root, or a certificate whose issuer is unknown
-		}
-		if id.ca != nil && bytes.Equal(issuer.Raw, id.ca.cert.Raw) {
-			if der, err := id.ca.issueCRL(at); err == nil {
-				v.crls = append(v.crls, der)
-			}
-			continue
-		}
-		if opt.Fetch == nil {
-			continue
-		}
-		if der, err := fetchOCSP(ctx, opt.Fetch, c, issuer); err == nil {
-			v.ocsps = append(v.ocsps, der)
-			continue
-		}
-		for _, u := range c.CRLDistributionPoints {
-			if fetched[u] || !isHTTP(u) {
-				continue
-			}
-			fetched[u] = true
-			if der, err := fetchCRL(ctx, opt.Fetch, u, issuer); err == nil {
-				v.crls = append(v.crls, der)
-				break
-			}
+		switch {
+		case issuer == c: // a root: a trust anchor has no revocation data
+		case issuer == nil: // its issuer is unknown: nothing can be checked
+			v.complete = false
+		default:
+			v.complete = v.revocation(ctx, c, issuer, id, opt, at, fetched) && v.complete
 		}
 	}
 	return v
+}
+
+// revocation adds the revocation data of c, issued by issuer, and
+// reports whether there was any: the CRL of quire's own CA, issued now;
+// or, for other issuers, a "good" answer of the OCSP responder c names,
+// else the CRL it names (once per URL: fetched).
+func (v *validation) revocation(ctx context.Context, c, issuer *x509.Certificate, id *Identity, opt Options, at time.Time, fetched map[string]bool) bool {
+	if id.ca != nil && bytes.Equal(issuer.Raw, id.ca.cert.Raw) {
+		der, err := id.ca.issueCRL(at)
+		if err == nil {
+			v.crls = append(v.crls, der)
+		}
+		return err == nil
+	}
+	if opt.Fetch == nil {
+		return false
+	}
+	if der, err := fetchOCSP(ctx, opt.Fetch, c, issuer); err == nil {
+		v.ocsps = append(v.ocsps, der)
+		return true
+	}
+	for _, u := range c.CRLDistributionPoints {
+		ok, seen := fetched[u]
+		switch {
+		case ok: // the same CRL, added for an earlier certificate
+			return true
+		case seen || !isHTTP(u):
+			continue
+		}
+		der, err := fetchCRL(ctx, opt.Fetch, u, issuer)
+		fetched[u] = err == nil
+		if err == nil {
+			v.crls = append(v.crls, der)
+			return true
+		}
+	}
+	return false
 }
 
 func isHTTP(u string) bool {
@@ -310,6 +341,34 @@ func appendDocTimestamp(ctx context.Context, b []byte, tsa Timestamper, lim pdf.
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// TSAWithoutRevocation asks ts for a time-stamp and returns the subjects
+// of the certificates of its token's chain (roots aside) that name
+// neither a CRL nor an OCSP responder: no validator can find revocation
+// data for them, so no signature time-stamped by ts reaches B-LT. A
+// token without its certificates counts as one such subject.
+func TSAWithoutRevocation(ctx context.Context, ts Timestamper) ([]string, error) {
+	digest := sha256.Sum256([]byte("quire: can this time-stamp authority support PAdES B-LT?"))
+	tok, err := ts.Timestamp(ctx, digest[:])
+	if err != nil {
+		return nil, err
+	}
+	sd, err := parseSignedData(tok)
+	if err != nil {
+		return nil, fmt.Errorf("pdfsign: the time-stamp token: %w", err)
+	}
+	if len(sd.certs) == 0 {
+		return []string{"(the token carries no certificate)"}, nil
+	}
+	var out []string
+	for _, c := range sd.certs {
+		if issuerOf(c, sd.certs) == c || len(c.CRLDistributionPoints) > 0 || len(c.OCSPServer) > 0 {
+			continue
+		}
+		out = append(out, c.Subject.String())
 	}
 	return out, nil
 }

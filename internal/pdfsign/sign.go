@@ -33,6 +33,14 @@ type Options struct {
 	// name, for LevelLT and above; nil: only quire's own CA's CRL is
 	// added. It must guard against SSRF: the URLs come from certificates.
 	Fetch func(ctx context.Context, url string) ([]byte, error)
+	// Field names an empty signature field to sign (a Slot), drawn by
+	// Appearance; Page and Rect are then the field's own. Empty: a new
+	// field on Page at Rect.
+	Field string
+	// Slots are empty signature fields to add with this signature, room
+	// for later signers (slots.go).
+	Slots []Slot
+
 	// DocMDP, 1 to 3, makes this a certification signature allowing the
 	// changes of that level (ISO 32000-1, 12.8.2.2); 0: an approval
 	// signature.
@@ -61,26 +69,47 @@ const tokenReserve = 12 << 10
 // time-stamp. A document certified with DocMDP P=1 is refused with
 // ErrCertified.
 func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (out []byte, digest string, err error) {
+	s, err := SignReport(ctx, doc, id, opt)
+	return s.PDF, s.Digest, err
+}
+
+// Signature is a signed document and what its signing reached.
+type Signature struct {
+	PDF    []byte
+	Digest string // as Sign's
+	// Level is the PAdES level a validator finds: Options.Level, or less
+	// when revocation data of a certificate could not be obtained (B-T
+	// for B-LT and B-LTA), or B-T for B-B with a Timestamper.
+	Level Level
+}
+
+// SignReport signs as Sign does and says which level the signature
+// reached.
+func SignReport(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (sig Signature, err error) {
 	defer pdf.Recover(&err)
+	return sign(ctx, doc, id, opt)
+}
+
+func sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (Signature, error) {
 	before, err := signatureFields(doc)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+		return Signature{}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	if len(before)+opt.Level.signatures() > maxSignatures {
-		return nil, "", fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
+		return Signature{}, fmt.Errorf("%w: the document already carries %d signatures, the most that are verified", pdf.ErrUnreadable, len(before))
 	}
 	if err := checkLevel(opt); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err := allowsSigning(doc); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	pages, err := doc.PagesContext(ctx)
 	if ended(err) {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
+		return Signature{}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err)
 	}
 	size := opt.ContentsSize
 	if size <= 0 {
@@ -90,38 +119,46 @@ func Sign(ctx context.Context, doc *pdf.Document, id *Identity, opt Options) (ou
 	value := signatureDict(opt, ph)
 	if opt.DocMDP != 0 {
 		if opt.DocMDP < 1 || opt.DocMDP > 3 || len(before) > 0 {
-			return nil, "", fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
+			return Signature{}, fmt.Errorf("pdfsign: DocMDP P=%d: a certification signature has P 1 to 3 and comes first", opt.DocMDP)
 		}
 		value["Reference"] = docMDPReference(opt.DocMDP)
 	}
-	sig, err := addSignatureField(doc, pages, opt, value)
+	var sig pdf.Ref
+	if opt.Field != "" {
+		sig, err = signSlot(doc, opt.Field, value, opt.Appearance)
+	} else {
+		sig, err = addSignatureField(doc, pages, opt, value)
+	}
+	if err == nil {
+		err = addSlots(doc, pages, opt.Slots)
+	}
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if opt.DocMDP != 0 {
 		if err := certify(doc, sig); err != nil {
-			return nil, "", err
+			return Signature{}, err
 		}
 	}
-	out, err = doc.Save()
+	out, err := doc.Save()
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	known, contents, err := fillSignature(doc, out, ph, func(digest []byte) ([]byte, error) {
 		return signCMS(ctx, cmsSigner{key: id.Key, cert: id.Certificate, chain: id.Chain},
 			cmsContent{contentType: oidData, digest: digest}, opt.Timestamper)
 	})
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
-	out, added, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
+	out, added, reached, err := addLongTerm(ctx, out, contents, id, opt, doc.Limits())
 	if err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
 	if err := selfCheck(ctx, out, len(before)+1+added, len(pages), doc.Limits(), known); err != nil {
-		return nil, "", err
+		return Signature{}, err
 	}
-	return out, hex.EncodeToString(known.sum), nil
+	return Signature{PDF: out, Digest: hex.EncodeToString(known.sum), Level: reached}, nil
 }
 
 // estimateSize reserves room for the CMS: the certificates, a signature
@@ -175,9 +212,13 @@ func addSignatureField(d *pdf.Document, pages []pdf.PageObject, opt Options, val
 		"F":    pdf.Int(132), // Print | Locked
 		"Rect": pdf.Array{pdf.Real(opt.Rect[0]), pdf.Real(opt.Rect[1]), pdf.Real(opt.Rect[2]), pdf.Real(opt.Rect[3])},
 	}
-	if opt.Appearance != nil {
-		widget["AP"] = pdf.Dict{"N": opt.Appearance}
+	// PDF/A wants an appearance for every widget, an invisible one too
+	// (veraPDF 6.9-2 for PDF/A-1, 6.3.3 for PDF/A-2 and -3).
+	ap := opt.Appearance
+	if ap == nil {
+		ap = EmptyAppearance(opt.Rect[2]-opt.Rect[0], opt.Rect[3]-opt.Rect[1])
 	}
+	widget["AP"] = pdf.Dict{"N": ap}
 	w := d.Add(widget)
 	pd := pg.Dict.Clone()
 	if err := d.AppendRef(pd, "Annots", w); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
 // verifyHint tells the reader of a certificate page how to check it: in
@@ -22,26 +23,78 @@ func (s *Service) verifyHint() string {
 		"whole document. To check it in a browser, " + page + " and drop the file there; its certificate is at GET /v1/verify/key."
 }
 
-// appendCertificate appends the certificate pages (signer and audit trail)
-// to doc, in the size of its last page, and returns the page and rectangle
-// for the visible signature.
-func (s *Service) appendCertificate(doc *pdf.Document, req Request, inputSHA string, at time.Time) (int, [4]float64, error) {
-	var rect [4]float64
+// slotPrefix names the empty signature fields that a certificate page
+// reserves for later signers ("Later signature 1", ...).
+const slotPrefix = "Later signature "
+
+// certificate prepares the signer's entry in the certificate: on a
+// document not signed yet, the certificate pages appended, with the
+// visible signature on the first and boxes reserved for later signers
+// (empty signature fields); on a signed one, which cannot gain a page,
+// the first free box of an earlier certificate, drawn by this signature.
+// With no box left the signature is invisible: its /Reason names the
+// signer and event, and /v1/verify gives the audit trail recorded.
+func (s *Service) certificate(doc *pdf.Document, req Request, inputSHA string, at time.Time, opt *pdfsign.Options) error {
+	signed, err := pdfsign.Signed(doc)
+	if err != nil {
+		return s.documentError(fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
+	}
+	r, err := s.opt.Certificates.Renderer()
+	if err != nil {
+		return s.certificateUnavailable(err)
+	}
+	if signed {
+		return s.laterEntry(r, doc, req, inputSHA, at, opt)
+	}
 	w, h, err := doc.LastPageSize()
 	if err != nil {
-		return 0, rect, s.documentError(err)
+		return s.documentError(err)
 	}
-	pages, rect, err := s.opt.Certificates.Pages(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
+	c, err := r.Certificate(s.certificateData(req, inputSHA, at), certpage.PageSize{Width: w, Height: h})
 	if err != nil {
-		s.opt.Logger.Error("certificate page", "err", err)
-		return 0, rect, &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
-			Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
+		return s.certificateUnavailable(err)
 	}
-	first, err := doc.AppendPages(pages)
+	first, err := doc.AppendPages(c.Pages)
 	if err != nil {
-		return 0, rect, s.documentError(err)
+		return s.documentError(err)
 	}
-	return first, rect, nil
+	opt.Page, opt.Rect, opt.Appearance = first, c.Signature, appearance(c.Signature)
+	for i, sl := range c.Slots {
+		opt.Slots = append(opt.Slots, pdfsign.Slot{Name: fmt.Sprintf("%s%d", slotPrefix, i+1), Page: first + sl.Page, Rect: sl.Rect})
+	}
+	return nil
+}
+
+// laterEntry draws this signer in the first free box of a signed
+// document's certificate, or leaves the signature invisible when there is
+// none.
+func (s *Service) laterEntry(r *certpage.Renderer, doc *pdf.Document, req Request, inputSHA string, at time.Time, opt *pdfsign.Options) error {
+	slots, err := pdfsign.Slots(doc, slotPrefix)
+	if err != nil {
+		return s.documentError(fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
+	}
+	if len(slots) == 0 {
+		s.opt.Logger.Info("signed document without a free certificate box: signed without an entry on the page", "event", req.EventID)
+		return nil
+	}
+	sl := slots[0]
+	w, h := sl.Rect[2]-sl.Rect[0], sl.Rect[3]-sl.Rect[1]
+	e := certpage.Entry{Signer: certpage.Signer{Name: req.Signer.Name, Email: req.Signer.Email}, EventID: req.EventID,
+		SignedAt: at.UTC().Format("2006-01-02 15:04:05 UTC"), DocumentSHA256: inputSHA}
+	pg, err := r.Entry(e, w, h)
+	if err != nil {
+		return s.certificateUnavailable(err)
+	}
+	opt.Field, opt.Page, opt.Rect = sl.Name, sl.Page, sl.Rect
+	opt.Appearance = &pdf.Stream{Data: pg.Content, Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
+		"BBox": pdf.Array{pdf.Real(0), pdf.Real(0), pdf.Real(w), pdf.Real(h)}, "Resources": pg.Resources}}
+	return nil
+}
+
+func (s *Service) certificateUnavailable(err error) error {
+	s.opt.Logger.Error("certificate page", "err", err)
+	return &quire.Error{Code: quire.CodeUnavailable, RetryAfter: time.Minute,
+		Message: "The certificate page cannot be rendered on this server; sign with certificate.enabled false or retry later."}
 }
 
 func (s *Service) certificateData(req Request, inputSHA string, at time.Time) certpage.Data {

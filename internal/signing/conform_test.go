@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,21 +194,27 @@ var drawnSignature = func() string {
 // pdfA is a one-page document that claims PDF/A-2B: XMP metadata with
 // pdfaid, and an sRGB OutputIntent. Its page draws a rectangle, no text,
 // so that every font of the signed output is one signing added.
-func pdfA() []byte {
+func pdfA() []byte { return pdfAPart(2) }
+
+// pdfAPart is pdfA claiming PDF/A part 1, 2 or 3, level B.
+func pdfAPart(part int) []byte {
 	xmp := `<?xpacket begin="` + "\ufeff" + `" id="W5M0MpCehiHzreSzNTczkc9d"?>
 <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
-<rdf:Description rdf:about="" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"><pdfaid:part>2</pdfaid:part><pdfaid:conformance>B</pdfaid:conformance></rdf:Description>
+<rdf:Description rdf:about="" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"><pdfaid:part>` + strconv.Itoa(part) + `</pdfaid:part><pdfaid:conformance>B</pdfaid:conformance></rdf:Description>
 </rdf:RDF></x:xmpmeta>
 <?xpacket end="w"?>`
 	content := "0 0 1 rg 72 600 200 100 re f"
 	icc := iccProfile()
-	return pdftest.File(
+	f := pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R /Metadata 5 0 R /OutputIntents [<< /Type /OutputIntent /S /GTS_PDFA1 /OutputConditionIdentifier (sRGB) /DestOutputProfile 6 0 R >>] >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << >> >>",
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
 		fmt.Sprintf("<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n%s\nendstream", len(xmp), xmp),
 		fmt.Sprintf("<< /N 3 /Length %d >>\nstream\n%s\nendstream", len(icc), icc))
+	// PDF/A wants a file identifier; the trailer follows the offsets.
+	id := "<0123456789abcdef0123456789abcdef>"
+	return bytes.Replace(f, []byte("/Root 1 0 R >>"), []byte("/Root 1 0 R /ID ["+id+" "+id+"] >>"), 1)
 }
 
 // iccProfile is the header of an ICC v2 RGB display profile with no tags:

@@ -16,6 +16,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
 // Limits of a sign request that are not configuration: they bound what an
@@ -42,6 +43,10 @@ type Request struct {
 	Metadata    map[string]any // nil when absent
 	Certificate bool           // append the certificate pages
 	PDFA        string         // a DOCX becomes this PDF/A version (convert.PDFAVersions) before signing; "" for none
+	// Level is the PAdES level asked (B-B, B-T, B-LT or B-LTA); "" for
+	// the configured one. Strict refuses (422) to deliver less than it.
+	Level  string
+	Strict bool
 
 	// Malformed lists the fields that the request's adapter could not
 	// decode; Validate reports them with the rest.
@@ -70,6 +75,9 @@ func (r Request) Validate() error {
 	p.auditTrail(r.AuditTrail)
 	p.text("eventId", r.EventID, 0, MaxEventIDLength)
 	p.json("metadata", r.Metadata, MaxMetadataBytes)
+	if _, err := pdfsign.ParseLevel(r.Level); r.Level != "" && err != nil {
+		p.add("level", "must be B-B, B-T, B-LT or B-LTA")
+	}
 	var invalid *quire.Error // the conversion's own rule for pdfa
 	if errors.As(convert.JobOptions{PDFA: r.PDFA}.Validate(convert.FromDOCX, convert.ToPDF), &invalid) {
 		p = append(p, invalid.Details...)

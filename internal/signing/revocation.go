@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
 // revocationCache keeps the CRLs and OCSP responses downloaded for
@@ -65,4 +67,25 @@ func (c *revocationCache) Get(ctx context.Context, url string) ([]byte, error) {
 	}
 	c.entries[url] = cachedAnswer{der: der, expires: expires}
 	return der, nil
+}
+
+// CheckLongTerm tells the operator, at startup, when the configured level
+// is B-LT or B-LTA and the time-stamp authority's certificates name no
+// revocation data, so that every signature would stop at B-T. It returns
+// the certificates at fault (their subjects).
+func (s *Service) CheckLongTerm(ctx context.Context) []string {
+	if s.opt.Level < pdfsign.LevelLT || s.opt.Timestamper == nil {
+		return nil
+	}
+	missing, err := pdfsign.TSAWithoutRevocation(ctx, s.opt.Timestamper)
+	switch {
+	case err != nil:
+		s.opt.Logger.Warn("startup check: the time-stamp authority did not answer; whether it supports PAdES B-LT is unknown", "err", err)
+	case len(missing) > 0:
+		s.opt.Logger.Warn("startup check: the time-stamp authority's certificates name no CRL or OCSP responder: signatures will reach "+
+			"PAdES B-T, not the configured "+s.opt.Level.String()+" (QUIRE_SIGN_LEVEL); use another authority (QUIRE_TSA_URL)", "certificates", missing)
+	default:
+		s.opt.Logger.Info("startup check: the time-stamp authority supports PAdES " + s.opt.Level.String())
+	}
+	return missing
 }

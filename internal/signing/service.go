@@ -128,6 +128,43 @@ type Result struct {
 	// DOCX converted on the way.
 	Pages     int
 	Converted bool
+	// Level is the PAdES level the signature reached (Quire-Signature-Level).
+	Level pdfsign.Level
+}
+
+// level is the PAdES level a request asks: its own, else the configured
+// one. Above B-B it needs a time-stamp authority: without one, the
+// signature is B-B, or a strict request is refused.
+func (s *Service) level(req Request) (pdfsign.Level, error) {
+	asked := s.opt.Level
+	if req.Level != "" {
+		asked, _ = pdfsign.ParseLevel(req.Level) // Validate checked it
+	}
+	if asked == pdfsign.LevelB || s.opt.Timestamper != nil {
+		return asked, nil
+	}
+	if req.Strict {
+		return 0, quire.Errorf(quire.CodeUnprocessable, "PAdES %s needs a time-stamp authority, and none is configured on this server (QUIRE_TSA_URL); "+
+			"ask for level B-B, or without strict to get B-B.", asked)
+	}
+	return pdfsign.LevelB, nil
+}
+
+// reached checks the level a signature reached against the one asked: a
+// strict request gets 422 rather than less; any other the signature,
+// with the level reached named in the answer (and the shortfall logged
+// for the operator).
+func (s *Service) reached(req Request, asked, got pdfsign.Level) error {
+	if got >= asked {
+		return nil
+	}
+	s.opt.Logger.Warn("signature below the level asked: revocation data missing for a certificate of the signer's or the TSA's chain",
+		"asked", asked.String(), "reached", got.String(), "event", req.EventID)
+	if !req.Strict {
+		return nil
+	}
+	return quire.Errorf(quire.CodeUnprocessable, "The signature would reach PAdES %s, not the %s asked: revocation data (a CRL or an OCSP answer) "+
+		"could not be obtained for a certificate of the signer's or the time-stamp authority's chain. Nothing was signed.", got, asked)
 }
 
 // CRL is a fresh CRL (DER) of quire's own CA named caID, for the CRL
@@ -162,6 +199,10 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 	if req.EventID == "" {
 		req.EventID = uuid.NewString()
 	}
+	asked, err := s.level(req)
+	if err != nil {
+		return Result{}, err
+	}
 	in, err := s.Load(ctx, req.Document)
 	if err != nil {
 		return Result{}, err
@@ -182,8 +223,11 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 	// and the output's SHA-256 (when the input is the document's bytes).
 	inputSHA := hex.EncodeToString(doc.SHA256(in).Sum(nil))
 	opt := pdfsign.Options{Name: req.Signer.Name, Time: now,
-		Reason:      "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
-		Timestamper: s.opt.Timestamper, Level: s.opt.Level, Fetch: s.revocation.Get}
+		Reason: "Signed by " + req.Signer.Name + " <" + req.Signer.Email + ">, event " + req.EventID,
+		Level:  asked, Fetch: s.revocation.Get}
+	if asked >= pdfsign.LevelT { // B-B is no time-stamp, even with an authority
+		opt.Timestamper = s.opt.Timestamper
+	}
 	if p := pdfsign.Certification(doc); p != 0 && req.Certificate {
 		// No DocMDP level allows new pages: the document is signed
 		// without its certificate page (P=1 is refused by Sign).
@@ -191,19 +235,21 @@ func (s *Service) Sign(ctx context.Context, req Request, keyID string) (Result, 
 		req.Certificate = false
 	}
 	if req.Certificate {
-		if opt.Page, opt.Rect, err = s.appendCertificate(doc, req, inputSHA, now); err != nil {
+		if err := s.certificate(doc, req, inputSHA, now, &opt); err != nil {
 			return Result{}, err
 		}
-		opt.Appearance = appearance(opt.Rect)
 	}
-	out, digest, err := pdfsign.Sign(ctx, doc, s.id, opt)
+	sig, err := pdfsign.SignReport(ctx, doc, s.id, opt)
 	if err != nil {
 		return Result{}, s.documentError(err)
 	}
+	if err := s.reached(req, asked, sig.Level); err != nil {
+		return Result{}, err
+	}
 	pages, _ := doc.Pages() // read already by the signing: an error was answered there
-	res := Result{PDF: out, EventID: req.EventID, SHA256: hex.EncodeToString(doc.SHA256(out).Sum(nil)),
-		Pages: len(pages), Converted: !isPDF(in)}
-	rec := quire.Signing{SignedDigest: digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
+	res := Result{PDF: sig.PDF, EventID: req.EventID, SHA256: hex.EncodeToString(doc.SHA256(sig.PDF).Sum(nil)),
+		Pages: len(pages), Converted: !isPDF(in), Level: sig.Level}
+	rec := quire.Signing{SignedDigest: sig.Digest, EventID: req.EventID, InputSHA256: inputSHA, OutputSHA256: res.SHA256,
 		SignerEmail: req.Signer.Email, APIKeyID: keyID, SignedAt: now, AuditTrail: req.AuditTrail}
 	if err := s.record(ctx, rec, res); err != nil {
 		return Result{}, err
@@ -291,13 +337,16 @@ func (s *Service) checkFormat(in []byte, pdfa string) error {
 }
 
 // Check runs the checks of Sign that spend no time on the document's
-// work (download, conversion, signing): the request, and a document sent
+// work (download, conversion, signing): the request, its level, and a document sent
 // inline: its size, its format and, for a PDF, its structure within the
 // limits. A document named by URL is checked once downloaded, when the
 // job runs. A job's submission runs it, so that a request Sign would
 // refuse is refused before it is queued, as it would be.
 func (s *Service) Check(ctx context.Context, req Request) error {
 	if err := req.Validate(); err != nil {
+		return err
+	}
+	if _, err := s.level(req); err != nil {
 		return err
 	}
 	if req.Document.URL != "" {

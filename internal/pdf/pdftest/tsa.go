@@ -49,6 +49,19 @@ func (a *TSA) Roots() *x509.CertPool {
 // TSA.
 func NewTSA(t testing.TB) *TSA {
 	t.Helper()
+	return newTSA(t, true)
+}
+
+// NewTSAWithoutRevocation starts a TSA whose certificate names neither a
+// CRL nor an OCSP responder, as some do: no validator can find
+// revocation data for it, and so no signature time-stamped by it reaches
+// PAdES B-LT.
+func NewTSAWithoutRevocation(t testing.TB) *TSA {
+	t.Helper()
+	return newTSA(t, false)
+}
+
+func newTSA(t testing.TB, withCRL bool) *TSA {
 	rootKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	now := time.Now().Add(-time.Hour)
@@ -65,7 +78,10 @@ func NewTSA(t testing.TB) *TSA {
 	t.Cleanup(a.srv.Close)
 	certT := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "test TSA"},
 		NotBefore: now, NotAfter: now.AddDate(10, 0, 0), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}, CRLDistributionPoints: []string{a.URL + "/crl"}}
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping}}
+	if withCRL {
+		certT.CRLDistributionPoints = []string{a.URL + "/crl"}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, certT, root, &key.PublicKey, rootKey)
 	if err != nil {
 		t.Fatal(err)
