@@ -13,7 +13,9 @@ import (
 	"github.com/quire-dev/quire"
 )
 
-// RecordSigning stores the record of a signature.
+// RecordSigning stores the record of a signature. A signature recorded
+// already (two identical requests in the same second sign the same bytes)
+// keeps its first record.
 func (db *DB) RecordSigning(ctx context.Context, s quire.Signing) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error { return db.insertSigning(ctx, tx, s) })
 }
@@ -28,7 +30,7 @@ func (db *DB) insertSigning(ctx context.Context, tx *sql.Tx, s quire.Signing) er
 		return fmt.Errorf("store: audit trail of event %s: %w", s.EventID, err)
 	}
 	_, err = tx.ExecContext(ctx, db.q(`INSERT INTO signings (signed_digest, event_id, input_sha256, output_sha256, signer_email, api_key_id, signed_at, audit_trail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (signed_digest) DO NOTHING`), s.SignedDigest, s.EventID, s.InputSHA256, s.OutputSHA256, s.SignerEmail, s.APIKeyID, ms(s.SignedAt), string(trail))
 	return err
 }
 
