@@ -84,7 +84,7 @@ func TestJobPastItsTimeoutEnds(t *testing.T) {
 				<-ctx.Done() // as an engine does, it answers once its time is up
 				return quire.JobResult{Status: 500, Body: []byte(`{"message":"out of time"}`)}, nil
 			})
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
 					break
 				}
@@ -114,7 +114,7 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 				return quire.JobResult{}, &Later{After: time.Second, Answer: off}
 			})
 			sawWaiting := false
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(20*time.Millisecond); time.Now().Before(deadline); <-tick {
 				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
 					break
 				}
