@@ -13,6 +13,7 @@ import (
 )
 
 func TestRateText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]ratelimit.Rate{"5/1h": {5, time.Hour}, "30/15m": {30, 15 * time.Minute}, "0": {}} {
 		var r ratelimit.Rate
 		if err := r.Set(in); err != nil || r != want {
@@ -31,6 +32,7 @@ func TestRateText(t *testing.T) {
 }
 
 func TestAllow(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		now := time.UnixMilli(1_700_000_400_000).UTC() // a window boundary for 10 minutes
 		l := ratelimit.New(db, []byte("k"), func() time.Time { return now })
