@@ -136,11 +136,13 @@ func smallBufferClient(t *testing.T) *http.Client {
 }
 
 // waitUntilStalled returns the counter's value once it has not moved for
-// 200 ms (or after 10 s).
+// 200 ms (or after 10 s). A stall is the behaviour under test (the client
+// stops sending when the server does not read): no event marks one, so it
+// is read as a counter that no longer moves.
 func waitUntilStalled(n *atomic.Int64) int64 {
 	last, still := n.Load(), 0
 	for deadline := time.Now().Add(10 * time.Second); still < 10 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the stall observed: see above
 		if v := n.Load(); v != last {
 			last, still = v, 0
 		} else {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ got, want string }{
 		{FromMetadata("EXISTING-GUID-123", "2024-01-15T10:30:00Z"), "HASH-A5FD6589"},
 		{FromMetadata("1B2C3D4E-5F60-4A7B-8C9D-0E1F2A3B4C5D", "2024-01-15T10:30:00Z"), "HASH-8F81172B"},
@@ -31,6 +32,7 @@ const (
 )
 
 func TestIdentify(t *testing.T) {
+	t.Parallel()
 	const gen = "(generated)"
 	tests := []struct {
 		name          string
@@ -165,6 +167,7 @@ func checkValue(t *testing.T, what, got, want string, generated *regexp.Regexp) 
 }
 
 func TestIdentifyVectorDocument(t *testing.T) {
+	t.Parallel()
 	docx := buildDocx(t, part{settingsPart, settingsXML("{" + vectorGUID + "}")}, part{corePart, coreXML(vectorCreated)})
 	id, err := Identify(docx)
 	if err != nil {
@@ -176,6 +179,7 @@ func TestIdentifyVectorDocument(t *testing.T) {
 }
 
 func TestGeneratedCreatedIsNowInUTC(t *testing.T) {
+	t.Parallel()
 	before := time.Now().UTC().Truncate(time.Minute)
 	id, err := Identify(buildDocx(t))
 	if err != nil {

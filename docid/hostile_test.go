@@ -12,6 +12,7 @@ import (
 )
 
 func TestNotDOCX(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data []byte
@@ -36,6 +37,7 @@ func TestNotDOCX(t *testing.T) {
 
 // TestTruncations cuts a DOCX at every length: an error or an identity, never a panic.
 func TestTruncations(t *testing.T) {
+	t.Parallel()
 	docx := buildDocx(t, part{settingsPart, settingsXML("{G}")}, part{corePart, coreXML("T")})
 	for n := range len(docx) {
 		id, err := Identify(docx[:n])
@@ -47,6 +49,7 @@ func TestTruncations(t *testing.T) {
 }
 
 func TestZipBomb(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat(" ", MaxPartSize+1)
 	t.Run("declared size", func(t *testing.T) {
 		docx := buildDocx(t, part{settingsPart, settingsXML("{G}") + huge})
@@ -109,6 +112,7 @@ func lyingEntry(t *testing.T, name string, body []byte, declared uint64) []byte 
 }
 
 func TestHugeXMLWithinLimits(t *testing.T) {
+	t.Parallel()
 	const size = MaxPartSize - 1<<20
 	tests := []struct {
 		name, core string

@@ -16,6 +16,7 @@ const corpusDir = "../../shared/corpus/docx"
 // is a valid ZIP, is identified by its metadata from then on, and differs
 // from the original only in the metadata parts.
 func TestStampCorpus(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(corpusDir, "*.docx"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +176,7 @@ func entry(t *testing.T, docx []byte, name string) string {
 }
 
 func TestStampEdits(t *testing.T) {
+	t.Parallel()
 	id := Identity{GUID: "0f8fad5b-d9cb-469f-a165-70867728950e", Created: "2024-01-15T10:30:00Z"}
 	const props = `<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/custom-properties" xmlns:vt="http://schemas.openxmlformats.org/officeDocument/2006/docPropsVTypes">`
 	tests := []struct {
@@ -246,6 +248,7 @@ func TestStampEdits(t *testing.T) {
 }
 
 func TestStampDoesNotRepeatRegistrations(t *testing.T) {
+	t.Parallel()
 	ct := strings.Replace(testContentTypes, "</Types>", `<Override PartName="/docProps/custom.xml" ContentType="x"/></Types>`, 1)
 	rels := strings.Replace(testRels, "</Relationships>", `<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/></Relationships>`, 1)
 	docx := buildZip(t, zip.Deflate, part{contentTypesPart, ct}, part{packageRelsPart, rels}, part{documentPart, testDocument})
@@ -263,6 +266,7 @@ func TestStampDoesNotRepeatRegistrations(t *testing.T) {
 }
 
 func TestStampEscapes(t *testing.T) {
+	t.Parallel()
 	id := Identity{GUID: `a<b>&"c'`, Created: "x\r\ny\tz"}
 	out, err := Stamp(buildDocx(t), id)
 	if err != nil {
@@ -275,6 +279,7 @@ func TestStampEscapes(t *testing.T) {
 }
 
 func TestStampErrors(t *testing.T) {
+	t.Parallel()
 	good := Identity{GUID: "g", Created: "c"}
 	tests := []struct {
 		name string
@@ -304,6 +309,7 @@ func TestStampErrors(t *testing.T) {
 }
 
 func TestStampKeepsCommentAndDuplicates(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
 	for _, p := range []part{{contentTypesPart, testContentTypes}, {packageRelsPart, testRels}, {documentPart, testDocument},

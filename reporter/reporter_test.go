@@ -2,6 +2,7 @@ package reporter
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -161,15 +162,16 @@ func TestNotDOCXReportsNothing(t *testing.T) {
 	}
 }
 
-// countingListener accepts connections on 127.0.0.1 and counts them.
-func countingListener(t *testing.T) (string, *atomic.Int64) {
+// countingListener accepts connections on 127.0.0.1 and counts them,
+// answering none.
+func countingListener(t *testing.T) (string, *connCounter) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int64
+	n := &connCounter{addr: ln.Addr().String(), probed: make(chan struct{}, 1)}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -177,10 +179,48 @@ func countingListener(t *testing.T) (string, *atomic.Int64) {
 				return
 			}
 			n.Add(1)
-			c.Close()
+			go n.close(c)
 		}
 	}()
-	return "http://" + ln.Addr().String() + "/v1/collect", &n
+	return "http://" + n.addr + "/v1/collect", n
+}
+
+// connCounter counts the connections to a countingListener, the test's
+// own probe (settle) left out once seen.
+type connCounter struct {
+	atomic.Int64
+	addr   string
+	probed chan struct{}
+}
+
+const probeLine = "quire-test-probe\n"
+
+func (n *connCounter) close(c net.Conn) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, _ := bufio.NewReader(c).ReadString('\n'); line == probeLine {
+		n.Add(-1)
+		n.probed <- struct{}{}
+	}
+}
+
+// settle returns once the listener has counted a connection the test
+// makes now. The kernel queues connections in the order they were made,
+// so any connection made before it is counted by then: a count of none
+// means none was made, not one still on its way.
+func (n *connCounter) settle(t *testing.T) {
+	t.Helper()
+	c, err := net.Dial("tcp", n.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, probeLine)
+	select {
+	case <-n.probed:
+	case <-time.After(time.Minute):
+		t.Fatal("the listener did not take the test's own connection within a minute")
+	}
 }
 
 func TestDisabledMakesNoRequest(t *testing.T) {
@@ -203,7 +243,7 @@ func TestDisabledMakesNoRequest(t *testing.T) {
 		t.Errorf("Open: %+v, %v", id, err)
 	}
 	closeReporter(t, r)
-	time.Sleep(200 * time.Millisecond) // give a stray connection time to arrive
+	accepted.settle(t)
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("%d connections with telemetry disabled", n)
 	}

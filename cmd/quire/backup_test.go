@@ -94,7 +94,7 @@ func TestBackupWhileServingAndRestore(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(time.Minute)
-	for ready := false; !ready; time.Sleep(10 * time.Millisecond) { // some of each before the backup
+	for ready, tick := false, time.Tick(10*time.Millisecond); !ready; <-tick { // some of each before the backup
 		mu.Lock()
 		ready = acked >= 200 && len(docs) >= 4
 		mu.Unlock()

@@ -125,7 +125,7 @@ func (in *instance) do(method, path string, body io.Reader, header ...string) (i
 func outboxCode(t *testing.T, data, addr string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	for tick := time.Tick(100 * time.Millisecond); time.Now().Before(deadline); <-tick {
 		files, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml"))
 		for i := len(files) - 1; i >= 0; i-- {
 			f, err := os.Open(files[i])
@@ -142,7 +142,6 @@ func outboxCode(t *testing.T, data, addr string) string {
 			}
 			f.Close()
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("no code for %s in %s/outbox", addr, data)
 	return ""
@@ -268,13 +267,18 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer relay.Close()
+	greeting := make(chan struct{}, 1) // the server reached the relay: its request is in flight
 	go func() {
 		for {
 			c, err := relay.Accept()
 			if err != nil {
 				return
 			}
-			time.Sleep(1500 * time.Millisecond)
+			select {
+			case greeting <- struct{}{}:
+			default:
+			}
+			time.Sleep(1500 * time.Millisecond) // a relay slow to greet: the behaviour under test
 			io.WriteString(c, "421 closing\r\n")
 			c.Close()
 		}
@@ -290,7 +294,11 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 		res.Body.Close()
 		answered <- res.StatusCode
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-greeting:
+	case <-time.After(time.Minute):
+		t.Fatal("the server did not reach the mail relay within a minute")
+	}
 	in.cmd.Process.Signal(syscall.SIGTERM)
 	if st := <-answered; st != 503 { // answered (the relay refused the mail), not cut off
 		t.Errorf("the request in flight got %d, want its answer 503", st)

@@ -22,7 +22,7 @@ import (
 func slowDocument(t *testing.T, delay time.Duration) string {
 	pdf := pdftest.OnePage("jobs")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(delay)
+		time.Sleep(delay) // a slow server: the behaviour under test
 		w.Header().Set("Content-Type", "application/pdf")
 		w.Write(pdf)
 	}))
@@ -118,7 +118,7 @@ func jobsCLI(t *testing.T, data string, env []string) map[string]struct {
 func waitJobs(t *testing.T, data string, env []string, ids []string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for {
+	for tick := time.Tick(time.Second); ; <-tick {
 		all, ended := jobsCLI(t, data, env), 0
 		for _, id := range ids {
 			if s := all[id].Status; s == quire.JobSucceeded || s == quire.JobFailed {
@@ -131,7 +131,6 @@ func waitJobs(t *testing.T, data string, env []string, ids []string, within time
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d jobs ended within %s", ended, len(ids), within)
 		}
-		time.Sleep(time.Second)
 	}
 }
 
@@ -174,7 +173,7 @@ func killWhileRunning(t *testing.T, in *instance, dbURL string) {
 	}
 	db := storetest.SQL(t, dbURL)
 	var ended, running, queued int
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(50*time.Millisecond); ; <-tick {
 		err := db.QueryRow(`SELECT
 			(SELECT COUNT(*) FROM jobs WHERE status = 'succeeded'),
 			(SELECT COUNT(*) FROM jobs WHERE status = 'running' AND lease = $1),
@@ -220,7 +219,7 @@ func checkEndedOnce(t *testing.T, data string, env []string, dbURL string, ids [
 			t.Errorf("job %s: %d results and %d webhook deliveries queued (%v), want 1 and 1", id, results, deliveries, err)
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(200*time.Millisecond); ; <-tick {
 		missing := 0
 		for _, id := range ids {
 			if len(hk.received(id)) == 0 {

@@ -259,7 +259,7 @@ func heldBytes(t *testing.T, in *instance) int64 {
 // matches, and returns the match's submatches.
 func waitForLog(t *testing.T, in *instance, re *regexp.Regexp) []string {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 		if m := re.FindStringSubmatch(in.logs.String()); m != nil {
 			return m
 		}

@@ -12,11 +12,12 @@ import (
 func TestCleanStopSaysOnlyWhatHappened(t *testing.T) {
 	in := start(t, t.TempDir(), "QUIRE_CONVERT_WORKERS=1")
 	deadline := time.Now().Add(90 * time.Second)
+	tick := time.Tick(100 * time.Millisecond)
 	for st, b := in.get("/v1/health"); st != 200; st, b = in.get("/v1/health") {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready (apt-get install libreoffice-writer-nogui): %d %s", st, b)
 		}
-		time.Sleep(100 * time.Millisecond)
+		<-tick
 	}
 	in.cmd.Process.Signal(syscall.SIGTERM)
 	if err := <-in.done; err != nil {

@@ -49,6 +49,7 @@ var agreeingMutool = []string{"latin", "cyrillic", "greek", "chinese", "japanese
 // U+202B RIGHT-TO-LEFT EMBEDDING and U+202C POP DIRECTIONAL FORMATTING,
 // which are removed: they mark the direction, not characters of the name.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	for script, name := range scriptNames {
 		t.Run(script, func(t *testing.T) {
 			d := sampleData(name)
@@ -93,6 +94,7 @@ func countLines(text, s string) int {
 // TestRightToLeftMarks pins what the comparison above relies on: pdftotext
 // marks the Arabic name as one right-to-left embedding.
 func TestRightToLeftMarks(t *testing.T) {
+	t.Parallel()
 	path, _, _ := renderFile(t, sampleData(scriptNames["arabic"]), A4)
 	raw := run(t, "poppler-utils", "pdftotext", "-enc", "UTF-8", path, "-")
 	if want := "\u202b" + scriptNames["arabic"] + "\u202c"; !strings.Contains(raw, want) {
@@ -106,6 +108,7 @@ func TestRightToLeftMarks(t *testing.T) {
 // محمد. pdftotext -bbox lists each word with its characters in visual order
 // and its position.
 func TestBidiVisualOrder(t *testing.T) {
+	t.Parallel()
 	path, _, _ := renderFile(t, sampleData("Ahmed محمد 123 عبد"), A4)
 	words := bboxWords(t, path)
 	y := -1.0
@@ -166,6 +169,7 @@ func bboxWords(t testing.TB, path string) []bboxWord {
 // rectangle is on the first page and clear of text, and a too small or
 // unusable size is handled.
 func TestPageSizes(t *testing.T) {
+	t.Parallel()
 	d := sampleData("Zoë Ångström-Łukasz 王小明")
 	d.Events = append(d.Events, manyEvents(40)...)
 	for _, tc := range []struct {
@@ -246,6 +250,7 @@ func manyEvents(n int) []Event {
 // TestLongTrail checks 500 events flow onto several pages, each with its
 // footer, and every event's type and time is on some page.
 func TestLongTrail(t *testing.T) {
+	t.Parallel()
 	d := sampleData("Анна Каренина")
 	d.Events = manyEvents(500)
 	path, pdf, _ := renderFile(t, d, A4)
@@ -273,6 +278,7 @@ func TestLongTrail(t *testing.T) {
 // TestEventLimit checks that past maxEvents the trail says how many events
 // are not listed.
 func TestEventLimit(t *testing.T) {
+	t.Parallel()
 	d := sampleData("Zoë")
 	d.Events = manyEvents(maxEvents + 37)
 	for i := range d.Events {
@@ -293,6 +299,7 @@ func TestEventLimit(t *testing.T) {
 // twice, drawn in the signature box and in the audit trail, and that
 // oversized or malformed images are replaced by a note.
 func TestSignatureImage(t *testing.T) {
+	t.Parallel()
 	sig := signaturePNG(t, 400, 150)
 	d := sampleData("Zoë")
 	d.Events = append(d.Events,
@@ -333,6 +340,7 @@ func TestSignatureImage(t *testing.T) {
 // face, embedded as a subset, when that face has every letter of the name,
 // and otherwise in the text fonts; and that a drawing takes its place.
 func TestTypedSignature(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, font string
 	}{
@@ -383,6 +391,7 @@ func boxText(t *testing.T, path string, size PageSize, rect [4]float64) string {
 // TestFontsSubsetAndSize checks the fonts are embedded subsets with a
 // /ToUnicode map and reports the file sizes: Latin only, and with CJK.
 func TestFontsSubsetAndSize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		signer   string
@@ -417,6 +426,7 @@ func TestFontsSubsetAndSize(t *testing.T) {
 // them (this also makes FreeType load the subset fonts). Set
 // CERTPAGE_PNG_DIR to keep the PNGs for a look.
 func TestRasterize(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("CERTPAGE_PNG_DIR")
 	if dir == "" {
 		dir = t.TempDir()
@@ -441,6 +451,7 @@ func TestRasterize(t *testing.T) {
 
 // TestMissingFont checks a missing font is an error naming its package.
 func TestMissingFont(t *testing.T) {
+	t.Parallel()
 	_, err := NewRenderer(Options{FontDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "install the Debian package fonts-dejavu-core") {
 		t.Errorf("got %v, want an error naming fonts-dejavu-core", err)
@@ -460,6 +471,7 @@ func TestMissingFont(t *testing.T) {
 // deeply nested values, odd types. It must give a valid PDF, and the
 // removed characters must not reach it.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	deep := map[string]any{"v": "bottom"}
 	for range 50 {
 		deep = map[string]any{"n": deep}
@@ -498,6 +510,7 @@ func TestHostileInput(t *testing.T) {
 // TestConcurrentRender renders from several goroutines with one renderer
 // (run with -race to check the shared fonts are only read).
 func TestConcurrentRender(t *testing.T) {
+	t.Parallel()
 	r := testRenderer(t)
 	want, _, err := r.Render(sampleData("王小明"), A4)
 	if err != nil {

@@ -23,6 +23,7 @@ var coverageNames = map[string]string{
 // directory when unset, named in the log) for a reviewer's eye, with a
 // drawn signature in the signature box.
 func TestGlyphCoverage(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("CERTPAGE_PNG_DIR")
 	if dir == "" {
 		dir = t.TempDir()
@@ -59,6 +60,7 @@ func TestGlyphCoverage(t *testing.T) {
 // Unicode 15, after Symbola's Unicode 9) is drawn as .notdef, and the
 // check above sees it.
 func TestNotdefsCounted(t *testing.T) {
+	t.Parallel()
 	pages, _, err := testRenderer(t).Pages(sampleData("Ann \U0001FAE8"), A4)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // written inline), and the pages share one of each rather than a copy per
 // page.
 func TestPagesKeepIndirectObjectsIndirect(t *testing.T) {
+	t.Parallel()
 	d := sampleData("Ann")
 	d.Events = append(d.Events, Event{Type: "submit", Timestamp: t0, Data: map[string]any{"signature": signaturePNG(t, 400, 150)}})
 	d.Events = append(d.Events, manyEvents(40)...)

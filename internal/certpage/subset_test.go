@@ -11,6 +11,7 @@ import (
 // TestSubset subsets glyphs including composite ones and checks, by parsing
 // the result, that each keeps its outline and advance under its new id.
 func TestSubset(t *testing.T) {
+	t.Parallel()
 	r := testRenderer(t)
 	for _, lf := range r.fonts {
 		orig := font.NewFace(lf.font)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCleanText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		max      int
@@ -31,6 +32,7 @@ func TestCleanText(t *testing.T) {
 }
 
 func TestFlattenData(t *testing.T) {
+	t.Parallel()
 	rows, omitted := flattenData(map[string]any{
 		"value":   "Anna",
 		"b":       map[string]any{"c": true, "d": []any{1.5, nil}},

@@ -1,7 +1,9 @@
 package chromium
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -115,17 +117,29 @@ func TestFileServerOwnOrigin(t *testing.T) {
 }
 
 // TestClientLeavesSharedTab: a client that leaves while its page prints
-// in the shared tab (or before, or after: the moment varies) leaves a
-// pool that prints the next page.
+// in the shared tab (or before, or after: the moment varies) is told its
+// conversion was abandoned, or gets its PDF if the print ended first, and
+// leaves a pool that prints the next page.
 func TestClientLeavesSharedTab(t *testing.T) {
 	p := newPool(t, 1, nil)
 	stillServes(t, p)
 	long := html(strings.Repeat("<p>A page of a hundred and fifty pages.</p>", 5000))
-	for _, after := range []time.Duration{0, 20 * time.Millisecond, 80 * time.Millisecond, 300 * time.Millisecond} {
+	// The moments the client leaves are the behaviour under test: before
+	// the call (-1), then while the job waits, loads or prints.
+	for _, after := range []time.Duration{-1, 0, 20 * time.Millisecond, 80 * time.Millisecond, 300 * time.Millisecond} {
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(after, cancel)
-		_, err := p.Convert(ctx, long, convert.JobOptions{})
-		t.Logf("client left after %v: %v", after, err)
+		if after < 0 {
+			cancel()
+		} else {
+			time.AfterFunc(after, cancel)
+		}
+		r, err := p.Convert(ctx, long, convert.JobOptions{})
+		switch {
+		case err == nil && (after < 0 || !bytes.HasPrefix(r.PDF, []byte("%PDF-"))):
+			t.Errorf("client left after %v: no error, %d bytes, want the conversion abandoned", after, len(r.PDF))
+		case err != nil && !errors.Is(err, context.Canceled):
+			t.Errorf("client left after %v: %v, want the conversion abandoned (context.Canceled)", after, err)
+		}
 		cancel()
 		stillServes(t, p)
 	}

@@ -197,6 +197,7 @@ func TestSheetAndSlideRowsReachOut(t *testing.T) {
 		}
 		before := r.l.accepted.Load()
 		pdf := sofficeConvert(t, "control."+d.from, d.in)
+		r.l.settle(t)
 		if r.l.accepted.Load() == before || leaks(t, pdf) == "" {
 			t.Errorf("%s: a default soffice neither connected nor embedded the canary: the row shows nothing", d.name)
 		}

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // These tests run the real engine: LibreOffice through LibreOfficeKit.
@@ -135,12 +135,12 @@ func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 		}
 		done <- err
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for p.Status().Busy == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // well inside LibreOffice's work on the document
-	if err := syscall.Kill(p.Status().Details[0].PID, syscall.SIGKILL); err != nil {
+	pid := waitFor(t, p, "the job reaches the worker", func(s Status) bool { return s.Busy == 1 }).Details[0].PID
+	// Inside LibreOffice's work on the document: the worker has spent a
+	// tenth of a second of CPU on it.
+	start := cpuTicks(t, pid)
+	waitFor(t, p, "the worker works on the document", func(Status) bool { return cpuTicks(t, pid) >= start+10 })
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -182,4 +182,20 @@ func TestProductVersion(t *testing.T) {
 			t.Errorf("productVersion(%s) = %q, want %q", info, got, want)
 		}
 	}
+}
+
+// cpuTicks is the CPU time, user and system, that process pid has used,
+// in clock ticks (a hundredth of a second on Linux).
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatalf("the worker's CPU time: %v", err)
+	}
+	// The fields after the command's name, which ends with the last ')':
+	// state is the first, utime and stime the 12th and 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	user, _ := strconv.Atoi(f[11])
+	system, _ := strconv.Atoi(f[12])
+	return user + system
 }

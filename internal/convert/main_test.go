@@ -53,9 +53,9 @@ func grow(mib int) {
 			b[i] = 1
 		}
 		held = append(held, b)
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // a worker that grows over time: the behaviour under test
 	}
-	time.Sleep(time.Hour)
+	time.Sleep(time.Hour) // and then holds it until killed
 	runtime.KeepAlive(held)
 }
 
@@ -128,15 +128,15 @@ func obeyScript(src, in string) error {
 		switch c[1] {
 		case "sleep":
 			d, _ := time.ParseDuration(c[2])
-			time.Sleep(d)
+			time.Sleep(d) // a slow engine: the behaviour the script asks for
 		case "crash":
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			time.Sleep(time.Hour)
+			time.Sleep(time.Hour) // until the signal lands: a crash is the behaviour the script asks for
 		case "crash-once":
 			if _, err := os.Stat(c[2]); err != nil {
 				os.WriteFile(c[2], nil, 0o600)
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				time.Sleep(time.Hour)
+				time.Sleep(time.Hour) // as for crash
 			}
 		case "touch":
 			os.WriteFile(c[2], nil, 0o600)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The resource test: documents in every input format that reach for
@@ -241,6 +240,7 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 		resourceDoc{name: "DOC with a comment", from: FromDOC, in: docFromRTF(t, strings.Replace(rtfReaching(r), `remote content test\par`,
 			`remote {\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation\pard a remark}content test\par`, 1)), cold: true})
 	r.c.write(t)
+	r.l.settle(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
 	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	p.mu.Lock()
@@ -277,7 +277,7 @@ func checkResources(t *testing.T, p *Pool, r refs, docs []resourceDoc) {
 			t.Errorf("%s: %v", d.name, err)
 			continue
 		}
-		time.Sleep(100 * time.Millisecond) // room for a late fetch
+		r.l.settle(t)
 		if n := r.l.accepted.Load() - before; n > 0 {
 			t.Errorf("%s: %d connections to the listener: %v", d.name, n, r.l)
 		}

@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -24,9 +25,11 @@ import (
 // the first line of each request.
 type listener struct {
 	ln       net.Listener
-	accepted atomic.Int64
+	accepted atomic.Int64 // the test's own probes (settle) taken out
+	probes   atomic.Int64
 	mu       sync.Mutex
 	requests []string
+	settled  map[string]chan struct{} // by probe line
 }
 
 func listen(t *testing.T) *listener {
@@ -35,7 +38,7 @@ func listen(t *testing.T) *listener {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &listener{ln: ln}
+	l := &listener{ln: ln, settled: map[string]chan struct{}{}}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -55,8 +58,40 @@ func (l *listener) record(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(time.Second))
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seen, ok := l.settled[line]; ok {
+		l.accepted.Add(-1)
+		close(seen)
+		return
+	}
 	l.requests = append(l.requests, strings.TrimSpace(line))
+}
+
+// settle returns once the listener has accepted and counted a connection
+// the test makes now. The kernel queues connections in the order they
+// were made, so every connection made before it (a fetch by an engine
+// that has since answered or exited) has been counted by then: a count
+// of none means none was made, not one still on its way.
+func (l *listener) settle(t *testing.T) {
+	t.Helper()
+	line := fmt.Sprintf("quire-test-probe %d\n", l.probes.Add(1))
+	seen := make(chan struct{})
+	l.mu.Lock()
+	l.settled[line] = seen
 	l.mu.Unlock()
+	c, err := net.Dial("tcp", l.ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the listener: %v", err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, line); err != nil {
+		t.Fatalf("the listener: %v", err)
+	}
+	select {
+	case <-seen:
+	case <-time.After(time.Minute):
+		t.Fatal("the listener did not take the test's own connection within a minute")
+	}
 }
 
 func (l *listener) String() string {
@@ -151,7 +186,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 
 	control := listen(t)
 	pdf := sofficeConvert(t, "control.docx", linkedImageDOCX(control.url("x.png"), control.url("field.png")))
-	time.Sleep(200 * time.Millisecond)
+	control.settle(t)
 	if control.accepted.Load() == 0 {
 		t.Fatal("control: a default LibreOffice profile did not fetch the linked image; the test cannot detect a leak")
 	}
@@ -203,7 +238,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 			t.Errorf("%s: the PDF holds %d images; linked content was loaded", name, n)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // room for a late fetch
+	l.settle(t)
 	if n := l.accepted.Load(); n != 0 {
 		t.Errorf("the loopback listener received %d connections from the engine, want none: %v", n, l)
 	}

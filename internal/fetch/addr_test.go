@@ -7,6 +7,7 @@ import (
 
 // The addresses here are only classified, never dialed.
 func TestIsPublic(t *testing.T) {
+	t.Parallel()
 	forbidden := []string{
 		// IPv4
 		"0.0.0.0", "0.1.2.3", // this network

@@ -16,6 +16,7 @@ import (
 )
 
 func TestAllowPrivate(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, body("%PDF-1.7"))
 	dev, _ := newFetcher(Options{AllowPrivate: true}, nil)
 	got, err := dev.Get(context.Background(), srv.URL+"/doc.pdf")
@@ -34,6 +35,7 @@ func TestAllowPrivate(t *testing.T) {
 }
 
 func TestHTTPS(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(body("%PDF-1.7"))
 	t.Cleanup(srv.Close)
 	f, _ := newFetcher(Options{AllowPrivate: true}, nil)
@@ -46,6 +48,7 @@ func TestHTTPS(t *testing.T) {
 }
 
 func TestForbiddenTargets(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, body("secret"))
 	port := strconv.Itoa(int(srv.addr.Port()))
 	answers := []string{
@@ -87,6 +90,7 @@ func TestForbiddenTargets(t *testing.T) {
 // Names resolving to public addresses are connected to, at the vetted
 // address; a loopback server stands in for the public one.
 func TestPublicTargets(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, body("ok"))
 	port := strconv.Itoa(int(srv.addr.Port()))
 	zone := map[string][]netip.Addr{
@@ -114,6 +118,7 @@ func TestPublicTargets(t *testing.T) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	forbidden := newServer(t, body("internal"))
 	mux := http.NewServeMux()
 	origin := newServer(t, mux)
@@ -169,6 +174,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestSize(t *testing.T) {
+	t.Parallel()
 	const limit = 1000
 	mux := http.NewServeMux()
 	mux.HandleFunc("/exact", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, strings.Repeat("x", limit)) })
@@ -215,6 +221,7 @@ func (e *endless) Read(p []byte) (int, error) {
 }
 
 func TestReadAtMostStopsReading(t *testing.T) {
+	t.Parallel()
 	const limit = 1 << 20
 	r := &endless{}
 	_, err := readAtMost(r, limit)
@@ -229,6 +236,7 @@ func TestReadAtMostStopsReading(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/silent", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
@@ -258,6 +266,7 @@ func TestTimeout(t *testing.T) {
 // The end of the caller's context is reported as such, not as a timeout
 // of the download.
 func TestCallerCancel(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	f, _ := newFetcher(Options{AllowPrivate: true}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -270,6 +279,7 @@ func TestCallerCancel(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.NotFoundHandler())
 	f, _ := newFetcher(Options{AllowPrivate: true}, nil)
 	_, err := f.Get(context.Background(), srv.URL+"/missing.pdf")
@@ -280,6 +290,7 @@ func TestStatus(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, body(""))
 	url := srv.URL
 	srv.Close() // nothing listens on its port any more
@@ -293,6 +304,7 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestInvalidURL(t *testing.T) {
+	t.Parallel()
 	f, log := newFetcher(Options{}, nil)
 	for _, u := range []string{
 		"", "not a url", "/relative/path", "//host.example.test/doc.pdf",
@@ -316,6 +328,7 @@ func TestInvalidURL(t *testing.T) {
 // Requests name quire, carry no cookies even when a hop sets some, and do
 // not go through a proxy from the environment.
 func TestRequestHygiene(t *testing.T) {
+	t.Parallel()
 	var userAgents, cookies []string
 	mux := http.NewServeMux()
 	mux.HandleFunc("/first", func(w http.ResponseWriter, r *http.Request) {

@@ -84,7 +84,7 @@ func TestFailedCommitAndClose(t *testing.T) {
 // waitFor polls cond for up to a minute (a loaded machine is slow).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(time.Millisecond); time.Now().Before(deadline); <-tick {
 		if cond() {
 			return
 		}

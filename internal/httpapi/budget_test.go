@@ -140,7 +140,7 @@ func TestWriteTimeoutCutsOffNonReader(t *testing.T) {
 
 	// Wait for the request's log line: it is written once the handler
 	// has given up on the answer.
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(e.Logs.String(), `"route":"/v1/sign"`); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(50*time.Millisecond); !strings.Contains(e.Logs.String(), `"route":"/v1/sign"`); <-tick {
 		if time.Now().After(deadline) {
 			t.Fatal("the server is still writing to a client that does not read")
 		}

@@ -47,7 +47,7 @@ func (e *env) waitJob(key string, r response) jobs.Resource {
 	if j.Status != quire.JobQueued || r.header.Get("Location") != "/v1/jobs/"+j.ID {
 		e.t.Fatalf("202 %+v, Location %q", j, r.header.Get("Location"))
 	}
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(60*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 		g := e.do("GET", "/v1/jobs/"+j.ID, nil, map[string]string{"Authorization": "Bearer " + key})
 		if g.status != 200 {
 			e.t.Fatalf("GET job: %d %s", g.status, g.body)
@@ -177,7 +177,7 @@ func TestWebhookRetriedAfter500(t *testing.T) {
 	key := e.key("hook@example.com")
 	j := e.waitJob(key, e.submitAnnotate(key, annotateBody(t), map[string]string{"Quire-Webhook-Url": rc.URL + "/hook"}))
 	var got []delivery
-	for deadline := time.Now().Add(30 * time.Second); len(got) < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(30*time.Second), time.Tick(50*time.Millisecond); len(got) < 2 && time.Now().Before(deadline); <-tick {
 		got = rc.deliveries()
 	}
 	if len(got) != 2 {
@@ -193,7 +193,7 @@ func TestWebhookRetriedAfter500(t *testing.T) {
 			t.Errorf("event %s: %v", d.body, err)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(10*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 		e.do("GET", "/v1/jobs/"+j.ID, nil, map[string]string{"Authorization": "Bearer " + key}).json(t, &j)
 		if j.Webhook != nil && j.Webhook.DeliveredAt != nil {
 			break

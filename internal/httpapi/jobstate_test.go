@@ -31,7 +31,7 @@ func (e *env) keyID(email string) string {
 // (without a key: its own may be revoked).
 func (e *env) endedJob(id string) quire.Job {
 	e.t.Helper()
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(90*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 		j, err := e.Jobs.Get(e.t.Context(), "", id)
 		if err != nil {
 			e.t.Fatal(err)
@@ -113,7 +113,7 @@ func TestRevokedKeysJobsDoNotRun(t *testing.T) {
 				t.Errorf("metering %+v: want one request of the kept key %s, none of the revoked %s", usage, keptID, goneID)
 			}
 			var got []delivery
-			for deadline := time.Now().Add(60 * time.Second); len(got) < len(ids) && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(50*time.Millisecond); len(got) < len(ids) && time.Now().Before(deadline); <-tick {
 				got = rc.deliveries()
 			}
 			seen := map[string]bool{}
@@ -151,7 +151,7 @@ func TestJobWaitingOnALimitIsQueued(t *testing.T) {
 			id := jobOf(t, e.submitSign(key, nil)).ID
 
 			var j jobs.Resource
-			for deadline := time.Now().Add(60 * time.Second); j.Waiting == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(20*time.Millisecond); j.Waiting == "" && time.Now().Before(deadline); <-tick {
 				e.do("GET", "/v1/jobs/"+id, nil, auth).json(t, &j)
 			}
 			if j.Status != quire.JobQueued || j.StartedAt != nil || !strings.Contains(j.Waiting, "Too many requests in progress") {

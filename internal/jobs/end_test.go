@@ -13,6 +13,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/store/storetest"
+	"github.com/riverqueue/river"
 )
 
 // TestCancelDeliversTheWebhook: a queued job cancelled by the operator
@@ -83,7 +84,7 @@ func TestJobPastItsTimeoutEnds(t *testing.T) {
 				<-ctx.Done() // as an engine does, it answers once its time is up
 				return quire.JobResult{Status: 500, Body: []byte(`{"message":"out of time"}`)}, nil
 			})
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
 					break
 				}
@@ -113,7 +114,7 @@ func TestJobWaitsAtMostMaxWait(t *testing.T) {
 				return quire.JobResult{}, &Later{After: time.Second, Result: off}
 			})
 			sawWaiting := false
-			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for deadline, tick := time.Now().Add(60*time.Second), time.Tick(20*time.Millisecond); time.Now().Before(deadline); <-tick {
 				if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status == quire.JobFailed {
 					break
 				}
@@ -145,6 +146,8 @@ func TestCancelStopsARunningJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			running, stopped := make(chan struct{}), make(chan error, 1)
+			completed, unsubscribe := s.river.Subscribe(river.EventKindJobCompleted)
+			defer unsubscribe()
 			start(t, s, func(ctx context.Context, _ quire.Job, _ quire.JobRequest) (quire.JobResult, error) {
 				close(running)
 				<-ctx.Done() // as an engine does: it stops when its context ends
@@ -167,7 +170,16 @@ func TestCancelStopsARunningJob(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatal("the run of a cancelled job still ran 60 s after the cancel")
 			}
-			time.Sleep(2 * time.Second) // the run's end (a 503: a snooze, then a run that finds the job ended) changes nothing
+			// The run's end (its 503, stored for no one: the job is no
+			// longer its run's) changes nothing: River completes its job.
+			for done := false; !done; {
+				select {
+				case ev := <-completed:
+					done = ev.Job.Kind == (runArgs{}).Kind()
+				case <-time.After(60 * time.Second):
+					t.Fatal("River did not complete the cancelled job's run within 60 s")
+				}
+			}
 			if j, err = s.Get(ctx, "", j.ID); err != nil || j.Status != quire.JobFailed || j.Error != "cancelled" {
 				t.Fatalf("cancelled job: %+v %v", j, err)
 			}

@@ -129,7 +129,7 @@ func TestJobsTakeTurnsOnTheEngines(t *testing.T) {
 		onEngine++
 		most = max(most, onEngine)
 		mu.Unlock()
-		time.Sleep(10 * time.Millisecond) // the conversion
+		time.Sleep(10 * time.Millisecond) // a conversion that takes a while, as a real one does: the behaviour under test
 		mu.Lock()
 		onEngine--
 		mu.Unlock()

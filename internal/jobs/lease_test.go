@@ -59,7 +59,7 @@ func TestJobsOfALostLeaseRunElsewhereOnce(t *testing.T) {
 	lost := time.Now()
 	a.unlock() // a's lease is no longer renewed
 	for _, id := range ids {
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		for deadline, tick := time.Now().Add(2*time.Minute), time.Tick(50*time.Millisecond); ; <-tick {
 			j, err := b.Get(ctx, "", id)
 			if err == nil && j.Status == quire.JobSucceeded {
 				break

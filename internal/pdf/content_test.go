@@ -8,6 +8,7 @@ import (
 )
 
 func TestPaintedBoxes(t *testing.T) {
+	t.Parallel()
 	content := "q 2 0 0 2 0 0 cm BT /F1 10 Tf 50 300 Td (Hello) Tj ET Q BT 3 Tr /F1 10 Tf 300 300 Td (hidden) Tj ET " +
 		"q 100 0 0 50 400 100 cm /Im1 Do Q q 1 0 0 1 10 10 cm /Fm1 Do Q"
 	form := "BT /F1 20 Tf 0 0 Td [(AB) -1000 (C)] TJ ET"

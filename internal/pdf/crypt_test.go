@@ -45,6 +45,7 @@ func pageText(t *testing.T, d *Document) []byte {
 // requires their pages and information dictionary to read as qpdf's
 // decrypted copy of each does.
 func TestDecryptEmptyUserPassword(t *testing.T) {
+	t.Parallel()
 	pdftest.RequireTool(t, "qpdf", "qpdf")
 	names := []string{"qpdf__enc-R2,V1.pdf", "qpdf__enc-R3,V2.pdf", "qpdf__V4.pdf", "qpdf__V4-aes.pdf", "qpdf__V4-aes-clearmeta.pdf",
 		"qpdf__enc-XI-R6,V5,O=master.pdf", "qpdf__encrypted-with-images.pdf", "qpdf__copied-positive-P.pdf"}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSHA256(t *testing.T) {
+	t.Parallel()
 	in := pdftest.OnePage("hash")
 	d, err := Open(t.Context(), in, Limits{})
 	if err != nil {

@@ -29,6 +29,7 @@ func xrefStreamFile(w, index string, rows []byte) []byte {
 }
 
 func TestHostileXRefStreamRefusedQuickly(t *testing.T) {
+	t.Parallel()
 	many := strings.Repeat("0 1000000 ", 100)
 	cases := map[string][]byte{
 		// Rows of zero bytes: /Index asks for 10^8 entries backed by nothing.
@@ -53,6 +54,7 @@ func TestHostileXRefStreamRefusedQuickly(t *testing.T) {
 }
 
 func TestXRefRowsCappedOverAllSections(t *testing.T) {
+	t.Parallel()
 	// Free entries (type 0) listed three times over: each pass is backed by
 	// data, but together they exceed twice the object limit.
 	pdf := xrefStreamFile("[1 0 0]", "[0 100 0 100 0 100]", make([]byte, 300))
@@ -66,6 +68,7 @@ func TestXRefRowsCappedOverAllSections(t *testing.T) {
 }
 
 func TestUnfilteredStreamCountsAgainstBudget(t *testing.T) {
+	t.Parallel()
 	if _, _, err := decodeStream(Dict{}, make([]byte, 100), 99); err == nil {
 		t.Fatal("an unfiltered stream larger than the budget was accepted")
 	}
@@ -130,6 +133,7 @@ func lostEndstreams(n int) []byte {
 }
 
 func TestWrongLengthsScanFileOnce(t *testing.T) {
+	t.Parallel()
 	pdf := lostEndstreams(2000)
 	d, err := read(pdf, Limits{}, false)
 	if err != nil {
@@ -155,6 +159,7 @@ func TestWrongLengthsScanFileOnce(t *testing.T) {
 }
 
 func TestAppendedPageIgnoresInheritedRotateAndCrop(t *testing.T) {
+	t.Parallel()
 	in := pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 595 842] /CropBox [10 10 100 100] /Rotate 90 >>",
@@ -198,6 +203,7 @@ func panicsForTest() error {
 }
 
 func TestCatchPanicNamesWhere(t *testing.T) {
+	t.Parallel()
 	err := panicsForTest()
 	if !errorsIs(err, ErrUnreadable) {
 		t.Fatalf("%v does not wrap ErrUnreadable", err)
@@ -213,6 +219,7 @@ func TestCatchPanicNamesWhere(t *testing.T) {
 }
 
 func TestRepairStopsWhenContextEnds(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel() // the client has gone
 	damaged := pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -227,6 +234,7 @@ func TestRepairStopsWhenContextEnds(t *testing.T) {
 }
 
 func TestRebuildTakesNewestDefinition(t *testing.T) {
+	t.Parallel()
 	// No cross-reference data; the page is defined twice, as by an update.
 	pdf := append(pdftest.Objects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>"),
@@ -246,6 +254,7 @@ func TestRebuildTakesNewestDefinition(t *testing.T) {
 }
 
 func TestNestingLimit(t *testing.T) {
+	t.Parallel()
 	nested := pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R /X [[[[[[[[[[1]]]]]]]]]] >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

@@ -18,6 +18,7 @@ func twoPages() []Page {
 }
 
 func TestAppendPagesKeepsSharedObjectsShared(t *testing.T) {
+	t.Parallel()
 	out, err := appended(t.Context(), pdftest.OnePage("host"), twoPages())
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestAppendPagesKeepsSharedObjectsShared(t *testing.T) {
 }
 
 func TestWriteNewFile(t *testing.T) {
+	t.Parallel()
 	pdftest.RequireTool(t, "qpdf", "qpdf")
 	file, err := Write(twoPages())
 	if err != nil {
@@ -59,6 +61,7 @@ func TestWriteNewFile(t *testing.T) {
 }
 
 func TestLastPageSizeRotated(t *testing.T) {
+	t.Parallel()
 	rotated := pdftest.File(
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -70,6 +73,7 @@ func TestLastPageSizeRotated(t *testing.T) {
 }
 
 func TestSaveBuildsInSpareCapacity(t *testing.T) {
+	t.Parallel()
 	host := pdftest.OnePage("host")
 	in := append(make([]byte, 0, len(host)+64<<10), host...)
 	out, err := appended(t.Context(), in, []Page{{MediaBox: [4]float64{0, 0, 100, 100}}})

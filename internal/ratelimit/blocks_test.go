@@ -18,6 +18,7 @@ import (
 // database, called concurrently: together they grant exactly the rate,
 // never more, and the remaining count they report only goes down.
 func TestBlocksShareTheRateExactlyAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			url := storetest.URL(t, b)
@@ -61,6 +62,7 @@ func TestBlocksShareTheRateExactlyAcrossInstances(t *testing.T) {
 }
 
 func TestBlocksStatus(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		clock := time.Date(2026, 11, 27, 10, 0, 15, 0, time.UTC)
 		bl := ratelimit.NewBlocks(ratelimit.New(db, []byte("k"), func() time.Time { return clock }))

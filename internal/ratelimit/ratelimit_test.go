@@ -13,6 +13,7 @@ import (
 )
 
 func TestAllow(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		now := time.UnixMilli(1_700_000_400_000).UTC() // a window boundary for 10 minutes
 		l := ratelimit.New(db, []byte("k"), func() time.Time { return now })

@@ -27,7 +27,7 @@ func TestExclusiveKeepsInstancesApart(t *testing.T) {
 						if inside.Add(1) > 1 {
 							overlaps.Add(1)
 						}
-						time.Sleep(5 * time.Millisecond) // room for another section to enter, were it let in
+						time.Sleep(5 * time.Millisecond) // a section that lasts, as real ones do: the behaviour under test (another must not enter meanwhile)
 						inside.Add(-1)
 						runs.Add(1)
 						return nil

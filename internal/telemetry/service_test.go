@@ -61,16 +61,28 @@ func TestFailedBatchIsRetriedRequestByRequest(t *testing.T) {
 
 func TestCloseCommitsAndCountsWhatIsQueued(t *testing.T) {
 	u := storetest.URL(t, "sqlite")
-	db := storetest.Open(t, u)
-	s := New(db, testOptions())
+	g := &gated{DB: storetest.Open(t, u), entered: make(chan struct{}), open: make(chan struct{}), sizes: make(chan int, 10)}
+	s := New(g, testOptions())
 	errs := make(chan error, 5)
 	for i := 0; i < 5; i++ {
 		go func() {
 			errs <- s.record(context.Background(), []quire.OpenEvent{{LicenseKey: "k", DocumentID: string(rune('A' + i)), ReceivedAt: now}})
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
-	s.Close()
+	<-g.entered // the first commit is held: the others queue behind it
+	waitFor(t, "the five requests in the held commit or queued", func() bool { return int(g.first.Load())+len(s.queue) == 5 })
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	waitFor(t, "Close has begun", func() bool {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return s.closed
+	})
+	g.open <- struct{}{}
+	<-closed
 	for i := 0; i < 5; i++ {
 		if err := <-errs; err != nil {
 			t.Errorf("request %d: %v", i, err)
@@ -145,10 +157,12 @@ type gated struct {
 	entered, open chan struct{}
 	sizes         chan int
 	held          atomic.Bool
+	first         atomic.Int32 // the size of the commit held
 }
 
 func (g *gated) RecordOpens(ctx context.Context, events []quire.OpenEvent) error {
 	if g.held.CompareAndSwap(false, true) { // the first commit, whenever the test gets to wait for it
+		g.first.Store(int32(len(events)))
 		g.entered <- struct{}{}
 		<-g.open
 	}
@@ -177,9 +191,7 @@ func TestGatherWaitsForTheClientsItAnswered(t *testing.T) {
 	<-g.entered // A's commit is held: B and C queue behind it
 	send("B")
 	send("C")
-	for len(s.queue) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "B and C queued", func() bool { return len(s.queue) == 2 })
 	g.open <- struct{}{}
 	for range 3 {
 		if err := <-errs; err != nil {
@@ -191,7 +203,7 @@ func TestGatherWaitsForTheClientsItAnswered(t *testing.T) {
 	}
 	for _, id := range []string{"D", "E", "F"} {
 		send(id)
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // clients 50 ms apart: the behaviour under test
 	}
 	for range 3 {
 		if err := <-errs; err != nil {
@@ -232,8 +244,8 @@ func TestHostListChangeAppliesWithin5s(t *testing.T) {
 			t.Fatal(err)
 		}
 		changed := time.Now()
-		open(a, "at-once", "https://evil.example") // the instance that changed it applies it at once
-		time.Sleep(time.Until(changed.Add(5 * time.Second)))
+		open(a, "at-once", "https://evil.example")           // the instance that changed it applies it at once
+		time.Sleep(time.Until(changed.Add(5 * time.Second))) // the 5 s of the refresh, not shortened, are the behaviour under test
 		open(b, "after", "https://evil.example")
 		open(b, "own", "https://docs.acme.example")
 
@@ -250,4 +262,16 @@ func TestHostListChangeAppliesWithin5s(t *testing.T) {
 				got.Opens, got.OtherHostOpens, got.NewDocuments)
 		}
 	})
+}
+
+// waitFor polls cond until it holds, or fails the test after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(time.Minute); !cond(); <-tick.C {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
 }

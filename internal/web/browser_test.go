@@ -209,8 +209,8 @@ func (b *browser) screenshot(name string) {
 // waitFor polls cond (JavaScript returning a boolean) until it holds.
 func (b *browser) waitFor(what, cond string) {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	deadline, tick := time.Now().Add(30*time.Second), time.Tick(100*time.Millisecond)
+	for ; ; <-tick {
 		// Errors are retried: the page may be between two documents.
 		if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
 			return
@@ -218,7 +218,6 @@ func (b *browser) waitFor(what, cond string) {
 		if time.Now().After(deadline) {
 			b.t.Fatalf("waited 30s for %s", what)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

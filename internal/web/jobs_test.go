@@ -31,7 +31,7 @@ func TestAdminShowsJobs(t *testing.T) {
 	}
 	res.Body.Close()
 	var jobs []quire.Job
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline, tick := time.Now().Add(30*time.Second), time.Tick(50*time.Millisecond); time.Now().Before(deadline); <-tick {
 		if jobs, err = s.Jobs.List(ctx, "", 10); err == nil && len(jobs) == 1 && jobs[0].Status == quire.JobFailed {
 			break
 		}
