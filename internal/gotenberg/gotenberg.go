@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,15 +79,55 @@ func (a *API) Routes() []httpapi.Route {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
 	}
+	for _, path := range slices.Sorted(maps.Keys(unsupportedRoutes)) {
+		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path), MaxBody: convertLimit})
+	}
 	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError}, &httpapi.Dialect{Fail: answerError}
 	for i := range rs {
 		rs[i].Dialect = keyed
-		if rs[i].Metered == "" {
+		if rs[i].Method != "POST" {
 			rs[i].Dialect = public
 		}
 		rs[i].Handler = traced(rs[i].Handler)
 	}
 	return rs
+}
+
+// unsupportedRoutes are the routes of Gotenberg's reference that quire
+// does not serve, and what to do instead: they answer 400 naming the
+// route, as a field quire cannot honour does, rather than 404, which
+// would read as a wrong URL.
+var unsupportedRoutes = map[string]string{
+	"/forms/chromium/screenshot/html":     "render a page of the PDF with POST /v1/pdf/render",
+	"/forms/chromium/screenshot/markdown": "render a page of the PDF with POST /v1/pdf/render",
+	"/forms/chromium/screenshot/url":      "render a page of the PDF with POST /v1/pdf/render",
+	"/forms/pdfengines/convert":           "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
+	"/forms/pdfengines/metadata/read":     "read it with POST /v1/pdf/metadata",
+	"/forms/pdfengines/bookmarks/read":    "",
+	"/forms/pdfengines/bookmarks/write":   "",
+	"/forms/pdfengines/embed":             "embed files with POST /v1/pdf/attach",
+	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
+	"/forms/pdfengines/watermark":         "watermark with POST /v1/pdf/watermark",
+	"/forms/pdfengines/stamp":             "stamp with POST /v1/pdf/watermark?stamp=true",
+	"/forms/pdf/pipe":                     "run each stage on its own route",
+	"/forms/pdf/select":                   "split with splitMode=pages and splitUnify=true on /forms/pdf/split",
+	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
+	"/forms/pdf/metadata":                 "read it with POST /v1/pdf/metadata",
+	"/forms/pdf/validate":                 "",
+	"/forms/pdf/watermark":                "watermark with POST /v1/pdf/watermark",
+	"/forms/pdf/stamp":                    "stamp with POST /v1/pdf/watermark?stamp=true",
+	"/forms/pdf/embed":                    "embed files with POST /v1/pdf/attach",
+}
+
+// unsupported answers a route quire does not serve.
+func unsupported(path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		msg := fmt.Sprintf("Invalid request: route '%s' is not supported by quire", path)
+		if instead := unsupportedRoutes[path]; instead != "" {
+			msg += ": " + instead
+		}
+		httpapi.Fail(w, r, quire.Errorf(quire.CodeValidation, "%s", msg))
+	}
 }
 
 // route is a metered form route of the API.

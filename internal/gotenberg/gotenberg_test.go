@@ -8,7 +8,9 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os/exec"
+	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -170,20 +172,22 @@ func (a answer) unzip(t *testing.T) map[string][]byte {
 // TestGotenberg runs the routes on one server with both engines.
 func TestGotenberg(t *testing.T) {
 	e := start(t, apitest.Config{ConvertWorkers: 1, ChromiumBrowsers: 1, AllowPrivateFetch: true})
-	for name, test := range map[string]func(*testing.T, *env){
-		"KeyAsBearerOrBasicPassword":              keyAsBearerOrBasicPassword,
-		"HealthAndVersion":                        healthAndVersion,
-		"FilesInAlphanumericOrder":                filesInAlphanumericOrder,
-		"SplitAnswersAZIPNamedAsAsked":            splitAnswersAZIPNamedAsAsked,
-		"FieldsQuireCannotHonourAreRefusedByName": fieldsQuireCannotHonourAreRefusedByName,
-		"LibreOffice":                             libreOffice,
-		"LibreOfficeRefusals":                     libreOfficeRefusals,
-		"ChromiumHTML":                            chromiumHTML,
-		"ChromiumMarkdown":                        chromiumMarkdown,
-		"ChromiumURL":                             chromiumURL,
-		"ChromiumRefusals":                        chromiumRefusals,
+	for _, test := range []func(*testing.T, *env){
+		keyAsBearerOrBasicPassword,
+		healthAndVersion,
+		filesInAlphanumericOrder,
+		splitAnswersAZIPNamedAsAsked,
+		fieldsQuireCannotHonourAreRefusedByName,
+		libreOffice,
+		libreOfficeRefusals,
+		chromiumHTML,
+		chromiumMarkdown,
+		chromiumURL,
+		chromiumRefusals,
+		referenceRoutesAndFields,
 	} {
-		t.Run(name, func(t *testing.T) { test(t, e) })
+		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
+		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
 	}
 }
 
