@@ -144,8 +144,8 @@ func traced(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // key finds the caller's API key as Gotenberg's clients send it: a
-// bearer token, or the password of basic authentication (any user
-// name). Without one, a caller is served only from loopback, and only
+// bearer token, the password of basic authentication (any user name), or
+// X-Api-Key. Without one, a caller is served only from loopback, and only
 // when the operator allows it.
 func (a *API) key(r *http.Request) (string, error) {
 	if _, password, ok := r.BasicAuth(); ok {
@@ -153,6 +153,9 @@ func (a *API) key(r *http.Request) (string, error) {
 	}
 	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		return strings.TrimSpace(token), nil
+	}
+	if key := r.Header.Get("X-Api-Key"); key != "" { // the hosted Gotenberg's header, which chromiumly sends
+		return key, nil
 	}
 	if a.o.Anonymous == "loopback" && loopback(httpapi.ClientIP(r)) {
 		return "", nil

@@ -185,6 +185,7 @@ func TestGotenberg(t *testing.T) {
 		chromiumURL,
 		chromiumRefusals,
 		referenceRoutesAndFields,
+		npmClients,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
