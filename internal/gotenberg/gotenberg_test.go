@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -13,10 +14,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
+	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -186,6 +191,7 @@ func TestGotenberg(t *testing.T) {
 		chromiumRefusals,
 		referenceRoutesAndFields,
 		npmClients,
+		meteredAsOnV1,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
@@ -217,17 +223,58 @@ func keyAsBearerOrBasicPassword(t *testing.T, e *env) {
 	}
 }
 
-func TestAnonymousOnLoopbackWhenAllowed(t *testing.T) {
-	e := start(t, apitest.Config{Settings: func(c *config.Config) { c.GotenbergAnonymous = "loopback" }})
-	a := e.post(t, "/forms/pdfengines/merge", map[string]string{"Gotenberg-Trace": "my-trace-1"},
-		file("a.pdf", pdftest.OnePage("alpha")), file("b.pdf", pdftest.OnePage("beta")))
-	a.pdf(t)
-	if a.header.Get("Gotenberg-Trace") != "my-trace-1" {
-		t.Errorf("Gotenberg-Trace %q, want the caller's", a.header.Get("Gotenberg-Trace"))
+// TestAnonymousAndKeyLimits: callers without a key are served on loopback
+// when the operator allows it, unlimited; a key is held to its limits.
+func TestAnonymousAndKeyLimits(t *testing.T) {
+	e := start(t, apitest.Config{Settings: func(c *config.Config) { c.GotenbergAnonymous = "loopback" },
+		KeyLimits: keylimit.Limits{Rate: ratelimit.Rate{N: 1, Per: time.Hour}}})
+	pdfs := []part{file("a.pdf", pdftest.OnePage("alpha")), file("b.pdf", pdftest.OnePage("beta"))}
+	for range 2 {
+		a := e.post(t, "/forms/pdfengines/merge", map[string]string{"Gotenberg-Trace": "my-trace-1"}, pdfs...)
+		a.pdf(t)
+		if a.header.Get("Gotenberg-Trace") != "my-trace-1" {
+			t.Errorf("Gotenberg-Trace %q, want the caller's", a.header.Get("Gotenberg-Trace"))
+		}
 	}
-	// A key presented is still checked.
-	e.post(t, "/forms/pdfengines/merge", map[string]string{"Authorization": "Bearer sd_wrong"},
-		file("a.pdf", pdftest.OnePage("alpha"))).plainError(t, 401, "")
+	// A key presented is still checked, and held to its limits.
+	e.post(t, "/forms/pdfengines/merge", map[string]string{"Authorization": "Bearer sd_wrong"}, pdfs...).plainError(t, 401, "")
+	e.post(t, "/forms/pdfengines/merge", e.bearer(), pdfs...).pdf(t)
+	a := e.post(t, "/forms/pdfengines/merge", e.bearer(), pdfs...)
+	a.plainError(t, 429, "")
+	if a.header.Get("RateLimit-Policy") == "" || a.header.Get("Retry-After") == "" {
+		t.Errorf("429 without RateLimit-Policy or Retry-After: %v", a.header)
+	}
+}
+
+// meteredAsOnV1: each answer is counted for its key as /v1's are.
+func meteredAsOnV1(t *testing.T, e *env) {
+	key, _, err := e.Auth.CreateKey(context.Background(), "metered@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + key}
+	e.post(t, "/forms/pdf/merge", bearer, file("a.pdf", pdftest.OnePage("alpha")), file("b.pdf", pdftest.OnePage("beta"))).pdf(t)
+	e.post(t, "/forms/libreoffice/convert", bearer, file("report.docx", convtest.DOCX(2))).pdf(t)
+	e.post(t, "/forms/libreoffice/convert", bearer, field("merge", "maybe")).plainError(t, 400, "merge") // not counted
+	req := must(http.NewRequest("GET", e.URL+"/v1/usage/api", nil))
+	req.Header.Set("Authorization", "Bearer "+key)
+	var usage struct {
+		Keys []struct {
+			Periods []struct {
+				Operations map[string]struct{ Requests, Documents, Pages int64 }
+			}
+		}
+	}
+	if err := json.Unmarshal(do(t, req).body, &usage); err != nil || len(usage.Keys) != 1 || len(usage.Keys[0].Periods) != 1 {
+		t.Fatalf("usage %+v (%v)", usage, err)
+	}
+	ops := usage.Keys[0].Periods[0].Operations
+	if pdf := ops["pdf"]; pdf.Requests != 1 || pdf.Documents != 2 || pdf.Pages != 2 {
+		t.Errorf("pdf usage %+v, want 1 request of 2 documents, 2 pages", pdf)
+	}
+	if conv := ops["convert"]; conv.Requests != 1 || conv.Documents != 1 || conv.Pages != 2 {
+		t.Errorf("convert usage %+v, want 1 request of 1 document, 2 pages", conv)
+	}
 }
 
 func healthAndVersion(t *testing.T, e *env) {
