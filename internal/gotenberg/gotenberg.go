@@ -107,15 +107,11 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdfengines/bookmarks/write":   "",
 	"/forms/pdfengines/embed":             "embed files with POST /v1/pdf/attach",
 	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdfengines/watermark":         "watermark with POST /v1/pdf/watermark",
-	"/forms/pdfengines/stamp":             "stamp with POST /v1/pdf/watermark?stamp=true",
 	"/forms/pdf/pipe":                     "run each stage on its own route",
 	"/forms/pdf/select":                   "split with splitMode=pages and splitUnify=true on /forms/pdf/split",
 	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/metadata":                 "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/validate":                 "",
-	"/forms/pdf/watermark":                "watermark with POST /v1/pdf/watermark",
-	"/forms/pdf/stamp":                    "stamp with POST /v1/pdf/watermark?stamp=true",
 	"/forms/pdf/embed":                    "embed files with POST /v1/pdf/attach",
 }
 

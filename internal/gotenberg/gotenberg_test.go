@@ -192,6 +192,7 @@ func TestGotenberg(t *testing.T) {
 		referenceRoutesAndFields,
 		npmClients,
 		meteredAsOnV1,
+		watermarkAndStamp,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
@@ -336,4 +337,17 @@ func fieldsQuireCannotHonourAreRefusedByName(t *testing.T, e *env) {
 	e.post(t, "/forms/pdfengines/merge", e.bearer(), append(pdfs, field("flatten", "false"), field("pdfua", "false"))...).pdf(t)
 	e.post(t, "/forms/pdfengines/split", e.bearer(), pdfs[0], field("splitMode", "chunks"), field("splitSpan", "1")).
 		plainError(t, 400, "form field 'splitMode' is invalid (got 'chunks', want intervals or pages)")
+}
+
+func watermarkAndStamp(t *testing.T, e *env) {
+	doc := file("doc.pdf", pdftest.OnePage("body text"))
+	for _, prefix := range []string{"watermark", "stamp"} {
+		pdf := e.post(t, "/forms/pdfengines/"+prefix, e.bearer(), doc, field(prefix+"Source", "text"),
+			field(prefix+"Expression", "CONFIDENTIAL"), field(prefix+"Options", `{"opacity":0.4,"rotation":0}`)).pdf(t)
+		if got := text(t, pdf); !strings.Contains(got, "CONFIDENTIAL") || !strings.Contains(got, "body text") {
+			t.Errorf("%s: text %q", prefix, got)
+		}
+		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "text"), field(prefix+"Expression", "X"),
+			field(prefix+"Options", `{"font":"Courier"}`)).plainError(t, 400, "form field '"+prefix+"Options' is not supported by quire for the option 'font'")
+	}
 }

@@ -38,6 +38,8 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "rotate", op: pdftools.OpRotate, form: spec{served: []string{"rotateAngle", "rotatePages", "angle", "pages"}}, request: rotate},
 		{path: "encrypt", op: pdftools.OpEncrypt, form: spec{served: []string{"userPassword", "ownerPassword"}}, request: encrypt},
 		{path: "metadata/write", op: pdftools.OpMetadata, form: spec{served: []string{"metadata"}}, request: metadata},
+		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
+		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 	} {
 		r.form.unsupported, r.form.why = map[string]string{}, postProcessingWhy
 		for k, v := range pdfDefaults {
@@ -189,5 +191,48 @@ func metadata(v *values, req *pdftools.Request) {
 			continue
 		}
 		req.Set[key] = s
+	}
+}
+
+// markFields are the fields of Gotenberg's watermark (prefix "watermark",
+// under the content) or stamp (prefix "stamp", over it).
+func markFields(prefix string) []string {
+	return []string{prefix + "Source", prefix + "Expression", prefix + "Pages", prefix + "Options"}
+}
+
+// mark maps Gotenberg's watermark or stamp (prefix): a text on the pages
+// listed, with the options quire has (opacity, rotation).
+func mark(prefix string) func(*values, *pdftools.Request) {
+	return func(v *values, req *pdftools.Request) {
+		req.Stamp, req.Pages = prefix == "stamp", v.str(prefix+"Pages")
+		if source := v.str(prefix + "Source"); source != "text" {
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Source",
+				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text here; POST /v1/pdf/watermark takes an image", source)})
+		}
+		if req.Text = v.str(prefix + "Expression"); req.Text == "" {
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text"})
+		}
+		if !v.has(prefix + "Options") {
+			return
+		}
+		var o map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(v.str(prefix+"Options")), &o); err != nil {
+			v.invalid(prefix+"Options", "a JSON object")
+			return
+		}
+		for k, raw := range o {
+			var err error
+			switch k {
+			case "opacity":
+				err = json.Unmarshal(raw, &req.Opacity)
+			case "rotation":
+				err = json.Unmarshal(raw, &req.Angle)
+			default:
+				err = fmt.Errorf("is not supported by quire for the option '%s': quire has opacity and rotation", k)
+			}
+			if err != nil {
+				v.bad = append(v.bad, quire.Detail{Field: prefix + "Options", Issue: err.Error()})
+			}
+		}
 	}
 }
