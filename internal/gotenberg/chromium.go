@@ -92,6 +92,9 @@ func (a *API) page(ctx context.Context, source string, f *form) (chromium.Page, 
 		if !f.has("url") {
 			return chromium.Page{}, "", missing("url", "is required")
 		}
+		if len(f.files) > 0 {
+			return chromium.Page{}, "", missing("files", "is not taken by the url route: send the page's URL only")
+		}
 		if a.d.Fetch == nil {
 			return chromium.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
 		}

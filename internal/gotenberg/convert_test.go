@@ -92,6 +92,8 @@ func chromiumURL(t *testing.T, e *env) {
 		t.Errorf("text %q", got)
 	}
 	e.post(t, "/forms/chromium/convert/url", e.bearer()).plainError(t, 400, "form field 'url' is required")
+	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL), file("index.html", []byte(page))).
+		plainError(t, 400, "form field 'files' is not taken by the url route")
 }
 
 func chromiumRefusals(t *testing.T, e *env) {
