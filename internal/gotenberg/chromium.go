@@ -27,16 +27,16 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // chromiumForm is what the Chromium routes read; the url route also
 // reads "url".
 var chromiumForm = spec{
-	served: []string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf"},
-	unsupported: merged(postProcessing, map[string]string{
+	served: append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
+		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf"}, postProcessingFields...),
+	unsupported: merged(conversionDefaults, map[string]string{
 		"singlePage": "false", "omitBackground": "false", "waitDelay": "", "waitForExpression": "", "waitForSelector": "",
 		"emulatedMediaType": "print", "emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
 		"skipNetworkAlmostIdleEvent": "true", "userAgent": "", "extraHttpHeaders": "", "failOnHttpStatusCodes": "[499,599]",
 		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
 		"ignoreResourceHttpStatusDomains": "", "pdfa": "", "pdfua": "false",
 	}),
-	why: merged(postProcessingWhy, map[string]string{
+	why: merged(conversionWhy, map[string]string{
 		"waitDelay": "pages print once loaded, with JavaScript off", "waitForExpression": "pages print once loaded, with JavaScript off",
 		"waitForSelector": "pages print once loaded, with JavaScript off", "pdfa": "convert HTML with /forms/libreoffice/convert for PDF/A",
 		"pdfua": "Chromium's PDFs are tagged already", "extraHttpHeaders": "pages load nothing from the network",
@@ -56,7 +56,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		opts := pageOptions(&f.values)
+		opts, steps := pageOptions(&f.values), postSteps(&f.values)
 		if err := f.err(); err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -78,8 +78,13 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, convert.ToAPIError(err, a.d.Chromium.RetryAfter()))
 			return
 		}
+		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.PDF})
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
 		count(r.Context(), 1, res.Engine, httpapi.PDFPages(res.PDF))
-		if err := send(w, r, []string{name}, [][]byte{res.PDF}, "pdf", "application/pdf"); err != nil {
+		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
 			httpapi.Fail(w, r, err)
 		}
 	}

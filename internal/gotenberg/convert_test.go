@@ -38,6 +38,24 @@ func libreOffice(t *testing.T, e *env) {
 	}
 }
 
+func postProcessing(t *testing.T, e *env) {
+	parts := e.post(t, "/forms/libreoffice/convert", e.bearer(), file("report.docx", convtest.DOCX(2)),
+		field("splitMode", "intervals"), field("splitSpan", "1")).unzip(t)
+	if len(parts) != 2 || !strings.Contains(text(t, parts["report_2.pdf"]), "Page 2") {
+		t.Errorf("split parts %v", keys(parts))
+	}
+	pdf := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(page)),
+		field("metadata", `{"Title":"Invoice 42"}`), field("flatten", "true"), field("ownerPassword", "owner")).pdf(t)
+	if got := info(t, pdf, "Title"); got != "Invoice 42" {
+		t.Errorf("metadata: title %q", got)
+	}
+	if got := info(t, pdf, "Encrypted"); !strings.HasPrefix(got, "yes") {
+		t.Errorf("ownerPassword: encrypted %q", got)
+	}
+	e.post(t, "/forms/libreoffice/convert", e.bearer(), file("report.docx", convtest.DOCX(1)), field("splitUnify", "true")).
+		plainError(t, 400, "form field 'splitSpan' is required with 'splitMode' and 'splitUnify'")
+}
+
 func libreOfficeRefusals(t *testing.T, e *env) {
 	doc := file("report.docx", convtest.DOCX(1))
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("nativePageRanges", "two")).

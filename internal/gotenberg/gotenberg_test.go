@@ -193,6 +193,7 @@ func TestGotenberg(t *testing.T) {
 		npmClients,
 		meteredAsOnV1,
 		watermarkAndStamp,
+		postProcessing,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
@@ -336,7 +337,7 @@ func fieldsQuireCannotHonourAreRefusedByName(t *testing.T, e *env) {
 	// At Gotenberg's default, the field asks for what quire does.
 	e.post(t, "/forms/pdfengines/merge", e.bearer(), append(pdfs, field("flatten", "false"), field("pdfua", "false"))...).pdf(t)
 	e.post(t, "/forms/pdfengines/split", e.bearer(), pdfs[0], field("splitMode", "chunks"), field("splitSpan", "1")).
-		plainError(t, 400, "form field 'splitMode' is invalid (got 'chunks', want intervals or pages)")
+		plainError(t, 400, "form field 'splitMode' is invalid (got 'chunks', want intervals or pages, with 'splitSpan')")
 }
 
 func watermarkAndStamp(t *testing.T, e *env) {

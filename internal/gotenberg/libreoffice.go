@@ -13,31 +13,22 @@ import (
 
 // libreOfficeForm is what POST /forms/libreoffice/convert reads.
 var libreOfficeForm = spec{
-	served: []string{"landscape", "nativePageRanges", "exportFormFields", "password", "losslessImageCompression", "quality",
-		"reduceImageResolution", "maxImageResolution", "merge", "pdfa", "pdfua", "nativePdfFormats"},
-	unsupported: merged(postProcessing, map[string]string{
+	served: append([]string{"landscape", "nativePageRanges", "exportFormFields", "password", "losslessImageCompression", "quality",
+		"reduceImageResolution", "maxImageResolution", "merge", "pdfa", "pdfua", "nativePdfFormats"}, postProcessingFields...),
+	unsupported: merged(conversionDefaults, map[string]string{
 		"updateIndexes": "true", "allowDuplicateFieldNames": "false", "exportBookmarks": "true", "exportBookmarksToPdfDestination": "false",
 		"exportPlaceholders": "false", "exportNotes": "false", "exportNotesPages": "false", "exportOnlyNotesPages": "false",
 		"exportNotesInMargin": "false", "convertOooTargetToPdfTarget": "false", "exportLinksRelativeFsys": "false",
 		"exportHiddenSlides": "false", "skipEmptyPages": "false", "addOriginalDocumentAsStream": "false", "singlePageSheets": "false",
 	}),
-	why: postProcessingWhy,
+	why: conversionWhy,
 }
 
-// postProcessing are the fields with which Gotenberg's conversion routes
-// work on the PDFs they made, with their defaults: quire runs these
-// operations on its own routes (/forms/pdfengines/*, /forms/pdf/*).
-var postProcessing = map[string]string{
-	"splitMode": "", "splitSpan": "", "splitUnify": "false", "metadata": "", "flatten": "false", "userPassword": "",
-	"ownerPassword": "", "downloadFrom": "", "stages": "", "generateDocumentOutline": "false",
-}
+// conversionDefaults are the fields of Gotenberg's conversion routes that
+// quire honours at their defaults only.
+var conversionDefaults = map[string]string{"downloadFrom": "", "stages": "", "generateDocumentOutline": "false"}
 
-var postProcessingWhy = map[string]string{
-	"splitMode": "split the PDF with /forms/pdfengines/split", "splitSpan": "split the PDF with /forms/pdfengines/split",
-	"metadata": "write it with /forms/pdfengines/metadata/write", "flatten": "flatten the PDF with /forms/pdfengines/flatten",
-	"userPassword": "encrypt the PDF with /forms/pdfengines/encrypt", "ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
-	"downloadFrom": "upload the files", "stages": "run the operations on their own routes",
-}
+var conversionWhy = map[string]string{"downloadFrom": "upload the files", "stages": "run the operations on their own routes"}
 
 // merged is the union of maps, the later winning.
 func merged(ms ...map[string]string) map[string]string {
@@ -51,7 +42,8 @@ func merged(ms ...map[string]string) map[string]string {
 }
 
 // libreOffice converts office documents to PDF: each file, or one PDF
-// merged from them in the files' order (merge=true).
+// merged from them in the files' order (merge=true), then runs the
+// post-processing the form asks for (split, metadata, flatten, encrypt).
 func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	f, err := readForm(r, libreOfficeForm, a.maxFiles())
 	if err != nil {
@@ -68,6 +60,7 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		req.Options.ExportFormFields = &export
 	}
 	f.boolOr("nativePdfFormats", true) // either way, LibreOffice makes PDF/A and PDF/UA itself
+	steps := postSteps(&f.values)
 	if len(f.files) == 0 {
 		f.bad = append(f.bad, quire.Detail{Field: "files", Issue: "is required: the documents to convert"})
 	}
@@ -94,6 +87,10 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		names, outs = names[:1], [][]byte{pdf}
+	}
+	if names, outs, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
+		httpapi.Fail(w, r, err)
+		return
 	}
 	count(r.Context(), len(f.files), engine, pages)
 	if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {

@@ -1,6 +1,7 @@
 package gotenberg
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -28,6 +29,10 @@ type pdfRoute struct {
 var pdfDefaults = map[string]string{"pdfa": "", "pdfua": "false", "metadata": "", "flatten": "false", "userPassword": "",
 	"ownerPassword": "", "downloadFrom": ""}
 
+var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/metadata/write",
+	"flatten": "flatten the PDF with /forms/pdfengines/flatten", "userPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
+	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt", "downloadFrom": "upload the files"}
+
 // pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
 var pdfRoutes = func() []pdfRoute {
 	var rs []pdfRoute
@@ -41,7 +46,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 	} {
-		r.form.unsupported, r.form.why = map[string]string{}, postProcessingWhy
+		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
 		for k, v := range pdfDefaults {
 			if !slices.Contains(r.form.served, k) {
 				r.form.unsupported[k] = v
@@ -76,40 +81,111 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("files", "is required: the PDFs"))
 			return
 		}
-		batches := [][]httpapi.Upload{f.files}
-		if p.op != pdftools.OpMerge {
-			batches = batches[:0]
-			for _, file := range f.files {
-				batches = append(batches, []httpapi.Upload{file})
-			}
-		}
-		var names []string
-		var outs [][]byte
-		documents, pages := 0, 0
-		for _, batch := range batches {
-			req.Files = req.Files[:0]
-			for _, file := range batch {
-				req.Files = append(req.Files, pdftools.File{Name: file.Name, Data: file.Data})
-			}
-			res, err := a.d.PDFTools.Do(r.Context(), req)
-			if err != nil {
-				httpapi.Fail(w, r, err)
-				return
-			}
-			documents, pages = documents+res.Documents, pages+res.Pages
-			if res.Parts == nil {
-				names, outs = append(names, batch[0].Name), append(outs, res.Data)
-				continue
-			}
-			for _, part := range res.Parts {
-				names, outs = append(names, httpapi.FileBase(batch[0].Name)+"_"+part.Pages+".pdf"), append(outs, part.Data)
-			}
+		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
 		}
 		count(r.Context(), documents, 0, int64(pages))
 		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
 			httpapi.Fail(w, r, err)
 		}
 	}
+}
+
+// apply runs req on files: merge on all of them, in their order; any
+// other operation on each, a split's parts named after its file and their
+// pages ("report_1-3.pdf"). It returns the outputs, their names, and what
+// the metering counts.
+func (a *API) apply(ctx context.Context, req pdftools.Request, files []httpapi.Upload) (names []string, outs [][]byte, documents, pages int, err error) {
+	batches := [][]httpapi.Upload{files}
+	if req.Op != pdftools.OpMerge {
+		batches = batches[:0]
+		for _, file := range files {
+			batches = append(batches, []httpapi.Upload{file})
+		}
+	}
+	for _, batch := range batches {
+		req.Files = req.Files[:0]
+		for _, file := range batch {
+			req.Files = append(req.Files, pdftools.File{Name: file.Name, Data: file.Data})
+		}
+		res, err := a.d.PDFTools.Do(ctx, req)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		documents, pages = documents+res.Documents, pages+res.Pages
+		if res.Parts == nil {
+			names, outs = append(names, batch[0].Name), append(outs, res.Data)
+			continue
+		}
+		for _, part := range res.Parts {
+			names, outs = append(names, httpapi.FileBase(batch[0].Name)+"_"+part.Pages+".pdf"), append(outs, part.Data)
+		}
+	}
+	return names, outs, documents, pages, nil
+}
+
+// postProcessing are the operations Gotenberg 8's conversion routes run
+// on the PDFs they made when their fields are set, in Gotenberg's order,
+// and the fields of each.
+var postProcessing = []struct {
+	op      string
+	fields  []string
+	request func(*values, *pdftools.Request)
+}{
+	{pdftools.OpSplit, []string{"splitMode", "splitSpan", "splitUnify"}, split},
+	{pdftools.OpMetadata, []string{"metadata"}, metadata},
+	{pdftools.OpFlatten, []string{"flatten"}, func(*values, *pdftools.Request) {}},
+	{pdftools.OpEncrypt, []string{"userPassword", "ownerPassword"}, encrypt},
+}
+
+// postProcessingFields are the fields of postProcessing.
+var postProcessingFields = func() []string {
+	var fields []string
+	for _, p := range postProcessing {
+		fields = append(fields, p.fields...)
+	}
+	return fields
+}()
+
+// postSteps are the operations v asks of a conversion route's PDFs.
+func postSteps(v *values) []pdftools.Request {
+	var steps []pdftools.Request
+	for _, p := range postProcessing {
+		set := slices.ContainsFunc(p.fields, v.has)
+		switch p.op {
+		case pdftools.OpFlatten:
+			set = v.bool("flatten")
+		case pdftools.OpSplit:
+			set = v.has("splitMode") || v.has("splitSpan") || v.bool("splitUnify")
+		}
+		if set {
+			req := pdftools.Request{Op: p.op}
+			p.request(v, &req)
+			steps = append(steps, req)
+		}
+	}
+	return steps
+}
+
+// postProcess runs steps on the PDFs a conversion made (outs, named after
+// the uploads names).
+func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, error) {
+	if len(steps) > 0 && a.d.PDFTools == nil {
+		return nil, nil, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
+	}
+	for _, step := range steps {
+		files := make([]httpapi.Upload, len(outs))
+		for i := range outs {
+			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
+		}
+		var err error
+		if names, outs, _, _, err = a.apply(ctx, step, files); err != nil {
+			return nil, nil, err
+		}
+	}
+	return names, outs, nil
 }
 
 // split maps Gotenberg's split: intervals of splitSpan pages, or the
@@ -119,7 +195,7 @@ func split(v *values, req *pdftools.Request) {
 	span := v.str("splitSpan")
 	switch mode := v.str("splitMode"); {
 	case span == "":
-		v.bad = append(v.bad, quire.Detail{Field: "splitSpan", Issue: "is required"})
+		v.bad = append(v.bad, quire.Detail{Field: "splitSpan", Issue: "is required with 'splitMode' and 'splitUnify'"})
 	case mode == "intervals":
 		req.Every = v.int("splitSpan")
 	case mode == "pages" && v.bool("splitUnify"):
@@ -134,7 +210,7 @@ func split(v *values, req *pdftools.Request) {
 			v.invalid("splitSpan", "pages and ranges such as 1-3,5")
 		}
 	default:
-		v.invalid("splitMode", "intervals or pages")
+		v.invalid("splitMode", "intervals or pages, with 'splitSpan'")
 	}
 }
 
