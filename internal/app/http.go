@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/quire-dev/quire/internal/gotenberg"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/web"
@@ -26,6 +27,8 @@ func (a *App) Handler(version string) *httpapi.Server {
 	if a.Chromium != nil {
 		d.Chromium = a.Chromium
 	}
+	d.Foreign = gotenberg.New(gotenberg.Deps{Convert: d.Convert, Chromium: d.Chromium, PDFTools: d.PDFTools, Fetch: a.fetcher(int64(cfg.ConvertMaxInputBytes)), Version: version},
+		gotenberg.Options{Anonymous: cfg.GotenbergAnonymous, ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles}).Routes()
 	return httpapi.New(d, httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles,
 		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})

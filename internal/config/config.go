@@ -37,8 +37,11 @@ type Config struct {
 	MaxBodyBytes    Bytes
 	TrustedProxies  Prefixes
 	CORSOrigins     Origins
-	TLSCert         string
-	TLSKey          string
+	// GotenbergAnonymous lets callers without an API key use Gotenberg's
+	// routes: "loopback" from loopback addresses only; "" or "off": never.
+	GotenbergAnonymous string
+	TLSCert            string
+	TLSKey             string
 
 	SMTPURL     string
 	SMTPCAFile  string
@@ -158,6 +161,7 @@ func (c *Config) Settings() []Setting {
 		{"write-timeout", "QUIRE_WRITE_TIMEOUT", "longest time to write an answer, from its first byte (the work before it does not count); a client that does not read it is cut off", (*durationValue)(&c.WriteTimeout), false},
 		{"max-body-bytes", "QUIRE_MAX_BODY_BYTES", "largest request body of endpoints without a limit of their own (larger: 413)", &c.MaxBodyBytes, false},
 		{"trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed for the client address", &c.TrustedProxies, false},
+		{"gotenberg-anonymous", "QUIRE_GOTENBERG_ANONYMOUS", "loopback: callers without an API key may use Gotenberg's routes (/forms/...) from loopback addresses, without per-key limits or metering; off: a key is required there as on /v1", (*stringValue)(&c.GotenbergAnonymous), false},
 		{"cors-origins", "QUIRE_CORS_ORIGINS", "web origins whose pages may call the API (comma-separated, e.g. https://app.example.com); * is any origin. Credentials are never allowed", &c.CORSOrigins, false},
 		{"tls-cert", "QUIRE_TLS_CERT", "PEM file of the HTTPS certificate and its chain (with QUIRE_TLS_KEY); empty: plain HTTP, e.g. behind a TLS-terminating proxy", (*stringValue)(&c.TLSCert), false},
 		{"tls-key", "QUIRE_TLS_KEY", "PEM file of the HTTPS private key (with QUIRE_TLS_CERT)", (*stringValue)(&c.TLSKey), false},
@@ -372,6 +376,11 @@ func (c *Config) Check() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("QUIRE_LOG_LEVEL %q: want debug, info, warn or error", c.LogLevel)
+	}
+	switch c.GotenbergAnonymous {
+	case "", "off", "loopback":
+	default:
+		return fmt.Errorf("QUIRE_GOTENBERG_ANONYMOUS %q: want off or loopback", c.GotenbergAnonymous)
 	}
 	if c.CodeMaxAttempts < 1 {
 		return fmt.Errorf("QUIRE_CODE_MAX_ATTEMPTS must be at least 1")

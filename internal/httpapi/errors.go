@@ -60,6 +60,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int((qe.RetryAfter+999_999_999)/1e9)))
 	}
 	status := Status(qe.Code)
+	if d := infoOf(r.Context()).dialect; d != nil {
+		d.Fail(w, r, status, qe)
+		return
+	}
 	writeJSON(w, status, s.errorBody(r, status, qe))
 }
 

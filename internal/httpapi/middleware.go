@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -26,6 +27,8 @@ type requestInfo struct {
 	quiet bool    // a successful answer is not logged (Route.Quiet)
 	probe bool    // logged at DEBUG (Route.Probe)
 	srv   *Server // whose trusted proxies ClientIP and HTTPS believe
+	// dialect answers the errors of a route of another API (Route.Dialect).
+	dialect *Dialect
 }
 
 type infoCtx struct{}
@@ -46,7 +49,9 @@ func (s *Server) logger(ctx context.Context) *slog.Logger {
 // generates one otherwise, and echoes it in the response.
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
+		// Gotenberg's clients name their requests in Gotenberg-Trace
+		// (internal/gotenberg).
+		id := cmp.Or(r.Header.Get("X-Request-Id"), r.Header.Get("Gotenberg-Trace"))
 		if !saneID(id) {
 			id = newRequestID()
 		}

@@ -116,7 +116,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	for _, rt := range e.API.Routes() {
-		if !rt.Page {
+		if !rt.Page && rt.Dialect == nil {
 			routed = append(routed, rt.Method+" "+strings.TrimSuffix(rt.Path, "{$}"))
 		}
 	}

@@ -40,6 +40,9 @@ type Deps struct {
 	Version   string
 	Pages     []Route        // the pages for people (internal/web)
 	Memory    *memory.Budget // what the budgeted routes may hold at once (budget.go); nil: unbounded
+	// Foreign are the routes of other APIs quire speaks (internal/gotenberg),
+	// each with its Dialect.
+	Foreign []Route
 }
 
 // Options are the HTTP-level limits and trust settings.
@@ -81,6 +84,9 @@ type Route struct {
 	// answer counted (limits.go).
 	Metered string
 	Auth    Auth // what the route asks of the caller's API key (routeauth.go)
+	// Dialect, set on another API's routes (Deps.Foreign), replaces Auth
+	// and the error body with that API's own (dialect.go).
+	Dialect *Dialect
 }
 
 // Server is the http.Handler of the whole API.
@@ -107,7 +113,7 @@ func New(d Deps, o Options) *Server {
 	if s.budget != nil {
 		d.Metrics.MustRegister(memoryCollectors(s.budget)...)
 	}
-	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), s.jobRoutes(), d.Pages)
+	s.routes = slices.Concat(s.opsRoutes(), s.authRoutes(), s.telemetryRoutes(), s.signingRoutes(), s.convertRoutes(), s.annotateRoutes(), s.pdfRoutes(), s.jobRoutes(), d.Pages, d.Foreign)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.routeHandler(rt))
 	}
@@ -237,6 +243,13 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := infoOf(r.Context())
 		ri.quiet, ri.probe = rt.Quiet, rt.Probe
+		if rt.Dialect != nil {
+			var err error
+			if r, err = s.speak(rt.Dialect, r); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
 		if r.ContentLength > limit {
 			s.fail(w, r, tooLarge(limit))
 			return

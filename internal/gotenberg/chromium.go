@@ -1,0 +1,212 @@
+package gotenberg
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/httpapi"
+)
+
+// The sources of POST /forms/chromium/convert/{source}.
+const (
+	sourceHTML     = "html"
+	sourceMarkdown = "markdown"
+	sourceURL      = "url"
+)
+
+var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
+
+// chromiumForm is what the Chromium routes read; the url route also
+// reads "url".
+var chromiumForm = spec{
+	served: append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
+		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf"}, postProcessingFields...),
+	unsupported: merged(conversionDefaults, map[string]string{
+		"singlePage": "false", "omitBackground": "false", "waitDelay": "", "waitForExpression": "", "waitForSelector": "",
+		"emulatedMediaType": "print", "emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
+		"skipNetworkAlmostIdleEvent": "true", "userAgent": "", "extraHttpHeaders": "", "failOnHttpStatusCodes": "[499,599]",
+		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
+		"ignoreResourceHttpStatusDomains": "", "pdfa": "", "pdfua": "false",
+	}),
+	why: merged(conversionWhy, map[string]string{
+		"waitDelay": "pages print once loaded, with JavaScript off", "waitForExpression": "pages print once loaded, with JavaScript off",
+		"waitForSelector": "pages print once loaded, with JavaScript off", "pdfa": "convert HTML with /forms/libreoffice/convert for PDF/A",
+		"pdfua": "Chromium's PDFs are tagged already", "extraHttpHeaders": "pages load nothing from the network",
+		"cookies": "pages load nothing from the network", "userAgent": "pages load nothing from the network",
+	}),
+}
+
+// chromium prints the page of source (html, markdown or url) to PDF.
+func (a *API) chromium(source string) http.HandlerFunc {
+	form := chromiumForm
+	if source == sourceURL {
+		form.served = append([]string{"url"}, form.served...)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, err := readForm(r, form, a.maxFiles())
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		opts, steps := pageOptions(&f.values), postSteps(&f.values)
+		if err := f.err(); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		page, name, err := a.page(r.Context(), source, f)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		if a.d.Chromium == nil {
+			httpapi.Fail(w, r, quire.Errorf(quire.CodeEngineBusy, "The Chromium engine is disabled on this server."))
+			return
+		}
+		res, err := a.d.Chromium.Convert(r.Context(), page, opts)
+		if err != nil {
+			if ctxErr := r.Context().Err(); ctxErr != nil {
+				err = ctxErr
+			}
+			httpapi.Fail(w, r, convert.ToAPIError(err, a.d.Chromium.RetryAfter()))
+			return
+		}
+		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.PDF})
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		count(r.Context(), 1, res.Engine, httpapi.PDFPages(res.PDF))
+		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
+			httpapi.Fail(w, r, err)
+		}
+	}
+}
+
+// page is the page to print, and the name its PDF is given.
+func (a *API) page(ctx context.Context, source string, f *form) (chromium.Page, string, error) {
+	switch source {
+	case sourceURL:
+		if !f.has("url") {
+			return chromium.Page{}, "", missing("url", "is required")
+		}
+		if len(f.files) > 0 {
+			return chromium.Page{}, "", missing("files", "is not taken by the url route: send the page's URL only")
+		}
+		if a.d.Fetch == nil {
+			return chromium.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
+		}
+		doc, err := a.d.Fetch.Get(ctx, f.str("url"))
+		if err != nil {
+			return chromium.Page{}, "", err
+		}
+		return chromium.Page{Doc: doc, From: convert.FromHTML}, "page", nil
+	}
+	var index []byte
+	var assets []chromium.Asset
+	for _, file := range f.files {
+		switch name := file.Name; name {
+		case "index.html":
+			index = file.Data
+		case "header.html", "footer.html":
+			return chromium.Page{}, "", missing("files", fmt.Sprintf("holds '%s': headers and footers are not supported by quire", name))
+		default:
+			assets = append(assets, chromium.Asset{Name: name, Data: file.Data})
+		}
+	}
+	if index == nil {
+		return chromium.Page{}, "", missing("files", "must hold 'index.html'")
+	}
+	if source == sourceMarkdown {
+		doc, err := markdownPage(index, assets)
+		if err != nil {
+			return chromium.Page{}, "", err
+		}
+		index = doc
+	}
+	return chromium.Page{Doc: index, From: convert.FromHTML, Assets: assets}, "index", nil
+}
+
+func missing(field, issue string) error {
+	return quire.Invalid("The form is not valid.", quire.Detail{Field: field, Issue: issue})
+}
+
+// markdownPage executes Gotenberg's Markdown template: index.html, in
+// which {{ toHTML "file.md" }} is the HTML of that uploaded file.
+func markdownPage(index []byte, assets []chromium.Asset) ([]byte, error) {
+	files := map[string][]byte{}
+	for _, a := range assets {
+		files[a.Name] = a.Data
+	}
+	toHTML := func(name string) (template.HTML, error) {
+		md, ok := files[name]
+		if !ok {
+			return "", fmt.Errorf("file '%s' is not among the uploaded files", name)
+		}
+		html, err := convert.MarkdownPage(md)
+		return template.HTML(html), err
+	}
+	t, err := template.New("index.html").Funcs(template.FuncMap{"toHTML": toHTML}).Parse(string(index))
+	if err != nil {
+		return nil, missing("files", "holds an 'index.html' that is not a valid template: "+err.Error())
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, nil); err != nil {
+		return nil, missing("files", "holds an 'index.html' whose template fails: "+err.Error())
+	}
+	return b.Bytes(), nil
+}
+
+// pageOptions are Chromium's options from Gotenberg's fields. Gotenberg
+// prints on Letter paper with 0.39in margins unless told otherwise;
+// preferCssPageSize lets the page's own @page size win (quire's default,
+// on A4 when the page has none).
+func pageOptions(v *values) convert.JobOptions {
+	o := convert.JobOptions{Engine: convert.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
+		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges")}
+	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
+	paper := v.has("paperWidth") || v.has("paperHeight")
+	switch {
+	case v.bool("preferCssPageSize") && paper:
+		v.bad = append(v.bad, quire.Detail{Field: "preferCssPageSize",
+			Issue: "is not supported by quire with paperWidth or paperHeight: the page's CSS size applies on A4 otherwise"})
+	case !v.bool("preferCssPageSize"):
+		o.Paper = fmt.Sprintf("%sx%sin", inches(v, "paperWidth", 8.5), inches(v, "paperHeight", 11))
+	}
+	if v.has("marginTop") || v.has("marginRight") || v.has("marginBottom") || v.has("marginLeft") {
+		o.Margin = strings.Join([]string{inches(v, "marginTop", 0.39) + "in", inches(v, "marginRight", 0.39) + "in",
+			inches(v, "marginBottom", 0.39) + "in", inches(v, "marginLeft", 0.39) + "in"}, ",")
+	}
+	return o
+}
+
+// lengthUnits are Gotenberg's units of length, in inches; a bare number
+// is in inches.
+var lengthUnits = map[string]float64{"in": 1, "pt": 1.0 / 72, "px": 1.0 / 96, "pc": 1.0 / 6, "mm": 1 / 25.4, "cm": 1 / 2.54}
+
+// inches is the length field name in inches, def when absent.
+func inches(v *values, name string, def float64) string {
+	if !v.has(name) {
+		return strconv.FormatFloat(def, 'f', -1, 64)
+	}
+	s, factor := strings.ToLower(v.str(name)), 1.0
+	for unit, f := range lengthUnits {
+		if strings.HasSuffix(s, unit) {
+			s, factor = strings.TrimSuffix(s, unit), f
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || n < 0 {
+		v.invalid(name, "a length such as 8.5, 8.5in, 210mm, 21cm, 612pt or 816px")
+		return "0"
+	}
+	return strconv.FormatFloat(n*factor, 'f', 4, 64)
+}

@@ -1,0 +1,207 @@
+package gotenberg
+
+import (
+	"fmt"
+	"maps"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/httpapi"
+)
+
+// spec is what a route reads of its form.
+type spec struct {
+	// served are the text fields the route honours.
+	served []string
+	// unsupported are fields of Gotenberg's reference that quire cannot
+	// honour, with Gotenberg's default value: one sent with another
+	// value is refused (400 naming it), never silently ignored. "" has
+	// no default: any value other than empty is refused.
+	unsupported map[string]string
+	// why tells what quire does instead, or why not, by field.
+	why map[string]string
+}
+
+// form is a route's form, its files in alphanumeric order of their names
+// (as Gotenberg takes them: "2.pdf" before "10.pdf").
+type form struct {
+	files []httpapi.Upload
+	values
+}
+
+// readForm reads and checks the form of r against s: every text field
+// known to the route, and, among those quire cannot honour, only their
+// defaults.
+func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
+	f, err := httpapi.ReadForm(r, maxFiles)
+	if err != nil {
+		return nil, err
+	}
+	var bad []quire.Detail
+	for _, field := range slices.Sorted(maps.Keys(f.Values)) {
+		bad = append(bad, s.check(field, f.Values[field][0])...)
+	}
+	for _, field := range f.Fields {
+		if field == "archives" {
+			bad = append(bad, quire.Detail{Field: field, Issue: "is not supported by quire: upload each file under 'files'"})
+			break
+		}
+	}
+	if len(bad) > 0 {
+		return nil, quire.Invalid("The form is not valid.", bad...)
+	}
+	slices.SortStableFunc(f.Files, func(a, b httpapi.Upload) int { return natural(a.Name, b.Name) })
+	return &form{files: f.Files, values: values{m: f.Values}}, nil
+}
+
+// check returns what is wrong with the field of that name and value.
+func (s spec) check(field, value string) []quire.Detail {
+	if slices.Contains(s.served, field) {
+		return nil
+	}
+	def, known := s.unsupported[field]
+	switch {
+	case !known:
+		return []quire.Detail{{Field: field, Issue: "is unknown to this route"}}
+	case strings.TrimSpace(value) == "" || strings.EqualFold(strings.ReplaceAll(value, " ", ""), def):
+		return nil // Gotenberg's default: what quire does
+	}
+	issue := "is not supported by quire"
+	if why := s.why[field]; why != "" {
+		issue += ": " + why
+	}
+	return []quire.Detail{{Field: field, Issue: fmt.Sprintf("%s (got '%s')", issue, value)}}
+}
+
+// natural orders names as Gotenberg does: runs of digits by their value.
+func natural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmpInt(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmpInt(int(a[0]), int(b[0]))
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmpInt(len(a), len(b))
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// values are a form's text fields, read with Gotenberg's syntax; what
+// does not parse is collected, for one 400 naming every field.
+type values struct {
+	m   map[string][]string
+	bad []quire.Detail
+}
+
+func (v *values) has(name string) bool {
+	return len(v.m[name]) > 0 && strings.TrimSpace(v.m[name][0]) != ""
+}
+
+func (v *values) str(name string) string {
+	if !v.has(name) {
+		return ""
+	}
+	return strings.TrimSpace(v.m[name][0])
+}
+
+func (v *values) invalid(name, want string) {
+	v.bad = append(v.bad, quire.Detail{Field: name, Issue: fmt.Sprintf("is invalid (got '%s', want %s)", v.str(name), want)})
+}
+
+// boolOr is the boolean field name, def when absent.
+func (v *values) boolOr(name string, def bool) bool {
+	if !v.has(name) {
+		return def
+	}
+	b, err := strconv.ParseBool(v.str(name))
+	if err != nil {
+		v.invalid(name, "true or false")
+	}
+	return b
+}
+
+func (v *values) bool(name string) bool { return v.boolOr(name, false) }
+
+func (v *values) int(name string) int {
+	if !v.has(name) {
+		return 0
+	}
+	n, err := strconv.Atoi(v.str(name))
+	if err != nil {
+		v.invalid(name, "an integer")
+	}
+	return n
+}
+
+func (v *values) float(name string) float64 {
+	if !v.has(name) {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v.str(name), 64)
+	if err != nil {
+		v.invalid(name, "a number")
+	}
+	return f
+}
+
+// err is the 400 naming the fields that did not parse, or nil.
+func (v *values) err() error {
+	if len(v.bad) == 0 {
+		return nil
+	}
+	return quire.Invalid("The form is not valid.", v.bad...)
+}
+
+// send answers the outputs (of extension ext) made from the uploads
+// names: the one output, or a ZIP of them named after the uploads.
+// Gotenberg-Output-Filename names the answer's file.
+func send(w http.ResponseWriter, r *http.Request, names []string, outs [][]byte, ext, contentType string) error {
+	body, name := outs[0], httpapi.FileBase(names[0])
+	if len(outs) > 1 {
+		z, err := httpapi.ZIP(names, ext, outs)
+		if err != nil {
+			return err
+		}
+		body, name, ext, contentType = z, httpapi.RequestID(r.Context()), "zip", "application/zip"
+	}
+	if o := r.Header.Get("Gotenberg-Output-Filename"); o != "" {
+		name = httpapi.FileBase(o)
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name + "." + ext}))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+	return nil
+}

@@ -1,0 +1,314 @@
+package gotenberg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/pdftools"
+)
+
+// pdfRoute is a route of Gotenberg's PDF engines (8.x: /forms/pdfengines,
+// 9.x: /forms/pdf) and the quire PDF operation it runs.
+type pdfRoute struct {
+	path string
+	op   string
+	form spec
+	// request fills the operation's options from the form.
+	request func(*values, *pdftools.Request)
+}
+
+// pdfDefaults are the 8.x conversion fields the PDF routes also take,
+// which quire honours at their defaults only.
+var pdfDefaults = map[string]string{"pdfa": "", "pdfua": "false", "metadata": "", "flatten": "false", "userPassword": "",
+	"ownerPassword": "", "downloadFrom": ""}
+
+var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/metadata/write",
+	"flatten": "flatten the PDF with /forms/pdfengines/flatten", "userPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
+	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt", "downloadFrom": "upload the files"}
+
+// pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
+var pdfRoutes = func() []pdfRoute {
+	var rs []pdfRoute
+	for _, r := range []pdfRoute{
+		{path: "merge", op: pdftools.OpMerge, request: func(*values, *pdftools.Request) {}},
+		{path: "split", op: pdftools.OpSplit, form: spec{served: []string{"splitMode", "splitSpan", "splitUnify"}}, request: split},
+		{path: "flatten", op: pdftools.OpFlatten, request: func(*values, *pdftools.Request) {}},
+		{path: "rotate", op: pdftools.OpRotate, form: spec{served: []string{"rotateAngle", "rotatePages", "angle", "pages"}}, request: rotate},
+		{path: "encrypt", op: pdftools.OpEncrypt, form: spec{served: []string{"userPassword", "ownerPassword"}}, request: encrypt},
+		{path: "metadata/write", op: pdftools.OpMetadata, form: spec{served: []string{"metadata"}}, request: metadata},
+		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
+		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
+	} {
+		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
+		for k, v := range pdfDefaults {
+			if !slices.Contains(r.form.served, k) {
+				r.form.unsupported[k] = v
+			}
+		}
+		for _, prefix := range []string{"/forms/pdfengines/", "/forms/pdf/"} {
+			r9 := r
+			r9.path = prefix + r.path
+			rs = append(rs, r9)
+		}
+	}
+	return rs
+}()
+
+// pdf runs the PDF operation of p: merge on all the files, in their
+// order; any other on each file, its outputs answered together (a ZIP
+// when there are several).
+func (a *API) pdf(p pdfRoute) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, err := readForm(r, p.form, a.d.PDFTools.MaxFiles())
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		req := pdftools.Request{Op: p.op}
+		p.request(&f.values, &req)
+		if err := f.err(); err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		if len(f.files) == 0 {
+			httpapi.Fail(w, r, missing("files", "is required: the PDFs"))
+			return
+		}
+		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		count(r.Context(), documents, 0, int64(pages))
+		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
+			httpapi.Fail(w, r, err)
+		}
+	}
+}
+
+// apply runs req on files: merge on all of them, in their order; any
+// other operation on each, a split's parts named after its file and their
+// pages ("report_1-3.pdf"). It returns the outputs, their names, and what
+// the metering counts.
+func (a *API) apply(ctx context.Context, req pdftools.Request, files []httpapi.Upload) (names []string, outs [][]byte, documents, pages int, err error) {
+	batches := [][]httpapi.Upload{files}
+	if req.Op != pdftools.OpMerge {
+		batches = batches[:0]
+		for _, file := range files {
+			batches = append(batches, []httpapi.Upload{file})
+		}
+	}
+	for _, batch := range batches {
+		req.Files = req.Files[:0]
+		for _, file := range batch {
+			req.Files = append(req.Files, pdftools.File{Name: file.Name, Data: file.Data})
+		}
+		res, err := a.d.PDFTools.Do(ctx, req)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		documents, pages = documents+res.Documents, pages+res.Pages
+		if res.Parts == nil {
+			names, outs = append(names, batch[0].Name), append(outs, res.Data)
+			continue
+		}
+		for _, part := range res.Parts {
+			names, outs = append(names, httpapi.FileBase(batch[0].Name)+"_"+part.Pages+".pdf"), append(outs, part.Data)
+		}
+	}
+	return names, outs, documents, pages, nil
+}
+
+// postProcessing are the operations Gotenberg 8's conversion routes run
+// on the PDFs they made when their fields are set, in Gotenberg's order,
+// and the fields of each.
+var postProcessing = []struct {
+	op      string
+	fields  []string
+	request func(*values, *pdftools.Request)
+}{
+	{pdftools.OpSplit, []string{"splitMode", "splitSpan", "splitUnify"}, split},
+	{pdftools.OpMetadata, []string{"metadata"}, metadata},
+	{pdftools.OpFlatten, []string{"flatten"}, func(*values, *pdftools.Request) {}},
+	{pdftools.OpEncrypt, []string{"userPassword", "ownerPassword"}, encrypt},
+}
+
+// postProcessingFields are the fields of postProcessing.
+var postProcessingFields = func() []string {
+	var fields []string
+	for _, p := range postProcessing {
+		fields = append(fields, p.fields...)
+	}
+	return fields
+}()
+
+// postSteps are the operations v asks of a conversion route's PDFs.
+func postSteps(v *values) []pdftools.Request {
+	var steps []pdftools.Request
+	for _, p := range postProcessing {
+		set := slices.ContainsFunc(p.fields, v.has)
+		switch p.op {
+		case pdftools.OpFlatten:
+			set = v.bool("flatten")
+		case pdftools.OpSplit:
+			set = v.has("splitMode") || v.has("splitSpan") || v.bool("splitUnify")
+		}
+		if set {
+			req := pdftools.Request{Op: p.op}
+			p.request(v, &req)
+			steps = append(steps, req)
+		}
+	}
+	return steps
+}
+
+// postProcess runs steps on the PDFs a conversion made (outs, named after
+// the uploads names).
+func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, error) {
+	if len(steps) > 0 && a.d.PDFTools == nil {
+		return nil, nil, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
+	}
+	for _, step := range steps {
+		files := make([]httpapi.Upload, len(outs))
+		for i := range outs {
+			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
+		}
+		var err error
+		if names, outs, _, _, err = a.apply(ctx, step, files); err != nil {
+			return nil, nil, err
+		}
+	}
+	return names, outs, nil
+}
+
+// split maps Gotenberg's split: intervals of splitSpan pages, or the
+// pages splitSpan lists, each in a PDF of its own, or (splitUnify) all in
+// one.
+func split(v *values, req *pdftools.Request) {
+	span := v.str("splitSpan")
+	switch mode := v.str("splitMode"); {
+	case span == "":
+		v.bad = append(v.bad, quire.Detail{Field: "splitSpan", Issue: "is required with 'splitMode' and 'splitUnify'"})
+	case mode == "intervals":
+		req.Every = v.int("splitSpan")
+	case mode == "pages" && v.bool("splitUnify"):
+		if strings.Contains(span, ",") {
+			v.bad = append(v.bad, quire.Detail{Field: "splitUnify",
+				Issue: fmt.Sprintf("is not supported by quire with several ranges (got splitSpan '%s'): split by one range", span)})
+		}
+		req.Ranges = span
+	case mode == "pages":
+		req.Ranges = eachPage(span)
+		if req.Ranges == "" {
+			v.invalid("splitSpan", "pages and ranges such as 1-3,5")
+		}
+	default:
+		v.invalid("splitMode", "intervals or pages, with 'splitSpan'")
+	}
+}
+
+// eachPage lists every page of the closed ranges of span ("1-3,5": "1,2,3,5");
+// "" when span is not such a list or is too long.
+func eachPage(span string) string {
+	var pages []string
+	for _, r := range strings.Split(span, ",") {
+		first, last, isRange := strings.Cut(strings.TrimSpace(r), "-")
+		a, errA := strconv.Atoi(first)
+		b, errB := a, error(nil)
+		if isRange {
+			b, errB = strconv.Atoi(last)
+		}
+		if errA != nil || errB != nil || a < 1 || b < a || len(pages)+b-a >= 1000 {
+			return ""
+		}
+		for p := a; p <= b; p++ {
+			pages = append(pages, strconv.Itoa(p))
+		}
+	}
+	return strings.Join(pages, ",")
+}
+
+func rotate(v *values, req *pdftools.Request) {
+	req.Angle, req.Pages = v.int("rotateAngle"), v.str("rotatePages")
+	if v.has("angle") {
+		req.Angle = v.int("angle")
+	}
+	if v.has("pages") {
+		req.Pages = v.str("pages")
+	}
+}
+
+func encrypt(v *values, req *pdftools.Request) {
+	req.UserPassword, req.OwnerPassword = v.str("userPassword"), v.str("ownerPassword")
+}
+
+// metadata reads Gotenberg's metadata field, a JSON object of the
+// document's properties ({"Title": "...", "Author": "..."}).
+func metadata(v *values, req *pdftools.Request) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(v.str("metadata")), &m); err != nil || len(m) == 0 {
+		v.invalid("metadata", "a JSON object of properties, such as {\"Title\":\"Report\"}")
+		return
+	}
+	req.Set = map[string]string{}
+	for k, val := range m {
+		key := strings.ToLower(k)
+		s, isString := val.(string)
+		if !slices.Contains(pdftools.MetadataKeys, key) || !isString {
+			v.bad = append(v.bad, quire.Detail{Field: "metadata",
+				Issue: fmt.Sprintf("is not supported by quire for the property '%s': quire writes the strings %s", k, strings.Join(pdftools.MetadataKeys, ", "))})
+			continue
+		}
+		req.Set[key] = s
+	}
+}
+
+// markFields are the fields of Gotenberg's watermark (prefix "watermark",
+// under the content) or stamp (prefix "stamp", over it).
+func markFields(prefix string) []string {
+	return []string{prefix + "Source", prefix + "Expression", prefix + "Pages", prefix + "Options"}
+}
+
+// mark maps Gotenberg's watermark or stamp (prefix): a text on the pages
+// listed, with the options quire has (opacity, rotation).
+func mark(prefix string) func(*values, *pdftools.Request) {
+	return func(v *values, req *pdftools.Request) {
+		req.Stamp, req.Pages = prefix == "stamp", v.str(prefix+"Pages")
+		if source := v.str(prefix + "Source"); source != "text" {
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Source",
+				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text here; POST /v1/pdf/watermark takes an image", source)})
+		}
+		if req.Text = v.str(prefix + "Expression"); req.Text == "" {
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text"})
+		}
+		if !v.has(prefix + "Options") {
+			return
+		}
+		var o map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(v.str(prefix+"Options")), &o); err != nil {
+			v.invalid(prefix+"Options", "a JSON object")
+			return
+		}
+		for k, raw := range o {
+			var err error
+			switch k {
+			case "opacity":
+				err = json.Unmarshal(raw, &req.Opacity)
+			case "rotation":
+				err = json.Unmarshal(raw, &req.Angle)
+			default:
+				err = fmt.Errorf("is not supported by quire for the option '%s': quire has opacity and rotation", k)
+			}
+			if err != nil {
+				v.bad = append(v.bad, quire.Detail{Field: prefix + "Options", Issue: err.Error()})
+			}
+		}
+	}
+}

@@ -1,0 +1,62 @@
+// Drives quire's Gotenberg routes with Gotenberg's npm clients, unchanged:
+// each conversion's answer is written to the directory named by the first
+// argument, for the Go test (internal/gotenberg) to check with poppler and
+// qpdf. QUIRE_URL, QUIRE_KEY, PAGE_URL (a page to convert by URL) and
+// DOCX (an office document's path) come from the environment.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { Readable } = require('stream');
+const { Chromiumly, HtmlConverter, MarkdownConverter, UrlConverter, LibreOffice, PDFEngines } = require('chromiumly');
+const gjc = require('gotenberg-js-client');
+
+const out = process.argv[2];
+const { QUIRE_URL, QUIRE_KEY, PAGE_URL, DOCX } = process.env;
+const page = '<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css"></head><body><h1>Invoice 42</h1></body></html>';
+
+async function save(name, answer) {
+  if (answer instanceof Readable) {
+    const chunks = [];
+    for await (const c of answer) chunks.push(c);
+    answer = Buffer.concat(chunks);
+  }
+  fs.writeFileSync(path.join(out, name), answer);
+}
+
+async function chromiumly() {
+  Chromiumly.configure({ endpoint: QUIRE_URL, username: 'chromiumly', password: QUIRE_KEY });
+  await save('chromiumly-html.pdf', await new HtmlConverter().convert({
+    html: Buffer.from(page),
+    assets: [{ file: Buffer.from('h1 { color: #c00 }'), name: 'style.css' }],
+    properties: { size: { width: 8.27, height: 11.7 }, margin: { top: 0.5, bottom: 0.5, left: 0.5, right: 0.5 }, printBackground: true },
+  }));
+  await save('chromiumly-markdown.pdf', await new MarkdownConverter().convert({
+    html: Buffer.from('<html><body>{{ toHTML "file.md" }}</body></html>'),
+    markdown: Buffer.from('# Release notes\n\n- first item\n'),
+  }));
+  await save('chromiumly-url.pdf', await new UrlConverter().convert({ url: PAGE_URL }));
+  await save('chromiumly-office.pdf', await LibreOffice.convert({ files: [DOCX], properties: { nativePageRanges: { from: 1, to: 1 } } }));
+  const merged = await PDFEngines.merge({ files: [path.join(out, 'chromiumly-html.pdf'), path.join(out, 'chromiumly-url.pdf')] });
+  await save('chromiumly-merge.pdf', merged);
+  await save('chromiumly-split.zip', await PDFEngines.split({
+    files: [path.join(out, 'chromiumly-merge.pdf')], options: { mode: 'intervals', span: '1' },
+  }));
+}
+
+async function gotenbergJsClient() {
+  const auth = { auth: 'gotenberg-js-client:' + QUIRE_KEY };
+  const toPDF = gjc.pipe(gjc.gotenberg(QUIRE_URL + '/forms/chromium', auth), gjc.convert, gjc.html, gjc.to(gjc.a4), gjc.please);
+  await save('gjc-html.pdf', await toPDF({ 'index.html': page, 'style.css': 'h1 { color: #c00 }' }));
+  const md = gjc.pipe(gjc.gotenberg(QUIRE_URL + '/forms/chromium', auth), gjc.convert, gjc.markdown, gjc.please);
+  await save('gjc-markdown.pdf', await md({ 'index.html': '<html><body>{{ toHTML "notes.md" }}</body></html>', 'notes.md': '# Release notes\n' }));
+  const merge = gjc.pipe(gjc.gotenberg(QUIRE_URL + '/forms/pdfengines', auth), gjc.merge, gjc.please);
+  await save('gjc-merge.pdf', await merge({ 'a.pdf': fs.readFileSync(path.join(out, 'gjc-html.pdf')), 'b.pdf': fs.readFileSync(path.join(out, 'gjc-markdown.pdf')) }));
+}
+
+(async () => {
+  await chromiumly();
+  await gotenbergJsClient();
+})().catch((err) => {
+  console.error(err && err.stack ? err.stack : err);
+  process.exit(1);
+});
