@@ -36,7 +36,7 @@ func main() {
 	all := []struct {
 		name string
 		run  func() result
-	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}}
+	}{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"two-tenants", twoTenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}}
 	only := os.Args[1:]
 	var results []result
 	for _, bm := range all {
