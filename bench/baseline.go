@@ -20,6 +20,9 @@ const (
 	// a signing's count committed by the metering's group commit, a
 	// second commit after the signing's record.
 	mainGroupCommit = "a1306e2"
+	// mainBeforeEngines is main before the engine layer (issue #41): the
+	// fair queue for LibreOffice only, Chromium's first come first served.
+	mainBeforeEngines = "5ab760d"
 )
 
 // baselineBinary builds bin/quire-COMMIT from commit of this repository

@@ -37,7 +37,7 @@ type benchmark struct {
 	run  func() result
 }
 
-var measures = []benchmark{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}, {"conformance", conformanceBenchmark}, {"gotenberg", gotenbergBenchmark}}
+var measures = []benchmark{{"http", httpOverhead}, {"collect", collectThroughput}, {"collect-2x", collect2xThroughput}, {"convert", convertBenchmark}, {"convert-latency", convertLatency}, {"convert-formats", formatsBenchmark}, {"fidelity", fidelityBenchmark}, {"convert-versions", convertVersionsBenchmark}, {"sign", signBenchmark}, {"sign-token", signTokenBenchmark}, {"annotate", annotateBenchmark}, {"tenants", tenantsBenchmark}, {"two-tenants", twoTenantsBenchmark}, {"chromium", chromiumBenchmark}, {"pdftools", pdfToolsBenchmark}, {"jobs", jobsBenchmark}, {"verify", verifyBenchmark}, {"conformance", conformanceBenchmark}, {"gotenberg", gotenbergBenchmark}}
 
 func main() {
 	if len(os.Args) >= 3 && os.Args[1] == "baseline-server" {

@@ -26,8 +26,13 @@
 // that turn Chromium's own background traffic off are the fences behind
 // it. Scripts are off unless the job asks for them.
 //
+// Jobs wait in the fair scheduler of package engine, in a line per key,
+// as LibreOffice's do.
+//
 // The supervisor gives each job the convert job timeout and a memory
-// bound on the browser's processes: past either, the browser is killed
+// bound on what the browser's processes grow by while it prints (counted
+// per job, so that a page that prints alone prints beside others and
+// after them): past either, the browser is killed
 // and replaced, and the job fails with convert.ErrTimeout or
 // convert.ErrMemoryLimit. A browser that dies is replaced, and a job on
 // which it died is tried once more on the new one (a second death:
@@ -50,14 +55,15 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // Options configure a Pool. The zero value of a field selects its default.
 type Options struct {
 	// PoolOptions are the browsers' count (Workers; each holds about
-	// 150-250 MB when warm), queue (QueueLength, for all tenants
-	// together), time and memory limits (those of a browser's processes
-	// together) and program, with convert.DefaultPoolOptions but for
+	// 150-250 MB when warm), queue (QueueLength, for each key), time and
+	// memory limits (MaxWorkerMemory: what a browser's processes grow by
+	// during one page) and program, with convert.DefaultPoolOptions but for
 	// StartTimeout (DefaultStartTimeout). The program confines itself and
 	// then executes the browser.
 	convert.PoolOptions
@@ -121,7 +127,7 @@ type Pool struct {
 	opts   Options
 	dir    string
 	ownDir bool
-	jobs   chan *job
+	queue  *engine.Scheduler[*job]
 	closed context.Context // done once Close has begun
 	close  context.CancelFunc
 	wg     sync.WaitGroup
@@ -131,7 +137,8 @@ type Pool struct {
 	// refused is true once the kernel refused the namespaces: Chromium's
 	// own sandbox needs them too, so the browser then runs without it.
 	refused  atomic.Bool
-	aborting atomic.Bool // Close gave up waiting: kill everything
+	aborting atomic.Bool   // Close gave up waiting: kill everything
+	abortCh  chan struct{} // closed with aborting set
 
 	mu        sync.Mutex            // guards the fields below
 	states    []string              // each slot's state: convert.State*
@@ -148,8 +155,9 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, jobs: make(chan *job, o.QueueLength), procs: map[*browserProc]bool{}}
+	p := &Pool{opts: o, dir: o.Dir, queue: engine.NewScheduler[*job](o.QueueLength, o.Workers), procs: map[*browserProc]bool{}}
 	p.closed, p.close = context.WithCancel(context.Background())
+	p.abortCh = make(chan struct{})
 	p.isolation.Store(!o.hostNamespaces)
 	if p.dir == "" {
 		if p.dir, err = os.MkdirTemp("", "quire-chromium-"); err != nil {
@@ -192,7 +200,8 @@ type job struct {
 	page     Page
 	opts     convert.JobOptions
 	enqueued time.Time
-	done     chan jobResult // buffered: the browser never waits for the caller
+	ticket   *engine.Ticket[*job] // its place in the queue
+	done     chan jobResult       // buffered: the browser never waits for the caller
 }
 
 type jobResult struct {
@@ -245,29 +254,32 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) 
 		res.Total = time.Since(t0)
 		return res, err
 	case <-ctx.Done():
+		p.queue.Remove(j.ticket)
 		return convert.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
 	}
 }
 
 var errClosed = fmt.Errorf("%w: the Chromium pool is closed", convert.ErrUnavailable)
 
-// submit queues j unless the pool is closed, no browser can start, or the
-// queue is full.
+// submit queues j unless the pool is closed, no browser can start, or
+// its key's line is full.
 func (p *Pool) submit(j *job) error {
 	p.mu.Lock()
-	defer p.mu.Unlock() // held while sending, so that Close cannot close jobs meanwhile
-	switch {
-	case p.closed.Err() != nil:
+	failed, last := p.allFailed(), p.lastError
+	p.mu.Unlock()
+	if failed {
+		return fmt.Errorf("%w: no browser starts: %s", convert.ErrUnavailable, last)
+	}
+	// The queue itself refuses jobs once Close has begun, so that no job
+	// slips in between a check and Close's drain.
+	j.ticket = engine.NewTicket(quire.Tenant(j.ctx), j)
+	switch p.queue.Push(j.ticket) {
+	case engine.Closed:
 		return errClosed
-	case p.allFailed():
-		return fmt.Errorf("%w: no browser starts: %s", convert.ErrUnavailable, p.lastError)
+	case engine.Full:
+		return fmt.Errorf("%w: %d jobs of this key are waiting", convert.ErrBusy, p.opts.QueueLength)
 	}
-	select {
-	case p.jobs <- j:
-		return nil
-	default:
-		return fmt.Errorf("%w: %d jobs are waiting", convert.ErrBusy, p.opts.QueueLength)
-	}
+	return nil
 }
 
 // allFailed reports whether every browser's last start failed; p.mu held.
@@ -305,7 +317,7 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 func (p *Pool) Status() convert.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := convert.Status{Workers: len(p.states), Queued: len(p.jobs), QueueLength: cap(p.jobs), Counters: p.counts, LastError: p.lastError}
+	st := convert.Status{Workers: len(p.states), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength, Counters: p.counts, LastError: p.lastError}
 	for _, s := range p.states {
 		switch s {
 		case convert.StateReady:
@@ -340,12 +352,8 @@ func (p *Pool) RetryAfter() time.Duration {
 // Close stops taking jobs, lets the browsers finish the jobs queued
 // until ctx ends, then stops them.
 func (p *Pool) Close(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed.Err() == nil {
-		p.close()
-		close(p.jobs)
-	}
-	p.mu.Unlock()
+	p.queue.Close()
+	p.close()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	var err error
@@ -355,6 +363,9 @@ func (p *Pool) Close(ctx context.Context) error {
 		err = fmt.Errorf("chromium: stopping the browsers: %w", ctx.Err())
 		p.abort()
 		<-done
+	}
+	for _, t := range p.queue.Drain() { // a job that no browser took: every browser stopped
+		t.Job.done <- jobResult{err: fmt.Errorf("%w: %v", convert.ErrUnavailable, errStopped)}
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // Restart waits after a failed start: the first, doubled each time after.
@@ -42,48 +43,53 @@ func (p *Pool) run(slot int) {
 			wait = firstRestartWait
 		}
 		b.prepare()
-		var j *job
-		select {
-		case <-b.ctx.Done(): // the browser died while idle: chromedp lost it
+		t := p.queue.Next(p.abortCh, b.ctx.Done())
+		if t == nil {
+			if b.ctx.Err() == nil || p.aborting.Load() { // closed and drained, or aborted
+				return
+			}
+			// The browser died while idle: chromedp lost it.
 			p.opts.Logger.Warn("chromium: browser died while idle", "slot", slot+1, "pid", b.pid)
 			p.count(func(c *convert.Counters) { c.Crashes++; c.Restarts++ })
 			p.forget(b)
 			b.stop()
 			b = nil
 			continue
-		case next, ok := <-p.jobs:
-			if !ok {
-				return
-			}
-			j = next
 		}
-		if err := j.ctx.Err(); err != nil { // the client left while it waited
-			j.done <- jobResult{err: fmt.Errorf("conversion cancelled before it started: %w", err)}
-			continue
+		b = p.runJob(slot, dir, b, t.Job)
+		p.queue.Done(t)
+	}
+}
+
+// runJob runs j on b, and on a new browser when b dies on it, and returns
+// the browser that is to take the next job (nil: none is left).
+func (p *Pool) runJob(slot int, dir string, b *browserProc, j *job) *browserProc {
+	if err := j.ctx.Err(); err != nil { // the client left while it waited
+		j.done <- jobResult{err: fmt.Errorf("conversion cancelled before it started: %w", err)}
+		return b
+	}
+	p.setState(slot, convert.StateBusy)
+	keep, retry := p.serve(b, j, 1)
+	if !keep {
+		p.forget(b)
+		b.stop()
+		b = nil
+	}
+	if retry { // the browser died on the job: once more, on a new one
+		if b, _ = p.start(slot, dir); b == nil {
+			j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", convert.ErrUnavailable, p.Status().LastError)}
+			return nil
 		}
-		p.setState(slot, convert.StateBusy)
-		keep, retry := p.serve(b, j, 1)
-		if !keep {
+		if keep, _ = p.serve(b, j, 2); !keep {
 			p.forget(b)
 			b.stop()
-			b = nil
-		}
-		if retry { // the browser died on the job: once more, on a new one
-			if b, _ = p.start(slot, dir); b == nil {
-				j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", convert.ErrUnavailable, p.Status().LastError)}
-				continue
-			}
-			if keep, _ = p.serve(b, j, 2); !keep {
-				p.forget(b)
-				b.stop()
-				b = nil
-				continue
-			}
-		}
-		if b != nil {
-			p.setState(slot, convert.StateReady)
+			return nil
 		}
 	}
+	if b != nil {
+		p.setState(slot, convert.StateReady)
+	}
+	return b
 }
 
 // forget takes b out of the browsers abort kills.
@@ -142,7 +148,11 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	queued := time.Since(j.enqueued)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(p.opts.JobTimeout, func() { timedOut.Store(true); b.kill() })
-	end := convert.WatchMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
+	// The job is charged what the browser's processes grow by while it
+	// prints, not what they held before it (the shared tab's renderer
+	// with what earlier pages left, the tabs made ahead): what a page may
+	// take does not depend on what ran before it.
+	watch := engine.WatchJobMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
 	var pdf []byte
 	tb, err := b.tabFor(j)
@@ -154,7 +164,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	}
 	took := time.Since(t0)
 	timer.Stop()
-	over, peak := end()
+	over, peak := watch.End()
 	b.jobs++
 	keep = true
 	switch {
@@ -162,7 +172,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 		err, keep = fmt.Errorf("%w (%v)", convert.ErrTimeout, p.opts.JobTimeout), false
 		p.count(func(c *convert.Counters) { c.Timeouts++ })
 	case over:
-		err, keep = fmt.Errorf("%w of %d MiB (the browser was stopped at %d MiB)", convert.ErrMemoryLimit, p.opts.MaxWorkerMemory>>20, peak>>20), false
+		err, keep = fmt.Errorf("%w of %d MiB (the page had taken %d MiB when the browser was stopped)", convert.ErrMemoryLimit, p.opts.MaxWorkerMemory>>20, peak>>20), false
 		p.count(func(c *convert.Counters) { c.OverMemory++ })
 	case err != nil && j.ctx.Err() != nil: // the client left; the tab was closed
 		err = fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err())
@@ -218,13 +228,12 @@ func (p *Pool) dueForRecycling(b *browserProc) bool {
 
 // abort kills every browser: Close gave up waiting for them.
 func (p *Pool) abort() {
-	p.aborting.Store(true)
+	if !p.aborting.Swap(true) {
+		close(p.abortCh)
+	}
 	p.mu.Lock()
 	for b := range p.procs {
 		b.kill()
 	}
 	p.mu.Unlock()
-	for j := range p.jobs { // queued jobs that no browser took
-		j.done <- jobResult{err: fmt.Errorf("%w: %v", convert.ErrUnavailable, errStopped)}
-	}
 }

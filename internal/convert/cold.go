@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // LibreOfficeKit 7.4 refuses to load any Writer document that contains a
@@ -68,9 +70,9 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	cmd, err := startIsolated(o, newCmd)
 	if err == nil {
 		pid := cmd.Process.Pid
-		watch := watchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		watch := engine.WatchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
 		err = cmd.Wait()
-		if over, peak := watch.end(); over {
+		if over, peak := watch.End(); over {
 			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak, sampled: peak}
 		}
 	}

@@ -8,8 +8,8 @@
 // through LibreOfficeKit (package lok) with a profile directory of its own.
 // LibreOffice runs in-process there, so a crash, a hang or a leak of
 // LibreOffice takes down one worker and never the service. The Pool
-// supervises the workers: it starts and warms them, hands them jobs from a
-// bounded queue, kills a worker whose job exceeds its time limit, replaces
+// supervises the workers: it starts and warms them, hands them jobs from the
+// fair scheduler of package engine (a bounded line per key), kills a worker whose job exceeds its time limit, replaces
 // crashed workers, and recycles workers after a number of jobs or above a
 // memory threshold.
 //
@@ -131,7 +131,7 @@ type Options struct {
 	// PoolOptions are the workers' count, queue, time and memory limits
 	// and program, with DefaultPoolOptions. Each worker holds about
 	// 150-300 MB when warm. QueueLength is per tenant (API key): tenants
-	// are served in turn (fair.go).
+	// are served in turn (engine.Scheduler).
 	PoolOptions
 	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
 	// package nested in a document counts as an input too.

@@ -97,7 +97,7 @@ func holdPool() int {
 // there is one ("refuse" then fails the start).
 type scriptEngine struct{}
 
-func startScript(programDir, profileDir string) (engine, error) {
+func startScript(programDir, profileDir string) (officeEngine, error) {
 	start := filepath.Join(programDir, "script-start")
 	if src, err := os.ReadFile(start); err == nil {
 		if err := obeyScript(string(src), start); err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // How a conversion's memory is bounded. A document can make LibreOffice
@@ -19,7 +18,7 @@ import (
 //     the packages nested in it is measured by inflating it, which bounds
 //     what LibreOffice can be asked to read (expand.go);
 //   - during a job, the supervisor samples the worker's resident memory
-//     every memorySampleInterval and kills its process group past
+//     (engine.WatchMemory) and kills its process group past
 //     Options.MaxWorkerMemory; the job fails with ErrMemoryLimit (422), is
 //     not retried (the document, not the worker, is at fault), and a new
 //     worker takes the slot. The cold soffice (cold.go) is watched the same
@@ -31,16 +30,12 @@ import (
 // really used, and LibreOffice answers a failed allocation by aborting or
 // by a load error that would send the document on to the cold soffice.
 
-// memorySampleInterval is how often a running job's memory is read. At
-// the fastest growth measured (a few hundred MB/s) a worker overshoots
-// its limit by a few megabytes before it is killed, on a machine with a
-// core to spare. Where the cores are busy, the sampling waits for one; so
 // LibreOffice runs at a lower priority than the supervisor (lowPriority):
-// whenever the supervisor waits for a core, LibreOffice waits longer, and
-// cannot run far past its limit meanwhile. The peak reported is the
-// kernel's own count (the worker's VmHWM, reset before each job).
-const memorySampleInterval = 10 * time.Millisecond
-
+// where the cores are busy, the memory sampling waits for one, and
+// LibreOffice waits longer, so it cannot run far past its limit
+// meanwhile. The peak reported is the kernel's own count (the worker's
+// VmHWM, reset before each job).
+//
 // workerNice is the scheduling priority of LibreOffice (19 is the lowest),
 // set on the thread that starts it and so inherited by every thread it
 // starts. It also keeps conversions from slowing the HTTP service.
@@ -70,52 +65,6 @@ func (e *memoryError) Error() string {
 }
 
 func (e *memoryError) Unwrap() error { return ErrMemoryLimit }
-
-// memoryWatch samples a process's memory while it works on a job.
-type memoryWatch struct {
-	stop, done chan struct{}
-	over       bool  // the limit was exceeded and kill called; read after done
-	peak       int64 // highest sample; read after done
-}
-
-// watchMemory calls rss every memorySampleInterval until end is called;
-// the first time rss exceeds limit it calls kill and stops sampling. A
-// limit <= 0 watches nothing.
-func watchMemory(limit int64, rss func() int64, kill func()) *memoryWatch {
-	w := &memoryWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	if limit <= 0 {
-		close(w.done)
-		return w
-	}
-	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(memorySampleInterval)
-		defer tick.Stop()
-		for {
-			n := rss()
-			w.peak = max(w.peak, n)
-			if n > limit {
-				w.over = true
-				kill()
-				return
-			}
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return w
-}
-
-// end stops the watch and reports whether it killed the process, and the
-// highest memory it saw.
-func (w *memoryWatch) end() (over bool, peak int64) {
-	close(w.stop)
-	<-w.done
-	return w.over, w.peak
-}
 
 // rssOf returns the resident memory of process pid in bytes, read from
 // /proc/PID/statm, or 0 if it cannot be read.

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -24,7 +24,7 @@ type Pool struct {
 	dir    string
 	ownDir bool     // dir was created by NewPool and is removed by Close
 	lock   *os.File // holds dir's lock while the pool is open (workdir.go)
-	queue  *queue
+	queue  *engine.Scheduler[*job]
 	slots  []*slot
 	nextID atomic.Uint64
 
@@ -120,7 +120,7 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, queue: newQueue(o.QueueLength, o.Workers), closed: make(chan struct{})}
+	p := &Pool{opts: o, dir: o.Dir, queue: engine.NewScheduler[*job](o.QueueLength, o.Workers), closed: make(chan struct{})}
 	p.abortCtx, p.abortNow = context.WithCancel(context.Background())
 	p.abort = p.abortCtx.Done()
 	if p.dir == "" {
@@ -232,7 +232,7 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 		r.res.Total = time.Since(t0)
 		return r.res, r.err
 	case <-ctx.Done():
-		if p.queue.remove(j) {
+		if p.queue.Remove(j.ticket) {
 			return Result{}, fmt.Errorf("conversion cancelled before it started: %w", ctx.Err())
 		}
 		return Result{}, fmt.Errorf("conversion abandoned while running: %w", ctx.Err())
@@ -318,10 +318,11 @@ func (p *Pool) submit(j *job) error {
 	}
 	// The queue itself refuses jobs once Close has begun, so that no job
 	// slips in between the check above and Close's final drain.
-	switch p.queue.push(j) {
-	case pushClosed:
+	j.ticket = engine.NewTicket(j.tenant, j)
+	switch p.queue.Push(j.ticket) {
+	case engine.Closed:
 		return errPoolClosed
-	case pushFull:
+	case engine.Full:
 		return fmt.Errorf("%w: %d jobs of this key are waiting", ErrBusy, p.opts.QueueLength)
 	}
 	return nil
@@ -398,7 +399,7 @@ func (p *Pool) Counters() Counters {
 func (p *Pool) snapshot() (Status, []*process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Workers: len(p.slots), Queued: p.queue.len(), QueueLength: p.opts.QueueLength,
+	st := Status{Workers: len(p.slots), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength,
 		Counters: p.counts, LastError: p.lastError, Version: p.version, Details: make([]WorkerStatus, 0, len(p.slots))}
 	procs := make([]*process, len(p.slots))
 	for i, s := range p.slots {
@@ -425,7 +426,7 @@ func (p *Pool) snapshot() (Status, []*process) {
 // RetryAfter estimates when a job refused with ErrBusy would find room:
 // the time the queued and running jobs need, at least one second.
 func (p *Pool) RetryAfter() time.Duration {
-	queued := p.queue.len()
+	queued := p.queue.Len()
 	p.mu.Lock()
 	busy := 0
 	for _, s := range p.slots {
@@ -446,7 +447,7 @@ func (p *Pool) RetryAfter() time.Duration {
 // one stopped fail with ErrUnavailable too.
 func (p *Pool) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
-		p.queue.close() // first: a job queued after this point cannot exist
+		p.queue.Close() // first: a job queued after this point cannot exist
 		close(p.closed)
 	})
 	done := make(chan struct{})
@@ -465,8 +466,8 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	// Every worker has stopped; whatever is still queued (a retry whose
 	// replacement worker could not start, for one) would wait forever.
-	for _, j := range p.queue.drain() {
-		j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+	for _, t := range p.queue.Drain() {
+		t.Job.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
@@ -519,7 +520,7 @@ func (p *Pool) run(s *slot) {
 		p.setState(s, StateReady, proc)
 		more := p.serve(s, proc)
 		proc.stop(5 * time.Second)
-		if !more || (p.isClosed() && p.queue.len() == 0) { // no replacement for a closed pool with nothing left to do
+		if !more || (p.isClosed() && p.queue.Len() == 0) { // no replacement for a closed pool with nothing left to do
 			return
 		}
 	}
@@ -548,8 +549,8 @@ func (p *Pool) startFailed(s *slot, err error, wait time.Duration) bool {
 	p.mu.Unlock()
 	p.setState(s, StateFailed, nil)
 	if p.allFailed() != nil {
-		for _, j := range p.queue.drain() {
-			j.finish(Result{}, fmt.Errorf("%w: no worker could start: %v", ErrUnavailable, err))
+		for _, t := range p.queue.Drain() {
+			t.Job.finish(Result{}, fmt.Errorf("%w: no worker could start: %v", ErrUnavailable, err))
 		}
 	}
 	select {
@@ -569,13 +570,13 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 			return false
 		}
 		if err := j.ctx.Err(); err != nil { // the client left while the job waited
-			p.queue.done(j)
+			p.queue.Done(j.ticket)
 			j.finish(Result{}, fmt.Errorf("conversion cancelled before it started: %w", err))
 			continue
 		}
 		p.setState(s, StateBusy, proc)
 		more := p.runJob(proc, j)
-		p.queue.done(j)
+		p.queue.Done(j.ticket)
 		if !more {
 			return !p.aborting()
 		}
@@ -630,14 +631,14 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
 	resetPeak(proc.pid())
-	watch := watchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
+	watch := engine.WatchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
 	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to,
 		Filter: j.opts.filterOptions(j.to), Password: j.opts.Password, Body: j.input})
 	var m *message
 	if err == nil {
 		m, err = readFrame(proc.stdout)
 	}
-	if over, peak := watch.end(); over {
+	if over, peak := watch.End(); over {
 		return nil, &memoryError{limit: p.opts.MaxWorkerMemory, peak: peak, sampled: peak}
 	}
 	if err == nil && (m.Kind != kindResult || m.ID != id) {
@@ -725,7 +726,7 @@ func (p *Pool) crashed(proc *process, j *job, cause error) {
 	case j.attempts == 0 && j.ctx.Err() == nil:
 		j.attempts++
 		p.count(func(c *Counters) { c.Retried++ })
-		p.queue.pushFront(j)
+		p.queue.PushFront(j.ticket)
 	default:
 		p.count(func(c *Counters) { c.Failed++ })
 		j.finish(Result{}, fmt.Errorf("%w (the worker ended: %s)", ErrCrashed, state))
@@ -754,30 +755,10 @@ func (p *Pool) dueForRecycling(proc *process) bool {
 // nextJob waits for a queued job; it returns nil once the pool is closed
 // and the queue empty, or when the pool aborts.
 func (p *Pool) nextJob() *job {
-	for {
-		if p.aborting() {
-			return nil
-		}
-		if j := p.queue.pop(); j != nil {
-			return j
-		}
-		select {
-		case <-p.queue.wake:
-		case <-p.closed:
-			if j := p.queue.pop(); j != nil || p.queue.len() == 0 {
-				return j
-			}
-			// Jobs remain that this worker may not take yet (fair.go): wait
-			// for another worker to finish one.
-			select {
-			case <-p.queue.wake:
-			case <-p.abort:
-				return nil
-			}
-		case <-p.abort:
-			return nil
-		}
+	if t := p.queue.Next(p.abort, nil); t != nil {
+		return t.Job
 	}
+	return nil
 }
 
 func (p *Pool) setState(s *slot, state string, proc *process) {
@@ -815,8 +796,8 @@ type job struct {
 	opts     JobOptions
 	input    []byte
 	enqueued time.Time
-	attempts int           // earlier attempts that ended in a crash
-	elem     *list.Element // its place in the queue, nil when not queued
+	attempts int                  // earlier attempts that ended in a crash
+	ticket   *engine.Ticket[*job] // its place in the queue
 	done     chan jobResult
 }
 

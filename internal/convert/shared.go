@@ -7,7 +7,7 @@ import (
 
 // What the browser engine (package chromium) shares with the LibreOffice
 // workers: the namespaces and confined filesystem of sandbox.go and
-// confine.go, and the memory watch of memory.go.
+// confine.go, and the memory figures of memory.go.
 
 // Confinement says how to confine a program: the quire program started
 // as Executable with WorkerArgs (the hidden worker mode, whose RunWorker
@@ -56,12 +56,4 @@ func PrivateRSS(pids []int) int64 {
 		total += privateRSSOf(pid)
 	}
 	return total
-}
-
-// WatchMemory samples rss as the LibreOffice workers' memory is sampled
-// (memory.go) until the returned end is called, and calls kill the first
-// time it exceeds limit (<= 0: no limit). end reports whether kill was
-// called, and the highest sample.
-func WatchMemory(limit int64, rss func() int64, kill func()) (end func() (over bool, peak int64)) {
-	return watchMemory(limit, rss, kill).end
 }

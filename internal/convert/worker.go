@@ -68,9 +68,9 @@ func RunWorker(stdin io.Reader, stdout io.Writer) int {
 // pass nil.
 type confineFunc func(root, programDir string, dirs []string) error
 
-// engine is LibreOffice as the worker sees it. The tests substitute a
+// officeEngine is LibreOffice as the worker sees it. The tests substitute a
 // scripted engine to drive the supervisor through hangs and crashes.
-type engine interface {
+type officeEngine interface {
 	// convert converts the file inPath to outPath, in the format named by
 	// outPath's extension (ToPDF or ToDOCX), with the export filter's
 	// options filter, opening an encrypted input with password. It
@@ -83,7 +83,7 @@ type engine interface {
 
 // startEngine starts an engine with LibreOffice's program directory and
 // the worker's profile directory.
-type startEngine func(programDir, profileDir string) (engine, error)
+type startEngine func(programDir, profileDir string) (officeEngine, error)
 
 // serveWorker runs the worker's side of the protocol with the engine
 // that start returns, confined by confineFS when the init message asks.
@@ -143,7 +143,7 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine, confineFS
 // startWarm starts the engine and converts a small document once, so that
 // LibreOffice has loaded its Writer and PDF export code before the first
 // real job. It returns the time both took.
-func startWarm(start startEngine, init *message) (engine, time.Duration, error) {
+func startWarm(start startEngine, init *message) (officeEngine, time.Duration, error) {
 	t0 := time.Now()
 	eng, err := start(init.ProgramDir, init.ProfileDir)
 	if err != nil {
@@ -161,7 +161,7 @@ func startWarm(start startEngine, init *message) (engine, time.Duration, error) 
 // It returns the result message, and the cleanup (release the document,
 // remove the directory) that the caller runs once it has sent the result.
 // The result's engine time covers the conversion, not the cleanup.
-func runJob(eng engine, dir string, job *message) (*message, func()) {
+func runJob(eng officeEngine, dir string, job *message) (*message, func()) {
 	res := &message{Kind: kindResult, ID: job.ID}
 	jobDir, err := os.MkdirTemp(dir, "job-")
 	if err != nil {
@@ -243,7 +243,7 @@ func protectStdout(out io.Writer) (io.Writer, error) {
 }
 
 // startLibreOffice starts LibreOffice through LibreOfficeKit.
-func startLibreOffice(programDir, profileDir string) (engine, error) {
+func startLibreOffice(programDir, profileDir string) (officeEngine, error) {
 	office, err := lok.New(programDir, fileURL(profileDir))
 	if err != nil {
 		return nil, err

@@ -143,4 +143,3 @@ func (r *revisions) after(end int) ([]change, error) {
 	}
 	return out, nil
 }
-

@@ -94,8 +94,8 @@ type SignerResult struct {
 
 // Revocation is the revocation data found for a signature.
 type Revocation struct {
-	CRL  int    `json:"crl"`
-	OCSP int    `json:"ocsp"`
+	CRL  int `json:"crl"`
+	OCSP int `json:"ocsp"`
 	// Where: "dss" (the document security store), "signed-attributes"
 	// (Adobe's revocation archive in the CMS) or "none".
 	Where string `json:"where"`

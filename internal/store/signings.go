@@ -60,7 +60,9 @@ func (db *DB) AddSigningRoot(ctx context.Context, der []byte, now time.Time) err
 }
 
 // SigningRoots returns every recorded root certificate (DER).
-func (db *DB) SigningRoots(ctx context.Context) ([][]byte, error) { return db.roots(ctx, "signing_roots") }
+func (db *DB) SigningRoots(ctx context.Context) ([][]byte, error) {
+	return db.roots(ctx, "signing_roots")
+}
 
 // AddTSARoot records the certificate (DER) at the top of the chain of a
 // configured time-stamp authority; recording it again changes nothing.
