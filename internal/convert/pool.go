@@ -612,6 +612,11 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 		p.opts.Logger.Warn("convert job exceeded the memory limit; worker killed", "worker", proc.id, "pid", proc.pid(),
 			"limit_mib", overMemory.limit>>20, "peak_mib", overMemory.peak>>20)
 		j.finish(Result{}, overMemory)
+	case errors.Is(err, os.ErrDeadlineExceeded) && j.ctx.Err() != nil:
+		proc.kill()
+		p.count(func(c *Counters) { c.Failed++ })
+		p.opts.Logger.Info("convert job abandoned by its client; worker killed", "worker", proc.id, "pid", proc.pid())
+		j.finish(Result{}, fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err()))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		proc.kill()
 		p.count(func(c *Counters) { c.Timeouts++; c.Failed++ })
@@ -631,6 +636,14 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
 	resetPeak(proc.pid())
+	// A job whose client left (or whose async job was cancelled) ends its
+	// exchange at once; runJob then kills the worker, as nothing else
+	// stops LibreOffice in the middle of a document.
+	stopWatch := context.AfterFunc(j.ctx, func() {
+		proc.stdin.SetWriteDeadline(time.Now())
+		proc.stdout.SetReadDeadline(time.Now())
+	})
+	defer stopWatch()
 	watch := engine.WatchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
 	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to,
 		Filter: j.opts.filterOptions(j.to), Password: j.opts.Password, Body: j.input})

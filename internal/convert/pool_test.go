@@ -217,6 +217,28 @@ func TestInputLimits(t *testing.T) {
 	}
 }
 
+func TestClientLeavingStopsTheWorker(t *testing.T) {
+	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 5 * time.Minute}})
+	ctx, cancel := context.WithCancel(context.Background())
+	running := convertAsync(p, ctx, "sleep 10m")
+	st := waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	cancel()
+	if err := <-running; !errors.Is(err, context.Canceled) {
+		t.Fatalf("job whose client left: %v, want context.Canceled", err)
+	}
+	// Not killed, the worker would sleep for 10 minutes, past waitFor's 30 s.
+	waitFor(t, p, "the worker replaced", func(s Status) bool { return s.Counters.Restarts == 1 && s.Ready == 1 })
+	if err := syscall.Kill(st.Details[0].PID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the abandoned job's worker (pid %d) still exists: %v", st.Details[0].PID, err)
+	}
+	if c := p.Status().Counters; c.Timeouts != 0 || c.Failed != 1 {
+		t.Errorf("counters %+v, want 1 failed and no timeout", c)
+	}
+	if _, err := p.Convert(context.Background(), []byte("next"), "md"); err != nil {
+		t.Errorf("job after the abandoned one: %v", err)
+	}
+}
+
 func TestCloseFinishesRunningJobs(t *testing.T) {
 	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 500ms")
