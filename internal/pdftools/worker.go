@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
@@ -120,7 +121,10 @@ func (s *Service) inWorker(ctx context.Context, t task, names []string) (answer,
 	var out bytes.Buffer
 	stderr := &limitedBuffer{max: 4 << 10}
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", workerEnv, limit), "GOMEMLIMIT=")
+	// atexit_sleep_ms: a binary built with the race detector (the tests')
+	// would otherwise wait a second at each worker's exit.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", workerEnv, limit), "GOMEMLIMIT=",
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &out, stderr
 	s.workers.Add(1)
 	s.metrics.workers.Inc()
