@@ -54,7 +54,7 @@ type Options struct {
 	Now              func() time.Time
 	PublicURL        string         // the service's absolute URL, named on certificate pages; empty: unknown
 	Organization     string         // who operates the service, named on certificate pages; empty: not named
-	Certificates     *certpage.Lazy // renders the certificate pages appended to signed documents
+	Certificates     *certpage.Lazy // renders the certificate pages appended to signed documents; nil: its defaults
 }
 
 // Service signs documents and verifies signatures.
@@ -73,6 +73,9 @@ type Service struct {
 func New(id *pdfsign.Identity, rec Recorder, conv Converter, f *fetch.Fetcher, opt Options) *Service {
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.Certificates == nil {
+		opt.Certificates = certpage.NewLazy(certpage.Options{})
 	}
 	s := &Service{id: id, rec: rec, conv: conv, fetcher: f, revocation: &revocationCache{get: f.Get, now: opt.Now, log: opt.Logger}, opt: opt}
 	if opt.Timestamper != nil {
