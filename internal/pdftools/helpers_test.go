@@ -12,16 +12,22 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
+// testFonts are the fonts of every test service, loaded once as a
+// server loads them once: a load per call would be counted in the
+// memory of the operation it precedes.
+var testFonts = certpage.NewLazy(certpage.Options{})
+
 // testService is a service with the default limits of the settings.
 func testService() *Service {
 	DisableConfigDir()
 	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute,
-		Logger: slog.New(slog.DiscardHandler)}, nil)
+		Logger: slog.New(slog.DiscardHandler), Fonts: testFonts}, nil)
 }
 
 // do runs req on a fresh service and fails the test on an error.

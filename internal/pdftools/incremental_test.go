@@ -158,6 +158,9 @@ func TestAttach(t *testing.T) {
 // (never a 5xx), the unrepairable ones in a refusal, within the memory
 // bound of signing.
 func TestHostileInputsAreRefused(t *testing.T) {
+	if _, err := testFonts.Renderer(); err != nil { // loaded once per server, not per request
+		t.Fatal(err)
+	}
 	for _, h := range pdftest.HostileFiles() {
 		for _, op := range Operations {
 			req := Request{Op: op, Files: one(h.Name+".pdf", h.PDF), Ranges: "1", Angle: 90, UserPassword: "x", Text: "x", Page: 1, DPI: 10}
