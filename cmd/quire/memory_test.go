@@ -30,6 +30,20 @@ const defaultBudget = 1 << 30
 
 // treeRSS is the resident memory of pid and of its descendants.
 func treeRSS(pid int) int64 {
+	var total int64
+	for _, p := range tree(pid) {
+		if statm, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", p)); err == nil {
+			if f := strings.Fields(string(statm)); len(f) > 1 {
+				pages, _ := strconv.ParseInt(f[1], 10, 64)
+				total += pages * int64(os.Getpagesize())
+			}
+		}
+	}
+	return total
+}
+
+// tree is pid and its descendants, from /proc.
+func tree(pid int) []int {
 	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -47,21 +61,11 @@ func treeRSS(pid int) int64 {
 			children[ppid] = append(children[ppid], p)
 		}
 	}
-	var total int64
-	var add func(int)
-	add = func(p int) {
-		if statm, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", p)); err == nil {
-			if f := strings.Fields(string(statm)); len(f) > 1 {
-				pages, _ := strconv.ParseInt(f[1], 10, 64)
-				total += pages * int64(os.Getpagesize())
-			}
-		}
-		for _, c := range children[p] {
-			add(c)
-		}
+	all := []int{pid}
+	for i := 0; i < len(all); i++ {
+		all = append(all, children[all[i]]...)
 	}
-	add(pid)
-	return total
+	return all
 }
 
 // peakRSS samples treeRSS(pid) every 20 ms while f runs and returns its

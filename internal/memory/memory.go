@@ -59,13 +59,20 @@ const RetryAfter = 5 * time.Second
 // Budget bounds the bytes that the reservations of all tenants hold at
 // once. It is safe for concurrent use.
 type Budget struct {
-	size    int64
-	perKey  int64 // the most one tenant holds
-	mu      sync.Mutex
-	held    int64
-	tenants map[string]int64 // bytes held per tenant, tenants holding nothing absent
-	refused atomic.Uint64
+	size       int64
+	perKey     int64 // the most one tenant holds
+	mu         sync.Mutex
+	held       int64
+	tenants    map[string]int64 // bytes held per tenant, tenants holding nothing absent
+	refused    atomic.Uint64
+	givingBack atomic.Bool // a return of the heap to the system runs
 }
+
+// giveBackAt is the smallest release that, leaving the budget empty,
+// returns the process's free heap to the system: the collector would keep
+// it until the next collection, which an idle server does not start, so
+// one large document would leave the server's resident size at its peak.
+const giveBackAt = 64 << 20
 
 // NewBudget returns a budget of size bytes of which one tenant may hold
 // at most keyShare percent (1 to 100).
@@ -130,6 +137,12 @@ func (b *Budget) give(tenant string, n int64) {
 	b.held -= n
 	if b.tenants[tenant] -= n; b.tenants[tenant] == 0 {
 		delete(b.tenants, tenant)
+	}
+	if b.held == 0 && n >= giveBackAt && b.givingBack.CompareAndSwap(false, true) {
+		go func() {
+			defer b.givingBack.Store(false)
+			debug.FreeOSMemory()
+		}()
 	}
 }
 

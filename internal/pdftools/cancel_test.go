@@ -32,7 +32,7 @@ const hugePages = 200_000
 // the server's do, logging its workers' figures to log.
 func workService(timeout time.Duration, log *bytes.Buffer) *Service {
 	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: timeout,
-		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}, nil)
+		Worker: testWorker, Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}, nil)
 }
 
 // charged is ctx with a reservation of n bytes, as the server's requests

@@ -21,7 +21,7 @@ func TestCorpusThroughEveryOperation(t *testing.T) {
 		data := read(t, path)
 		name := filepath.Base(path)
 		for _, op := range Operations {
-			req := Request{Op: op, Files: one(name, data), Every: 2, Angle: 90, UserPassword: "u", Text: "COPY", DPI: 30,
+			req := Request{Op: op, Files: one(name, data), Every: 2, Angle: 90, UserPassword: "u", Text: "COPY", Page: 1, DPI: 30,
 				Set: map[string]string{"title": "Corpus"}}
 			switch op {
 			case OpMerge:

@@ -27,7 +27,7 @@ var testFonts = certpage.NewLazy(certpage.Options{})
 func testService() *Service {
 	DisableConfigDir()
 	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute,
-		Logger: slog.New(slog.DiscardHandler), Fonts: testFonts}, nil)
+		Logger: slog.New(slog.DiscardHandler), Fonts: testFonts, Worker: testWorker}, nil)
 }
 
 // do runs req on a fresh service and fails the test on an error.

@@ -122,7 +122,7 @@ func TestRender(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 595 && b.Dx() != 596 && b.Dx() != 612 {
 		t.Errorf("page rendered %dx%d at 72 dpi", b.Dx(), b.Dy())
 	}
-	s := New(Options{MaxBytes: 1 << 20, MaxFiles: 2, RenderMaxPixels: 1_000_000, Timeout: 60e9}, nil)
+	s := New(Options{MaxBytes: 1 << 20, MaxFiles: 2, RenderMaxPixels: 1_000_000, Timeout: 60e9, Worker: testWorker}, nil)
 	_, err = s.Do(t.Context(), Request{Op: OpRender, Files: one("in.pdf", pdftest.OnePage("x")), Page: 1, DPI: 600})
 	if quire.ErrorCode(err) != quire.CodeValidation || !strings.Contains(err.Error(), "dpi") {
 		t.Errorf("a render over the pixel limit: %v", err)

@@ -34,6 +34,7 @@ type Options struct {
 	RenderMaxPixels int64          // most pixels of a rendered page
 	Timeout         time.Duration  // longest operation; 0: a minute
 	Fonts           *certpage.Lazy // the text watermark's fonts, the certificate page's; nil: its defaults
+	Worker          string         // the PDF worker's executable (it calls RunWorkerIfAsked); "": this program
 	Logger          *slog.Logger
 }
 

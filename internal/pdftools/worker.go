@@ -108,9 +108,9 @@ func (s *Service) inWorker(ctx context.Context, t task, names []string) (answer,
 		// RunWorkerIfAsked) would otherwise start them without end.
 		return answer{}, errors.New("pdftools: this process was started as a PDF worker but did not call RunWorkerIfAsked")
 	}
-	exe, err := os.Executable()
+	exe, err := s.workerExecutable()
 	if err != nil {
-		return answer{}, fmt.Errorf("pdftools: the worker's executable: %w", err)
+		return answer{}, err
 	}
 	var in bytes.Buffer
 	t.Req.Files = nil
@@ -159,6 +159,19 @@ func (s *Service) inWorker(ctx context.Context, t task, names []string) (answer,
 		return answer{}, s.libraryError(name, t.Req.Op, errors.New(a.Err))
 	}
 	return a, nil
+}
+
+// workerExecutable is the program run as the worker: the one of the
+// options, or else this one.
+func (s *Service) workerExecutable() (string, error) {
+	if s.opt.Worker != "" {
+		return s.opt.Worker, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("pdftools: the worker's executable: %w", err)
+	}
+	return exe, nil
 }
 
 // limitedBuffer keeps the first max bytes written to it: the worker's
