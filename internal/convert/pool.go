@@ -330,17 +330,7 @@ func (p *Pool) submit(j *job) error {
 
 var errPoolClosed = fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
 
-func (p *Pool) isClosed() bool { return isDone(p.closed) }
-
-// isDone reports whether ch is closed, without waiting.
-func isDone(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+func (p *Pool) isClosed() bool { return engine.IsClosed(p.closed) }
 
 // allFailed returns ErrUnavailable when no worker runs and the last start
 // of every worker failed, so that callers do not wait for nothing.
@@ -492,7 +482,7 @@ func (p *Pool) killAll() {
 	}
 }
 
-func (p *Pool) aborting() bool { return isDone(p.abort) }
+func (p *Pool) aborting() bool { return engine.IsClosed(p.abort) }
 
 // run keeps slot s supplied with a worker until the pool closes: it
 // starts one, serves jobs with it until it must be replaced, and starts

@@ -269,7 +269,7 @@ func (s *Scheduler[J]) Len() int {
 // the worker itself is gone; either may be nil).
 func (s *Scheduler[J]) Next(abort, lost <-chan struct{}) *Ticket[J] {
 	for {
-		if isDone(abort) || isDone(lost) {
+		if IsClosed(abort) || IsClosed(lost) {
 			return nil
 		}
 		if t := s.Pop(); t != nil {
@@ -294,8 +294,8 @@ func (s *Scheduler[J]) Next(abort, lost <-chan struct{}) *Ticket[J] {
 	}
 }
 
-// isDone reports whether ch is closed, without waiting; nil never is.
-func isDone(ch <-chan struct{}) bool {
+// IsClosed reports whether ch is closed, without waiting; nil never is.
+func IsClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
