@@ -78,6 +78,9 @@ func (a *API) Routes() []httpapi.Route {
 		for _, p := range pdfRoutes {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
+		for path, tags := range metadataReads {
+			rs = append(rs, a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
+		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(unsupportedRoutes)) {
 		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path), MaxBody: convertLimit})
@@ -102,7 +105,6 @@ var unsupportedRoutes = map[string]string{
 	"/forms/chromium/screenshot/markdown": "render a page of the PDF with POST /v1/pdf/render",
 	"/forms/chromium/screenshot/url":      "render a page of the PDF with POST /v1/pdf/render",
 	"/forms/pdfengines/convert":           "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
-	"/forms/pdfengines/metadata/read":     "read it with POST /v1/pdf/metadata",
 	"/forms/pdfengines/bookmarks/read":    "",
 	"/forms/pdfengines/bookmarks/write":   "",
 	"/forms/pdfengines/embed":             "embed files with POST /v1/pdf/attach",
@@ -110,7 +112,6 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdf/pipe":                     "run each stage on its own route",
 	"/forms/pdf/select":                   "split with splitMode=pages and splitUnify=true on /forms/pdf/split",
 	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
-	"/forms/pdf/metadata":                 "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/validate":                 "",
 	"/forms/pdf/embed":                    "embed files with POST /v1/pdf/attach",
 }

@@ -199,6 +199,7 @@ func TestGotenberg(t *testing.T) {
 		npmClients,
 		meteredAsOnV1,
 		watermarkAndStamp,
+		metadataReadInEachVersionsNames,
 		postProcessing,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
@@ -357,4 +358,30 @@ func watermarkAndStamp(t *testing.T, e *env) {
 		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "text"), field(prefix+"Expression", "X"),
 			field(prefix+"Options", `{"font":"Courier"}`)).plainError(t, 400, "form field '"+prefix+"Options' is not supported by quire for the option 'font'")
 	}
+}
+
+func metadataReadInEachVersionsNames(t *testing.T, e *env) {
+	pdf := e.post(t, "/forms/pdfengines/metadata/write", e.bearer(), file("report.pdf", pdftest.OnePage("x")),
+		field("metadata", `{"Title":"Quarterly report","Author":"Finance"}`)).pdf(t)
+	files := []part{file("report.pdf", pdf), file("plain.pdf", pdftest.OnePage("y"))}
+	read := func(path string) map[string]map[string]any {
+		a := e.post(t, path, e.bearer(), files...)
+		var got map[string]map[string]any
+		if a.status != http.StatusOK || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") || json.Unmarshal(a.body, &got) != nil {
+			t.Fatalf("%s: %d %s %.300q, want JSON", path, a.status, a.header.Get("Content-Type"), a.body)
+		}
+		return got
+	}
+	nine := read("/forms/pdf/metadata")
+	if r := nine["report.pdf"]; r["title"] != "Quarterly report" || r["author"] != "Finance" || r["modDate"] == nil || len(nine["plain.pdf"]) != 0 {
+		t.Errorf("9.x metadata: %v, want report.pdf's title, author and modDate, nothing for plain.pdf", nine)
+	}
+	eight := read("/forms/pdfengines/metadata/read")
+	r := eight["report.pdf"]
+	date, _ := r["ModifyDate"].(string)
+	if r["Title"] != "Quarterly report" || r["Author"] != "Finance" || r["PageCount"] != 1.0 || r["MIMEType"] != "application/pdf" ||
+		!regexp.MustCompile(`^\d{4}:\d\d:\d\d \d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$`).MatchString(date) {
+		t.Errorf("8.x metadata of report.pdf: %v, want ExifTool's tags (Title, Author, PageCount 1, MIMEType, ModifyDate 2006:01:02 15:04:05Z)", r)
+	}
+	e.post(t, "/forms/pdf/metadata", e.bearer(), file("report.pdf", pdf), field("password", "x")).plainError(t, 400, "password")
 }

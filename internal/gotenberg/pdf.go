@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/httpapi"
@@ -311,4 +312,71 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 			}
 		}
 	}
+}
+
+// metadataReads are the routes that read the PDFs' metadata, each with
+// the names of its version: 9.x's are those metadata/write takes, 8.x's
+// are ExifTool's tags.
+var metadataReads = map[string]func(pdftools.Metadata) map[string]any{
+	"/forms/pdf/metadata":             metadataOf9,
+	"/forms/pdfengines/metadata/read": metadataOf8,
+}
+
+// metadataRead answers, as JSON keyed by file name, the metadata of each
+// file, named by tags.
+func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, err := readForm(r, spec{}, a.d.PDFTools.MaxFiles())
+		if err == nil && len(f.files) == 0 {
+			err = missing("files", "is required: the PDFs")
+		}
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		answer, pages := map[string]map[string]any{}, 0
+		for _, file := range f.files {
+			res, err := a.d.PDFTools.Do(r.Context(), pdftools.Request{Op: pdftools.OpMetadata, Files: []pdftools.File{{Name: file.Name, Data: file.Data}}})
+			var m pdftools.Metadata
+			if err == nil {
+				err = json.Unmarshal(res.Data, &m)
+			}
+			if err != nil {
+				httpapi.Fail(w, r, err)
+				return
+			}
+			answer[file.Name], pages = tags(m), pages+m.Pages
+		}
+		count(r.Context(), len(f.files), 0, int64(pages))
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		json.NewEncoder(w).Encode(answer)
+	}
+}
+
+// metadataOf9 is m in Gotenberg 9's names, each when set.
+func metadataOf9(m pdftools.Metadata) map[string]any {
+	out := map[string]any{}
+	for k, v := range m.Properties {
+		out[k] = v
+	}
+	for k, v := range map[string]string{"creationDate": m.CreationDate, "modDate": m.ModDate} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// metadataOf8 is m in ExifTool's tags, as Gotenberg 8 answers them.
+func metadataOf8(m pdftools.Metadata) map[string]any {
+	out := map[string]any{"MIMEType": "application/pdf", "PageCount": m.Pages}
+	for k, v := range m.Properties {
+		out[strings.ToUpper(k[:1])+k[1:]] = v
+	}
+	for tag, v := range map[string]string{"CreateDate": m.CreationDate, "ModifyDate": m.ModDate} {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			out[tag] = t.Format("2006:01:02 15:04:05Z07:00")
+		}
+	}
+	return out
 }
