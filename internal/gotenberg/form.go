@@ -24,12 +24,15 @@ type spec struct {
 	unsupported map[string]string
 	// why tells what quire does instead, or why not, by field.
 	why map[string]string
+	// embeds: the route takes the files to embed under "embeds".
+	embeds bool
 }
 
 // form is a route's form, its files in alphanumeric order of their names
 // (as Gotenberg takes them: "2.pdf" before "10.pdf").
 type form struct {
-	files []httpapi.Upload
+	files  []httpapi.Upload
+	embeds []httpapi.Upload // the files to embed, in their order
 	values
 }
 
@@ -45,17 +48,27 @@ func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
 	for _, field := range slices.Sorted(maps.Keys(f.Values)) {
 		bad = append(bad, s.check(field, f.Values[field][0])...)
 	}
-	for _, field := range f.Fields {
-		if field == "archives" {
-			bad = append(bad, quire.Detail{Field: field, Issue: "is not supported by quire: upload each file under 'files'"})
-			break
+	out, refused := &form{values: values{m: f.Values}}, map[string]string{}
+	for i, field := range f.Fields {
+		switch {
+		case field == "embeds" && s.embeds:
+			out.embeds = append(out.embeds, f.Files[i])
+			continue
+		case field == "embeds":
+			refused[field] = "is not supported by quire on this route: embed files with /forms/pdfengines/embed"
+		case field == "archives":
+			refused[field] = "is not supported by quire: upload each file under 'files'"
 		}
+		out.files = append(out.files, f.Files[i])
+	}
+	for _, field := range slices.Sorted(maps.Keys(refused)) {
+		bad = append(bad, quire.Detail{Field: field, Issue: refused[field]})
 	}
 	if len(bad) > 0 {
 		return nil, quire.Invalid("The form is not valid.", bad...)
 	}
-	slices.SortStableFunc(f.Files, func(a, b httpapi.Upload) int { return natural(a.Name, b.Name) })
-	return &form{files: f.Files, values: values{m: f.Values}}, nil
+	slices.SortStableFunc(out.files, func(a, b httpapi.Upload) int { return natural(a.Name, b.Name) })
+	return out, nil
 }
 
 // check returns what is wrong with the field of that name and value.

@@ -107,13 +107,11 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdfengines/convert":           "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
 	"/forms/pdfengines/bookmarks/read":    "",
 	"/forms/pdfengines/bookmarks/write":   "",
-	"/forms/pdfengines/embed":             "embed files with POST /v1/pdf/attach",
 	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
 	"/forms/pdf/pipe":                     "run each stage on its own route",
 	"/forms/pdf/select":                   "split with splitMode=pages and splitUnify=true on /forms/pdf/split",
 	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/validate":                 "",
-	"/forms/pdf/embed":                    "embed files with POST /v1/pdf/attach",
 }
 
 // unsupported answers a route quire does not serve.

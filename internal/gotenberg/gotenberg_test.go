@@ -200,6 +200,7 @@ func TestGotenberg(t *testing.T) {
 		meteredAsOnV1,
 		watermarkAndStamp,
 		metadataReadInEachVersionsNames,
+		embedsInEveryPDF,
 		postProcessing,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
@@ -384,4 +385,18 @@ func metadataReadInEachVersionsNames(t *testing.T, e *env) {
 		t.Errorf("8.x metadata of report.pdf: %v, want ExifTool's tags (Title, Author, PageCount 1, MIMEType, ModifyDate 2006:01:02 15:04:05Z)", r)
 	}
 	e.post(t, "/forms/pdf/metadata", e.bearer(), file("report.pdf", pdf), field("password", "x")).plainError(t, 400, "password")
+}
+
+func embedsInEveryPDF(t *testing.T, e *env) {
+	pdfs := []part{file("a.pdf", pdftest.OnePage("alpha")), file("b.pdf", pdftest.OnePage("beta"))}
+	embeds := []part{{field: "embeds", name: "factur-x.xml", value: "<Invoice/>"}, {field: "embeds", name: "data.csv", value: "a,b\n"}}
+	for name, pdf := range e.post(t, "/forms/pdf/embed", e.bearer(), append(pdfs, embeds...)...).unzip(t) {
+		pdftest.RequireTool(t, "pdfdetach", "poppler-utils")
+		out, err := exec.Command("pdfdetach", "-list", pdftest.WriteTemp(t, pdf)).Output()
+		if err != nil || !strings.Contains(string(out), "2 embedded files") || !strings.Contains(string(out), "factur-x.xml") || !strings.Contains(string(out), "data.csv") {
+			t.Errorf("%s: pdfdetach -list: %v %s, want factur-x.xml and data.csv", name, err, out)
+		}
+	}
+	e.post(t, "/forms/pdfengines/embed", e.bearer(), pdfs[0]).plainError(t, 400, "embeds")
+	e.post(t, "/forms/pdfengines/merge", e.bearer(), append(pdfs, embeds[0])...).plainError(t, 400, "form field 'embeds' is not supported by quire on this route")
 }

@@ -46,6 +46,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "metadata/write", op: pdftools.OpMetadata, form: spec{served: []string{"metadata"}}, request: metadata},
 		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
+		{path: "embed", op: pdftools.OpAttach, form: spec{embeds: true}, request: func(*values, *pdftools.Request) {}},
 	} {
 		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
 		for k, v := range pdfDefaults {
@@ -82,7 +83,11 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("files", "is required: the PDFs"))
 			return
 		}
-		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files)
+		if p.form.embeds && len(f.embeds) == 0 {
+			httpapi.Fail(w, r, missing("embeds", "is required: the files to embed"))
+			return
+		}
+		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, f.embeds)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -96,9 +101,10 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 
 // apply runs req on files: merge on all of them, in their order; any
 // other operation on each, a split's parts named after its file and their
-// pages ("report_1-3.pdf"). It returns the outputs, their names, and what
-// the metering counts.
-func (a *API) apply(ctx context.Context, req pdftools.Request, files []httpapi.Upload) (names []string, outs [][]byte, documents, pages int, err error) {
+// pages ("report_1-3.pdf"); the files of extra follow each batch's (the
+// files to embed). It returns the outputs, their names, and what the
+// metering counts.
+func (a *API) apply(ctx context.Context, req pdftools.Request, files, extra []httpapi.Upload) (names []string, outs [][]byte, documents, pages int, err error) {
 	batches := [][]httpapi.Upload{files}
 	if req.Op != pdftools.OpMerge {
 		batches = batches[:0]
@@ -108,7 +114,7 @@ func (a *API) apply(ctx context.Context, req pdftools.Request, files []httpapi.U
 	}
 	for _, batch := range batches {
 		req.Files = req.Files[:0]
-		for _, file := range batch {
+		for _, file := range slices.Concat(batch, extra) {
 			req.Files = append(req.Files, pdftools.File{Name: file.Name, Data: file.Data})
 		}
 		res, err := a.d.PDFTools.Do(ctx, req)
@@ -182,7 +188,7 @@ func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names [
 			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
 		}
 		var err error
-		if names, outs, _, _, err = a.apply(ctx, step, files); err != nil {
+		if names, outs, _, _, err = a.apply(ctx, step, files, nil); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // Gotenberg's published reference, with an example value of each.
 type reference struct {
 	Routes map[string]struct {
-		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs
+		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds
 		Base   map[string]string // fields the route needs besides the one tried
 		Fields map[string]string
 	}
@@ -40,12 +40,13 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 	}))
 	defer site.Close()
 	files := map[string][]part{
-		"html":     {file("index.html", []byte(page))},
-		"markdown": {file("index.html", []byte(`{{ toHTML "a.md" }}`)), file("a.md", []byte("# Title"))},
-		"url":      {field("url", site.URL)},
-		"office":   {file("a.docx", convtest.DOCX(1))},
-		"pdf":      {file("a.pdf", twoPages(t, e))},
-		"pdfs":     {file("a.pdf", pdftest.OnePage("a")), file("b.pdf", pdftest.OnePage("b"))},
+		"html":       {file("index.html", []byte(page))},
+		"markdown":   {file("index.html", []byte(`{{ toHTML "a.md" }}`)), file("a.md", []byte("# Title"))},
+		"url":        {field("url", site.URL)},
+		"office":     {file("a.docx", convtest.DOCX(1))},
+		"pdf":        {file("a.pdf", twoPages(t, e))},
+		"pdfs":       {file("a.pdf", pdftest.OnePage("a")), file("b.pdf", pdftest.OnePage("b"))},
+		"pdf+embeds": {file("a.pdf", pdftest.OnePage("a")), {field: "embeds", name: "invoice.xml", value: "<Invoice/>"}},
 	}
 	for _, path := range slices.Sorted(maps.Keys(ref.Routes)) {
 		rt := ref.Routes[path]
