@@ -29,20 +29,20 @@ func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("splits 200,000-page PDFs; not in -short")
 	}
-	in := start(t, t.TempDir(), "QUIRE_CONVERT_JOB_TIMEOUT=5s")
-	key := issueKey(t, in, in, "split@example.com")
 	body, contentType := splitRequest(t, pdftest.WidePageTree(200_000))
-	post := func(ctx context.Context) (*http.Response, error) {
+	// post sends the split to in with key.
+	post := func(ctx context.Context, in *instance, key string) (*http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, "POST", in.base+"/v1/pdf/split?every=1", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", contentType)
 		return http.DefaultClient.Do(req)
 	}
-	pid := in.cmd.Process.Pid
 
 	t.Run("timeout", func(t *testing.T) {
+		in := start(t, t.TempDir(), "QUIRE_CONVERT_JOB_TIMEOUT=5s")
+		key, pid := issueKey(t, in, in, "split@example.com"), in.cmd.Process.Pid
 		before := treeRSS(pid)
-		res, err := post(t.Context())
+		res, err := post(t.Context(), in, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,12 +54,16 @@ func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 		workStopped(t, pid, before)
 	})
 	t.Run("client leaves", func(t *testing.T) {
+		// A time limit the split cannot reach on a loaded machine before
+		// its worker starts.
+		in := start(t, t.TempDir(), "QUIRE_CONVERT_JOB_TIMEOUT=10m")
+		key, pid := issueKey(t, in, in, "split@example.com"), in.cmd.Process.Pid
 		before := treeRSS(pid)
 		ctx, hangUp := context.WithCancel(t.Context())
 		defer hangUp()
 		sent := make(chan error, 1)
 		go func() {
-			res, err := post(ctx)
+			res, err := post(ctx, in, key)
 			if err == nil {
 				res.Body.Close()
 				err = fmt.Errorf("answered %d before the client left", res.StatusCode)
