@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/quire-dev/quire"
+)
+
+// HoldQuota takes one document of h.KeyID's quota for request h.ID while
+// it is in progress, unless the month's documents and the holds of the
+// key's requests in progress under live leases (every instance's) use it
+// all: the check and the hold are one atomic step, serialised per key, in
+// one round trip on PostgreSQL (quire_reserve_quota, migration 0019).
+// ReleaseQuota, or the commit of the request's charge, ends the hold.
+func (db *DB) HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld, error) {
+	var out quire.QuotaHeld
+	if db.dialect.name != "sqlite" {
+		err := db.queryRow(ctx, `SELECT documents, held, reserved FROM quire_reserve_quota(?, ?, ?, ?, ?)`,
+			h.ID, h.KeyID, h.Month, h.Lease, h.Quota).Scan(&out.Documents, &out.Held, &out.Taken)
+		return out, err
+	}
+	// SQLite's transactions begin IMMEDIATE: they are serialised.
+	defer db.writeTurn()()
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT
+			COALESCE((SELECT documents FROM key_month_documents WHERE key_id = ? AND month = ?), 0),
+			(SELECT COUNT(*) FROM key_reservations r JOIN job_leases l ON l.id = r.lease
+				WHERE r.key_id = ? AND r.month = ? AND l.expires_at >= `+db.dialect.nowMS+`)`,
+			h.KeyID, h.Month, h.KeyID, h.Month).Scan(&out.Documents, &out.Held)
+		if out.Taken = out.Documents+out.Held < h.Quota; err != nil || !out.Taken {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO key_reservations (id, key_id, month, lease) VALUES (?, ?, ?, ?)`,
+			h.ID, h.KeyID, h.Month, h.Lease)
+		return err
+	})
+	return out, err
+}
+
+// ReleaseQuota ends the hold of request id on its key's quota, if it
+// still holds it.
+func (db *DB) ReleaseQuota(ctx context.Context, id string) error {
+	_, err := db.exec(ctx, `DELETE FROM key_reservations WHERE id = ?`, id)
+	return err
+}
+
+// ForgetQuotaHolds deletes the holds of leases that expired (or whose
+// row is gone): they count no more, and their instances ended.
+func (db *DB) ForgetQuotaHolds(ctx context.Context) error {
+	_, err := db.exec(ctx, `DELETE FROM key_reservations WHERE lease NOT IN
+		(SELECT id FROM job_leases WHERE expires_at >= `+db.dialect.nowMS+`)`)
+	return err
+}
