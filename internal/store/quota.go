@@ -13,6 +13,10 @@ import (
 // all: the check and the hold are one atomic step, serialised per key, in
 // one round trip on PostgreSQL (quire_reserve_quota, migration 0019).
 // ReleaseQuota, or the commit of the request's charge, ends the hold.
+//
+// A hold need not survive a crash of the database (the charge is checked
+// again when counted): it is written without waiting for the disk
+// (db.holds), and costs a request no more than the round trip.
 func (db *DB) HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld, error) {
 	var out quire.QuotaHeld
 	if db.dialect.name != "sqlite" {
@@ -22,7 +26,7 @@ func (db *DB) HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld
 	}
 	// SQLite's transactions begin IMMEDIATE: they are serialised.
 	defer db.writeTurn()()
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := transact(ctx, db.holds, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT
 			COALESCE((SELECT documents FROM key_month_documents WHERE key_id = ? AND month = ?), 0),
 			(SELECT COUNT(*) FROM key_reservations r JOIN job_leases l ON l.id = r.lease
@@ -41,14 +45,14 @@ func (db *DB) HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld
 // ReleaseQuota ends the hold of request id on its key's quota, if it
 // still holds it.
 func (db *DB) ReleaseQuota(ctx context.Context, id string) error {
-	_, err := db.exec(ctx, `DELETE FROM key_reservations WHERE id = ?`, id)
+	_, err := db.holds.ExecContext(ctx, db.q(`DELETE FROM key_reservations WHERE id = ?`), id)
 	return err
 }
 
 // ForgetQuotaHolds deletes the holds of leases that expired (or whose
 // row is gone): they count no more, and their instances ended.
 func (db *DB) ForgetQuotaHolds(ctx context.Context) error {
-	_, err := db.exec(ctx, `DELETE FROM key_reservations WHERE lease NOT IN
+	_, err := db.holds.ExecContext(ctx, `DELETE FROM key_reservations WHERE lease NOT IN
 		(SELECT id FROM job_leases WHERE expires_at >= `+db.dialect.nowMS+`)`)
 	return err
 }

@@ -75,6 +75,23 @@ func testQuotaHolds(t *testing.T, u string, instances []*store.DB) {
 	if got := len(taken[0]) + len(taken[1]); got != quota-used || refused.Load() != 60-(quota-used) {
 		t.Fatalf("%d holds taken and %d refused, want %d and %d", got, refused.Load(), quota-used, 60-(quota-used))
 	}
+	// Which instance took which is chance: each releases its own, and
+	// then takes, in turn, 4 (a) and 5 (b).
+	for i, ids := range taken {
+		for _, id := range ids {
+			if err := instances[i].ReleaseQuota(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		taken[i] = nil
+	}
+	for n := range quota - used {
+		held, id := hold(n%2, 200+n)
+		if !held.Taken {
+			t.Fatalf("hold %d after the releases: %+v", n, held)
+		}
+		taken[n%2] = append(taken[n%2], id)
+	}
 	// Instance a counts the answers of its requests, each ending its hold:
 	// the quota is still held whole, by documents and instance b's holds.
 	var charges []quire.Charge

@@ -4,7 +4,7 @@
 -- it) or it ends uncounted. A row belongs to the lease of its instance
 -- (job_leases), and counts only while that lease holds: the requests of
 -- an instance that crashed stop holding the quota when its lease expires.
-CREATE TABLE key_reservations (
+CREATE /*postgres:*/UNLOGGED/*:postgres*/ TABLE key_reservations (
 	id TEXT PRIMARY KEY,
 	key_id TEXT NOT NULL,
 	month BIGINT NOT NULL,
