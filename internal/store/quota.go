@@ -50,9 +50,14 @@ func (db *DB) ReleaseQuota(ctx context.Context, id string) error {
 }
 
 // ForgetQuotaHolds deletes the holds of leases that expired (or whose
-// row is gone): they count no more, and their instances ended.
+// row is gone): they count no more, and their instances ended. It also
+// deletes the leases gone for leaseGone, as RescueJobs does on PostgreSQL:
+// on SQLite, where jobs keep no lease, nothing else would.
 func (db *DB) ForgetQuotaHolds(ctx context.Context) error {
 	_, err := db.holds.ExecContext(ctx, `DELETE FROM key_reservations WHERE lease NOT IN
 		(SELECT id FROM job_leases WHERE expires_at >= `+db.dialect.nowMS+`)`)
+	if err == nil {
+		_, err = db.exec(ctx, db.forgetLeases(), leaseGone.Milliseconds())
+	}
 	return err
 }

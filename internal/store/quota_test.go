@@ -118,11 +118,18 @@ func testQuotaHolds(t *testing.T, u string, instances []*store.DB) {
 	if held, _ := hold(0, 102); !held.Taken || held.Held != 1 {
 		t.Fatalf("a hold after instance b's lease expired: %+v, want taken beside instance a's one hold", held)
 	}
+	if err := instances[0].RenewLease(ctx, "gone-for-days", -48*time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if err := instances[0].ForgetQuotaHolds(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var rows int
-	if err := storetest.SQL(t, u).QueryRow(`SELECT COUNT(*) FROM key_reservations WHERE lease = 'instance-b'`).Scan(&rows); err != nil || rows != 0 {
-		t.Errorf("%d holds of the expired lease left (%v), want 0", rows, err)
+	var holds, left int
+	raw := storetest.SQL(t, u)
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM key_reservations WHERE lease = 'instance-b'`).Scan(&holds); err != nil || holds != 0 {
+		t.Errorf("%d holds of the expired lease left (%v), want 0", holds, err)
+	}
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM job_leases WHERE id IN ('instance-b', 'gone-for-days')`).Scan(&left); err != nil || left != 1 {
+		t.Errorf("%d of the lease expired now and the one gone for days left (%v), want the first only", left, err)
 	}
 }
