@@ -262,10 +262,14 @@ func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) err
 	if a.Limits.Quota == 0 {
 		return nil
 	}
+	h := quire.QuotaHold{ID: uuid.NewString(), KeyID: key, Lease: e.lease.id, Month: a.setMonth(e.now()), Quota: a.Limits.Quota}
+	if used, spent := e.spent(key, h.Month, h.Quota); spent {
+		a.QuotaUsed = used
+		return a.usedUp()
+	}
 	if err := e.keepLease(ctx); err != nil {
 		return err
 	}
-	h := quire.QuotaHold{ID: uuid.NewString(), KeyID: key, Lease: e.lease.id, Month: a.setMonth(e.now()), Quota: a.Limits.Quota}
 	held, err := e.store.HoldQuota(ctx, h)
 	if err != nil {
 		return fmt.Errorf("quota of key %s: %w", key, err)
@@ -281,6 +285,19 @@ func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) err
 	}
 	a.hold = h.ID
 	return nil
+}
+
+// spent returns key's documents in month as known here, and whether they
+// use up quota: a count only grows within its month, so the requests of a
+// key used up are refused without asking the database.
+func (e *Enforcer) spent(key string, month, quota int64) (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.months[key]
+	if c == nil || c.month != month {
+		return 0, false
+	}
+	return c.documents, c.documents >= quota
 }
 
 // readCount reads key's documents this month from the database unless
