@@ -20,7 +20,7 @@ func BenchmarkQuotaRequest(b *testing.B) {
 	for _, backend := range storetest.Backends {
 		b.Run(backend, func(b *testing.B) {
 			db := storetest.Open(b, storetest.URL(b, backend))
-			e := keylimit.New(keylimit.Limits{Quota: 1 << 40}, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("bench"), time.Now)), time.Now, 10*time.Second)
+			e := keylimit.New(keylimit.Limits{Quota: 1 << 40}, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("bench"), time.Now)), time.Now, keylimit.Options{Lease: 10 * time.Second})
 			b.Cleanup(e.Close)
 			request := func(b *testing.B) {
 				ctx := context.Background()

@@ -16,6 +16,7 @@
 package keylimit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -73,6 +74,7 @@ type Enforcer struct {
 	rate     *ratelimit.Blocks
 	now      func() time.Time
 	lease    *lease
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	overrides map[string]quire.KeyLimits
@@ -93,12 +95,18 @@ type monthCount struct {
 // read before each job submission rather than once per Refresh.
 const nearQuota = 10
 
+// Options are an enforcer's lease and log.
+type Options struct {
+	// Lease is the period of the lease under which the holds of its
+	// requests on quotas count (QUIRE_JOB_LEASE).
+	Lease  time.Duration
+	Logger *slog.Logger // nil: slog's default
+}
+
 // New returns an enforcer of defaults, overridden per key from st, taking
-// rate tokens from rate. The holds of its requests on quotas count while
-// it renews its lease, whose period is lease (QUIRE_JOB_LEASE); Close
-// ends it.
-func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time, lease time.Duration) *Enforcer {
-	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, lease: newLease(lease),
+// rate tokens from rate. Close ends its lease.
+func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time, o Options) *Enforcer {
+	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, lease: newLease(o.Lease), log: cmp.Or(o.Logger, slog.Default()),
 		running: map[string]int{}, months: map[string]*monthCount{}}
 }
 
@@ -139,7 +147,7 @@ func (a *Admission) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), a.e.lease.ttl)
 	defer cancel()
 	if err := a.e.store.ReleaseQuota(ctx, a.hold); err != nil {
-		slog.Error("hold on a quota not released", "key", a.key, "err", err)
+		a.e.log.Error("hold on a quota not released", "key", a.key, "err", err)
 	}
 	a.hold = ""
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -70,14 +69,21 @@ func (e *Enforcer) renewLease(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		err := e.store.RenewLease(ctx, e.lease.id, e.lease.ttl)
-		if err == nil {
-			err = e.store.ForgetQuotaHolds(ctx)
-		}
-		if err != nil && ctx.Err() == nil {
-			slog.Error("quota lease not renewed", "lease", e.lease.id, "err", err)
+		if err := e.renewOnce(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("quota lease not renewed", "lease", e.lease.id, "err", err)
 		}
 	}
+}
+
+// renewOnce renews the lease and forgets the holds of expired ones, within
+// a renewal period: a renewal stuck longer is late anyway.
+func (e *Enforcer) renewOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, e.lease.ttl/leaseRenewals)
+	defer cancel()
+	if err := e.store.RenewLease(ctx, e.lease.id, e.lease.ttl); err != nil {
+		return err
+	}
+	return e.store.ForgetQuotaHolds(ctx)
 }
 
 // Close stops renewing the lease of the holds on quotas, once the
