@@ -60,9 +60,9 @@ type Charge struct {
 	KeyID string
 	Quota int64
 	Rows  []APIUsageRow
-	// Reservation, when not empty, is the request's hold on the quota
-	// (QuotaHold), released in the transaction that counts the charge.
-	Reservation string
+	// Hold, when not empty, names the request's hold on the quota
+	// (QuotaHold), ended in the transaction that counts the charge.
+	Hold string
 }
 
 // Documents are the documents the charge counts against the quota.

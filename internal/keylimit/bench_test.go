@@ -30,7 +30,7 @@ func BenchmarkQuotaRequest(b *testing.B) {
 					return
 				}
 				defer a.Done()
-				c := quire.Charge{KeyID: "k", Quota: a.Limits.Quota, Reservation: a.Hold(), Rows: []quire.APIUsageRow{{KeyID: "k", Period: quire.Day(time.Now()),
+				c := quire.Charge{KeyID: "k", Quota: a.Limits.Quota, Hold: a.Hold(), Rows: []quire.APIUsageRow{{KeyID: "k", Period: quire.Day(time.Now()),
 					Operation: quire.OpConvert, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}}}}
 				res, err := db.AddAPIUsage(ctx, []quire.Charge{c})
 				if err == nil {

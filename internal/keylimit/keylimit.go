@@ -125,7 +125,7 @@ type Admission struct {
 }
 
 // Hold names the request's hold on its key's quota, if it has one: the
-// commit of its charge ends it (quire.Charge.Reservation).
+// commit of its charge ends it (quire.Charge.Hold).
 func (a *Admission) Hold() string { return a.hold }
 
 // Done ends an admitted request: it no longer counts against concurrency,

@@ -53,7 +53,7 @@ func (a *Tally) Charge(now time.Time) quire.Charge {
 		u.EngineSeconds = time.Since(a.Start).Seconds()
 	}
 	day := quire.Day(now)
-	c := quire.Charge{KeyID: a.Key, Quota: a.Quota, Reservation: a.Hold, Rows: []quire.APIUsageRow{{KeyID: a.Key, Period: day, Operation: a.Operation, OperationUsage: u}}}
+	c := quire.Charge{KeyID: a.Key, Quota: a.Quota, Hold: a.Hold, Rows: []quire.APIUsageRow{{KeyID: a.Key, Period: day, Operation: a.Operation, OperationUsage: u}}}
 	if a.Converted > 0 {
 		c.Rows = append(c.Rows, quire.APIUsageRow{KeyID: a.Key, Period: day, Operation: quire.OpConvert,
 			OperationUsage: quire.OperationUsage{Documents: a.Converted}})

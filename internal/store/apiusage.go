@@ -58,8 +58,8 @@ func (db *DB) charge(ctx context.Context, tx *sql.Tx, c quire.Charge) (quire.Cha
 	if len(c.Rows) == 0 {
 		return quire.ChargeResult{}, nil
 	}
-	if c.Reservation != "" { // the answer's count ends its hold
-		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM key_reservations WHERE id = ?`), c.Reservation); err != nil {
+	if c.Hold != "" { // the answer's count ends its hold
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM key_reservations WHERE id = ?`), c.Hold); err != nil {
 			return quire.ChargeResult{}, err
 		}
 	}

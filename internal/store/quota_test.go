@@ -32,7 +32,7 @@ func testQuotaHolds(t *testing.T, u string, instances []*store.DB) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	month := quire.Month(now)
 	charge := func(hold string) quire.Charge {
-		return quire.Charge{KeyID: "k1", Quota: quota, Reservation: hold, Rows: []quire.APIUsageRow{{KeyID: "k1", Period: quire.Day(now),
+		return quire.Charge{KeyID: "k1", Quota: quota, Hold: hold, Rows: []quire.APIUsageRow{{KeyID: "k1", Period: quire.Day(now),
 			Operation: quire.OpSign, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}}}}
 	}
 	if _, err := instances[0].AddAPIUsage(ctx, []quire.Charge{charge(""), charge(""), charge("")}); err != nil {
