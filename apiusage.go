@@ -60,6 +60,9 @@ type Charge struct {
 	KeyID string
 	Quota int64
 	Rows  []APIUsageRow
+	// Hold, when not empty, names the request's hold on the quota
+	// (QuotaHold), ended in the transaction that counts the charge.
+	Hold string
 }
 
 // Documents are the documents the charge counts against the quota.
@@ -69,6 +72,22 @@ func (c Charge) Documents() int64 {
 		n += r.Documents
 	}
 	return n
+}
+
+// QuotaHold asks to hold one document of key KeyID's quota in Month
+// (Month's number) for request ID of the instance whose lease is Lease,
+// while the request is in progress.
+type QuotaHold struct {
+	ID, KeyID, Lease string
+	Month, Quota     int64
+}
+
+// QuotaHeld is the outcome of a QuotaHold: the key's documents this month
+// and the holds of its requests in progress (under live leases) before
+// it, and whether it was taken (their sum was below the quota).
+type QuotaHeld struct {
+	Documents, Held int64
+	Taken           bool
 }
 
 // ChargeResult is the outcome of a Charge: the key's documents this month

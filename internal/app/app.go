@@ -165,7 +165,8 @@ func (a *App) openRecords(ctx context.Context) (err error) {
 		return fmt.Errorf("mail: %w", err)
 	}
 	a.Limiter = ratelimit.New(a.DB, secret, a.now)
-	a.Limits = keylimit.New(keyLimits(cfg), a.DB, ratelimit.NewBlocks(a.Limiter), a.now)
+	a.Limits = keylimit.New(keyLimits(cfg), a.DB, ratelimit.NewBlocks(a.Limiter), a.now,
+		keylimit.Options{Lease: cfg.JobLease, Logger: a.Log})
 	a.Meter = metering.NewRecorder(a.DB, a.now, a.Metrics)
 	a.Auth = auth.New(a.DB, sender, secret, a.Limiter, auth.Options{
 		KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,
@@ -438,6 +439,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Meter != nil {
 		a.Meter.Close()
+	}
+	if a.Limits != nil {
+		a.Limits.Close()
 	}
 	if a.ownID {
 		a.identity.Close()

@@ -53,7 +53,7 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 				return err
 			}}
 		if adm != nil {
-			tally.Quota = adm.Limits.Quota
+			tally.Quota, tally.Hold = adm.Limits.Quota, adm.Hold()
 		}
 		if b, ok := r.Body.(*body); ok {
 			tally.Read = func() int64 { return b.read }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
@@ -234,6 +235,48 @@ func TestKeyQuotaExactAcrossInstances(t *testing.T) {
 		tooMany(t, r, int(monthEnd.Sub(now).Seconds())) // used up: until the month ends
 		if !strings.Contains(r.header.Get("RateLimit"), `"quota";r=0;`) {
 			t.Errorf("RateLimit %q when used up", r.header.Get("RateLimit"))
+		}
+	})
+}
+
+// A request of a key in progress on one instance holds its quota on the
+// others: with a quota of one document, a request on instance b is
+// refused at once (the documented 429) while instance a's is in progress.
+// When instance a crashes, its hold ends with its lease: b's requests are
+// admitted again, and the quota stays exact (a's answer, if it still
+// comes, is refused when counted).
+func TestKeyQuotaHeldAcrossInstances(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		options := []envOption{withPrivateFetch(), withKeyLimits(keylimit.Limits{Quota: 1}),
+			withSettings(func(c *config.Config) { c.JobLease = time.Second })}
+		a, b := newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
+		key := a.key("ann@example.com")
+		slow, arrived, release := heldDocument(t)
+		first := make(chan response)
+		go func() { first <- a.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
+		<-arrived // instance a's request is in progress
+		body := signBody(inline(pdftest.OnePage("b")))
+		r := b.signPDF(key, body)
+		tooMany(t, r, 1)
+		if msg := r.errorBody(t, 429, quire.CodeRateLimit).Message; !strings.Contains(msg, "held by its requests in progress") {
+			t.Errorf("message %q", msg)
+		}
+		if got := r.header.Get("RateLimit"); !strings.HasPrefix(got, `"quota";r=1;t=`) {
+			t.Errorf("RateLimit %q: nothing used yet", got)
+		}
+		a.Limits.Close() // instance a "crashes": its lease is renewed no more
+		for deadline := time.Now().Add(10 * time.Second); r.status == 429 && time.Now().Before(deadline); r = b.signPDF(key, body) {
+			<-time.After(20 * time.Millisecond) // the poll's pace: the lease expires by the database's clock
+		}
+		signedPDF(t, r)
+		release()
+		tooMany(t, <-first, 1) // counted after the quota was used up: refused
+		keys, err := a.Auth.Keys(t.Context())
+		if err != nil || len(keys) != 1 {
+			t.Fatal(keys, err)
+		}
+		if n, err := db.MonthDocuments(t.Context(), keys[0].ID, quire.Month(a.Clock.Now())); err != nil || n != 1 {
+			t.Errorf("month's documents %d (%v), want 1", n, err)
 		}
 	})
 }

@@ -6,18 +6,24 @@
 // The quota is exact across instances because the database decides it:
 // an answer's count is committed only if the month's documents stay within
 // the quota (quire.Charge), and a request whose count is refused is
-// answered 429 instead. Admission only keeps work from starting that
-// would be refused: it reads the key's count at most once per Refresh
-// while the key is far from its quota (before every request when near),
-// and lets no more requests of a key in progress here than its quota has
-// documents left.
+// answered 429 instead. Admission keeps work from starting that would be
+// refused: each request of a key with a quota holds one document of it in
+// the database while it is in progress, taken in one atomic step with the
+// check of the month's documents and of the holds of every instance
+// (store.HoldQuota), so that the instances together let no more requests
+// of a key in progress than its quota has documents left. The holds of an
+// instance that crashed end with its lease (lease.go).
 package keylimit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/ratelimit"
@@ -51,6 +57,10 @@ type Store interface {
 	SetKeyLimits(ctx context.Context, l quire.KeyLimits) error
 	ClearKeyLimits(ctx context.Context, id string) error
 	MonthDocuments(ctx context.Context, keyID string, month int64) (int64, error)
+	HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld, error)
+	ReleaseQuota(ctx context.Context, id string) error
+	RenewLease(ctx context.Context, id string, ttl time.Duration) error
+	ForgetQuotaHolds(ctx context.Context) error
 }
 
 // Refresh is how old the overrides an instance applies may be: a change
@@ -63,6 +73,8 @@ type Enforcer struct {
 	store    Store
 	rate     *ratelimit.Blocks
 	now      func() time.Time
+	lease    *lease
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	overrides map[string]quire.KeyLimits
@@ -72,22 +84,30 @@ type Enforcer struct {
 }
 
 // monthCount is a key's documents this month, as last read or committed
-// here, and its requests in progress here, which may count some more.
+// here.
 type monthCount struct {
 	month     int64
 	documents int64
 	read      time.Time
-	inflight  int64
 }
 
 // nearQuota is how close to its quota, in documents, a key's count is
-// read before each request rather than once per Refresh.
+// read before each job submission rather than once per Refresh.
 const nearQuota = 10
 
+// Options are an enforcer's lease and log.
+type Options struct {
+	// Lease is the period of the lease under which the holds of its
+	// requests on quotas count (QUIRE_JOB_LEASE).
+	Lease  time.Duration
+	Logger *slog.Logger // nil: slog's default
+}
+
 // New returns an enforcer of defaults, overridden per key from st, taking
-// rate tokens from rate.
-func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time) *Enforcer {
-	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, running: map[string]int{}, months: map[string]*monthCount{}}
+// rate tokens from rate. Close ends its lease.
+func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time, o Options) *Enforcer {
+	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, lease: newLease(o.Lease), log: cmp.Or(o.Logger, slog.Default()),
+		running: map[string]int{}, months: map[string]*monthCount{}}
 }
 
 // Admission is an admitted request, or the state of a refused one.
@@ -99,13 +119,17 @@ type Admission struct {
 	Month     time.Duration    // the length of the quota's month
 	MonthEnd  time.Duration    // until the quota's month ends
 	release   func()
-	unreserve func()
+	hold      string // the request's hold on the quota, until released or counted
 	e         *Enforcer
 	key       string
 }
 
+// Hold names the request's hold on its key's quota, if it has one: the
+// commit of its charge ends it (quire.Charge.Hold).
+func (a *Admission) Hold() string { return a.hold }
+
 // Done ends an admitted request: it no longer counts against concurrency,
-// nor, if it was not counted, against the quota's documents left here.
+// nor, if it was not counted, against the quota.
 func (a *Admission) Done() {
 	a.settle()
 	if a.release != nil {
@@ -114,17 +138,28 @@ func (a *Admission) Done() {
 	}
 }
 
+// settle releases the request's hold on the quota, if it still has one;
+// a failure only leaves it to end with the lease.
 func (a *Admission) settle() {
-	if a.unreserve != nil {
-		a.unreserve()
-		a.unreserve = nil
+	if a.hold == "" {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.e.lease.ttl)
+	defer cancel()
+	if err := a.e.store.ReleaseQuota(ctx, a.hold); err != nil {
+		a.e.log.Error("hold on a quota not released", "key", a.key, "err", err)
+	}
+	a.hold = ""
 }
 
-// Settle takes the outcome of the commit of the request's count: the
-// key's documents this month are known here at once, and a count the
-// quota refused is a RATE_LIMIT_ERROR, the request's answer.
+// Settle takes the outcome of the commit of the request's count (which,
+// unless refused, ended its hold on the quota): the key's documents this
+// month are known here at once, and a count the quota refused is a
+// RATE_LIMIT_ERROR, the request's answer.
 func (a *Admission) Settle(res quire.ChargeResult, documents int64) error {
+	if !res.Refused {
+		a.hold = ""
+	}
 	a.settle()
 	if a.Limits.Quota == 0 {
 		return nil
@@ -206,73 +241,82 @@ func (e *Enforcer) CheckQuota(ctx context.Context, key string) error {
 		return err
 	}
 	a := &Admission{Limits: lim, e: e, key: key}
-	if err := e.readQuota(ctx, key, a); err != nil {
-		return err
+	month := a.setMonth(e.now())
+	if err := e.readCount(ctx, key, month, a.Limits.Quota); err != nil {
+		return fmt.Errorf("quota of key %s: %w", key, err)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	_, err = e.quotaUsed(key, a)
-	return err
-}
-
-// readQuota sets a's month and reads key's documents this month, unless
-// the count known here will do (readCount).
-func (e *Enforcer) readQuota(ctx context.Context, key string, a *Admission) error {
-	now := e.now()
-	month := quire.Month(now)
-	a.MonthEnd = quire.MonthStart(month + 1).Sub(now)
-	a.Month = quire.MonthStart(month + 1).Sub(quire.MonthStart(month))
-	if err := e.readCount(ctx, key, month, a.Limits.Quota, now); err != nil {
-		return fmt.Errorf("quota of key %s: %w", key, err)
+	a.QuotaUsed = e.months[key].documents
+	e.mu.Unlock()
+	if a.QuotaUsed >= a.Limits.Quota {
+		return a.usedUp()
 	}
 	return nil
 }
 
-// quotaUsed returns key's count after readQuota, refusing a quota used
-// up; e.mu is held.
-func (e *Enforcer) quotaUsed(key string, a *Admission) (*monthCount, error) {
-	c := e.months[key]
-	a.QuotaUsed = c.documents
-	if c.documents >= a.Limits.Quota {
-		return nil, a.usedUp()
-	}
-	return c, nil
+// setMonth sets the length of the quota's month at now, and the time
+// until its end; it returns the month's number.
+func (a *Admission) setMonth(now time.Time) int64 {
+	month := quire.Month(now)
+	a.MonthEnd = quire.MonthStart(month + 1).Sub(now)
+	a.Month = quire.MonthStart(month + 1).Sub(quire.MonthStart(month))
+	return month
 }
 
+// checkQuota holds one document of key's quota for the request, in the
+// database, unless the month's documents and the holds of the key's
+// requests in progress on every instance use it all.
 func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) error {
 	if a.Limits.Quota == 0 {
 		return nil
 	}
-	if err := e.readQuota(ctx, key, a); err != nil {
+	h := quire.QuotaHold{ID: uuid.NewString(), KeyID: key, Lease: e.lease.id, Month: a.setMonth(e.now()), Quota: a.Limits.Quota}
+	if used, spent := e.spent(key, h.Month, h.Quota); spent {
+		a.QuotaUsed = used
+		return a.usedUp()
+	}
+	if err := e.keepLease(ctx); err != nil {
 		return err
 	}
+	held, err := e.store.HoldQuota(ctx, h)
+	if err != nil {
+		return fmt.Errorf("quota of key %s: %w", key, err)
+	}
+	e.counted(key, h.Month, held.Documents)
+	a.QuotaUsed = held.Documents
+	switch {
+	case held.Documents >= a.Limits.Quota:
+		return a.usedUp()
+	case !held.Taken:
+		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
+			Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", a.Limits.Quota-held.Documents, a.Limits.Quota)}
+	}
+	a.hold = h.ID
+	return nil
+}
+
+// spent returns key's documents in month as known here, and whether they
+// use up quota: a count only grows within its month, so the requests of a
+// key used up are refused without asking the database.
+func (e *Enforcer) spent(key string, month, quota int64) (int64, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, err := e.quotaUsed(key, a)
-	if err != nil {
-		return err
+	c := e.months[key]
+	if c == nil || c.month != month {
+		return 0, false
 	}
-	if c.documents+c.inflight >= a.Limits.Quota {
-		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
-			Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", a.Limits.Quota-c.documents, a.Limits.Quota)}
-	}
-	c.inflight++
-	a.unreserve = func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		c.inflight--
-	}
-	return nil
+	return c.documents, c.documents >= quota
 }
 
 // readCount reads key's documents this month from the database unless
 // the count known here will do: it is used up (a count only grows within
 // its month), or it is younger than Refresh and far from quota.
-func (e *Enforcer) readCount(ctx context.Context, key string, month, quota int64, now time.Time) error {
+func (e *Enforcer) readCount(ctx context.Context, key string, month, quota int64) error {
+	now := e.now()
 	e.mu.Lock()
 	c := e.months[key]
 	known := c != nil && c.month == month && (c.documents >= quota ||
-		now.Sub(c.read) < Refresh && !now.Before(c.read) && quota-c.documents-c.inflight > nearQuota)
+		now.Sub(c.read) < Refresh && !now.Before(c.read) && quota-c.documents > nearQuota)
 	e.mu.Unlock()
 	if known {
 		return nil

@@ -13,7 +13,8 @@ import (
 // way), and it is committed once, before the response is sent.
 type Tally struct {
 	Key       string
-	Quota     int64 // the key's monthly quota of documents; 0: none
+	Quota     int64  // the key's monthly quota of documents; 0: none
+	Hold      string // the request's hold on the quota, which the charge's commit ends
 	Operation string
 	quire.OperationUsage
 	Converted int64 // documents converted on the way (sign with a DOCX input)
@@ -52,7 +53,7 @@ func (a *Tally) Charge(now time.Time) quire.Charge {
 		u.EngineSeconds = time.Since(a.Start).Seconds()
 	}
 	day := quire.Day(now)
-	c := quire.Charge{KeyID: a.Key, Quota: a.Quota, Rows: []quire.APIUsageRow{{KeyID: a.Key, Period: day, Operation: a.Operation, OperationUsage: u}}}
+	c := quire.Charge{KeyID: a.Key, Quota: a.Quota, Hold: a.Hold, Rows: []quire.APIUsageRow{{KeyID: a.Key, Period: day, Operation: a.Operation, OperationUsage: u}}}
 	if a.Converted > 0 {
 		c.Rows = append(c.Rows, quire.APIUsageRow{KeyID: a.Key, Period: day, Operation: quire.OpConvert,
 			OperationUsage: quire.OperationUsage{Documents: a.Converted}})

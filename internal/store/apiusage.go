@@ -58,6 +58,11 @@ func (db *DB) charge(ctx context.Context, tx *sql.Tx, c quire.Charge) (quire.Cha
 	if len(c.Rows) == 0 {
 		return quire.ChargeResult{}, nil
 	}
+	if c.Hold != "" { // the answer's count ends its hold
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM key_reservations WHERE id = ?`), c.Hold); err != nil {
+			return quire.ChargeResult{}, err
+		}
+	}
 	month := quire.Month(quire.DayStart(c.Rows[0].Period))
 	docs, limit := c.Documents(), c.Quota
 	if limit == 0 {

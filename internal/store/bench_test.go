@@ -92,3 +92,29 @@ func BenchmarkAddAPIUsage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHoldQuota measures a request's hold on its key's quota and its
+// release (which a counted answer folds into the commit of its count).
+func BenchmarkHoldQuota(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			db := storetest.Open(b, storetest.URL(b, backend))
+			ctx := context.Background()
+			if err := db.RenewLease(ctx, "bench", time.Hour); err != nil {
+				b.Fatal(err)
+			}
+			h := quire.QuotaHold{KeyID: "k", Lease: "bench", Month: quire.Month(time.Now()), Quota: 1 << 40}
+			cpu := storetest.CPUTime()
+			for i := 0; b.Loop(); i++ {
+				h.ID = fmt.Sprint(i)
+				if held, err := db.HoldQuota(ctx, h); err != nil || !held.Taken {
+					b.Fatal(held, err)
+				}
+				if err := db.ReleaseQuota(ctx, h.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((storetest.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

@@ -70,7 +70,7 @@ func (db *DB) openEventLog(ctx context.Context) error {
 	if err := private(logPath); err != nil {
 		return err
 	}
-	logPool, err := sql.Open("sqlite3", sqliteDSN(logPath, "immediate"))
+	logPool, err := sql.Open("sqlite3", sqliteDSN(logPath, "immediate", "FULL"))
 	if err != nil {
 		return fmt.Errorf("store: open the event log %s: %w", logPath, err)
 	}
@@ -89,7 +89,7 @@ func (db *DB) openEventLog(ctx context.Context) error {
 			return fmt.Errorf("store: add other_host to the event log %s: %w", logPath, err)
 		}
 	}
-	db.fold = sql.OpenDB(attaching{dsn: sqliteDSN(db.path, "deferred"), log: logPath})
+	db.fold = sql.OpenDB(attaching{dsn: sqliteDSN(db.path, "deferred", "FULL"), log: logPath})
 	db.fold.SetMaxIdleConns(2)
 	if err := db.adoptEvents(ctx); err != nil {
 		return fmt.Errorf("store: move the raw events into the event log %s: %w", logPath, err)

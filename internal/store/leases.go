@@ -35,6 +35,11 @@ func (db *DB) RenewLease(ctx context.Context, id string, ttl time.Duration) erro
 // for an instance that comes back and renews it.
 const leaseGone = 24 * time.Hour
 
+// forgetLeases deletes the leases gone for ? milliseconds (leaseGone).
+func (db *DB) forgetLeases() string {
+	return `DELETE FROM job_leases WHERE expires_at < ` + db.dialect.nowMS + ` - ?`
+}
+
 // RescueJobs makes available again the jobs that River's rows show running
 // under a lease that has expired (every running job when all is true: on
 // SQLite, when the one instance starts), in one transaction: rescue is
@@ -58,7 +63,7 @@ func (db *DB) RescueJobs(ctx context.Context, all bool, rescue func(tx *sql.Tx, 
 			return err
 		}
 		if !all {
-			if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM job_leases WHERE expires_at < `+db.dialect.nowMS+` - ?`), leaseGone.Milliseconds()); err != nil {
+			if _, err := tx.ExecContext(ctx, db.q(db.forgetLeases()), leaseGone.Milliseconds()); err != nil {
 				return err
 			}
 		}

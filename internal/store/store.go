@@ -42,6 +42,10 @@ type DB struct {
 	path string
 	log  *DB
 	fold *sql.DB
+	// holds is the pool of the holds on quotas (quota.go), which need not
+	// survive a power loss: SQLite's without an fsync per commit, the
+	// main pool on PostgreSQL (their table is UNLOGGED).
+	holds *sql.DB
 
 	opt Options
 }
@@ -130,7 +134,7 @@ func open(rawURL, dataDir string) (*DB, error) {
 		conn.SetMaxOpenConns(16)
 		conn.SetMaxIdleConns(16)
 		conn.SetConnMaxIdleTime(5 * time.Minute)
-		return &DB{sql: conn, dialect: postgres}, nil
+		return &DB{sql: conn, dialect: postgres, holds: conn}, nil
 	case rawURL == "" || strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(rawURL, "sqlite:")
 		if path == "" {
@@ -142,12 +146,18 @@ func open(rawURL, dataDir string) (*DB, error) {
 		if err := private(path); err != nil {
 			return nil, err
 		}
-		conn, err := sql.Open("sqlite3", sqliteDSN(path, "immediate"))
+		conn, err := sql.Open("sqlite3", sqliteDSN(path, "immediate", "FULL"))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
 		conn.SetMaxIdleConns(32)
-		return &DB{sql: conn, dialect: sqlite, path: path}, nil
+		holds, err := sql.Open("sqlite3", sqliteDSN(path, "immediate", "NORMAL"))
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		holds.SetMaxIdleConns(4)
+		return &DB{sql: conn, dialect: sqlite, path: path, holds: holds}, nil
 	default:
 		return nil, fmt.Errorf("store: QUIRE_DATABASE_URL: unsupported form (scheme %q): want postgres://... or sqlite:PATH", scheme(rawURL))
 	}
@@ -182,16 +192,17 @@ func private(path string) error {
 // connection's lock before "database is locked".
 const busyTimeout = 10 * time.Second
 
-// sqliteDSN asks for WAL (readers never block the writer), full fsync on
-// commit (an acknowledged write survives power loss), a generous busy
+// sqliteDSN asks for WAL (readers never block the writer), synchronous
+// as said: FULL, an fsync on commit (an acknowledged write survives power
+// loss), or NORMAL, none (a power loss may undo the last), a generous busy
 // timeout (several processes may share the file: serve and the CLI), and
 // transactions that begin as txlock says: IMMEDIATE, so that a writer
 // never fails half-way on a lock upgrade, except for the fold's (see
 // eventlog.go).
-func sqliteDSN(path, txlock string) string {
+func sqliteDSN(path, txlock, synchronous string) string {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
+	q.Set("_synchronous", synchronous)
 	q.Set("_busy_timeout", strconv.Itoa(int(busyTimeout.Milliseconds())))
 	q.Set("_foreign_keys", "1")
 	q.Set("_txlock", txlock)
@@ -215,6 +226,9 @@ func (db *DB) Backend() string { return db.dialect.name }
 func (db *DB) Close() error {
 	db.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
 	err := db.sql.Close()
+	if db.holds != nil && db.holds != db.sql {
+		err = errors.Join(err, db.holds.Close())
+	}
 	if db.fold != nil {
 		err = errors.Join(err, db.fold.Close())
 	}

@@ -1,0 +1,57 @@
+package keylimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/ratelimit"
+	"github.com/quire-dev/quire/internal/store/storetest"
+)
+
+// BenchmarkQuotaRequest measures what the quota costs one request of a key
+// that has one, far from it: its admission and the commit of its answer's
+// count (alone, not grouped with others'), as the request path does them.
+// Sequential: the latency each request waits for; parallel: one key's
+// requests at once, whose holds are serialised per key.
+func BenchmarkQuotaRequest(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			db := storetest.Open(b, storetest.URL(b, backend))
+			e := keylimit.New(keylimit.Limits{Quota: 1 << 40}, db, ratelimit.NewBlocks(ratelimit.New(db, []byte("bench"), time.Now)), time.Now, keylimit.Options{Lease: 10 * time.Second})
+			b.Cleanup(e.Close)
+			request := func(b *testing.B) {
+				ctx := context.Background()
+				a, err := e.Admit(ctx, "k")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer a.Done()
+				c := quire.Charge{KeyID: "k", Quota: a.Limits.Quota, Hold: a.Hold(), Rows: []quire.APIUsageRow{{KeyID: "k", Period: quire.Day(time.Now()),
+					Operation: quire.OpConvert, OperationUsage: quire.OperationUsage{Requests: 1, Documents: 1}}}}
+				res, err := db.AddAPIUsage(ctx, []quire.Charge{c})
+				if err == nil {
+					err = a.Settle(res[0], 1)
+				}
+				if err != nil {
+					b.Error(err) // not Fatal: RunParallel's goroutines may not end the benchmark
+				}
+			}
+			b.Run("sequential", func(b *testing.B) {
+				for b.Loop() {
+					request(b)
+				}
+			})
+			b.Run("parallel", func(b *testing.B) {
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						request(b)
+					}
+				})
+			})
+		})
+	}
+}
