@@ -101,6 +101,17 @@ func start(t *testing.T, data string, env ...string) *instance {
 	return in
 }
 
+// waitUntil polls cond until it holds, for up to a minute: tests wait for
+// a condition, never for a delay.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(20*time.Millisecond); !cond(); <-tick {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within a minute", what)
+		}
+	}
+}
+
 func (in *instance) get(path string, header ...string) (int, []byte) {
 	in.t.Helper()
 	return in.do("GET", path, nil, header...)
