@@ -30,6 +30,10 @@ import (
 
 var binary string
 
+// builtVersion is the version the binary of the tests is built with, as
+// a release is (-ldflags -X main.version).
+const builtVersion = "v9.8.7-test"
+
 func TestMain(m *testing.M) {
 	pdftools.RunWorkerIfAsked()
 	// The conversion pool of runConvert starts os.Executable() with the
@@ -43,7 +47,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "quire")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+builtVersion, "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build quire: %v\n%s", err, out)
 		os.Exit(1)
 	}
