@@ -62,6 +62,7 @@ func totals(l *telemetry.LicenseUsage) (newDocs, active, opens int64) {
 }
 
 func TestCollectCountsEachDocumentOnce(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		for _, doc := range []string{"HASH-0000ABCD", "HASH-0000ABCD", "HASH-11112222"} {
@@ -97,6 +98,7 @@ func TestCollectCountsEachDocumentOnce(t *testing.T) {
 var screenWidth = regexp.MustCompile(`(^|\D)1280(\D|$)`)
 
 func TestCollectStoresNoPersonalData(t *testing.T) {
+	t.Parallel()
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			u := storetest.URL(t, b)
@@ -164,6 +166,7 @@ func dumpEvents(t *testing.T, url string) string {
 }
 
 func TestCollectValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	ev := func(fields string) string { return `{"events":[{` + fields + `}]}` }
 	many := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{"timestamp":"2026-11-22T09:34:00Z","documentId":"d"},`, 101), ",") + `]}`
@@ -208,6 +211,7 @@ func TestCollectValidation(t *testing.T) {
 // TestCollectDecodesAsBefore keeps what encoding/json accepted: member
 // names in any case, and the last of duplicate members.
 func TestCollectDecodesAsBefore(t *testing.T) {
+	t.Parallel()
 	u := storetest.URL(t, "sqlite")
 	e := newEnv(t, storetest.Open(t, u), unlimited())
 	if r := e.collect(`{"EVENTS":[{"Timestamp":"2026-11-22T09:34:00Z","documentID":"first","documentId":"last"}]}`, ""); r.status != 204 {
@@ -229,6 +233,7 @@ func grep(text, sub string) string {
 }
 
 func TestCollectPreflight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	r := e.do("OPTIONS", "/v1/collect", nil, map[string]string{"Origin": "https://editor.example",
 		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-license-key"})
@@ -245,6 +250,7 @@ func TestCollectPreflight(t *testing.T) {
 // 503 with Retry-After, and once the lock is released every accepted
 // request is committed.
 func TestCollectBackPressure(t *testing.T) {
+	t.Parallel()
 	lockSQL := map[string][]string{
 		"sqlite":   {"BEGIN IMMEDIATE"},
 		"postgres": {"BEGIN", "LOCK TABLE telemetry_events IN EXCLUSIVE MODE"},
@@ -339,6 +345,7 @@ func queueLength(e *env) int {
 }
 
 func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited(), withSettings(func(c *config.Config) { c.CollectQueue = 200 }))
 		var wg sync.WaitGroup
@@ -364,6 +371,7 @@ func TestCollectConcurrentRequestsShareCommits(t *testing.T) {
 }
 
 func TestUsagePeriodsAndRetention(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		e.Clock.Set(time.Date(2026, 10, 30, 12, 0, 0, 0, time.UTC))
@@ -408,6 +416,7 @@ func TestUsagePeriodsAndRetention(t *testing.T) {
 }
 
 func TestUsageAccess(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		acme, err := e.Telemetry.CreateLicense(context.Background(), "Acme Corp", "billing@acme.example", "")
@@ -468,6 +477,7 @@ func TestUsageAccess(t *testing.T) {
 // is answered 204 and counted, the anonymous and other-host ones apart,
 // in JSON and CSV alike.
 func TestCollectSuperdoc2x(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		acme, err := e.Telemetry.CreateLicense(context.Background(), "Acme Corp", "billing@acme.example", "docs.acme.example, portal.acme.example")
