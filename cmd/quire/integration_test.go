@@ -30,6 +30,10 @@ import (
 
 var binary string
 
+// builtVersion is the version the binary of the tests is built with, as
+// a release is (-ldflags -X main.version).
+const builtVersion = "v9.8.7-test"
+
 func TestMain(m *testing.M) {
 	pdftools.RunWorkerIfAsked()
 	// The conversion pool of runConvert starts os.Executable() with the
@@ -43,7 +47,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "quire")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+builtVersion, "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build quire: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -99,6 +103,17 @@ func start(t *testing.T, data string, env ...string) *instance {
 		t.Fatalf("quire serve did not start\n%s", in.logs)
 	}
 	return in
+}
+
+// waitUntil polls cond until it holds, for up to a minute: tests wait for
+// a condition, never for a delay.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline, tick := time.Now().Add(time.Minute), time.Tick(20*time.Millisecond); !cond(); <-tick {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within a minute", what)
+		}
+	}
 }
 
 func (in *instance) get(path string, header ...string) (int, []byte) {

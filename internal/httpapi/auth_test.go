@@ -19,6 +19,7 @@ import (
 )
 
 func TestKeyIssuanceAndUse(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		r := e.register("Ann@Example.com")
@@ -84,6 +85,7 @@ func dumpTables(t *testing.T, db *store.DB) string {
 }
 
 func TestAuthenticationFailures(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		key := e.key("bob@example.com")
@@ -124,6 +126,7 @@ func checksumOf(s string) string {
 }
 
 func TestCodeRules(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 
@@ -166,6 +169,7 @@ func atoi(s string) int {
 }
 
 func TestRegisterAnswerDoesNotRevealKnownAddresses(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		e.key("known@example.com")
@@ -177,6 +181,7 @@ func TestRegisterAnswerDoesNotRevealKnownAddresses(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited())
 		long := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 186) + ".com"
@@ -206,6 +211,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		opt := unlimited()
 		opt.RegisterPerEmail = ratelimit.Rate{N: 2, Per: time.Hour}
@@ -239,6 +245,7 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestMailFailureIsUnavailable(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, unlimited(), withMail(mail.Options{URL: "smtp://127.0.0.1:1?starttls=none"}))
 		r := e.register("m@example.com")

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,19 @@ func TestWriteTimeoutCutsOffNonReader(t *testing.T) {
 	if err == nil || int64(len(got)) >= res.ContentLength && res.ContentLength > 0 {
 		t.Errorf("the whole answer (%d bytes, err %v) reached a client that did not read it in time", len(got), err)
 	}
-	signedPDF(t, e.signPDF(key, body)) // the share came back
+	// The share came back: read past the server's write timeout, which a
+	// loaded machine's signing could outlast.
+	waitFor(t, time.Minute, "the budget given back", func() bool { return heldBytes(t, e) == "0" })
+}
+
+// heldBytes reads quire_memory_budget_held_bytes from the API's /metrics.
+func heldBytes(t *testing.T, e *env) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.API.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	m := regexp.MustCompile(`(?m)^quire_memory_budget_held_bytes (\S+)$`).FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		t.Fatalf("/metrics: %d, no quire_memory_budget_held_bytes", rec.Code)
+	}
+	return m[1]
 }

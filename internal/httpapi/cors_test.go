@@ -17,6 +17,7 @@ func withCORSOrigins(o ...string) envOption {
 // before authentication, allows the headers the hosted API's clients send
 // and never credentials.
 func TestPreflightOfEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	seen := map[string]bool{}
 	for _, rt := range e.API.Routes() {
@@ -52,6 +53,7 @@ func TestPreflightOfEveryRoute(t *testing.T) {
 // (unauthenticated, unknown path, wrong method) of cross-origin paths, and
 // its absence elsewhere.
 func TestCORSOnEveryAnswer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	origin := map[string]string{"Origin": "https://app.example"}
 	for _, c := range []struct {
@@ -87,6 +89,7 @@ func TestCORSOnEveryAnswer(t *testing.T) {
 // TestCORSOriginList: with a list of origins, a listed origin is echoed
 // with Vary: Origin; another gets no CORS header, so its browser refuses.
 func TestCORSOriginList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(),
 		withCORSOrigins("https://app.example", "http://localhost:3000"))
 	preflight := func(origin string) response {

@@ -134,3 +134,18 @@ func (e *env) key(email string) string {
 	r.json(e.t, &key)
 	return key
 }
+
+// waitFor polls cond until it holds: tests wait for a condition, never
+// for a delay. Past within, the test fails saying what it waited for.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		<-tick.C
+	}
+}

@@ -80,11 +80,13 @@ func certificateBody(pdf []byte, eventID string) string {
 		"auditTrail":[{"type":"submit","timestamp":"2026-11-22T10:00:00Z"}],"eventId":` + string(id) + `,"certificate":{"enabled":true}}`
 }
 
-// bounded makes a request that must be answered within 10 seconds: far
-// more than any answer takes, so only a hang fails it.
+// bounded makes a request that must be answered within 2 minutes: far
+// more than any answer takes, even on a loaded machine under the race
+// detector (10 s was not: a watermark outlasted it), so only a hang fails
+// it.
 func (e *env) bounded(t *testing.T, method, path string, body io.Reader, auth, contentType string) response {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, body)
 	if err != nil {

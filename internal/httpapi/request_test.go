@@ -39,6 +39,7 @@ func details(t *testing.T, body string) map[string]string {
 }
 
 func TestDecodeMinimal(t *testing.T) {
+	t.Parallel()
 	r, err := decodeSignRequest([]byte(minimal), 1<<20)
 	if err == nil {
 		err = r.Validate()
@@ -53,6 +54,7 @@ func TestDecodeMinimal(t *testing.T) {
 }
 
 func TestDecodeFull(t *testing.T) {
+	t.Parallel()
 	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 whatever"))
 	body := `{"document":{"base64":"data:application/pdf;base64,` + pdf + `"},
 		"signer":{"email":"Ann@Example.com","name":" Ann ","ip":"2001:db8::1","userAgent":"Mozilla/5.0"},
@@ -72,6 +74,7 @@ func TestDecodeFull(t *testing.T) {
 }
 
 func TestDecodeRefusals(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ body, field, issue string }{
 		{`[]`, "body", "must be a JSON object"},
 		{`{}`, "document", "is required"},
@@ -114,6 +117,7 @@ func TestDecodeRefusals(t *testing.T) {
 }
 
 func TestDecodeReportsEveryBadField(t *testing.T) {
+	t.Parallel()
 	got := details(t, `{"document":{},"signer":{"name":"","email":42},"auditTrail":[{"type":"ready"}],"extra":true}`)
 	for _, f := range []string{"document", "signer.email", "signer.name", "auditTrail[0].timestamp", "auditTrail", "extra"} {
 		if got[f] == "" {
@@ -128,6 +132,7 @@ func TestDecodeReportsEveryBadField(t *testing.T) {
 // TestCertificateEnableIsASynonym: the hosted API's e-sign demo sends
 // certificate.enable.
 func TestCertificateEnableIsASynonym(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]bool{
 		strings.Replace(minimal, `"signer"`, `"certificate":{"enable":false},"signer"`, 1):                 false,
 		strings.Replace(minimal, `"signer"`, `"certificate":{"enable":true},"signer"`, 1):                  true,
@@ -143,6 +148,7 @@ func TestCertificateEnableIsASynonym(t *testing.T) {
 }
 
 func TestDecodeVerifyRequest(t *testing.T) {
+	t.Parallel()
 	if d, err := decodeVerifyRequest([]byte(`{"document":{"url":"https://example.com/a.pdf"}}`), 1<<20); err != nil || d.URL != "https://example.com/a.pdf" {
 		t.Errorf("url: %+v %v", d, err)
 	}
@@ -162,6 +168,7 @@ func TestDecodeVerifyRequest(t *testing.T) {
 }
 
 func TestDecodeDocumentLimit(t *testing.T) {
+	t.Parallel()
 	big := base64.StdEncoding.EncodeToString(make([]byte, 2000))
 	r, err := decodeSignRequest([]byte(strings.Replace(minimal, `"JVBERi0xLjcK"`, `"`+big+`"`, 1)), 1000)
 	if err == nil {
@@ -174,6 +181,7 @@ func TestDecodeDocumentLimit(t *testing.T) {
 }
 
 func TestDecodeDocumentAhead(t *testing.T) {
+	t.Parallel()
 	pdf := []byte("%PDF-1.7 the whole document \xff\xff\xff") // \xff\xff\xff: "////"
 	b64 := base64.StdEncoding.EncodeToString(pdf)
 	withSlash := strings.ReplaceAll(b64, "/", `\/`) // an escape JSON allows

@@ -79,6 +79,7 @@ func tool(t *testing.T, pkg, name string, args ...string) string {
 }
 
 func TestSignAndVerify(t *testing.T) {
+	t.Parallel()
 	for _, b := range storetest.Backends {
 		t.Run(b, func(t *testing.T) {
 			e := newEnv(t, storetest.Open(t, storetest.URL(t, b)), unlimited())
@@ -127,6 +128,7 @@ func TestSignAndVerify(t *testing.T) {
 }
 
 func TestVerifyJSONAndKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	out := signedPDF(t, e.signPDF(e.key("k@example.com"), signBody(inline(pdftest.OnePage("x")))))
 	r := e.do("POST", "/v1/verify", strings.NewReader(`{"document":{"base64":"`+base64.StdEncoding.EncodeToString(out)+`"}}`), nil)
@@ -172,6 +174,7 @@ func TestVerifyJSONAndKey(t *testing.T) {
 }
 
 func TestSignRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("r@example.com")
 	b := e.signPDF(key, strings.Replace(signBody(inline(pdftest.OnePage("x"))), `"certificate":{"enabled":false}`, `"certificate":{"enabel":false}`, 1)).errorBody(t, 400, "VALIDATION_ERROR")
@@ -207,6 +210,7 @@ func TestSignRefusals(t *testing.T) {
 // demo's spelling), a 255-character name and audit timestamps with an
 // offset are accepted; the timestamps are recorded in UTC.
 func TestSignAsTheHostedAPIsClientsDo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("hosted@example.com")
 	name := strings.Repeat("N", 255)
@@ -225,6 +229,7 @@ func TestSignAsTheHostedAPIsClientsDo(t *testing.T) {
 }
 
 func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withPrivateFetch())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(pdftest.OnePage("remote")) }))
 	defer srv.Close()
@@ -246,6 +251,7 @@ func TestSignFromURLWhenPrivateAllowed(t *testing.T) {
 }
 
 func TestSignWithCertificatePage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("cert@example.com")
 	body := `{"document":` + inline(pdftest.OnePage("Lease")) + `,
@@ -286,6 +292,7 @@ func TestSignWithCertificatePage(t *testing.T) {
 // headers X-Quire-Event-Id and X-Quire-Document-SHA256 and in the JSON
 // fields eventId and sha256, which the hosted schema allows.
 func TestSignTellsTheCaller(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("ann@example.com")
 	uuidRE := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -315,6 +322,7 @@ func TestSignTellsTheCaller(t *testing.T) {
 // and Quire-Signature-Level names the level reached; without a
 // time-stamp authority, B-T is B-B, or 422 when strict.
 func TestSignLevelAsked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	key := e.key("ann@example.com")
 	post := func(query string) response {
@@ -341,6 +349,7 @@ func TestSignLevelAsked(t *testing.T) {
 // TestCAPublishesCRL: quire's own CA serves its CRL and certificate,
 // without an API key, at the URLs named by its id; other ids are unknown.
 func TestCAPublishesCRL(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	var k struct{ CAID, ChainPEM string }
 	e.get("/v1/verify/key").json(t, &k)
@@ -365,6 +374,7 @@ func TestCAPublishesCRL(t *testing.T) {
 // TestSignCertifiedNoChanges: a document certified against any change
 // (DocMDP P=1) is refused with 422 saying why.
 func TestSignCertifiedNoChanges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited())
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
 	if err != nil {

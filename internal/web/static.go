@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,7 +20,16 @@ type asset struct {
 	etag, ctype   string
 }
 
-// loadAssets reads the static files once, at start.
+// embeddedAssets are the embedded static files, read and compressed once
+// per process, however many servers it builds (the tests build hundreds;
+// compressing them takes seconds under the race detector). Never
+// changed once read: the servers share them.
+var embeddedAssets = sync.OnceValue(func() map[string]asset {
+	static, _ := fs.Sub(files, "static")
+	return loadAssets(static)
+})
+
+// loadAssets reads the static files of root.
 func loadAssets(root fs.FS) map[string]asset {
 	out := map[string]asset{}
 	fs.WalkDir(root, ".", func(name string, d fs.DirEntry, err error) error {

@@ -8,7 +8,6 @@ package web
 import (
 	"embed"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -66,8 +65,7 @@ func New(d Deps, o Options) *Pages {
 		o.Now = time.Now
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
-	static, _ := fs.Sub(files, "static")
-	return &Pages{deps: d, opt: o, tmpl: parseTemplates(), assets: loadAssets(static),
+	return &Pages{deps: d, opt: o, tmpl: parseTemplates(), assets: embeddedAssets(),
 		sessions: newSessions(o.SessionTTL, o.Now)}
 }
 
