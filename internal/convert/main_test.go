@@ -228,6 +228,13 @@ func commented(bodyXML, relsXML string) (string, string, map[string]string) {
 <w:comments xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:comment w:id="0" w:author="A" w:date="2024-01-15T10:30:00Z" w:initials="A"><w:p><w:r><w:t>a remark</w:t></w:r></w:p></w:comment></w:comments>`}
 }
 
+// documentHead and documentTail wrap the body XML of docx's document.xml.
+const (
+	documentHead = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>`
+	documentTail = `</w:body></w:document>`
+)
+
 // docxWith is docx with extra parts.
 func docxWith(bodyXML, relsXML string, extra map[string]string) []byte {
 	parts := map[string]string{
@@ -237,8 +244,7 @@ func docxWith(bodyXML, relsXML string, extra map[string]string) []byte {
 <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
 		"word/_rels/document.xml.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + relsXML + `</Relationships>`,
-		"word/document.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>` + bodyXML + `</w:body></w:document>`,
+		"word/document.xml": documentHead + bodyXML + documentTail,
 	}
 	for name, body := range extra {
 		parts[name] = body
