@@ -36,6 +36,7 @@ func BenchmarkFillDemo(b *testing.B) {
 
 // TestConcurrentFills shares one engine between goroutines (run with -race).
 func TestConcurrentFills(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	tmpl, fields := annotatetest.Template(), demoFields()
 	errs := make(chan error, 4)
@@ -73,6 +74,7 @@ func BenchmarkFillDemoForConversion(b *testing.B) {
 // TestFillForConversion: the same parts as Fill, the stamp the same
 // pixels, only stored uncompressed.
 func TestFillForConversion(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	tmpl, fields := annotatetest.Template(), demoFields()
 	packed, _, err := e.Fill(context.Background(), tmpl, fields)

@@ -88,6 +88,7 @@ var changedByImages = []string{documentPart, "word/_rels/document.xml.rels", con
 // field type, by id and by group, and checks the result, then fills the
 // result again.
 func TestFillEveryFixture(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	for _, name := range fixtures(t) {
 		docx := fixture(t, name)
@@ -263,6 +264,7 @@ func children(e *ooxml.Element, local string) []*ooxml.Element {
 // TestImageNaturalSize: without dimensions an image takes its size at 96
 // dpi, scaled down to the text width (12240 - 2 x 1440 twips here).
 func TestImageNaturalSize(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	docx := fixture(t, "synthetic-sc-template.docx")
 	for _, c := range []struct {
@@ -280,6 +282,7 @@ func TestImageNaturalSize(t *testing.T) {
 // TestHeadersAndFooters: controls in headers are fields too, after those
 // of the body, and their images get relationships of their own part.
 func TestHeadersAndFooters(t *testing.T) {
+	t.Parallel()
 	docx := fixture(t, "sdts-basic.docx")
 	p := mustOpen(t, docx)
 	rels, _ := p.Read("word/_rels/document.xml.rels")
@@ -316,6 +319,7 @@ func TestHeadersAndFooters(t *testing.T) {
 // document sections are not fields; tags that are not JSON or have no
 // group match no group.
 func TestNotFields(t *testing.T) {
+	t.Parallel()
 	sdt := func(id, pr string) string {
 		return `<w:sdt><w:sdtPr><w:id w:val="` + id + `"/>` + pr + `</w:sdtPr><w:sdtContent><w:p><w:r><w:t>old</w:t></w:r></w:p></w:sdtContent></w:sdt>`
 	}

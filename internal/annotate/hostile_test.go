@@ -75,6 +75,7 @@ func pngHeader(w, h uint32) []byte {
 // TestHostileInput: everything a client can send wrong is a 4xx error of
 // the contract, within the limits, never a crash or an internal error.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, fetch.New(fetch.Options{Timeout: 5 * time.Second}).Get) // public addresses only
 	small := DefaultLimits
 	small.Package.MaxPartSize, small.Package.MaxTotalSize = 1<<20, 2<<20
@@ -118,6 +119,7 @@ func TestHostileInput(t *testing.T) {
 
 // TestValidate covers what the request itself may get wrong.
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	doc := Document{Bytes: []byte("PK")}
 	tests := []struct {
 		name  string
@@ -158,7 +160,8 @@ func TestValidate(t *testing.T) {
 // its rows' shape), against the default 1 GiB budget: at least one is
 // filled, the others refused with 503, and the heap stays within the
 // budget plus memory.Margin (the decoded rows, made here before the
-// measure starts, are not in it).
+// measure starts, are not in it). It watches the process's heap, so it
+// is not parallel: the parallel tests of the package run after it.
 func TestLargeTablesStayWithinTheBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills tables of 2.6 million cells; not in -short")

@@ -29,6 +29,7 @@ func tableField(rows, cols int) []Field {
 // that for a converter's package), before they are written; beyond the
 // budget the fill is refused with 503 and holds nothing more.
 func TestTableIsChargedBeforeItIsWritten(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	tmpl := annotatetest.TableTemplate(10)
 	fields := tableField(2600, 10)
@@ -70,6 +71,7 @@ func TestTableIsChargedBeforeItIsWritten(t *testing.T) {
 // TestCancelledFillStops: a fill whose request has ended stops with the
 // context's error instead of writing its rows.
 func TestCancelledFillStops(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

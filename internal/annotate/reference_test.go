@@ -24,6 +24,7 @@ import (
 //   - the rows that were there stay as they were, where the library drops
 //     their table property exceptions (w:tblPrEx).
 func TestSameStructureAsReference(t *testing.T) {
+	t.Parallel()
 	ref := fixture(t, referenceOutput)
 	e := newTestEngine(t, nil)
 	out, rep, err := e.Fill(context.Background(), fixture(t, "synthetic-sc-template.docx"), []Field{

@@ -14,6 +14,7 @@ import (
 // belong: the label's colour in the top and bottom bands, the arc's colour
 // and the signature's black in the middle.
 func TestStampComposition(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t, nil)
 	uri := pngDataURI(t, 300, 100) // a black line across the middle
 	data, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(uri, "data:image/png;base64,"))

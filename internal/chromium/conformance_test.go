@@ -28,7 +28,8 @@ var conformancePages = []Page{
 // TestConformance prints each page as PDF/A-2b, as PDF/UA-1 and as
 // both, and veraPDF finds every PDF compliant.
 func TestConformance(t *testing.T) {
-	p := newPool(t, 1, nil)
+	p := sharedPool(t)
+	t.Parallel()
 	dir := t.TempDir()
 	byFlavour := map[string][]string{}
 	for _, c := range []struct {
@@ -62,7 +63,8 @@ func TestConformance(t *testing.T) {
 // TestImageWithoutAlt: PDF/UA refuses a page whose image has no
 // alternative text, unless the caller takes it for decoration.
 func TestImageWithoutAlt(t *testing.T) {
-	p := newPool(t, 1, nil)
+	p := sharedPool(t)
+	t.Parallel()
 	pg := Page{From: convert.FromHTML, Name: "dot.html", Doc: []byte(`<!doctype html><html lang="en"><head><title>Dot</title></head><body><h1>Dot</h1>
 <img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7" width="40" height="40"></body></html>`)}
 	_, err := p.Convert(context.Background(), pg, convert.JobOptions{PDFUA: true})

@@ -35,7 +35,8 @@ func html(doc string) Page { return Page{Doc: []byte(doc), From: convert.FromHTM
 // TestGridSideBySide: a CSS grid of two cells comes out side by side
 // (LibreOffice's HTML import stacks them).
 func TestGridSideBySide(t *testing.T) {
-	p := newPool(t, 1, nil)
+	p := sharedPool(t)
+	t.Parallel()
 	r, err := p.Convert(context.Background(), html(`<!DOCTYPE html><html><head><style>
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1cm }
 </style></head><body><div class="grid"><div>Leftcell</div><div>Rightcell</div></div></body></html>`), convert.JobOptions{})
@@ -54,7 +55,8 @@ func abs(x float64) float64 { return max(x, -x) }
 // TestAssetsByRelativeName: the page's style sheet and image, given as
 // the request's other files, load by their relative names.
 func TestAssetsByRelativeName(t *testing.T) {
-	p := newPool(t, 1, nil)
+	p := sharedPool(t)
+	t.Parallel()
 	page := html(`<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css"></head>
 <body><p class="mark">Body</p><img src="images/dot.png"></body></html>`)
 	page.Assets = []Asset{{Name: "style.css", Data: []byte(`.mark::after { content: " Fromstylesheet" }`)}, {Name: "images/dot.png", Data: pngOf(t, 37, 23)}}
@@ -107,7 +109,8 @@ func pdfImageSizes(t *testing.T, pdf []byte) []string {
 // TestMarkdownWithOptions: Markdown is rendered and printed with the
 // paper, margin, landscape and page range asked for.
 func TestMarkdownWithOptions(t *testing.T) {
-	p := newPool(t, 1, nil)
+	p := sharedPool(t)
+	t.Parallel()
 	md := "# Title\n\nFirstpage text.\n\n<div style=\"break-before: page\"></div>\n\n" + strings.Repeat("More text.\n\n", 200) + "Lastword\n"
 	r, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: convert.FromMarkdown},
 		convert.JobOptions{Paper: "Letter", Margin: "1in", Landscape: true, PageRanges: "1"})

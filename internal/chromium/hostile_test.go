@@ -86,10 +86,10 @@ func TestHostilePages(t *testing.T) {
 }
 
 // TestEndlessScript: a script that never ends, with javascript=true, is
-// stopped at the script budget (422), well before the job's time limit,
-// and the pool serves on.
+// stopped at the script budget (422; a short one, set for the test),
+// well before the job's time limit, and the pool serves on.
 func TestEndlessScript(t *testing.T) {
-	p := newPool(t, 1, func(o *Options) { o.JobTimeout = 10 * time.Minute })
+	p := newPool(t, 1, func(o *Options) { o.JobTimeout, o.Page.ScriptTimeout = 10*time.Minute, 2*time.Second })
 	_, err := p.Convert(context.Background(), html(`<p>x</p><script>for (;;) {}</script>`), convert.JobOptions{JavaScript: true})
 	if !errors.Is(err, ErrScriptTimeout) || !is4xx(err) {
 		t.Fatalf("got %v, want %v", err, ErrScriptTimeout)

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,33 +31,102 @@ func needChromium(t testing.TB) {
 	}
 }
 
+// shared is the pool of the tests that need only a browser with the
+// default options of newPool. The tests that count the pool's jobs, kill
+// its browser, watch its shared tab or change its options start their
+// own.
+var shared struct {
+	sync.Mutex
+	pool  *Pool
+	dir   string
+	users int // the tests holding it
+}
+
+// sharedPool returns the shared pool, started and ready: started by the
+// first test that asks for it, closed when the last test holding it
+// ends. A parallel test asks for it before t.Parallel, so that it holds
+// the pool while it waits for the serial tests.
+func sharedPool(t *testing.T) *Pool {
+	t.Helper()
+	needChromium(t)
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.pool == nil {
+		dir, err := os.MkdirTemp("", "quire-shared-browser-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := startPool(dir, 1, nil)
+		if err != nil {
+			if p != nil {
+				closePool(p)
+			}
+			os.RemoveAll(dir)
+			t.Fatalf("the shared pool: %v", err)
+		}
+		shared.pool, shared.dir = p, dir
+	}
+	shared.users++
+	t.Cleanup(func() { releaseSharedPool(t) })
+	return shared.pool
+}
+
+// releaseSharedPool closes the shared pool if t was the last test to
+// hold it.
+func releaseSharedPool(t *testing.T) {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.users--; shared.users > 0 {
+		return
+	}
+	if err := closePool(shared.pool); err != nil {
+		t.Errorf("close the shared pool: %v", err)
+	}
+	os.RemoveAll(shared.dir)
+	shared.pool, shared.dir = nil, ""
+}
+
 // newPool starts a pool of n confined browsers for the test, and waits
 // until they are ready.
 func newPool(t testing.TB, n int, adjust func(*Options)) *Pool {
 	t.Helper()
 	needChromium(t)
+	p, err := startPool(t.TempDir(), n, adjust)
+	if p != nil {
+		t.Cleanup(func() {
+			if err := closePool(p); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startPool starts a pool of n confined browsers working in dir, and
+// waits until they are ready. It returns the pool, to be closed, even
+// when they are not.
+func startPool(dir string, n int, adjust func(*Options)) (*Pool, error) {
 	o := Options{PoolOptions: convert.PoolOptions{Workers: n, JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
-		WorkerArgs: []string{"quire-test-worker", "confine"}}, Dir: t.TempDir()}
+		WorkerArgs: []string{"quire-test-worker", "confine"}}, Dir: dir}
 	if adjust != nil {
 		adjust(&o)
 	}
 	p, err := NewPool(o)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a browser may be starting, slowly on a loaded machine
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return p, p.WaitReady(ctx)
+}
+
+func closePool(p *Pool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a browser may be starting, slowly on a loaded machine
+	defer cancel()
+	return p.Close(ctx)
 }
 
 // word is a word of a PDF page with its box, in points from the top left,

@@ -31,10 +31,10 @@ func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {
 }
 
 func TestWithoutCommentsLeavesOtherInputAlone(t *testing.T) {
-	body, rels, extra := commented(`<w:p/>`, "")
-	extra["word/large.xml"] = strings.Repeat("a", maxCommentPartBytes+1)
+	const mib = 1 << 20
+	large := withRepeatedPart(docxWith(commented(`<w:p/>`, "")), "word/large.xml", "", strings.Repeat("a", mib), maxCommentPartBytes/mib, strings.Repeat("a", maxCommentPartBytes%mib+1))
 	for name, in := range map[string][]byte{
-		"a part over the limit": docxWith(body, rels, extra),
+		"a part over the limit": large,
 		"no comments":           docx(`<w:p><w:r><w:t>plain</w:t></w:r></w:p>`, ""),
 		"not a ZIP":             []byte("PK\x03\x04 but not really"),
 		"empty":                 nil,

@@ -67,9 +67,9 @@ func convertFile(p *Pool, r Request, file, dir string) (string, error) {
 // TestCorpusPDFAVeraPDF converts every DOCX of the corpus to PDF/A-1b, 2b and
 // 3b, and veraPDF finds every PDF compliant.
 func TestCorpusPDFAVeraPDF(t *testing.T) {
+	p := sharedPool(t)
+	t.Parallel()
 	files := corpusFiles(t)
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 60 * time.Second}})
 	for i, part := range PDFAVersions {
 		flavour := []string{"1b", "2b", "3b"}[i]
 		t.Run(flavour, func(t *testing.T) {
@@ -99,9 +99,9 @@ var uaHTML = []string{
 // TestPDFUAVeraPDF converts DOCX files and HTML pages to PDF/UA-1 with
 // LibreOffice, and veraPDF finds every PDF compliant.
 func TestPDFUAVeraPDF(t *testing.T) {
+	p := sharedPool(t)
+	t.Parallel()
 	corpusFiles(t)
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 60 * time.Second}})
 	dir := t.TempDir()
 	var files []string
 	for _, f := range uaDOCX {
@@ -128,9 +128,9 @@ func TestPDFUAVeraPDF(t *testing.T) {
 // refused with 422 naming it, unless the caller takes it for decoration,
 // and then the PDF is compliant.
 func TestPDFUAImageWithoutAlt(t *testing.T) {
+	p := sharedPool(t)
+	t.Parallel()
 	corpusFiles(t)
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 60 * time.Second}})
 	file := filepath.Join(corpusDir, "mammoth__tiny-picture.docx")
 	dir := t.TempDir()
 	_, err := convertFile(p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFUA: true}}, file, dir)

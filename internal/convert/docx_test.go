@@ -16,8 +16,8 @@ import (
 // proves that the DOCX is one: it is a Word package, and converted back to
 // PDF, pdftotext finds the text of the source.
 func TestMarkdownAndHTMLToDOCX(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	for _, c := range []struct {
 		from string
 		in   string

@@ -15,6 +15,7 @@ import (
 // before its next three are sent (sent at once, on a loaded machine all
 // five could be waiting before a worker took one, and two refused).
 func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
+	t.Parallel() // seconds of waiting for the script engine's sleeps
 	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, QueueLength: 3}})
 	ctxA := quire.WithTenant(context.Background(), "A")
 	var doneA atomic.Int32

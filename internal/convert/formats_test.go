@@ -46,6 +46,8 @@ func pdfText(t *testing.T, pdf []byte, n int) string {
 // against the page count of a cold soffice conversion of the same file
 // and for the text of its first and last page.
 func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
+	p := sharedPool(t)
+	t.Parallel()
 	requireCalcImpress(t)
 	xlsx, pptx := convtest.XLSX(120), convtest.PPTX(4)
 	docs := map[string][]byte{
@@ -64,7 +66,6 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		os.WriteFile(files[len(files)-1], b, 0o600)
 	}
 	cold := coldPages(t, files)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	for name, in := range docs {
 		from := strings.TrimPrefix(filepath.Ext(name), ".")
 		if got, err := Detect(name, in); got != from {
@@ -99,8 +100,9 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 // in Windows-1252 alike, splits its fields (quoted ones with
 // their commas), and keeps formulas as text.
 func TestCSVCharsetsAndFormulas(t *testing.T) {
+	p := sharedPool(t)
+	t.Parallel()
 	requireCalcImpress(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	const text = "city,note\nZürich,\"crème, brûlée\"\nsum,=1+1\n"
 	latin1 := []byte(strings.NewReplacer("ü", "\xfc", "è", "\xe8", "û", "\xfb", "é", "\xe9").Replace(text))
 	for name, in := range map[string][]byte{"UTF-8": []byte(text), "Windows-1252": latin1} {

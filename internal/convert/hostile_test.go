@@ -3,7 +3,6 @@ package convert
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -24,16 +23,9 @@ import (
 
 // zeros returns n zero bytes deflated (about a thousandth of n).
 func zeros(n int) []byte {
-	var b bytes.Buffer
-	w, _ := flate.NewWriter(&b, flate.BestCompression)
-	chunk := make([]byte, 1<<20)
-	for n > 0 {
-		k := min(n, len(chunk))
-		w.Write(chunk[:k])
-		n -= k
-	}
-	w.Close()
-	return b.Bytes()
+	const mib = 1 << 20
+	data, _, _ := repeatedDeflate(nil, make([]byte, mib), n/mib, make([]byte, n%mib))
+	return data
 }
 
 // rawPart returns a DOCX with the part name made of the raw deflate data,

@@ -21,8 +21,8 @@ import (
 // cold soffice, and checks the output with pdfatest; a plain PDF fails
 // the same checks, which shows that they can fail.
 func TestPDFA(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	in := docx(paragraphs(3, "archival"), "")
 	for part, version := range PDFAVersions {
 		r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFA: version})
@@ -56,8 +56,8 @@ func TestPDFA(t *testing.T) {
 
 // TestPDFUA: pdfua=true makes a tagged PDF; a plain one is not.
 func TestPDFUA(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	in := docx(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Title</w:t></w:r></w:p>`+paragraphs(2, "accessible"), "")
 	r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFUA: true})
 	if err != nil {
@@ -76,9 +76,9 @@ func TestPDFUA(t *testing.T) {
 // TestPageRanges exports parts of a long document of the corpus, and
 // refuses a range past its end with a clear answer.
 func TestPageRanges(t *testing.T) {
-	requireLibreOffice(t)
+	p := sharedPool(t)
+	t.Parallel()
 	in := corpusFile(t, "docx4j__Docx4j_GettingStarted.docx")
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	all, err := p.Convert(context.Background(), in, FromDOCX)
 	if err != nil {
 		t.Fatal(err)
@@ -106,8 +106,8 @@ func TestPageRanges(t *testing.T) {
 // TestLandscape turns HTML and Markdown pages to landscape; a DOCX,
 // which has a page setup of its own, is refused.
 func TestLandscape(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	for from, in := range map[string]string{
 		FromHTML:     "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body><h1>Café</h1><p>" + strings.Repeat("A long line. ", 1500) + "</p></body></html>",
 		FromMarkdown: "# Café\n\n" + strings.Repeat("A long line. ", 1500) + "\n",

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,7 +41,73 @@ func TestMain(m *testing.M) {
 			grow(600)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if coldProfiles.dir != "" {
+		os.RemoveAll(coldProfiles.dir)
+	}
+	os.Exit(code)
+}
+
+// shared is the LibreOffice pool of the tests that need only a warm
+// engine with the default options (two workers). The tests that count the
+// pool's jobs, kill its workers or change its options start their own.
+var shared struct {
+	sync.Mutex
+	pool  *Pool
+	dir   string
+	users int // the tests holding it
+}
+
+// sharedPool returns the shared pool, started and ready: started by the
+// first test that asks for it, closed when the last test holding it
+// ends. A parallel test asks for it before t.Parallel, so that it holds
+// the pool while it waits for the serial tests.
+func sharedPool(t *testing.T) *Pool {
+	t.Helper()
+	requireLibreOffice(t)
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.pool == nil {
+		dir, err := os.MkdirTemp("", "quire-shared-pool-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{PoolOptions: PoolOptions{Workers: 2, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, Dir: dir}
+		p, err := NewPool(o)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			err = p.WaitReady(ctx)
+			cancel()
+			if err != nil {
+				p.Close(context.Background())
+			}
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			t.Fatalf("the shared pool: %v", err)
+		}
+		shared.pool, shared.dir = p, dir
+	}
+	shared.users++
+	t.Cleanup(func() { releaseSharedPool(t) })
+	return shared.pool
+}
+
+// releaseSharedPool closes the shared pool if t was the last test to
+// hold it.
+func releaseSharedPool(t *testing.T) {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.users--; shared.users > 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := shared.pool.Close(ctx); err != nil {
+		t.Errorf("close the shared pool: %v", err)
+	}
+	os.RemoveAll(shared.dir)
+	shared.pool, shared.dir = nil, ""
 }
 
 // grow makes the process resident in mib more MiB of memory, a page at a
@@ -228,6 +295,13 @@ func commented(bodyXML, relsXML string) (string, string, map[string]string) {
 <w:comments xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:comment w:id="0" w:author="A" w:date="2024-01-15T10:30:00Z" w:initials="A"><w:p><w:r><w:t>a remark</w:t></w:r></w:p></w:comment></w:comments>`}
 }
 
+// documentHead and documentTail wrap the body XML of docx's document.xml.
+const (
+	documentHead = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>`
+	documentTail = `</w:body></w:document>`
+)
+
 // docxWith is docx with extra parts.
 func docxWith(bodyXML, relsXML string, extra map[string]string) []byte {
 	parts := map[string]string{
@@ -237,8 +311,7 @@ func docxWith(bodyXML, relsXML string, extra map[string]string) []byte {
 <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
 		"word/_rels/document.xml.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + relsXML + `</Relationships>`,
-		"word/document.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>` + bodyXML + `</w:body></w:document>`,
+		"word/document.xml": documentHead + bodyXML + documentTail,
 	}
 	for name, body := range extra {
 		parts[name] = body

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -74,29 +75,41 @@ func TestJobOverMemoryLimitIsKilled(t *testing.T) {
 }
 
 // hugeRunDOCX is the DOCX of the issue: one w:t of 1000 MiB of spaces,
-// about 1 MB compressed. Its deflate stream is one compressed MiB of
-// spaces repeated (each copy's blocks refer to nothing before them), so it
-// takes a fraction of a second to make.
+// about 1 MB compressed.
 var hugeRunDOCX = sync.OnceValue(func() []byte {
-	const mib, copies = 1 << 20, 1000
 	head := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t xml:space="preserve">`
 	tail := `</w:t></w:r></w:p></w:body></w:document>`
-	spaces := bytes.Repeat([]byte(" "), mib)
-	var data bytes.Buffer
-	crc := crc32.ChecksumIEEE([]byte(head))
-	data.Write(deflateBlocks([]byte(head)))
-	block := deflateBlocks(spaces)
-	for range copies {
-		data.Write(block)
-		crc = crc32.Update(crc, crc32.IEEETable, spaces)
-	}
-	data.Write(deflateBlocks([]byte(tail)))
-	crc = crc32.Update(crc, crc32.IEEETable, []byte(tail))
-	data.Write([]byte{0x03, 0x00}) // an empty final block
-	return packageWith(docx("", ""), &zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc,
-		CompressedSize64: uint64(data.Len()), UncompressedSize64: uint64(len(head) + copies*mib + len(tail))}, data.Bytes())
+	return withRepeatedPart(docx("", ""), "word/document.xml", head, strings.Repeat(" ", 1<<20), 1000, tail)
 })
+
+// withRepeatedPart returns the package pkg with the part name holding
+// head, unit copies times, and tail.
+func withRepeatedPart(pkg []byte, name, head, unit string, copies int, tail string) []byte {
+	data, crc, size := repeatedDeflate([]byte(head), []byte(unit), copies, []byte(tail))
+	return packageWith(pkg, &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(len(data)), UncompressedSize64: size}, data)
+}
+
+// repeatedDeflate returns the deflate stream of head, unit copies times,
+// and tail, with its checksum and inflated size. The stream is unit's
+// compressed blocks repeated (each copy's blocks refer to nothing before
+// them), so that it takes a fraction of a second to make however large it
+// inflates: deflating the whole under the race detector took minutes.
+func repeatedDeflate(head, unit []byte, copies int, tail []byte) (data []byte, crc uint32, size uint64) {
+	var b bytes.Buffer
+	b.Write(deflateBlocks(head))
+	crc = crc32.ChecksumIEEE(head)
+	block := deflateBlocks(unit)
+	for range copies {
+		b.Write(block)
+		crc = crc32.Update(crc, crc32.IEEETable, unit)
+	}
+	b.Write(deflateBlocks(tail))
+	crc = crc32.Update(crc, crc32.IEEETable, tail)
+	b.Write([]byte{0x03, 0x00}) // an empty final block
+	return b.Bytes(), crc, uint64(len(head) + copies*len(unit) + len(tail))
+}
 
 // deflateBlocks compresses b into non-final deflate blocks that end on a
 // byte boundary and refer to nothing before them.
@@ -140,15 +153,25 @@ func packageWith(pkg []byte, h *zip.FileHeader, data []byte) []byte {
 // compresses about 15 to 1, like real text; otherwise they are all alike,
 // and the package compresses a thousandfold.
 func manyParagraphsDOCX(distinct bool) []byte {
-	var b strings.Builder
-	for i := range 2_000_000 {
-		if distinct {
-			fmt.Fprintf(&b, "<w:p><w:r><w:t>%d</w:t></w:r></w:p>", i)
-		} else {
-			b.WriteString("<w:p><w:r><w:t>x</w:t></w:r></w:p>")
-		}
+	const n, alike = 2_000_000, "<w:p><w:r><w:t>x</w:t></w:r></w:p>"
+	if !distinct {
+		return withRepeatedPart(docx("", ""), "word/document.xml", documentHead, strings.Repeat(alike, n/50), 50, documentTail)
 	}
-	return docx(b.String(), "")
+	b := []byte(documentHead)
+	for i := range n {
+		b = append(b, "<w:p><w:r><w:t>"...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, "</w:t></w:r></w:p>"...)
+	}
+	b = append(b, documentTail...)
+	// The fastest level compresses this text as well as the default one
+	// does, in half the time (seconds under the race detector).
+	var data bytes.Buffer
+	w, _ := flate.NewWriter(&data, flate.BestSpeed)
+	w.Write(b)
+	w.Close()
+	return packageWith(docx("", ""), &zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(b),
+		CompressedSize64: uint64(data.Len()), UncompressedSize64: uint64(len(b))}, data.Bytes())
 }
 
 // TestIssueDocumentsAreRefusedBeforeLibreOffice: with the default limits,

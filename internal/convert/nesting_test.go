@@ -98,8 +98,8 @@ func TestDeepNestingIsRefusedBeforeTheEngine(t *testing.T) {
 // cases are no test of nesting: 200,000 paragraphs exceed a job's time
 // in LibreOffice whatever their depth.)
 func TestNestingAtTheLimitConverts(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	atTheLimit := []string{"quotes 200 deep", "a README", "200 nested spans", "stray end tags"}
 	for _, c := range nestingCases {
 		if !slices.Contains(atTheLimit, c.name) {

@@ -44,6 +44,7 @@ func waitFor(t *testing.T, p *Pool, what string, cond func(Status) bool) Status 
 }
 
 func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
+	t.Parallel() // seconds of waiting for the job's time limit
 	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 5 * time.Second}})
 	slow := convertAsync(p, context.Background(), "sleep 30s")
 	waitFor(t, p, "the slow job runs", func(s Status) bool { return s.Busy == 1 })

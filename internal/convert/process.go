@@ -119,16 +119,22 @@ func widen(f *os.File) {
 // workerEnv is the supervisor's environment for a worker, with
 // asynchronous preemption off (see worker.go), LibreOffice's headless
 // graphics backend, TMPDIR and HOME in the worker's own directory (where
-// a confined worker can write, confine.go), and jemalloc
-// preloaded when it is installed (see jemallocPath).
+// a confined worker can write, confine.go), jemalloc preloaded when it
+// is installed (see jemallocPath), and the race detector's wait at exit
+// off: a worker of a race-detector build (the tests') would otherwise
+// spend a second at each exit, holding its slot's replacement back.
 func workerEnv(base []string, tmp string) []string {
-	env := make([]string, 0, len(base)+4)
-	godebug, preload := "asyncpreemptoff=1", jemallocPath()
+	env := make([]string, 0, len(base)+5)
+	godebug, gorace, preload := "asyncpreemptoff=1", "atexit_sleep_ms=0", jemallocPath()
 	for _, kv := range base {
 		switch {
 		case strings.HasPrefix(kv, "GODEBUG="):
 			if v := strings.TrimPrefix(kv, "GODEBUG="); v != "" {
 				godebug = v + "," + godebug
+			}
+		case strings.HasPrefix(kv, "GORACE="):
+			if v := strings.TrimPrefix(kv, "GORACE="); v != "" {
+				gorace = v + " " + gorace
 			}
 		case strings.HasPrefix(kv, "LD_PRELOAD="):
 			preload = "" // the operator's choice stands
@@ -138,7 +144,7 @@ func workerEnv(base []string, tmp string) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GODEBUG="+godebug, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp, "HOME="+tmp)
+	env = append(env, "GODEBUG="+godebug, "GORACE="+gorace, "SAL_USE_VCLPLUGIN=svp", "TMPDIR="+tmp, "HOME="+tmp)
 	if preload != "" {
 		env = append(env, "LD_PRELOAD="+preload)
 	}

@@ -177,14 +177,9 @@ func rtfReaching(r refs) string {
 func docFromRTF(t *testing.T, rtf string) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	if err := writeProfile(filepath.Join(dir, "profile")); err != nil {
-		t.Fatal(err)
-	}
 	src := filepath.Join(dir, "in.rtf")
 	os.WriteFile(src, []byte(rtf), 0o600)
-	cmd := exec.Command("soffice", "--headless", "-env:UserInstallation="+fileURL(filepath.Join(dir, "profile")),
-		"--convert-to", "doc", "--outdir", filepath.Join(dir, "out"), src)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := sofficeWith("service", writeProfile, "--convert-to", "doc", "--outdir", filepath.Join(dir, "out"), src); err != nil {
 		t.Fatalf("soffice --convert-to doc: %v\n%s", err, out)
 	}
 	doc, err := os.ReadFile(filepath.Join(dir, "out", "in.doc"))

@@ -156,16 +156,14 @@ func countImages(t *testing.T, pdf []byte) int {
 	return len(strings.Split(strings.TrimSpace(string(out)), "\n")) - 2 // two header lines
 }
 
-// sofficeConvert converts in with a cold `soffice --convert-to pdf` and a
-// fresh default profile, and returns the PDF.
+// sofficeConvert converts in with a cold `soffice --convert-to pdf` and
+// the default profile, and returns the PDF.
 func sofficeConvert(t *testing.T, name string, in []byte) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, name)
 	os.WriteFile(src, in, 0o600)
-	cmd := exec.Command("soffice", "--headless", "-env:UserInstallation="+fileURL(filepath.Join(dir, "profile")),
-		"--convert-to", "pdf", "--outdir", filepath.Join(dir, "out"), src)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := soffice("--convert-to", "pdf", "--outdir", filepath.Join(dir, "out"), src); err != nil {
 		t.Fatalf("soffice: %v\n%s", err, out)
 	}
 	pdf, err := os.ReadFile(filepath.Join(dir, "out", strings.TrimSuffix(name, filepath.Ext(name))+".pdf"))
@@ -181,7 +179,8 @@ func sofficeConvert(t *testing.T, name string, in []byte) []byte {
 // control, the same DOCX through a cold soffice with a default profile
 // does contact the listener and embed the image: the test can see a leak.
 func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
-	requireLibreOffice(t)
+	p := sharedPool(t)
+	t.Parallel()
 	secret := writePNG(t, t.TempDir())
 
 	control := listen(t)
@@ -196,7 +195,6 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	t.Logf("control: default profile made %d connections; its PDF has %d bytes", control.accepted.Load(), len(pdf))
 
 	l := listen(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
 	htmlDoc := `<!DOCTYPE html><html><head><link rel="stylesheet" href="` + l.url("style.css") + `">` +
 		`<link rel="stylesheet" href="` + fileURL(secret) + `"><meta http-equiv="refresh" content="0; url=` + l.url("refresh") + `">` +
 		`<style>@import url(` + l.url("import.css") + `); p { background: url(` + l.url("bg.png") + `) }</style></head>` +
@@ -251,8 +249,8 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 // the same export options, but writes no links for documents as small as
 // this one, so this test cannot see it.)
 func TestLinksDoNotNameServerPaths(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := sharedPool(t)
+	t.Parallel()
 	pdf, err := p.Convert(context.Background(), []byte(`<html><body><p><a href="other.docx">a relative link</a></p></body></html>`), FromHTML)
 	if err != nil {
 		t.Fatal(err)

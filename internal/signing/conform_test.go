@@ -30,6 +30,7 @@ import (
 // without an error or a warning (pdfcheck: qpdf, pdffonts, pdfinfo,
 // mutool, pdfcpu).
 func TestSignedOutputConforms(t *testing.T) {
+	t.Parallel()
 	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	classic := pdftest.OnePage("Service agreement")
 	inputs := map[string][]byte{
@@ -56,6 +57,7 @@ func TestSignedOutputConforms(t *testing.T) {
 // files (by name) that every validator accepts as they are, so that a
 // problem found in an output is one that signing made.
 func TestSignedCorpusConforms(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../../shared/corpus/pdf/*.pdf")
 	if len(files) == 0 {
 		t.Skip("../shared/corpus/pdf is absent: the shared corpus is not checked out beside this worktree")
@@ -93,6 +95,7 @@ func TestSignedCorpusConforms(t *testing.T) {
 // as written (the Devanagari name's vowel signs and reph included); pdfsig
 // and every validator accept the file.
 func TestTypedSignatureSigned(t *testing.T) {
+	t.Parallel()
 	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	for _, name := range []string{"Ann Example", "राम प्रसाद शर्मा"} {
 		req := Request{Document: Document{Bytes: pdftest.OnePage("Agreement")}, Certificate: true,

@@ -53,7 +53,9 @@ func corpusAndHostile(t *testing.T) []document {
 // TestEveryPDFAnswersWithinBounds signs every corpus and hostile PDF with
 // the certificate page on and off, and verifies it. Each call must succeed
 // or fail with a *quire.Error (anything else is a 500), and allocate no
-// more than the memory bound of one request (pdftest.MemoryBound).
+// more than the memory bound of one request (pdftest.MemoryBound). It
+// counts the process's allocations, so it is not parallel: the parallel
+// tests of the package run after it.
 func TestEveryPDFAnswersWithinBounds(t *testing.T) {
 	docs := corpusAndHostile(t)
 	id, err := pdfsign.LoadIdentity(pdfsign.KeySource{DataDir: t.TempDir()})
@@ -125,7 +127,8 @@ func outcome(t *testing.T, name string, err error) string {
 // MB held to sign it with its certificate page), each charged as the HTTP
 // adapter charges it (memory.PerBodyByte times the body first, then its
 // shape): each is signed or refused with 503, and the heap stays within
-// the 1 GiB budget plus memory.Margin.
+// the 1 GiB budget plus memory.Margin. It watches the process's heap, so
+// it is not parallel, like TestEveryPDFAnswersWithinBounds.
 func TestWidePageTreeStaysWithinTheBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("signs 200,000-page PDFs; not in -short")

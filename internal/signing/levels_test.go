@@ -42,6 +42,7 @@ func levelService(t *testing.T, level pdfsign.Level, tsa *pdftest.TSA) *Service 
 // elsewhere: INDETERMINATE, never failed. B-B has no time-stamp even
 // with an authority configured.
 func TestLevelDelivered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tsa := pdftest.NewTSA(t)
 	svc := levelService(t, pdfsign.LevelB, tsa)
@@ -100,6 +101,7 @@ func trustFiles(t *testing.T, svc *Service, tsa *pdftest.TSA) []string {
 // certificate; EU DSS finds B-T as answered. Without an authority, B-T
 // is B-B, or 422 when strict.
 func TestLevelNotReached(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare := pdftest.NewTSAWithoutRevocation(t)
 	svc := levelService(t, pdfsign.LevelLT, bare)

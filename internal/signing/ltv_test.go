@@ -109,6 +109,7 @@ func submitted(doc []byte, certificate bool) Request {
 // short-lived certificate (its CRL fetched from its distribution point),
 // then verifies on a clock set after the certificate expired.
 func TestLongTermVerifyAfterExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
@@ -170,6 +171,7 @@ func certifiedPDF(t *testing.T, p int) []byte {
 }
 
 func TestCertifiedDocuments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	_, err := svc.Sign(ctx, submitted(certifiedPDF(t, 1), true), "key")
@@ -194,6 +196,7 @@ func TestCertifiedDocuments(t *testing.T) {
 // address is not fetched unless private fetches are allowed; the document
 // is signed without its CRL, and cannot be validated after expiry.
 func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, hits, _ := operatorIdentity(t, time.Hour, false)
@@ -218,6 +221,7 @@ func TestCRLBehindSSRFGuardLeftOut(t *testing.T) {
 // "good" answer in the DSS (/OCSPs) instead of its CRL, and the answer
 // validates the signature after the certificate expired.
 func TestOCSPPreferred(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	id, crlHits, ocspHits := operatorIdentity(t, time.Hour, true)

@@ -25,6 +25,7 @@ import (
 // stays valid, for quire and for EU DSS (under the policy that fails any
 // change it does not permit), each at the level asked.
 func TestLaterSignersKeepEarlierValid(t *testing.T) {
+	t.Parallel()
 	dsstest.Require(t)
 	tsa := pdftest.NewTSA(t)
 	lt := levelService(t, pdfsign.LevelLT, tsa)

@@ -15,6 +15,7 @@ func valid() Request {
 }
 
 func TestValidateAcceptsAValidRequest(t *testing.T) {
+	t.Parallel()
 	r := valid()
 	r.Signer.Name = strings.Repeat("Å", MaxNameLength) // characters, not bytes
 	r.Signer.IP, r.EventID = "2001:db8::1", strings.Repeat("e", MaxEventIDLength)
@@ -26,6 +27,7 @@ func TestValidateAcceptsAValidRequest(t *testing.T) {
 // TestValidateReportsEveryBadField breaks every field at once: each is
 // named in one answer.
 func TestValidateReportsEveryBadField(t *testing.T) {
+	t.Parallel()
 	r := Request{Document: Document{Bytes: []byte("%PDF"), URL: "https://example.com/a.pdf"},
 		Signer:     Signer{Email: "not-an-email", Name: strings.Repeat("A", 256), IP: "localhost", UserAgent: "x\x00y"},
 		AuditTrail: []AuditEvent{{Type: "Ready!"}, {Type: "ready", Timestamp: time.Now(), Data: map[string]any{"png": strings.Repeat("x", MaxEventDataBytes)}}},

@@ -44,6 +44,7 @@ func newService(t *testing.T, db *store.DB, fetchOpt ...fetch.Options) *Service 
 // TestSignValidates: whoever calls Sign, an invalid request is refused
 // before anything is signed or recorded.
 func TestSignValidates(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	req := Request{Document: Document{Bytes: pdftest.OnePage("x")}, Signer: Signer{Name: strings.Repeat("A", 500), Email: "not-an-email"},
 		AuditTrail: []AuditEvent{{Type: "submit", Timestamp: time.Now()}}, EventID: strings.Repeat("x", 400)}
@@ -57,6 +58,7 @@ func TestSignValidates(t *testing.T) {
 // TestInstancesTrustEachOther signs on one instance and verifies on
 // another that shares the database but generated its own identity.
 func TestInstancesTrustEachOther(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		a, b := newService(t, db), newService(t, db)
@@ -85,6 +87,7 @@ func TestInstancesTrustEachOther(t *testing.T) {
 // downloaded by URL: the primary signer is the newest signature's, with the
 // e-mail recorded for its event, and the document's metadata is its own.
 func TestVerifyNamesThePrimarySigner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")), fetch.Options{AllowPrivate: true})
 	pdf := pdftest.OnePage("twice")
@@ -132,6 +135,7 @@ func TestVerifyNamesThePrimarySigner(t *testing.T) {
 // TestVerifyRefusesTwoDocuments: a document must be inline or a URL, not
 // both; the verify route's decoding leaves that rule to Verify.
 func TestVerifyRefusesTwoDocuments(t *testing.T) {
+	t.Parallel()
 	svc := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	for _, d := range []Document{{Bytes: pdftest.OnePage("x"), URL: "https://example.com/a.pdf"}, {}} {
 		_, err := svc.Verify(context.Background(), d)
@@ -146,6 +150,7 @@ func TestVerifyRefusesTwoDocuments(t *testing.T) {
 // absolute URL when the service knows it, and says how to find it when not;
 // it names the operator (QUIRE_SIGNING_ORG).
 func TestVerifyHint(t *testing.T) {
+	t.Parallel()
 	s := newService(t, storetest.Open(t, storetest.URL(t, "sqlite")))
 	if h := s.certificateData(Request{}, "", time.Now()).VerifyHint; !strings.Contains(h, "open /verify on the server that signed it") {
 		t.Errorf("hint without a public URL: %q", h)
@@ -164,6 +169,7 @@ func TestVerifyHint(t *testing.T) {
 // their SHA-256, and the caller is told the output's, whether the output extends the input in its own memory
 // (room to spare after it), in a copy, or is a repaired rewrite of it.
 func TestSigningRecordsHashes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, storetest.URL(t, "sqlite"))
 	svc := newService(t, db)
