@@ -135,7 +135,7 @@ func convertFile(in, out, from string, opts convert.JobOptions, pool *app.OnDema
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, r.PDF, 0o644)
+	return os.WriteFile(out, r.Output, 0o644)
 }
 
 // runConvertWorker implements the hidden `quire convert-worker` command:

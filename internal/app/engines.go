@@ -130,7 +130,7 @@ func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts con
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
 	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
-	return r.PDF, err
+	return r.Output, err
 }
 
 func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {

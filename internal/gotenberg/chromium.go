@@ -78,12 +78,12 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, convert.ToAPIError(err, a.d.Chromium.RetryAfter()))
 			return
 		}
-		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.PDF})
+		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		count(r.Context(), 1, res.Engine, httpapi.PDFPages(res.PDF))
+		count(r.Context(), 1, res.Engine, httpapi.PDFPages(res.Output))
 		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
 			httpapi.Fail(w, r, err)
 		}

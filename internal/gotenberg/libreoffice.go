@@ -76,8 +76,8 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	var engine time.Duration
 	var pages int64
 	for i, res := range results {
-		names[i], outs[i], engine = f.files[i].Name, res.PDF, engine+res.Engine
-		pages += httpapi.PDFPages(res.PDF)
+		names[i], outs[i], engine = f.files[i].Name, res.Output, engine+res.Engine
+		pages += httpapi.PDFPages(res.Output)
 	}
 	if req.Merge && len(outs) > 1 {
 		pdf, err := httpapi.Merge(r.Context(), req, names[0], outs)

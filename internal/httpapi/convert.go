@@ -69,7 +69,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	u.Documents, u.EngineSeconds = int64(len(files)), engine.Seconds()
 	if req.To == convert.ToPDF {
 		for _, res := range results {
-			u.Pages += pdfPages(res.PDF)
+			u.Pages += pdfPages(res.Output)
 		}
 	}
 	w.Header().Set("Content-Type", contentType)
@@ -199,7 +199,7 @@ func convertRequestOf(r *http.Request) convertRequest {
 func (req convertRequest) answer(ctx context.Context, files []Upload, results []convert.Result) ([]byte, string, error) {
 	outs := make([][]byte, len(results))
 	for i, res := range results {
-		outs[i] = res.PDF
+		outs[i] = res.Output
 	}
 	switch {
 	case len(outs) == 1: // one document, or one page printed with its files
@@ -225,8 +225,8 @@ func (req convertRequest) merge(ctx context.Context, name string, pdfs [][]byte)
 	if err != nil {
 		return nil, err
 	}
-	res, err := convert.Conform(ctx, convert.Result{PDF: pdf}, nil, name, req.Options)
-	return res.PDF, convert.ToAPIError(err, 0)
+	res, err := convert.Conform(ctx, convert.Result{Output: pdf}, nil, name, req.Options)
+	return res.Output, convert.ToAPIError(err, 0)
 }
 
 // convertAll converts files as req asks, each of the format req names or
