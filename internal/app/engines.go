@@ -10,6 +10,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
@@ -23,6 +24,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	if onDemand {
 		a.onDemand = NewOnDemand(cfg, a.Log)
 		a.converter = a.onDemand
+		a.Conversion = newConversion(nil, nil) // commands run by hand serve no conversion
 		return nil
 	}
 	if cfg.ConvertWorkers < 0 {
@@ -37,12 +39,50 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	}
 	if cfg.ChromiumWorkers < 0 {
 		a.Log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
-		return nil
+	} else {
+		opt := chromiumOptions(cfg, a.Log)
+		opt.Registerer = a.Metrics
+		if a.Chromium, err = chromium.NewPool(opt); err != nil {
+			return err
+		}
 	}
-	opt := chromiumOptions(cfg, a.Log)
-	opt.Registerer = a.Metrics
-	a.Chromium, err = chromium.NewPool(opt)
-	return err
+	a.Conversion = newConversion(a.Convert, a.Chromium)
+	return nil
+}
+
+// newConversion is the conversion service over the pools, nil ones off.
+func newConversion(office *convert.Pool, browser *chromium.Pool) *conversion.Service {
+	var o conversion.Office // a nil pool must stay a nil interface: the service tells "off" by it
+	var b conversion.Browser
+	if office != nil {
+		o = office
+	}
+	if browser != nil {
+		b = printer{browser}
+	}
+	return conversion.New(o, b)
+}
+
+// printer is the Chromium pool as the conversion service prints with it.
+type printer struct{ pool *chromium.Pool }
+
+func (p printer) RetryAfter() time.Duration { return p.pool.RetryAfter() }
+
+func (p printer) Check(page conversion.Page, opts convert.JobOptions) error {
+	return p.pool.Check(chromiumPage(page), opts)
+}
+
+func (p printer) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+	return p.pool.Convert(ctx, chromiumPage(page), opts)
+}
+
+// chromiumPage is p as package chromium names a page.
+func chromiumPage(p conversion.Page) chromium.Page {
+	c := chromium.Page{Doc: p.Doc, From: p.From, Name: p.Name}
+	for _, f := range p.Assets {
+		c.Assets = append(c.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
+	}
+	return c
 }
 
 // WaitReady waits until the started engines have warmed up.
