@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/quire-dev/quire/internal/convert"
-	"github.com/quire-dev/quire/internal/pdfmerge"
+	"github.com/quire-dev/quire/internal/pdftools"
 )
 
 // merge joins the PDFs of r's files, and makes the result conform as
@@ -18,7 +18,7 @@ func merge(ctx context.Context, r Request, parts []File) ([]byte, error) {
 		pdfs[i] = p.Data
 	}
 	c := r.Options.ConformanceOptions(name)
-	out, err := pdfmerge.Merge(pdfs, c.PDFA == 1)
+	out, err := pdftools.Merge(pdfs, c.PDFA == 1)
 	if err != nil {
 		return nil, err
 	}
