@@ -137,21 +137,55 @@ func NewOnDemand(cfg *config.Config, log *slog.Logger) *OnDemand {
 	return &OnDemand{opt: convertOptions(cfg, log), chromium: chromiumOptions(cfg, log)}
 }
 
-// Prints tells whether a document of format from is printed with
-// Chromium, as POST /v1/convert would: HTML and Markdown, unless opts
-// choose LibreOffice (engine=libreoffice, or an option only it has), or
-// Chromium is off (QUIRE_CHROMIUM_WORKERS < 0) and opts do not ask for it.
-func (l *OnDemand) Prints(from string, opts convert.JobOptions) bool {
-	if opts.EngineFor(from, convert.ToPDF) != convert.EngineChromium {
-		return false
+// Conversion is the conversion service over the on-demand engines, as
+// quire convert converts: the LibreOffice worker started at its first
+// use, a browser started for each page, none with Chromium off
+// (QUIRE_CHROMIUM_WORKERS < 0).
+func (l *OnDemand) Conversion() *conversion.Service {
+	var b conversion.Browser
+	if l.chromium.Workers >= 0 {
+		b = onDemandBrowser{l.chromium}
 	}
-	return l.chromium.Workers >= 0 || opts.Engine != "" || opts.NeedsChromium()
+	return conversion.New(l, b)
 }
 
-// Print prints an HTML or Markdown document to PDF with one headless
-// Chromium, started for it and stopped after.
-func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts convert.JobOptions) (convert.Result, error) {
-	o := l.chromium
+// Status is the one worker's, converting one file at a time.
+func (l *OnDemand) Status() convert.Status { return convert.Status{Workers: 1} }
+
+// RetryAfter is no wait: nothing but this command's file waits.
+func (l *OnDemand) RetryAfter() time.Duration { return 0 }
+
+// Check checks in as the worker would convert it, starting the worker.
+func (l *OnDemand) Check(r convert.Request, in []byte) error {
+	if err := l.start(); err != nil {
+		return err
+	}
+	return l.pool.Check(r, in)
+}
+
+// ConvertRequest converts in as r asks, starting the worker.
+func (l *OnDemand) ConvertRequest(ctx context.Context, r convert.Request, in []byte) (convert.Result, error) {
+	if err := l.start(); err != nil {
+		return convert.Result{}, err
+	}
+	return l.pool.ConvertRequest(ctx, r, in)
+}
+
+// onDemandBrowser prints each page with one headless Chromium, started
+// for it, once the page passed its checks, and stopped after.
+type onDemandBrowser struct{ opt chromium.Options }
+
+func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
+
+func (b onDemandBrowser) Check(page conversion.Page, opts convert.JobOptions) error {
+	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
+}
+
+func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+	if err := b.Check(page, opts); err != nil {
+		return convert.Result{}, err
+	}
+	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
 	if err != nil {
@@ -165,7 +199,7 @@ func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts con
 	if err := pool.WaitReady(ctx); err != nil {
 		return convert.Result{}, err
 	}
-	return pool.Convert(ctx, chromium.Page{Doc: data, From: from}, opts)
+	return pool.Convert(ctx, chromiumPage(page), opts)
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
