@@ -97,7 +97,9 @@ type Result struct {
 	Pages  int64         // pages of the PDFs made, for metering; 0 for DOCX
 	Engine time.Duration // the engines' own time, summed over the files
 	Queued time.Duration // time the files waited for an engine, summed
-	Total  time.Duration // the whole conversion
+	// Total is the engine call's whole time for one file; for several,
+	// from Request.Start to the merged PDF or the ZIP.
+	Total time.Duration
 }
 
 // contentTypes are the media types of the output formats.
@@ -111,6 +113,7 @@ var contentTypes = map[string]string{
 // merged PDF (r.Merge), or a ZIP of the outputs, each named after its
 // file.
 func (s *Service) Convert(ctx context.Context, r Request) (Result, error) {
+	r.Start = cmp.Or(r.Start, time.Now())
 	res, err := s.ConvertEach(ctx, r)
 	if err != nil || len(res.Parts) == 1 {
 		return res, err
@@ -120,7 +123,7 @@ func (s *Service) Convert(ctx context.Context, r Request) (Result, error) {
 		names[i], outs[i] = p.Name, p.Data
 	}
 	res.Output, err = zipout.Archive(zipout.Names(names, r.To), outs)
-	res.ContentType = contentTypes["zip"]
+	res.ContentType, res.Total = contentTypes["zip"], time.Since(r.Start)
 	return res, err
 }
 
@@ -145,18 +148,18 @@ func (s *Service) ConvertEach(ctx context.Context, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := summed(r, results)
-	if len(results) > 1 {
-		res.Total = time.Since(t0)
-	}
+	res := summed(r.To, r.Files, results)
 	if r.Merge && len(res.Parts) > 1 {
 		out, err := merge(ctx, r, res.Parts)
 		if err != nil {
 			return Result{}, err
 		}
 		res.Parts = []File{{Name: r.Files[0].Name, Data: out}}
+		res.Output = out
 	}
-	res.Output, res.ContentType = res.Parts[0].Data, contentTypes[r.To]
+	if len(results) > 1 { // the files' conversions overlap: the whole request's time, merge included
+		res.Total = time.Since(t0)
+	}
 	return res, nil
 }
 
@@ -202,21 +205,21 @@ func (s *Service) Print(ctx context.Context, p Page, opts convert.JobOptions) (R
 		}
 		return Result{}, convert.ToAPIError(err, s.browser.RetryAfter())
 	}
-	return summed(Request{Request: convert.Request{To: convert.ToPDF}, Files: []File{{}}}, []convert.Result{res}), nil
+	return summed(convert.ToPDF, []File{{Name: p.Name}}, []convert.Result{res}), nil
 }
 
-// summed is the result of r's conversions: their outputs as Parts, their
-// pages and times summed.
-func summed(r Request, results []convert.Result) Result {
+// summed is the result of the conversions of files to format to: their
+// outputs as Parts (the first as Output), their pages and times summed.
+func summed(to string, files []File, results []convert.Result) Result {
 	res := Result{Parts: make([]File, len(results)), Total: results[0].Total}
 	for i, c := range results {
-		res.Parts[i] = File{Name: r.Files[i].Name, Data: c.Output}
+		res.Parts[i] = File{Name: files[i].Name, Data: c.Output}
 		res.Engine, res.Queued = res.Engine+c.Engine, res.Queued+c.Queued
-		if r.To == convert.ToPDF {
+		if to == convert.ToPDF {
 			res.Pages += pdf.PageCount(c.Output)
 		}
 	}
-	res.Output, res.ContentType = res.Parts[0].Data, contentTypes[r.To]
+	res.Output, res.ContentType = res.Parts[0].Data, contentTypes[to]
 	return res
 }
 
