@@ -61,7 +61,9 @@ func describe(err error) string {
 	var b strings.Builder
 	b.WriteString(qe.Message)
 	for _, d := range qe.Details {
-		fmt.Fprintf(&b, "\n  %s %s", d.Field, d.Issue)
+		if d.Issue != qe.Message { // the file's detail of a one-file conversion says it again
+			fmt.Fprintf(&b, "\n  %s %s", d.Field, d.Issue)
+		}
 	}
 	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/app"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -26,7 +27,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the PDF to `OUT.pdf` (required)")
-	from := fs.String("from", "", "`FORMAT` of IN: "+strings.Join(convert.Formats, ", ")+" (default: from IN's extension)")
+	from := fs.String("from", "", "`FORMAT` of IN: "+strings.Join(convert.Formats, ", ")+" (default: told by IN's content and name)")
 	opts, setOptions := jobOptionFlags(fs)
 	cfg, in, err := parseArgs(fs, "usage: quire convert IN -o OUT.pdf [--from FORMAT] [options]\n\n"+
 		"Converts a document to PDF as POST /v1/convert does, with its options: HTML and Markdown with Chromium\n"+
@@ -38,9 +39,6 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if *from == "" {
-		*from = formatOf(in[0])
-	}
 	if err := setOptions(); err != nil {
 		fmt.Fprintf(stderr, "quire convert: %v\n", err)
 		return 2
@@ -50,18 +48,6 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// formatOf guesses the source format from a file name.
-func formatOf(path string) string {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	switch ext {
-	case "htm", "xhtml":
-		return convert.FromHTML
-	case "markdown":
-		return convert.FromMarkdown
-	}
-	return ext
 }
 
 // jobOptionFlags defines the conversion options as flags of fs, named as
@@ -105,37 +91,28 @@ func jobOptionFlags(fs *flag.FlagSet) (*convert.JobOptions, func() error) {
 	}
 }
 
-// convertFile converts the file in to the PDF out, with opts, with a
-// one-worker pool of the engine the service would choose, started for it.
-// Ctrl-C or SIGTERM stops the worker.
-func convertFile(in, out, from string, opts convert.JobOptions, pool *app.OnDemand, stderr io.Writer) error {
-	if err := opts.Validate(from, convert.ToPDF); err != nil {
-		return err
-	}
+// convertFile converts the file in to the PDF out, with opts, as POST
+// /v1/convert would (conversion.Service), over one-worker engines
+// started for it. Ctrl-C or SIGTERM stops the worker.
+func convertFile(in, out, from string, opts convert.JobOptions, engines *app.OnDemand, stderr io.Writer) error {
 	data, err := os.ReadFile(in)
 	if err != nil {
 		return err
-	}
-	if err := convert.Check(data, from); err != nil && !(errors.Is(err, convert.ErrEncrypted) && opts.Password != "") {
-		return err // before starting LibreOffice for nothing
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		pool.Close(ctx)
+		engines.Close(ctx)
 	}()
-	var r convert.Result
-	if pool.Prints(from, opts) {
-		r, err = pool.Print(ctx, data, from, opts)
-	} else {
-		r, err = pool.ConvertWith(ctx, data, from, convert.ToPDF, opts)
-	}
+	req := conversion.Request{Request: convert.Request{From: from, To: convert.ToPDF, Options: opts},
+		Files: []conversion.File{{Name: filepath.Base(in), Data: data}}}
+	res, err := engines.Conversion().Convert(ctx, req)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, r.PDF, 0o644)
+	return os.WriteFile(out, res.Output, 0o644)
 }
 
 // runConvertWorker implements the hidden `quire convert-worker` command:

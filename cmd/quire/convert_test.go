@@ -56,7 +56,7 @@ func TestConvertCommandErrors(t *testing.T) {
 		{[]string{pdf}, 2, "usage: quire convert"},
 		{[]string{"-o", filepath.Join(dir, "out.pdf")}, 2, "usage: quire convert"},
 		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf"), "--from", "docx"}, 1, "not a document of the declared format"},
-		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf")}, 1, `unsupported source format "pdf"`},
+		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf")}, 1, "cannot tell the format of"},
 		{[]string{filepath.Join(dir, "missing.docx"), "-o", filepath.Join(dir, "out.pdf")}, 1, "no such file"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -25,6 +25,7 @@ import (
 	"github.com/quire-dev/quire/internal/certpage"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/jobs"
@@ -65,13 +66,17 @@ type App struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Annotate  *annotate.Service
-	PDFTools  *pdftools.Service  // merge, split, stamp, protect... PDFs
-	Jobs      *jobs.Service      // requests answered later (Prefer: respond-async), their webhooks
-	Convert   *convert.Pool      // the LibreOffice workers; nil: off, or OnDemand
-	Chromium  *chromium.Pool     // the browsers printing web pages; nil: off
-	Limits    *keylimit.Enforcer // per-key limits of the API
-	Meter     *metering.Recorder // metering of API operations
-	Limiter   *ratelimit.Limiter // the shared counters: page rate limits, per-key rates
+	PDFTools  *pdftools.Service // merge, split, stamp, protect... PDFs
+	Jobs      *jobs.Service     // requests answered later (Prefer: respond-async), their webhooks
+	Convert   *convert.Pool     // the LibreOffice workers; nil: off, or OnDemand
+	Chromium  *chromium.Pool    // the browsers printing web pages; nil: off
+	// Conversion converts documents over Convert and Chromium, for the
+	// HTTP routes and their jobs (with OnDemand: no engine, every
+	// conversion refused).
+	Conversion *conversion.Service
+	Limits     *keylimit.Enforcer // per-key limits of the API
+	Meter      *metering.Recorder // metering of API operations
+	Limiter    *ratelimit.Limiter // the shared counters: page rate limits, per-key rates
 
 	converter converter // Convert, the on-demand worker, or nil
 	onDemand  *OnDemand

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
@@ -23,6 +24,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	if onDemand {
 		a.onDemand = NewOnDemand(cfg, a.Log)
 		a.converter = a.onDemand
+		a.Conversion = newConversion(nil, nil) // commands run by hand serve no conversion
 		return nil
 	}
 	if cfg.ConvertWorkers < 0 {
@@ -37,12 +39,50 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	}
 	if cfg.ChromiumWorkers < 0 {
 		a.Log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
-		return nil
+	} else {
+		opt := chromiumOptions(cfg, a.Log)
+		opt.Registerer = a.Metrics
+		if a.Chromium, err = chromium.NewPool(opt); err != nil {
+			return err
+		}
 	}
-	opt := chromiumOptions(cfg, a.Log)
-	opt.Registerer = a.Metrics
-	a.Chromium, err = chromium.NewPool(opt)
-	return err
+	a.Conversion = newConversion(a.Convert, a.Chromium)
+	return nil
+}
+
+// newConversion is the conversion service over the pools, nil ones off.
+func newConversion(office *convert.Pool, browser *chromium.Pool) *conversion.Service {
+	var o conversion.Office // a nil pool must stay a nil interface: the service tells "off" by it
+	var b conversion.Browser
+	if office != nil {
+		o = office
+	}
+	if browser != nil {
+		b = printer{browser}
+	}
+	return conversion.New(o, b)
+}
+
+// printer is the Chromium pool as the conversion service prints with it.
+type printer struct{ pool *chromium.Pool }
+
+func (p printer) RetryAfter() time.Duration { return p.pool.RetryAfter() }
+
+func (p printer) Check(page conversion.Page, opts convert.JobOptions) error {
+	return p.pool.Check(chromiumPage(page), opts)
+}
+
+func (p printer) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+	return p.pool.Convert(ctx, chromiumPage(page), opts)
+}
+
+// chromiumPage is p as package chromium names a page.
+func chromiumPage(p conversion.Page) chromium.Page {
+	c := chromium.Page{Doc: p.Doc, From: p.From, Name: p.Name}
+	for _, f := range p.Assets {
+		c.Assets = append(c.Assets, chromium.Asset{Name: f.Name, Data: f.Data})
+	}
+	return c
 }
 
 // WaitReady waits until the started engines have warmed up.
@@ -97,21 +137,55 @@ func NewOnDemand(cfg *config.Config, log *slog.Logger) *OnDemand {
 	return &OnDemand{opt: convertOptions(cfg, log), chromium: chromiumOptions(cfg, log)}
 }
 
-// Prints tells whether a document of format from is printed with
-// Chromium, as POST /v1/convert would: HTML and Markdown, unless opts
-// choose LibreOffice (engine=libreoffice, or an option only it has), or
-// Chromium is off (QUIRE_CHROMIUM_WORKERS < 0) and opts do not ask for it.
-func (l *OnDemand) Prints(from string, opts convert.JobOptions) bool {
-	if opts.EngineFor(from, convert.ToPDF) != convert.EngineChromium {
-		return false
+// Conversion is the conversion service over the on-demand engines, as
+// quire convert converts: the LibreOffice worker started at its first
+// use, a browser started for each page, none with Chromium off
+// (QUIRE_CHROMIUM_WORKERS < 0).
+func (l *OnDemand) Conversion() *conversion.Service {
+	var b conversion.Browser
+	if l.chromium.Workers >= 0 {
+		b = onDemandBrowser{l.chromium}
 	}
-	return l.chromium.Workers >= 0 || opts.Engine != "" || opts.NeedsChromium()
+	return conversion.New(l, b)
 }
 
-// Print prints an HTML or Markdown document to PDF with one headless
-// Chromium, started for it and stopped after.
-func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts convert.JobOptions) (convert.Result, error) {
-	o := l.chromium
+// Status is the one worker's, converting one file at a time.
+func (l *OnDemand) Status() convert.Status { return convert.Status{Workers: 1} }
+
+// RetryAfter is no wait: nothing but this command's file waits.
+func (l *OnDemand) RetryAfter() time.Duration { return 0 }
+
+// Check checks in as the worker would convert it, starting the worker.
+func (l *OnDemand) Check(r convert.Request, in []byte) error {
+	if err := l.start(); err != nil {
+		return err
+	}
+	return l.pool.Check(r, in)
+}
+
+// ConvertRequest converts in as r asks, starting the worker.
+func (l *OnDemand) ConvertRequest(ctx context.Context, r convert.Request, in []byte) (convert.Result, error) {
+	if err := l.start(); err != nil {
+		return convert.Result{}, err
+	}
+	return l.pool.ConvertRequest(ctx, r, in)
+}
+
+// onDemandBrowser prints each page with one headless Chromium, started
+// for it, once the page passed its checks, and stopped after.
+type onDemandBrowser struct{ opt chromium.Options }
+
+func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
+
+func (b onDemandBrowser) Check(page conversion.Page, opts convert.JobOptions) error {
+	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
+}
+
+func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+	if err := b.Check(page, opts); err != nil {
+		return convert.Result{}, err
+	}
+	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
 	if err != nil {
@@ -125,12 +199,12 @@ func (l *OnDemand) Print(ctx context.Context, data []byte, from string, opts con
 	if err := pool.WaitReady(ctx); err != nil {
 		return convert.Result{}, err
 	}
-	return pool.Convert(ctx, chromium.Page{Doc: data, From: from}, opts)
+	return pool.Convert(ctx, chromiumPage(page), opts)
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
 	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
-	return r.PDF, err
+	return r.Output, err
 }
 
 func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {

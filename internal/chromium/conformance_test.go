@@ -47,7 +47,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("%s with %+v: %v", pg.Name, c.opts, err)
 			}
 			path := filepath.Join(dir, strings.Join(c.flavours, "-")+"-"+pg.Name+".pdf")
-			if err := os.WriteFile(path, r.PDF, 0o600); err != nil {
+			if err := os.WriteFile(path, r.Output, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			for _, f := range c.flavours {
@@ -76,7 +76,7 @@ func TestImageWithoutAlt(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "dot.pdf")
-	if err := os.WriteFile(path, r.PDF, 0o600); err != nil {
+	if err := os.WriteFile(path, r.Output, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	veratest.RequireCompliant(t, "ua1", []string{path})

@@ -43,7 +43,7 @@ func TestGridSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := pdfWords(t, r.PDF)
+	pages := pdfWords(t, r.Output)
 	l, rt := find(t, pages, "Leftcell"), find(t, pages, "Rightcell")
 	if rt.XMin <= l.XMax || abs(rt.YMin-l.YMin) > 1 {
 		t.Errorf("the cells are not side by side: left %+v, right %+v", l, rt)
@@ -64,8 +64,8 @@ func TestAssetsByRelativeName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find(t, pdfWords(t, r.PDF), "Fromstylesheet")
-	if got := pdfImageSizes(t, r.PDF); len(got) != 1 || got[0] != "37x23" {
+	find(t, pdfWords(t, r.Output), "Fromstylesheet")
+	if got := pdfImageSizes(t, r.Output); len(got) != 1 || got[0] != "37x23" {
 		t.Errorf("images of the PDF: %v, want the one 37x23 image", got)
 	}
 }
@@ -117,7 +117,7 @@ func TestMarkdownWithOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := pdfWords(t, r.PDF)
+	pages := pdfWords(t, r.Output)
 	if len(pages) != 1 {
 		t.Fatalf("pageRanges=1 printed %d pages", len(pages))
 	}
@@ -125,7 +125,7 @@ func TestMarkdownWithOptions(t *testing.T) {
 	if w.XMin < 71 || w.XMin > 80 || w.YMin < 71 {
 		t.Errorf("with a 1in margin the title is at %+v", w)
 	}
-	info := pdfInfo(t, r.PDF)
+	info := pdfInfo(t, r.Output)
 	if !regexp.MustCompile(`Page size:\s+792 x 612 pts`).MatchString(info) {
 		t.Errorf("landscape Letter: %s", info)
 	}

@@ -71,7 +71,7 @@ func TestHostilePages(t *testing.T) {
 				case took > 2*timeout:
 					t.Errorf("%s: took %v, past its limit of %v", c.name, took, timeout)
 				case err == nil:
-					text := fmt.Sprint(pdfWords(t, r.PDF))
+					text := fmt.Sprint(pdfWords(t, r.Output))
 					if strings.Contains(text, "Leakedcontent") || strings.Contains(text, "root:") {
 						t.Errorf("%s: outside content in the PDF: %s", c.name, text)
 					}
@@ -137,7 +137,7 @@ func stillServes(t *testing.T, p *Pool) {
 	if err != nil {
 		t.Fatalf("the pool does not serve anymore: %v", err)
 	}
-	find(t, pdfWords(t, r.PDF), "serving")
+	find(t, pdfWords(t, r.Output), "serving")
 }
 
 // is4xx reports whether err answers with a 4xx status: a validation,

@@ -214,13 +214,19 @@ type jobResult struct {
 // it, so that a page the print would refuse is refused before it is
 // queued, as it would be.
 func (p *Pool) Check(page Page, opts convert.JobOptions) error {
+	return CheckPage(page, opts, p.opts.Text)
+}
+
+// CheckPage is Pool.Check for a pool of Options.Text limits, for a caller
+// that starts its browser only for a page that passes (quire convert).
+func CheckPage(page Page, opts convert.JobOptions, limits convert.TextLimits) error {
 	if err := opts.Validate(page.From, convert.ToPDF); err != nil {
 		return err
 	}
 	if err := convert.Check(page.Doc, page.From); err != nil {
 		return err
 	}
-	return convert.CheckText(page.Doc, page.From, p.opts.Text)
+	return convert.CheckText(page.Doc, page.From, limits)
 }
 
 // Convert prints page to PDF with the options of opts that apply

@@ -27,7 +27,7 @@ func TestPagesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a page with dialogs: %v", err)
 	}
-	if words := fmt.Sprint(pdfWords(t, r.PDF)); !strings.Contains(words, "Dismissed") {
+	if words := fmt.Sprint(pdfWords(t, r.Output)); !strings.Contains(words, "Dismissed") {
 		t.Errorf("a page with dialogs printed %s", words)
 	}
 

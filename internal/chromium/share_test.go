@@ -85,7 +85,7 @@ func TestFourLargePagesAtOnce(t *testing.T) {
 			t.Errorf("copy %d: %v", i+1, err)
 			continue
 		}
-		if n := pdfPages(t, results[i].PDF); n != 134 {
+		if n := pdfPages(t, results[i].Output); n != 134 {
 			t.Errorf("copy %d: %d pages, want 134", i+1, n)
 		}
 	}

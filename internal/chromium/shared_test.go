@@ -29,8 +29,8 @@ func TestSharedTabIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find(t, pdfWords(t, r.PDF), "Fromjobone")
-	if got := pdfImageSizes(t, r.PDF); !slices.Contains(got, "53x31") {
+	find(t, pdfWords(t, r.Output), "Fromjobone")
+	if got := pdfImageSizes(t, r.Output); !slices.Contains(got, "53x31") {
 		t.Fatalf("the first job's PDF lacks its image: %v", got)
 	}
 	tb := sharedTab(p)
@@ -42,7 +42,7 @@ func TestSharedTabIsolation(t *testing.T) {
 	if sharedTab(p) != tb || tb == nil {
 		t.Fatal("the second job did not print in the first's tab")
 	}
-	pages := pdfWords(t, r.PDF)
+	pages := pdfWords(t, r.Output)
 	find(t, pages, "Jobtwo")
 	if text := fmt.Sprint(pages); strings.Contains(text, "Jobone") || strings.Contains(text, "Fromjobone") {
 		t.Errorf("the first job's page or style sheet reached the second's PDF: %s", text)
@@ -50,7 +50,7 @@ func TestSharedTabIsolation(t *testing.T) {
 	if strings.Contains(fmt.Sprint(pages), "Scriptran") {
 		t.Error("the second page's script ran: the shared tab's scripts must stay off")
 	}
-	if got := pdfImageSizes(t, r.PDF); slices.Contains(got, "53x31") { // a missing image's icon may be there
+	if got := pdfImageSizes(t, r.Output); slices.Contains(got, "53x31") { // a missing image's icon may be there
 		t.Errorf("the second job's PDF has the first's image: %v", got)
 	}
 }
@@ -135,8 +135,8 @@ func TestClientLeavesSharedTab(t *testing.T) {
 		}
 		r, err := p.Convert(ctx, long, convert.JobOptions{})
 		switch {
-		case err == nil && (after < 0 || !bytes.HasPrefix(r.PDF, []byte("%PDF-"))):
-			t.Errorf("client left after %v: no error, %d bytes, want the conversion abandoned", after, len(r.PDF))
+		case err == nil && (after < 0 || !bytes.HasPrefix(r.Output, []byte("%PDF-"))):
+			t.Errorf("client left after %v: no error, %d bytes, want the conversion abandoned", after, len(r.Output))
 		case err != nil && !errors.Is(err, context.Canceled):
 			t.Errorf("client left after %v: %v, want the conversion abandoned (context.Canceled)", after, err)
 		}

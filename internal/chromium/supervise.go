@@ -198,7 +198,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.restarting(c)
 		}
 	})
-	j.done <- jobResult{res: convert.Result{PDF: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	j.done <- jobResult{res: convert.Result{Output: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
 	// After the answer: reading the memory of the browser's processes
 	// takes a few milliseconds, more under load.
 	if keep && p.dueForRecycling(b) {

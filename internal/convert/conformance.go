@@ -36,7 +36,7 @@ func Conform(ctx context.Context, res Result, err error, name string, o JobOptio
 	if err != nil || !c.Needed() {
 		return res, err
 	}
-	out, err := conform.Apply(ctx, res.PDF, c)
+	out, err := conform.Apply(ctx, res.Output, c)
 	switch {
 	case errors.Is(err, conform.ErrMissingAlt):
 		return Result{}, fmt.Errorf("%w: PDF/UA-1 needs alternative text for every image, and the document has %v; "+
@@ -44,6 +44,6 @@ func Conform(ctx context.Context, res Result, err error, name string, o JobOptio
 	case err != nil:
 		return Result{}, fmt.Errorf("%w: making the PDF conform: %v", ErrUnprocessable, err)
 	}
-	res.PDF = out
+	res.Output = out
 	return res, nil
 }

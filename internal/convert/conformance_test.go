@@ -61,7 +61,7 @@ func convertFile(p *Pool, r Request, file, dir string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, strings.TrimSuffix(r.Name, filepath.Ext(r.Name))+".pdf")
-	return path, os.WriteFile(path, res.PDF, 0o600)
+	return path, os.WriteFile(path, res.Output, 0o600)
 }
 
 // TestCorpusPDFAVeraPDF converts every DOCX of the corpus to PDF/A-1b, 2b and

@@ -33,12 +33,12 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 			t.Errorf("%s to docx: %v", c.from, err)
 			continue
 		}
-		z, err := zip.NewReader(bytes.NewReader(r.PDF), int64(len(r.PDF)))
+		z, err := zip.NewReader(bytes.NewReader(r.Output), int64(len(r.Output)))
 		if err != nil || !hasPart(z, "word/document.xml") || r.Cold {
 			t.Errorf("%s to docx: not a Word package (%v), or made cold (%v)", c.from, err, r.Cold)
 			continue
 		}
-		back, err := p.Convert(context.Background(), r.PDF, FromDOCX)
+		back, err := p.Convert(context.Background(), r.Output, FromDOCX)
 		if err != nil {
 			t.Errorf("%s to docx: the DOCX does not convert to PDF: %v", c.from, err)
 			continue

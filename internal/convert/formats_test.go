@@ -79,10 +79,10 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		if r.Cold {
 			t.Errorf("%s: converted by the cold soffice, want a warm worker", name)
 		}
-		if msg := qpdfCheck(t, r.PDF); msg != "" {
+		if msg := qpdfCheck(t, r.Output); msg != "" {
 			t.Errorf("%s: qpdf --check: %s", name, msg)
 		}
-		pages := pageCount(t, r.PDF)
+		pages := pageCount(t, r.Output)
 		if want, ok := cold[name]; !ok || pages != want || pages < 3 {
 			t.Errorf("%s: %d pages, cold soffice %d (converted: %v); want equal, and at least 3", name, pages, want, ok)
 		}
@@ -90,7 +90,7 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		if strings.HasPrefix(name, "slides") {
 			first, last = "Slide 1", "Slide 4"
 		}
-		if !strings.Contains(pdfText(t, r.PDF, 1), first) || !strings.Contains(pdfText(t, r.PDF, pages), last) {
+		if !strings.Contains(pdfText(t, r.Output, 1), first) || !strings.Contains(pdfText(t, r.Output, pages), last) {
 			t.Errorf("%s: page 1 does not hold %q or page %d %q", name, first, pages, last)
 		}
 	}
@@ -111,7 +111,7 @@ func TestCSVCharsetsAndFormulas(t *testing.T) {
 			t.Errorf("%s: %v (cold %v), want a warm conversion", name, err, r.Cold)
 			continue
 		}
-		got := pdfText(t, r.PDF, 1)
+		got := pdfText(t, r.Output, 1)
 		for _, want := range []string{"Zürich", "crème, brûlée", "=1+1"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: page 1 lacks the cell %q:\n%s", name, want, got)

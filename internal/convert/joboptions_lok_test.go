@@ -29,21 +29,21 @@ func TestPDFA(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", version, err)
 		}
-		pdfatest.Check(t, r.PDF, part+1)
+		pdfatest.Check(t, r.Output, part+1)
 	}
 	html := []byte("<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met.</p></body></html>")
 	r, err := p.ConvertWith(context.Background(), html, FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-2b"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdfatest.Check(t, r.PDF, 2)
+	pdfatest.Check(t, r.Output, 2)
 
 	rtf := []byte(`{\rtf1\ansi{\fonttbl\f0 Arial;}\f0 word {\*\atrfstart 1}commented{\*\atrfend 1}{\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation{\*\atnref 1}\pard A remark.}\par}`)
 	r, err = p.ConvertWith(context.Background(), rtf, FromRTF, ToPDF, JobOptions{PDFA: "PDF/A-2b"})
 	if err != nil || !r.Cold {
 		t.Fatalf("commented RTF: cold %v, %v; want the cold soffice's PDF", r.Cold, err)
 	}
-	pdfatest.Check(t, r.PDF, 2)
+	pdfatest.Check(t, r.Output, 2)
 
 	plain, err := p.Convert(context.Background(), in, FromDOCX)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestPDFUA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pdfatest.CheckTagged(t, r.PDF)
+	pdfatest.CheckTagged(t, r.Output)
 	plain, err := p.Convert(context.Background(), in, FromDOCX)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestPageRanges(t *testing.T) {
 			t.Errorf("pageRanges=%s: %v", ranges, err)
 			continue
 		}
-		if got := pageCount(t, r.PDF); got != want {
+		if got := pageCount(t, r.Output); got != want {
 			t.Errorf("pageRanges=%s: %d pages, want %d", ranges, got, want)
 		}
 	}
@@ -117,7 +117,7 @@ func TestLandscape(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s landscape=%v: %v", from, landscape, err)
 			}
-			sizes := pageSizes(t, r.PDF)
+			sizes := pageSizes(t, r.Output)
 			if len(sizes) < 2 {
 				t.Errorf("%s landscape=%v: %d pages, want several", from, landscape, len(sizes))
 			}
@@ -126,7 +126,7 @@ func TestLandscape(t *testing.T) {
 					t.Errorf("%s landscape=%v: page %d is %.0f x %.0f pt", from, landscape, i+1, s[0], s[1])
 				}
 			}
-			if text := pdftext(t, r.PDF); !strings.Contains(text, "Café") {
+			if text := pdftext(t, r.Output); !strings.Contains(text, "Café") {
 				t.Errorf("%s landscape=%v: the text lost its encoding: %.80q", from, landscape, text)
 			}
 		}
@@ -150,10 +150,10 @@ func TestPassword(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with the password: %v", err)
 	}
-	if text := pdftext(t, r.PDF); !strings.Contains(text, "classified") || r.Cold {
+	if text := pdftext(t, r.Output); !strings.Contains(text, "classified") || r.Cold {
 		t.Errorf("with the password: cold %v, text %q", r.Cold, text)
 	}
-	pdfatest.Check(t, r.PDF, 2)
+	pdfatest.Check(t, r.Output, 2)
 	if _, err := p.ConvertWith(context.Background(), in, FromODT, ToPDF, JobOptions{}); !errors.Is(err, ErrEncrypted) {
 		t.Errorf("without a password: %v, want ErrEncrypted", err)
 	}

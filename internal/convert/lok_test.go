@@ -98,10 +98,10 @@ func TestEveryFormatConverts(t *testing.T) {
 			t.Errorf("from=%s: %v", c.from, err)
 			continue
 		}
-		if msg := qpdfCheck(t, r.PDF); msg != "" {
+		if msg := qpdfCheck(t, r.Output); msg != "" {
 			t.Errorf("from=%s: qpdf --check: %s", c.from, msg)
 		}
-		if n := pageCount(t, r.PDF); n != 1 || r.Cold {
+		if n := pageCount(t, r.Output); n != 1 || r.Cold {
 			t.Errorf("from=%s: %d pages, cold %v; want 1 page from the warm engine", c.from, n, r.Cold)
 		}
 		if r.Engine <= 0 || r.Engine > r.Total {
@@ -126,8 +126,8 @@ func TestCommentedDocuments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("commented %s: %v", c.from, err)
 		}
-		if r.Cold != c.cold || pageCount(t, r.PDF) != 1 {
-			t.Errorf("commented %s: cold %v, %d pages; want cold %v and 1 page", c.from, r.Cold, pageCount(t, r.PDF), c.cold)
+		if r.Cold != c.cold || pageCount(t, r.Output) != 1 {
+			t.Errorf("commented %s: cold %v, %d pages; want cold %v and 1 page", c.from, r.Cold, pageCount(t, r.Output), c.cold)
 		}
 	}
 	if c := p.Status().Counters; c.Cold != 1 || c.Crashes != 0 {

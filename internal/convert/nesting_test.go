@@ -106,7 +106,7 @@ func TestNestingAtTheLimitConverts(t *testing.T) {
 			continue
 		}
 		r, err := p.ConvertTimed(context.Background(), []byte(c.in), c.from)
-		if err != nil || !bytes.HasPrefix(r.PDF, []byte("%PDF-")) {
+		if err != nil || !bytes.HasPrefix(r.Output, []byte("%PDF-")) {
 			t.Errorf("%s: %v, want a PDF", c.name, err)
 			continue
 		}

@@ -104,7 +104,7 @@ type WorkerStatus struct {
 // field, except as a wait in Total of a job that reaches the worker
 // before it is done.
 type Result struct {
-	PDF      []byte
+	Output   []byte        // the converted document: a PDF, or a DOCX (to=docx)
 	Engine   time.Duration // LibreOffice's own time (load and export), measured inside the worker
 	Queued   time.Duration // time the job waited for a worker
 	Total    time.Duration // the whole Convert call
@@ -151,7 +151,7 @@ func NewPool(opts Options) (*Pool, error) {
 // Its errors match the Err* values of this package, or ctx's error.
 func (p *Pool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
 	r, err := p.ConvertTimed(ctx, in, from)
-	return r.PDF, err
+	return r.Output, err
 }
 
 // ConvertTimed is Convert, with the times spent on the job.
@@ -160,7 +160,7 @@ func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result
 }
 
 // ConvertTo converts in, of format from, to format to (ToPDF or ToDOCX;
-// see CanConvert); Result.PDF then holds the output, whatever its format.
+// see CanConvert); Result.Output then holds the output, whatever its format.
 func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Result, error) {
 	return p.ConvertWith(ctx, in, from, to, JobOptions{})
 }
@@ -212,7 +212,7 @@ func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
 	r, err := p.queueJob(ctx, t0, in, FromDOCX, ToPDF, JobOptions{})
-	return r.PDF, err
+	return r.Output, err
 }
 
 // queueJob queues the prepared input in, of format from, as a job converting
@@ -256,7 +256,7 @@ func (p *Pool) Check(r Request, in []byte) error {
 // profile's link blocking, the workers' namespaces and the memory limit
 // alone guard it.
 func (p *Pool) check(in []byte, r *Request) (pkg *officePackage, from string, asIs bool, err error) {
-	z, err := r.detect(in)
+	z, err := r.detectAndValidate(in)
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -652,7 +652,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 
 // answer delivers the worker's result m to j.
 func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
-	res := Result{PDF: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
+	res := Result{Output: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
 	switch m.Class {
 	case "":
 		p.count(func(c *Counters) { c.Converted++ })
@@ -704,7 +704,7 @@ func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Durati
 		return
 	}
 	p.count(func(c *Counters) { c.Converted++; c.Cold++ })
-	j.finish(Result{PDF: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
+	j.finish(Result{Output: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
 }
 
 // crashed handles a worker that died (or broke the protocol) during j.

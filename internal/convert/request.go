@@ -55,12 +55,12 @@ func (r Request) Validate() error {
 	return quire.InvalidRequest("The conversion request is not valid.", r.Malformed, d)
 }
 
-// detect sets r.From to the format of in when r names none (Detect), and
-// validates r: the request's own faults come before the document's, so
+// detectAndValidate sets r.From to the format of in when r names none
+// (Detect), and validates r: the request's own faults come before the document's, so
 // a document whose format cannot be told fails with Detect's error only
 // when r is otherwise valid. It returns the ZIP package it opened, if
 // any, for the checks to read.
-func (r *Request) detect(in []byte) (*ooxml.Package, error) {
+func (r *Request) detectAndValidate(in []byte) (*ooxml.Package, error) {
 	var z *ooxml.Package
 	var err error
 	if r.From == "" {

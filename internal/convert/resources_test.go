@@ -279,7 +279,7 @@ func checkResources(t *testing.T, p *Pool, r refs, docs []resourceDoc) {
 		if res.Cold != d.cold {
 			t.Errorf("%s: converted cold: %v, want %v", d.name, res.Cold, d.cold)
 		}
-		if found := leaks(t, res.PDF); found != "" {
+		if found := leaks(t, res.Output); found != "" {
 			t.Errorf("%s: the PDF holds %s (cold: %v)", d.name, found, res.Cold)
 		}
 	}

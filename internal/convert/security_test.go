@@ -219,7 +219,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 		if r.Cold {
 			t.Errorf("%s: converted cold, want the warm engine", c.name)
 		}
-		if n := countImages(t, r.PDF); n != 0 {
+		if n := countImages(t, r.Output); n != 0 {
 			t.Errorf("%s: the PDF holds %d images; linked content was loaded", c.name, n)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 )
@@ -66,24 +66,17 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		if a.d.Chromium == nil {
-			httpapi.Fail(w, r, quire.Errorf(quire.CodeEngineBusy, "The Chromium engine is disabled on this server."))
-			return
-		}
-		res, err := a.d.Chromium.Convert(r.Context(), page, opts)
-		if err != nil {
-			if ctxErr := r.Context().Err(); ctxErr != nil {
-				err = ctxErr
-			}
-			httpapi.Fail(w, r, convert.ToAPIError(err, a.d.Chromium.RetryAfter()))
-			return
-		}
-		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.PDF})
+		res, err := a.d.Conversion.Print(r.Context(), page, opts)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		count(r.Context(), 1, res.Engine, httpapi.PDFPages(res.PDF))
+		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
+		count(r.Context(), 1, res.Engine, res.Pages)
 		if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
 			httpapi.Fail(w, r, err)
 		}
@@ -91,47 +84,47 @@ func (a *API) chromium(source string) http.HandlerFunc {
 }
 
 // page is the page to print, and the name its PDF is given.
-func (a *API) page(ctx context.Context, source string, f *form) (chromium.Page, string, error) {
+func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page, string, error) {
 	switch source {
 	case sourceURL:
 		if !f.has("url") {
-			return chromium.Page{}, "", missing("url", "is required")
+			return conversion.Page{}, "", missing("url", "is required")
 		}
 		if len(f.files) > 0 {
-			return chromium.Page{}, "", missing("files", "is not taken by the url route: send the page's URL only")
+			return conversion.Page{}, "", missing("files", "is not taken by the url route: send the page's URL only")
 		}
 		if a.d.Fetch == nil {
-			return chromium.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
+			return conversion.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
 		}
 		doc, err := a.d.Fetch.Get(ctx, f.str("url"))
 		if err != nil {
-			return chromium.Page{}, "", err
+			return conversion.Page{}, "", err
 		}
-		return chromium.Page{Doc: doc, From: convert.FromHTML}, "page", nil
+		return conversion.Page{Doc: doc, From: convert.FromHTML}, "page", nil
 	}
 	var index []byte
-	var assets []chromium.Asset
+	var assets []conversion.File
 	for _, file := range f.files {
 		switch name := file.Name; name {
 		case "index.html":
 			index = file.Data
 		case "header.html", "footer.html":
-			return chromium.Page{}, "", missing("files", fmt.Sprintf("holds '%s': headers and footers are not supported by quire", name))
+			return conversion.Page{}, "", missing("files", fmt.Sprintf("holds '%s': headers and footers are not supported by quire", name))
 		default:
-			assets = append(assets, chromium.Asset{Name: name, Data: file.Data})
+			assets = append(assets, conversion.File{Name: name, Data: file.Data})
 		}
 	}
 	if index == nil {
-		return chromium.Page{}, "", missing("files", "must hold 'index.html'")
+		return conversion.Page{}, "", missing("files", "must hold 'index.html'")
 	}
 	if source == sourceMarkdown {
 		doc, err := markdownPage(index, assets)
 		if err != nil {
-			return chromium.Page{}, "", err
+			return conversion.Page{}, "", err
 		}
 		index = doc
 	}
-	return chromium.Page{Doc: index, From: convert.FromHTML, Assets: assets}, "index", nil
+	return conversion.Page{Doc: index, From: convert.FromHTML, Assets: assets}, "index", nil
 }
 
 func missing(field, issue string) error {
@@ -140,7 +133,7 @@ func missing(field, issue string) error {
 
 // markdownPage executes Gotenberg's Markdown template: index.html, in
 // which {{ toHTML "file.md" }} is the HTML of that uploaded file.
-func markdownPage(index []byte, assets []chromium.Asset) ([]byte, error) {
+func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 	files := map[string][]byte{}
 	for _, a := range assets {
 		files[a.Name] = a.Data

@@ -20,17 +20,28 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/conversion"
+	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/metering"
 )
 
 // Deps are the services the routes use, as internal/httpapi names them.
 type Deps struct {
-	Convert  httpapi.Converter // nil: LibreOffice routes answer 503
-	Chromium httpapi.Printer   // nil: Chromium routes answer 503
-	PDFTools httpapi.PDFTools  // nil: PDF routes not served
-	Fetch    Fetcher           // downloads the url route's pages; nil: that route answers 503
-	Version  string
+	// Conversion converts (internal/conversion): without an engine, its
+	// routes answer 503.
+	Conversion Conversion
+	Convert    httpapi.Engine   // the LibreOffice pool, for /health; nil: off
+	Chromium   httpapi.Engine   // the Chromium pool, for /health; nil: off
+	PDFTools   httpapi.PDFTools // nil: PDF routes not served
+	Fetch      Fetcher          // downloads the url route's pages; nil: that route answers 503
+	Version    string
+}
+
+// Conversion converts documents as the routes ask (*conversion.Service).
+type Conversion interface {
+	ConvertEach(ctx context.Context, req conversion.Request) (conversion.Result, error)
+	Print(ctx context.Context, page conversion.Page, opts convert.JobOptions) (conversion.Result, error)
 }
 
 // Fetcher downloads a page by URL, never from a private network

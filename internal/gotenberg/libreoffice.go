@@ -3,9 +3,9 @@ package gotenberg
 import (
 	"cmp"
 	"net/http"
-	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 )
@@ -49,49 +49,41 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	req := convert.Request{To: convert.ToPDF, Merge: f.bool("merge"), Options: convert.JobOptions{
+	req := conversion.Request{OfficeOnly: true, Request: convert.Request{To: convert.ToPDF, Merge: f.bool("merge"), Options: convert.JobOptions{
 		Landscape: f.bool("landscape"), PageRanges: f.str("nativePageRanges"), Password: f.str("password"),
 		PDFA: f.str("pdfa"), PDFUA: f.bool("pdfua"), LosslessImageCompression: f.bool("losslessImageCompression"),
 		Quality: f.int("quality"), ReduceImageResolution: f.bool("reduceImageResolution"), MaxImageResolution: f.int("maxImageResolution"),
-	}}
+	}}}
+	for _, file := range f.files {
+		req.Files = append(req.Files, conversion.File{Name: file.Name, Data: file.Data})
+	}
 	if f.has("exportFormFields") {
 		export := f.bool("exportFormFields")
 		req.Options.ExportFormFields = &export
 	}
 	f.boolOr("nativePdfFormats", true) // either way, LibreOffice makes PDF/A and PDF/UA itself
 	steps := postSteps(&f.values)
-	if len(f.files) == 0 {
+	if len(req.Files) == 0 {
 		f.bad = append(f.bad, quire.Detail{Field: "files", Issue: "is required: the documents to convert"})
 	}
 	if err := f.err(); err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	results, err := httpapi.ConvertAll(r.Context(), a.d.Convert, req, f.files)
+	res, err := a.d.Conversion.ConvertEach(r.Context(), req)
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	names, outs := make([]string, len(f.files)), make([][]byte, len(results))
-	var engine time.Duration
-	var pages int64
-	for i, res := range results {
-		names[i], outs[i], engine = f.files[i].Name, res.PDF, engine+res.Engine
-		pages += httpapi.PDFPages(res.PDF)
-	}
-	if req.Merge && len(outs) > 1 {
-		pdf, err := httpapi.Merge(r.Context(), req, names[0], outs)
-		if err != nil {
-			httpapi.Fail(w, r, err)
-			return
-		}
-		names, outs = names[:1], [][]byte{pdf}
+	names, outs := make([]string, len(res.Parts)), make([][]byte, len(res.Parts))
+	for i, p := range res.Parts {
+		names[i], outs[i] = p.Name, p.Data
 	}
 	if names, outs, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	count(r.Context(), len(f.files), engine, pages)
+	count(r.Context(), len(f.files), res.Engine, res.Pages)
 	if err := send(w, r, names, outs, "pdf", "application/pdf"); err != nil {
 		httpapi.Fail(w, r, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 )
 
@@ -15,7 +16,7 @@ import (
 // conversion options (convert.JobOptions), named as Gotenberg's
 // LibreOffice route names those it has. Anything else is refused, with a
 // hint at the nearest known name.
-var convertParams = []string{"from", "to", paramMerge,
+var convertParams = []string{"from", "to", conversion.ParamMerge,
 	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamDecorativeImages, convert.ParamPageRanges, convert.ParamLandscape,
 	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
 	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword,

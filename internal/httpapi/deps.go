@@ -6,7 +6,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
-	"github.com/quire-dev/quire/internal/chromium"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdfsign"
@@ -62,18 +62,18 @@ type Engine interface {
 	RetryAfter() time.Duration
 }
 
-// Converter converts office documents with LibreOffice (*convert.Pool).
-type Converter interface {
-	Engine
-	Check(req convert.Request, in []byte) error
-	ConvertRequest(ctx context.Context, req convert.Request, in []byte) (convert.Result, error)
+// Conversion converts documents, choosing their engine
+// (*conversion.Service): the handlers only decode its request and encode
+// its result.
+type Conversion interface {
+	Check(req conversion.Request) error
+	Convert(ctx context.Context, req conversion.Request) (conversion.Result, error)
 }
 
-// Printer prints web pages to PDF with Chromium (*chromium.Pool).
+// Printer is what the API shows of the Chromium pool (*chromium.Pool):
+// its state and its browser's version.
 type Printer interface {
 	Engine
-	Check(page chromium.Page, opts convert.JobOptions) error
-	Convert(ctx context.Context, page chromium.Page, opts convert.JobOptions) (convert.Result, error)
 	Version() string
 }
 

@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/zipout"
 )
 
 // Dialect is how the routes of another API quire speaks (Deps.Foreign,
@@ -45,30 +45,11 @@ func (s *Server) speak(d *Dialect, r *http.Request) (*http.Request, error) {
 // RequestID is the id of the request of ctx (X-Request-Id).
 func RequestID(ctx context.Context) string { return infoOf(ctx).id }
 
-// ConvertAll converts files with LibreOffice as req asks, as POST
-// /v1/convert does (several at once, the first failure naming its file),
-// for the routes of other APIs.
-func ConvertAll(ctx context.Context, pool Converter, req convert.Request, files []Upload) ([]convert.Result, error) {
-	if pool == nil {
-		return nil, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server.")
-	}
-	return convertRequest{req}.convertAll(ctx, pool, files)
-}
-
-// Merge joins the PDFs converted for req into one, conforming as each
-// part did, as POST /v1/convert?merge=true does; name names the result.
-func Merge(ctx context.Context, req convert.Request, name string, pdfs [][]byte) ([]byte, error) {
-	return convertRequest{req}.merge(ctx, name, pdfs)
-}
-
 // ZIP is a ZIP of outs, each named after the upload it was made from
 // (names) with the extension ext, as POST /v1/convert names them.
 func ZIP(names []string, ext string, outs [][]byte) ([]byte, error) {
-	return zipOf(entryNames(names, ext), outs)
+	return zipout.Archive(zipout.Names(names, ext), outs)
 }
-
-// PDFPages is the page count of a PDF quire made, for the metering.
-func PDFPages(pdf []byte) int64 { return pdfPages(pdf) }
 
 // Form is a multipart form as other APIs send it: files under any field
 // name, and text values.
@@ -129,7 +110,7 @@ func ReadForm(r *http.Request, maxFiles int) (Form, error) {
 
 // FileBase is the base of a client's file name, without its extension,
 // safe as a file name ("document" when nothing is left).
-func FileBase(name string) string { return safeBase(name) }
+func FileBase(name string) string { return zipout.Base(name) }
 
 // Fail answers err as the route of r answers errors: in its Dialect's
 // form, or in the error body.

@@ -11,7 +11,6 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/metering"
-	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // keyed runs a metered route's handler for an API key: within the key's
@@ -99,25 +98,6 @@ func meter(ctx context.Context) *metering.Tally {
 		return a
 	}
 	return &metering.Tally{}
-}
-
-// pdfPages reads the page count of the page tree's root: one of quire's
-// own answers, never an upload. A PDF it cannot read counts no pages.
-func pdfPages(b []byte) int64 {
-	d, err := pdf.Read(b, pdf.DefaultLimits())
-	if err != nil {
-		return 0
-	}
-	_, cat, err := d.Catalog()
-	if err != nil {
-		return 0
-	}
-	pages, err := d.Dict(cat["Pages"])
-	if err != nil {
-		return 0
-	}
-	n, _ := pages["Count"].(pdf.Int)
-	return int64(n)
 }
 
 // meteredWriter records the count of a successful answer (200 or 202)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/pdftools"
+	"github.com/quire-dev/quire/internal/zipout"
 )
 
 // pdfRoutes are the PDF tools, one route per operation; without the
@@ -116,9 +117,9 @@ func pdfRequestOf(op string, r *http.Request) (pdftools.Request, error) {
 func splitZIP(upload string, parts []pdftools.Part) ([]byte, error) {
 	names := make([]string, len(parts))
 	data := make([][]byte, len(parts))
-	base := safeBase(upload)
+	base := zipout.Base(upload)
 	for i, p := range parts {
 		names[i], data[i] = base+"_"+p.Pages+".pdf", p.Data
 	}
-	return zipOf(names, data)
+	return zipout.Archive(names, data)
 }

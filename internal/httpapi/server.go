@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
 )
@@ -26,20 +27,23 @@ type Deps struct {
 	Auth      Keys
 	Telemetry Telemetry
 	Signing   Signer
-	Convert   Converter // nil: conversion disabled
-	Chromium  Printer   // nil: HTML and Markdown go to LibreOffice
-	Annotate  Filler
-	PDFTools  PDFTools       // POST /v1/pdf/*; nil: not served
-	Jobs      Jobs           // Prefer: respond-async; nil: every request is answered synchronously
-	Limits    Limits         // per-key limits of metered routes; nil: none
-	Meter     Meter          // metering of API operations; nil: none
-	APIUsage  metering.Store // where GET /v1/usage/api reads; nil: not served
-	DB        Pinger
-	Logger    *slog.Logger
-	Metrics   *prometheus.Registry // where the HTTP metrics go; /metrics serves it
-	Version   string
-	Pages     []Route        // the pages for people (internal/web)
-	Memory    *memory.Budget // what the budgeted routes may hold at once (budget.go); nil: unbounded
+	// Conversion converts documents (POST /v1/convert); nil: a service
+	// with both engines off, which refuses every conversion.
+	Conversion Conversion
+	Convert    Engine  // the LibreOffice pool, for /v1/health; nil: conversion disabled
+	Chromium   Printer // the Chromium pool, for /v1/health; nil: HTML and Markdown go to LibreOffice
+	Annotate   Filler
+	PDFTools   PDFTools       // POST /v1/pdf/*; nil: not served
+	Jobs       Jobs           // Prefer: respond-async; nil: every request is answered synchronously
+	Limits     Limits         // per-key limits of metered routes; nil: none
+	Meter      Meter          // metering of API operations; nil: none
+	APIUsage   metering.Store // where GET /v1/usage/api reads; nil: not served
+	DB         Pinger
+	Logger     *slog.Logger
+	Metrics    *prometheus.Registry // where the HTTP metrics go; /metrics serves it
+	Version    string
+	Pages      []Route        // the pages for people (internal/web)
+	Memory     *memory.Budget // what the budgeted routes may hold at once (budget.go); nil: unbounded
 	// Foreign are the routes of other APIs quire speaks (internal/gotenberg),
 	// each with its Dialect.
 	Foreign []Route
@@ -108,6 +112,9 @@ type Server struct {
 
 // New returns the API server.
 func New(d Deps, o Options) *Server {
+	if d.Conversion == nil {
+		d.Conversion = conversion.New(nil, nil)
+	}
 	s := &Server{deps: d, opt: o, log: d.Logger, mux: http.NewServeMux(), started: time.Now(), budget: d.Memory}
 	s.metrics = newMetrics(d.Metrics, d.DB)
 	if s.budget != nil {

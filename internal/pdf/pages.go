@@ -175,3 +175,23 @@ func (d *Document) box(o Object) ([4]float64, error) {
 	}
 	return b, nil
 }
+
+// PageCount reads the page count of the page tree's root (/Count), for
+// metering: meant for PDFs quire made itself, never an upload, whose
+// tree it does not walk. A PDF it cannot read counts no pages.
+func PageCount(b []byte) int64 {
+	d, err := Read(b, DefaultLimits())
+	if err != nil {
+		return 0
+	}
+	_, cat, err := d.Catalog()
+	if err != nil {
+		return 0
+	}
+	pages, err := d.Dict(cat["Pages"])
+	if err != nil {
+		return 0
+	}
+	n, _ := pages["Count"].(Int)
+	return int64(n)
+}

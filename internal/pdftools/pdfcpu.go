@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,10 +141,47 @@ func written(write func(w *bytes.Buffer) error) ([]byte, error) {
 
 // merge merges the inputs; on failure it names the input pdfcpu refused.
 func (t task) merge() ([]byte, int, error) {
+	dest, failed, err := mergeAll(t.Inputs, config())
+	if err != nil {
+		return nil, failed, err
+	}
+	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
+	return out, -1, err
+}
+
+// Merge joins PDFs that quire made itself (a conversion's outputs, merged
+// for POST /v1/convert?merge=true), page after page, with the merge of
+// POST /v1/pdf/merge (mergeAll) but in this process: unlike clients'
+// files, they need no worker to contain them. classic writes a
+// cross-reference table and no object streams, as PDF/A-1 requires. A
+// single PDF is returned as it is.
+func Merge(pdfs [][]byte, classic bool) ([]byte, error) {
+	switch len(pdfs) {
+	case 0:
+		return nil, errors.New("pdftools: no PDF to merge")
+	case 1:
+		return pdfs[0], nil
+	}
 	conf := config()
+	if classic {
+		conf.WriteObjectStream, conf.WriteXRefStream = false, false
+	}
+	dest, _, err := mergeAll(pdfs, conf)
+	if err == nil && conf.OptimizeBeforeWriting {
+		err = api.OptimizeContext(dest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pdftools: merge: %w", err)
+	}
+	return written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
+}
+
+// mergeAll appends the pages of each input to the first's, read with
+// conf; on failure it names the input pdfcpu refused.
+func mergeAll(inputs [][]byte, conf *model.Configuration) (*model.Context, int, error) {
 	conf.Cmd, conf.CreateBookmarks = model.MERGECREATE, false
 	var dest *model.Context
-	for i, b := range t.Inputs {
+	for i, b := range inputs {
 		src, err := api.ReadAndValidate(bytes.NewReader(b), conf)
 		if err != nil {
 			return nil, i, err
@@ -163,8 +201,7 @@ func (t task) merge() ([]byte, int, error) {
 			return nil, i, err
 		}
 	}
-	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
-	return out, -1, err
+	return dest, -1, nil
 }
 
 func (t task) split() ([]Part, error) {

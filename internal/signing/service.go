@@ -313,7 +313,7 @@ func (s *Service) asPDF(ctx context.Context, in []byte, pdfa string) ([]byte, er
 	if err != nil {
 		return nil, convert.ToAPIError(err, 5*time.Second)
 	}
-	return r.PDF, nil
+	return r.Output, nil
 }
 
 // checkFormat refuses what asPDF would: a document that is neither a PDF

@@ -1,4 +1,7 @@
-package httpapi
+// Package zipout writes the ZIP archives of quire's answers that hold
+// several outputs (a conversion's, a PDF split's), named after the
+// client's files.
+package zipout
 
 import (
 	"archive/zip"
@@ -11,16 +14,16 @@ import (
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
-// entryNames returns the names of a ZIP's entries for the outputs (of
+// Names returns the names of a ZIP's entries for the outputs (of
 // format ext) of files uploaded under names: each base name without its
 // extension and without characters that are unsafe in a file name,
 // "document" when nothing is left, then ".ext"; names that repeat
 // (ignoring case) get " (2)", " (3)", ... before the extension.
-func entryNames(names []string, ext string) []string {
+func Names(names []string, ext string) []string {
 	out := make([]string, len(names))
 	taken := map[string]bool{}
 	for i, name := range names {
-		base := safeBase(name)
+		base := Base(name)
 		entry := base + "." + ext
 		for n := 2; taken[strings.ToLower(entry)]; n++ {
 			entry = fmt.Sprintf("%s (%d).%s", base, n, ext)
@@ -31,10 +34,10 @@ func entryNames(names []string, ext string) []string {
 	return out
 }
 
-// safeBase is the file name of a client's path (either slash) without
+// Base is the file name of a client's path (either slash) without
 // its extension, with control and reserved characters dropped and at
 // most 100 characters long.
-func safeBase(name string) string {
+func Base(name string) string {
 	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
 	name = strings.TrimSuffix(name, path.Ext(name))
 	name = strings.Map(func(r rune) rune {
@@ -53,10 +56,10 @@ func safeBase(name string) string {
 	return name
 }
 
-// zipOf returns a ZIP archive of the files under names, in order. The
-// names are made by safeBase; a name that is not a clean relative path
+// Archive returns a ZIP archive of the files under names, in order. The
+// names are made by Base; a name that is not a clean relative path
 // all the same is an error rather than a zip-slip entry.
-func zipOf(names []string, files [][]byte) ([]byte, error) {
+func Archive(names []string, files [][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	z := zip.NewWriter(&b)
 	for i, name := range names {

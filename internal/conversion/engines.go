@@ -1,0 +1,125 @@
+package conversion
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert"
+)
+
+// ParamMerge is the query parameter that merges several files' PDFs.
+const ParamMerge = "merge"
+
+// route tells whether r goes to Chromium, and the format of its first
+// file: a web page (HTML or Markdown, convert.PageFormat) made into PDF,
+// with options that choose Chromium (convert.JobOptions.EngineFor). The
+// other files are then the page's. Without Chromium on this server, the
+// default engine is LibreOffice, and asking for Chromium is a 503.
+// Anything else (a query that did not decode, another output, another
+// format) goes to LibreOffice, whose validation reports what Chromium
+// cannot do.
+func (s *Service) route(r Request) (string, bool, error) {
+	first := r.Files[0]
+	from := cmp.Or(r.From, convert.PageFormat(first.Name, first.Data))
+	if r.OfficeOnly || len(r.Malformed) > 0 || r.To != convert.ToPDF || (from != convert.FromHTML && from != convert.FromMarkdown) ||
+		r.Options.EngineFor(from, r.To) != convert.EngineChromium {
+		return from, false, nil
+	}
+	switch {
+	case s.browser == nil && r.Options.Engine == "" && !r.Options.NeedsChromium():
+		return from, false, nil
+	case s.browser == nil:
+		return "", false, &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine is disabled on this server (QUIRE_CHROMIUM_WORKERS < 0).", RetryAfter: time.Minute}
+	case r.Merge:
+		return "", false, quire.Invalid("The conversion request is not valid.", quire.Detail{Field: ParamMerge,
+			Issue: "merges the PDFs of several documents; an html or md page printed by Chromium takes the other files as its own (images, style sheets)"})
+	}
+	return from, true, nil
+}
+
+// print prints the page of r's first file (of format from) with Chromium,
+// the other files being its assets.
+func (s *Service) print(ctx context.Context, r Request, from string) ([]convert.Result, error) {
+	res, err := s.browser.Convert(ctx, page(from, r.Files), r.Options)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr // the client left
+		}
+		return nil, fileError(convert.ToAPIError(err, s.browser.RetryAfter()), r.Files[:1], 0)
+	}
+	return []convert.Result{res}, nil
+}
+
+// page is the page of files[0], of format from, with the other files as
+// its assets.
+func page(from string, files []File) Page {
+	return Page{Doc: files[0].Data, From: from, Name: files[0].Name, Assets: files[1:]}
+}
+
+// convertAll converts r's files with LibreOffice, each of the format r
+// names or else of the one its name and content tell, as many at once as
+// the engine has workers. The first failure cancels the others and is
+// answered, naming its file.
+func (s *Service) convertAll(parent context.Context, r Request) ([]convert.Result, error) {
+	if s.office == nil {
+		return nil, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server.")
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	results := make([]convert.Result, len(r.Files))
+	errs := make([]error, len(r.Files))
+	slots := make(chan struct{}, max(1, s.office.Status().Workers))
+	var wg sync.WaitGroup
+	for i, f := range r.Files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-ctx.Done():
+				return
+			}
+			if ctx.Err() == nil {
+				results[i], errs[i] = s.office.ConvertRequest(ctx, r.document(f), f.Data)
+			}
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs { // the first file that failed, not one cancelled because of it
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, fileError(convert.ToAPIError(err, s.office.RetryAfter()), r.Files, i)
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return nil, err // the client left
+	}
+	return results, nil
+}
+
+// fileError is the contract's error for err about the file files[i]: a
+// detail names the file ("file", or "file[i]" with several files, by
+// place and name), and so does the message with several files. A
+// VALIDATION_ERROR is the request's, not the file's, and is returned as
+// it is.
+func fileError(err error, files []File, i int) error {
+	err = convert.ToAPIError(err, 0)
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code == quire.CodeEngineBusy || qe.Code == quire.CodeValidation {
+		return err
+	}
+	field, issue, message := "file", qe.Message, qe.Message
+	if len(files) > 1 {
+		which := fmt.Sprintf("file %d (%q)", i+1, files[i].Name)
+		field, issue, message = fmt.Sprintf("file[%d]", i), which+": "+qe.Message, "In "+which+": "+qe.Message
+	}
+	return &quire.Error{Code: qe.Code, Message: message, Details: append([]quire.Detail{{Field: field, Issue: issue}}, qe.Details...)}
+}
