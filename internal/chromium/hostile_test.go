@@ -161,13 +161,9 @@ func is4xx(err error) bool {
 func TestLargeTableRefused(t *testing.T) {
 	p := newPool(t, 1, nil)
 	md := "|" + strings.Repeat(" a |", 50_000) + "\n|" + strings.Repeat("---|", 50_000) + "\n|" + strings.Repeat(" b |", 50_000) + "\n"
-	t0 := time.Now()
 	_, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: convert.FromMarkdown}, convert.JobOptions{})
 	if !errors.Is(err, convert.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS") {
-		t.Fatalf("got %v, want %v naming the limit", err, convert.ErrUnprocessable)
-	}
-	if took := time.Since(t0); took > 2*time.Second { // a linear pass of milliseconds; generous for -race on a loaded machine
-		t.Errorf("refused in %v, want at once", took)
+		t.Fatalf("got %v, want %v naming the limit (the check's answer, before goldmark renders anything)", err, convert.ErrUnprocessable)
 	}
 	if c := p.Status().Counters; c.Converted+c.Failed != 0 {
 		t.Errorf("counters %+v: the table reached the browser", c)
