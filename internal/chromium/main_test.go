@@ -6,11 +6,11 @@ import (
 	"encoding/xml"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine/enginetest"
 )
 
 // TestMain runs the test binary as the program that confines the browser
@@ -35,55 +35,22 @@ func needChromium(t testing.TB) {
 // default options of newPool. The tests that count the pool's jobs, kill
 // its browser, watch its shared tab or change its options start their
 // own.
-var shared struct {
-	sync.Mutex
-	pool  *Pool
-	dir   string
-	users int // the tests holding it
+var shared = enginetest.Shared[*Pool]{
+	Start: func(dir string) (*Pool, error) {
+		p, err := startPool(dir, 1, nil)
+		if err != nil && p != nil {
+			closePool(p)
+		}
+		return p, err
+	},
+	Close: closePool,
 }
 
-// sharedPool returns the shared pool, started and ready: started by the
-// first test that asks for it, closed when the last test holding it
-// ends. A parallel test asks for it before t.Parallel, so that it holds
-// the pool while it waits for the serial tests.
+// sharedPool returns the shared pool, held by t (see enginetest.Shared).
 func sharedPool(t *testing.T) *Pool {
 	t.Helper()
 	needChromium(t)
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.pool == nil {
-		dir, err := os.MkdirTemp("", "quire-shared-browser-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := startPool(dir, 1, nil)
-		if err != nil {
-			if p != nil {
-				closePool(p)
-			}
-			os.RemoveAll(dir)
-			t.Fatalf("the shared pool: %v", err)
-		}
-		shared.pool, shared.dir = p, dir
-	}
-	shared.users++
-	t.Cleanup(func() { releaseSharedPool(t) })
-	return shared.pool
-}
-
-// releaseSharedPool closes the shared pool if t was the last test to
-// hold it.
-func releaseSharedPool(t *testing.T) {
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.users--; shared.users > 0 {
-		return
-	}
-	if err := closePool(shared.pool); err != nil {
-		t.Errorf("close the shared pool: %v", err)
-	}
-	os.RemoveAll(shared.dir)
-	shared.pool, shared.dir = nil, ""
+	return shared.Get(t)
 }
 
 // newPool starts a pool of n confined browsers for the test, and waits

@@ -14,12 +14,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert/lok"
+	"github.com/quire-dev/quire/internal/engine/enginetest"
 )
 
 // The test binary doubles as the worker program: the pools of these tests
@@ -51,63 +51,32 @@ func TestMain(m *testing.M) {
 // shared is the LibreOffice pool of the tests that need only a warm
 // engine with the default options (two workers). The tests that count the
 // pool's jobs, kill its workers or change its options start their own.
-var shared struct {
-	sync.Mutex
-	pool  *Pool
-	dir   string
-	users int // the tests holding it
+var shared = enginetest.Shared[*Pool]{
+	Start: func(dir string) (*Pool, error) {
+		p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 2, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, Dir: dir})
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if err := p.WaitReady(ctx); err != nil {
+			p.Close(context.Background())
+			return nil, err
+		}
+		return p, nil
+	},
+	Close: func(p *Pool) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return p.Close(ctx)
+	},
 }
 
-// sharedPool returns the shared pool, started and ready: started by the
-// first test that asks for it, closed when the last test holding it
-// ends. A parallel test asks for it before t.Parallel, so that it holds
-// the pool while it waits for the serial tests.
+// sharedPool returns the shared pool, held by t (see enginetest.Shared).
 func sharedPool(t *testing.T) *Pool {
 	t.Helper()
 	requireLibreOffice(t)
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.pool == nil {
-		dir, err := os.MkdirTemp("", "quire-shared-pool-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := Options{PoolOptions: PoolOptions{Workers: 2, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, Dir: dir}
-		p, err := NewPool(o)
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			err = p.WaitReady(ctx)
-			cancel()
-			if err != nil {
-				p.Close(context.Background())
-			}
-		}
-		if err != nil {
-			os.RemoveAll(dir)
-			t.Fatalf("the shared pool: %v", err)
-		}
-		shared.pool, shared.dir = p, dir
-	}
-	shared.users++
-	t.Cleanup(func() { releaseSharedPool(t) })
-	return shared.pool
-}
-
-// releaseSharedPool closes the shared pool if t was the last test to
-// hold it.
-func releaseSharedPool(t *testing.T) {
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.users--; shared.users > 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := shared.pool.Close(ctx); err != nil {
-		t.Errorf("close the shared pool: %v", err)
-	}
-	os.RemoveAll(shared.dir)
-	shared.pool, shared.dir = nil, ""
+	return shared.Get(t)
 }
 
 // grow makes the process resident in mib more MiB of memory, a page at a
