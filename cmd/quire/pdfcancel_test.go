@@ -21,8 +21,9 @@ import (
 // race detector, so that its resident memory tells what the work holds.
 
 // TestPDFWorkStopsWithItsRequest: a 200,000-page split that passes its
-// time limit answers 422, and one whose client leaves once its worker
-// runs ends as cancelled; within 2 s of either, the server and its
+// time limit (or its memory charge) answers 422, and one whose client
+// leaves once its worker runs ends as cancelled; within 2 s of either,
+// the server and its
 // children no longer work (their CPU time stands still) and hold at most
 // 100 MB more than before the request.
 func TestPDFWorkStopsWithItsRequest(t *testing.T) {
@@ -39,7 +40,7 @@ func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 	}
 
 	t.Run("timeout", func(t *testing.T) {
-		in := start(t, t.TempDir(), "QUIRE_CONVERT_JOB_TIMEOUT=5s")
+		in := start(t, t.TempDir(), "QUIRE_CONVERT_JOB_TIMEOUT=2s")
 		key, pid := issueKey(t, in, in, "split@example.com"), in.cmd.Process.Pid
 		before := treeRSS(pid)
 		res, err := post(t.Context(), in, key)
@@ -48,9 +49,12 @@ func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 		}
 		answer, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != 422 || !bytes.Contains(answer, []byte("longer than 5s")) {
-			t.Fatalf("the split past its time limit: %d %.300s, want 422 naming the limit", res.StatusCode, answer)
+		// pdfcpu needs more than the file's charge: on an idle machine
+		// its worker reaches the cap before the time limit.
+		if res.StatusCode != 422 || !bytes.Contains(answer, []byte("longer than 2s")) && !bytes.Contains(answer, []byte("more memory than its charge")) {
+			t.Fatalf("the split past its time limit: %d %.300s, want 422 naming the limit or the charge", res.StatusCode, answer)
 		}
+		t.Logf("422 %s", regexp.MustCompile(`"message":"[^"]*"`).Find(answer))
 		workStopped(t, pid, before)
 	})
 	t.Run("client leaves", func(t *testing.T) {
