@@ -23,9 +23,8 @@ import (
 // TestPDFWorkStopsWithItsRequest: a 200,000-page split that passes its
 // time limit (or its memory charge) answers 422, and one whose client
 // leaves once its worker runs ends as cancelled; within 2 s of either,
-// the server and its
-// children no longer work (their CPU time stands still) and hold at most
-// 100 MB more than before the request.
+// the server and its children no longer work (their CPU time stands
+// still) and hold at most 100 MB more than before the request.
 func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("splits 200,000-page PDFs; not in -short")
