@@ -82,8 +82,10 @@ func TestPDFWorkStopsWithItsRequest(t *testing.T) {
 		}
 		hangUp()
 		<-sent
-		for pdfWorkers(t, in) != 0 { // the server's side of the hang-up
-			time.Sleep(20 * time.Millisecond) // a poll interval
+		for deadline := time.Now().Add(time.Minute); pdfWorkers(t, in) != 0; <-time.After(20 * time.Millisecond) {
+			if time.Now().After(deadline) { // the server's side of the hang-up
+				t.Fatal("a minute after the client left, its PDF worker still runs")
+			}
 		}
 		workStopped(t, pid, before)
 	})
