@@ -257,9 +257,17 @@ func TestJobsOfAKilledInstanceRunOnTheOther(t *testing.T) {
 	dataA, dataB := t.TempDir(), t.TempDir()
 	a := start(t, dataA, env...)
 	key := issueKey(t, a, a, "killed@example.com")
-	doc, hk := slowDocument(t, 3*time.Second), newHooks(t)
+	// Every third job's document comes at once, the others' after 10 s:
+	// the instance runs up to 8 jobs at once (4 per engine slot, which a
+	// download does not take), and the kill must find some of its jobs
+	// ended and others running, whatever the order they were taken in.
+	quick, slow, hk := slowDocument(t, 100*time.Millisecond), slowDocument(t, 10*time.Second), newHooks(t)
 	var ids []string
 	for i := range 12 {
+		doc := slow
+		if i%3 == 0 {
+			doc = quick
+		}
 		ids = append(ids, submitSign(t, a, key, doc, hk.URL+"/hook", i))
 	}
 	b := start(t, dataB, env...)
