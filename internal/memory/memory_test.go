@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -83,5 +84,28 @@ func TestGrowThroughContext(t *testing.T) {
 	r.Release()
 	if r, err := b.Reserve(context.Background(), 1000); err != nil || r.Held() != 100 {
 		t.Errorf("Reserve of an upper bound past the whole budget: %v, want the whole budget", err)
+	}
+}
+
+// TestLargeReleaseGivesTheHeapBack: a release of giveBackAt or more that
+// empties the budget returns the free heap to the system (a forced
+// collection, which an idle process would otherwise never start).
+func TestLargeReleaseGivesTheHeapBack(t *testing.T) {
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	b := NewBudget(1<<30, 100)
+	before := forced()
+	r, err := b.Reserve(context.Background(), giveBackAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Release()
+	for deadline := time.Now().Add(time.Minute); forced() == before; <-time.After(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a minute after the release, no collection returned the heap")
+		}
 	}
 }
