@@ -131,8 +131,8 @@ func rect(s string) pdf.Array {
 	return a
 }
 
-// addAnnotation puts annot on page 1 of d.
-func addAnnotation(t *testing.T, d *pdf.Document, annot pdf.Dict) {
+// addAnnotation puts annot on page 1 of d and returns its reference.
+func addAnnotation(t *testing.T, d *pdf.Document, annot pdf.Dict) pdf.Ref {
 	t.Helper()
 	pages, _ := d.Pages()
 	ref := d.Add(annot)
@@ -141,6 +141,7 @@ func addAnnotation(t *testing.T, d *pdf.Document, annot pdf.Dict) {
 		t.Fatal(err)
 	}
 	d.Replace(pages[0].Ref, p)
+	return ref
 }
 
 // fillNote fills the Note field with value, drawn by ap.

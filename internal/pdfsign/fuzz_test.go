@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
@@ -16,7 +15,8 @@ import (
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 // FuzzVerify drives the form field walk and Verify with arbitrary bytes:
-// no panic, no hang. (The reading path itself is fuzzed by pdf.FuzzRead.)
+// no panic, and work bounded by the memory of one request
+// (pdftest.FuzzBound). (The reading path itself is fuzzed by pdf.FuzzRead.)
 // Seeds: generated files, a signed one and, when present, small corpus
 // files.
 func FuzzVerify(f *testing.F) {
@@ -48,13 +48,14 @@ func FuzzVerify(f *testing.F) {
 	}
 	lim := pdf.Limits{MaxObjects: 10_000, MaxDecodedSize: 1 << 20}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// A slow input is a bug too: crash so the fuzzer keeps it.
-		watchdog := time.AfterFunc(5*time.Second, func() { panic("FuzzVerify: input took more than 5s") })
-		defer watchdog.Stop()
-		if d, err := pdf.Read(data, lim); err == nil {
-			_, _ = signatureFields(d)
-		}
-		if _, err := Verify(data, nil, lim); err != nil && strings.Contains(err.Error(), "internal error") {
+		var err error
+		pdftest.FuzzBound(t, len(data), func() {
+			if d, err := pdf.Read(data, lim); err == nil {
+				_, _ = signatureFields(d)
+			}
+			_, err = Verify(data, nil, lim)
+		})
+		if err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatalf("Verify panicked: %v", err) // pdf.Recover turned a panic into an error
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
@@ -130,21 +129,17 @@ func TestDamagedInputForCertificatePages(t *testing.T) {
 // signing with a certificate page does (Open, LastPageSize, AppendPages,
 // Sign) and through Verify. Each must be refused with a sentinel error or, for
 // the repairable ones, signed into a file that verifies; within the
-// memory bound of one request, and before a deadline that only a hang
-// would reach.
+// memory bound of one request. The bytes allocated measure the work, not
+// the time taken: a reader that parses the file once per object, or
+// inflates a bomb, allocates as much. A hang is left to go test -timeout.
 func TestHostileFiles(t *testing.T) {
 	id := testIdentity(t)
 	for _, h := range pdftest.HostileFiles() {
 		t.Run(h.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-			defer cancel()
 			var signed []byte
 			var err error
-			n := pdftest.Allocated(func() { signed, err = signWithPage(ctx, h.PDF, id) })
+			n := pdftest.Allocated(func() { signed, err = signWithPage(t.Context(), h.PDF, id) })
 			t.Logf("%d bytes: %d allocated; %v", len(h.PDF), n, err)
-			if ctx.Err() != nil {
-				t.Fatalf("not done within the deadline: %v", err)
-			}
 			if n > pdftest.MemoryBound(len(h.PDF)) {
 				t.Errorf("%d bytes allocated for a file of %d, more than %d", n, len(h.PDF), pdftest.MemoryBound(len(h.PDF)))
 			}

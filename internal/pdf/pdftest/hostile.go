@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/zlib"
+	"flag"
 	"fmt"
 	"runtime"
 	"strings"
+	"testing"
+	"time"
 )
 
 // Hostile is a pathological PDF made to exhaust a reader's memory, time
@@ -214,6 +217,24 @@ const MemoryBase = 32 << 20
 
 // MemoryBound is what a request with a body of n bytes may allocate.
 func MemoryBound(n int) uint64 { return MemoryBase + 10*uint64(n) }
+
+// FuzzBound runs f, the work of one input of n bytes of a fuzz test, and
+// fails t when f allocates more than MemoryBound(n): the bytes allocated
+// measure the work, as a parser that reads the file once per object or
+// inflates a bomb allocates as much. While fuzzing (go test -fuzz), an
+// input that runs more than 5 s also crashes, since the fuzzer keeps only
+// inputs that crash and a loop may allocate nothing; the seeds that go
+// test runs are held to no time.
+func FuzzBound(t testing.TB, n int, f func()) {
+	t.Helper()
+	if fuzzing := flag.Lookup("test.fuzz"); fuzzing != nil && fuzzing.Value.String() != "" {
+		watchdog := time.AfterFunc(5*time.Second, func() { panic(t.Name() + ": input took more than 5s") })
+		defer watchdog.Stop()
+	}
+	if a := Allocated(f); a > MemoryBound(n) {
+		t.Fatalf("%d bytes allocated for an input of %d, more than %d", a, n, MemoryBound(n))
+	}
+}
 
 // WidePageTree is a PDF whose one /Pages node has n tiny pages as its
 // /Kids: about 100 bytes a page (200,000 pages: 20 MB), cheap to send and
