@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // server is an httptest server on loopback that counts the connections it
@@ -108,4 +109,20 @@ func wantErr(t *testing.T, err, want error) {
 	if !errors.Is(err, want) {
 		t.Fatalf("error %v, want %v", err, want)
 	}
+}
+
+// errGuard ends a test whose code under test would otherwise hang.
+var errGuard = errors.New("the test's guard ended the call: the code under test did not")
+
+// guarded returns a context that a minute from now is cancelled with
+// errGuard: it does not time the code under test (whose own bounds are far
+// shorter), it ends a test that would hang if they were gone.
+func guarded(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	timer := time.AfterFunc(time.Minute, func() { cancel(errGuard) })
+	t.Cleanup(func() {
+		timer.Stop()
+		cancel(nil)
+	})
+	return ctx
 }

@@ -1,15 +1,19 @@
 package mail
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	netmail "net/mail"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -246,15 +250,19 @@ func TestSMTPStartTLSPolicy(t *testing.T) {
 	}
 }
 
-// silentServer accepts TCP connections and never says a word, like a relay
-// behind a broken firewall. It returns its address.
-func silentServer(t *testing.T) string {
+// stallingServer accepts TCP connections, says greeting (nothing when it
+// is empty), then never answers, like a relay behind a broken firewall or
+// one that hangs in the middle of an exchange. It returns its address, a
+// channel that receives the client's first command after the greeting
+// (proof that the client waits for an answer), and one that receives the
+// error of reading from a connection once the client has closed it.
+func stallingServer(t *testing.T, greeting string) (addr string, waiting <-chan string, closed <-chan error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
+	commands, ends := make(chan string, 8), make(chan error, 8)
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -262,51 +270,102 @@ func silentServer(t *testing.T) string {
 				return
 			}
 			go func() {
-				<-done
-				_ = conn.Close()
+				ends <- stall(conn, greeting, commands)
 			}()
 		}
 	}()
-	t.Cleanup(func() {
-		close(done)
-		_ = ln.Close()
-	})
-	return ln.Addr().String()
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln.Addr().String(), commands, ends
 }
 
-func TestSMTPSilentServerTimesOut(t *testing.T) {
-	addr := silentServer(t)
-	const timeout = 300 * time.Millisecond
-	sender, _ := newSender(t, Options{URL: "smtp://" + addr, Timeout: timeout})
-
-	start := time.Now()
-	err := sender.Send(context.Background(), Message{To: "ha@example.com", Subject: "s", Text: "t"})
-	elapsed := time.Since(start)
-	if err == nil {
-		t.Fatal("Send to a silent server succeeded")
+// stall plays one connection of stallingServer and returns the error that
+// ended it: the server never closes a connection, only the client can.
+func stall(conn net.Conn, greeting string, commands chan<- string) error {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	if greeting != "" {
+		if _, err := io.WriteString(conn, greeting+"\r\n"); err != nil {
+			return err
+		}
+		command, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		commands <- command
 	}
-	if elapsed > timeout+3*time.Second {
-		t.Errorf("Send took %v, want about %v", elapsed, timeout)
+	_, err := r.ReadByte() // nothing comes before an answer: only the end
+	return err
+}
+
+// errGuard ends a test whose code under test would otherwise hang.
+var errGuard = errors.New("the test's guard ended the call: the code under test did not")
+
+// guarded returns a context cancelled with errGuard after 10 s: less than
+// go-mail's own 15 s default, so that only Options.Timeout can end a silent
+// exchange before it; it does not time the code under test, whose bounds
+// are far shorter.
+func guarded(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	timer := time.AfterFunc(10*time.Second, func() { cancel(errGuard) })
+	t.Cleanup(func() {
+		timer.Stop()
+		cancel(nil)
+	})
+	return ctx
+}
+
+// awaitClose fails t unless the client closed its connection to a
+// stalling server, which proves the socket was freed.
+func awaitClose(t *testing.T, closed <-chan error) {
+	t.Helper()
+	select {
+	case err := <-closed:
+		if err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("reading the connection after Send: %v, want the end the client's close gives", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Error("Send returned and left its connection open")
+	}
+}
+
+// The error is the proof, not a stopwatch: only a deadline, and Send sets no
+// other than Options.Timeout, gives a deadline error (go-mail's read
+// deadline and Send's context have the same length, and either may report
+// it first). Without them the call would end at the guard, with its error.
+func TestSMTPSilentServerTimesOut(t *testing.T) {
+	addr, _, closed := stallingServer(t, "")
+	sender, _ := newSender(t, Options{URL: "smtp://" + addr, Timeout: 300 * time.Millisecond})
+
+	err := sender.Send(guarded(t), Message{To: "ha@example.com", Subject: "s", Text: "t"})
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Send to a silent server: %v, want a deadline error", err)
 	}
 	if !strings.Contains(err.Error(), "smtp://"+addr) {
 		t.Errorf("error %q does not name the relay", err)
 	}
+	awaitClose(t, closed)
 }
 
+// A cancel in the middle of the exchange (the client waits for the answer
+// to its EHLO) ends it by closing the socket: had the exchange gone on
+// until a deadline, the error would wrap the deadline's.
 func TestSMTPCancelAbortsExchange(t *testing.T) {
-	addr := silentServer(t)
+	addr, waiting, closed := stallingServer(t, "220 relay.test ESMTP")
 	sender, _ := newSender(t, Options{URL: "smtp://" + addr, Timeout: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	go func() {
+		<-waiting
+		cancel()
+	}()
 
-	start := time.Now()
 	err := sender.Send(ctx, Message{To: "io@example.com", Subject: "s", Text: "t"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Send error = %v, want context.Canceled", err)
 	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("Send took %v after cancellation at 100ms", elapsed)
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Send error = %v: the exchange ran on to a deadline after the cancel", err)
 	}
+	awaitClose(t, closed)
 }
 
 func TestSMTPRejectsInvalidRecipient(t *testing.T) {
