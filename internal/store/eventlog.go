@@ -76,7 +76,7 @@ func (db *DB) openEventLog(ctx context.Context) error {
 	}
 	logPool.SetMaxIdleConns(4)
 	db.log = &DB{sql: logPool, dialect: sqlite}
-	if _, err := logPool.ExecContext(ctx, eventLogSchema); err != nil {
+	if err := whileBusy(ctx, func() error { _, err := logPool.ExecContext(ctx, eventLogSchema); return err }); err != nil {
 		return fmt.Errorf("store: create the event log %s: %w", logPath, err)
 	}
 	var hasOtherHost bool

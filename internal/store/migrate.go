@@ -56,15 +56,21 @@ func loadMigrations() ([]migration, error) {
 
 // migrate applies the pending migrations. Two instances starting at once
 // are serialised by the dialect's lock, and the second one finds nothing
-// left to do. On SQLite, a connection that opens a new file while another
-// switches it to WAL is told "database is locked" at once, not after the
-// busy handler's wait (about 1 start in 15 of four at once, in
-// TestMigrationsConcurrentStart): that is tried again, for as long as
-// the busy timeout would have waited.
+// left to do.
 func (db *DB) migrate(ctx context.Context) error {
+	return whileBusy(ctx, func() error { return db.migrateOnce(ctx) })
+}
+
+// whileBusy runs f until it is not refused as busy. On SQLite, a
+// connection that opens a new file while another switches it to WAL is
+// told "database is locked" at once, not after the busy handler's wait
+// (about 1 start in 15 of four at once, in TestMigrationsConcurrentStart,
+// for the main file and for the event log): that is tried again, for as
+// long as the busy timeout would have waited.
+func whileBusy(ctx context.Context, f func() error) error {
 	deadline := time.Now().Add(busyTimeout)
 	for {
-		err := db.migrateOnce(ctx)
+		err := f()
 		var se sqlite3.Error
 		if !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().After(deadline) {
 			return err
