@@ -212,3 +212,36 @@ func testQuotaAndConcurrency(t *testing.T, u string, db *store.DB, e *keylimit.E
 		t.Errorf("%d requests in progress and %d holds on the quota left", n, m)
 	}
 }
+
+// A change of a key's limits applies at once on its instance and keeps
+// the overrides it does not set; a cleared key has the defaults again; an
+// unknown key is NOT_FOUND.
+func TestChangeAppliesAtOnce(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		def := keylimit.Limits{Concurrent: 10}
+		e := enforcer(t, db, db, def, db.Backend() != "sqlite")
+		if err := db.CreateKey(t.Context(), quire.APIKey{ID: "key_a", Email: "a@example.com", Prefix: "sd_a", Hash: "hash_a", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		admitted(t, e, "key_a").Done() // the overrides are loaded, and fresh
+		change := func(c keylimit.Change, want keylimit.Limits) {
+			t.Helper()
+			if got, err := e.Change(t.Context(), c); err != nil || got != want {
+				t.Fatalf("%+v: %+v, %v, want %+v", c, got, err, want)
+			}
+		}
+		change(keylimit.Change{KeyID: "key_a", Concurrent: "1"}, keylimit.Limits{Concurrent: 1})
+		change(keylimit.Change{KeyID: "key_a", Quota: "5/month"}, keylimit.Limits{Concurrent: 1, Quota: 5})
+		a := admitted(t, e, "key_a")
+		refused(t, e, "key_a", busy, time.Second)
+		a.Done()
+		o, err := e.Overrides(t.Context())
+		if k := o["key_a"]; err != nil || k.Concurrent == nil || *k.Concurrent != 1 || k.Quota == nil || *k.Quota != 5 {
+			t.Errorf("overrides %+v, %v", o, err)
+		}
+		change(keylimit.Change{KeyID: "key_a", Clear: true}, def)
+		if _, err := e.Change(t.Context(), keylimit.Change{KeyID: "key_b", Concurrent: "1"}); quire.ErrorCode(err) != quire.CodeNotFound {
+			t.Errorf("an unknown key: %v", err)
+		}
+	})
+}
