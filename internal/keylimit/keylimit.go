@@ -209,9 +209,10 @@ func (a *Admission) usedUp() error {
 
 // Admit checks key's limits for one more request: concurrency first (here,
 // where it costs nothing to refuse, then with the quota in the database),
-// then the rate (which spends a token). A refusal is a RATE_LIMIT_ERROR with the time to wait; the
-// Admission describes the key's state either way, for the RateLimit
-// headers. The caller calls Done when the request ends.
+// then the rate (which spends a token). A refusal is a RATE_LIMIT_ERROR
+// with the time to wait; the Admission describes the key's state either
+// way, for the RateLimit headers. The caller calls Done when the request
+// ends.
 func (e *Enforcer) Admit(ctx context.Context, key string) (*Admission, error) {
 	lim, err := e.limitsOf(ctx, key)
 	if err != nil {
@@ -345,6 +346,7 @@ func (a *Admission) refused(h quire.RequestHold, held quire.RequestHeld) error {
 		Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", h.Quota-held.Documents, h.Quota)}
 }
 
+// tooMany is the error of a request past its key's requests in progress.
 func (a *Admission) tooMany() error {
 	return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
 		Message: fmt.Sprintf("Too many requests in progress: at most %d at once for this API key. Try again when one has finished.", a.Limits.Concurrent)}
