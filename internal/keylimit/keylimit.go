@@ -295,7 +295,7 @@ func (a *Admission) setMonth(now time.Time) int64 {
 // document of its quota, unless the month's documents and the holds of the
 // key's requests in progress on every instance use it all.
 func (e *Enforcer) hold(ctx context.Context, key string, a *Admission) error {
-	h := quire.RequestHold{ID: uuid.NewString(), KeyID: key, Lease: e.lease.id}
+	h := quire.RequestHold{KeyID: key, Lease: e.lease.id}
 	if e.shared {
 		h.Concurrent = int64(a.Limits.Concurrent)
 	}
@@ -307,8 +307,9 @@ func (e *Enforcer) hold(ctx context.Context, key string, a *Admission) error {
 		}
 	}
 	if h.Concurrent == 0 && h.Quota == 0 {
-		return nil
+		return nil // nothing to ask the database: not even an id to draw
 	}
+	h.ID = uuid.NewString()
 	if err := e.keepLease(ctx); err != nil {
 		return err
 	}
