@@ -61,7 +61,7 @@ type Charge struct {
 	Quota int64
 	Rows  []APIUsageRow
 	// Hold, when not empty, names the request's hold on the quota
-	// (QuotaHold), ended in the transaction that counts the charge.
+	// (RequestHold), ended in the transaction that counts the charge.
 	Hold string
 }
 
@@ -74,20 +74,25 @@ func (c Charge) Documents() int64 {
 	return n
 }
 
-// QuotaHold asks to hold one document of key KeyID's quota in Month
-// (Month's number) for request ID of the instance whose lease is Lease,
-// while the request is in progress.
-type QuotaHold struct {
+// RequestHold asks to hold, for request ID of the instance whose lease is
+// Lease while the request is in progress, one of the Concurrent requests
+// of key KeyID at once (when Concurrent is above 0) and one document of
+// its Quota in Month, Month's number (when Quota is above 0): both, or
+// neither when either limit is reached.
+type RequestHold struct {
 	ID, KeyID, Lease string
+	Concurrent       int64
 	Month, Quota     int64
 }
 
-// QuotaHeld is the outcome of a QuotaHold: the key's documents this month
-// and the holds of its requests in progress (under live leases) before
-// it, and whether it was taken (their sum was below the quota).
-type QuotaHeld struct {
-	Documents, Held int64
-	Taken           bool
+// RequestHeld is the outcome of a RequestHold: the key's requests in
+// progress (when it asked for one of them), its documents this month and
+// the holds on its quota of its requests in progress (when it asked for
+// one of those), all under live leases and before it, and whether it was
+// taken.
+type RequestHeld struct {
+	Running, Documents, Held int64
+	Taken                    bool
 }
 
 // ChargeResult is the outcome of a Charge: the key's documents this month

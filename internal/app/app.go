@@ -171,7 +171,7 @@ func (a *App) openRecords(ctx context.Context) (err error) {
 	}
 	a.Limiter = ratelimit.New(a.DB, secret, a.now)
 	a.Limits = keylimit.New(keyLimits(cfg), a.DB, ratelimit.NewBlocks(a.Limiter), a.now,
-		keylimit.Options{Lease: cfg.JobLease, Logger: a.Log})
+		keylimit.Options{Lease: cfg.JobLease, Shared: a.DB.Backend() != "sqlite", Logger: a.Log}) // one instance serves a SQLite database
 	a.Meter = metering.NewRecorder(a.DB, a.now, a.Metrics)
 	a.Auth = auth.New(a.DB, sender, secret, a.Limiter, auth.Options{
 		KeyPrefix: cfg.KeyPrefix, CodeTTL: cfg.CodeTTL, MaxAttempts: cfg.CodeMaxAttempts,

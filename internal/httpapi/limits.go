@@ -66,7 +66,7 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 // (draft-ietf-httpapi-ratelimit-headers-11): one policy per limit the key
 // has, "rate" (q per w seconds, shared by the instances), "quota"
 // (documents per month; w is the month's length) and "concurrency"
-// (requests in progress on this instance).
+// (requests in progress; on PostgreSQL, on every instance).
 func rateLimitHeaders(h http.Header, a *keylimit.Admission) {
 	var policy, state []string
 	if r := a.Limits.Rate; r.N > 0 {

@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -103,6 +105,102 @@ func TestKeyConcurrencyLimit(t *testing.T) {
 	release()
 	signedPDF(t, <-first)
 	signedPDF(t, e.signPDF(key, signBody(inline(pdftest.OnePage("third")))))
+}
+
+// A request of a key in progress on one instance counts against the key's
+// requests at once on the others sharing its PostgreSQL database: with a
+// limit of one, a request on instance b is refused at once with the
+// documented 429 while instance a's is in progress, and admitted once
+// that request has ended (its row in the database gone).
+func TestKeyConcurrencyAcrossInstances(t *testing.T) {
+	u := storetest.URL(t, "postgres")
+	db := storetest.Open(t, u)
+	options := []envOption{withPrivateFetch(), withKeyLimits(keylimit.Limits{Concurrent: 1})}
+	a, b := newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
+	key := a.key("ann@example.com")
+	slow, arrived, release := heldDocument(t)
+	first := make(chan response)
+	go func() { first <- a.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
+	<-arrived // instance a's request is in progress
+	body := signBody(inline(pdftest.OnePage("b")))
+	r := b.signPDF(key, body)
+	tooMany(t, r, 1)
+	if msg := r.errorBody(t, 429, quire.CodeRateLimit).Message; msg != "Too many requests in progress: at most 1 at once for this API key. Try again when one has finished." {
+		t.Errorf("message %q", msg)
+	}
+	if got, want := r.header.Get("Retry-After"), "1"; got != want {
+		t.Errorf("Retry-After %q, want %q", got, want)
+	}
+	if got, want := r.header.Get("RateLimit-Policy"), `"concurrency";q=1;qu="concurrent-requests"`; got != want {
+		t.Errorf("RateLimit-Policy %q, want %q", got, want)
+	}
+	if got := r.header.Get("RateLimit"); got != `"concurrency";r=0` {
+		t.Errorf("RateLimit %q", got)
+	}
+	release()
+	signedPDF(t, <-first)
+	// Instance a deletes its request's row as the request ends, which may
+	// be just after its client has the whole answer; b's refused request
+	// left none.
+	noneInProgress(t, u)
+	r = b.signPDF(key, body)
+	signedPDF(t, r)
+	if got := r.header.Get("RateLimit"); got != `"concurrency";r=0` {
+		t.Errorf("RateLimit %q of the one request in progress", got)
+	}
+}
+
+// A request whose client leaves ends, and with it its row in the database:
+// its key's place is free on the other instances.
+func TestKeyConcurrencyFreedWhenTheClientLeaves(t *testing.T) {
+	u := storetest.URL(t, "postgres")
+	db := storetest.Open(t, u)
+	options := []envOption{withPrivateFetch(), withKeyLimits(keylimit.Limits{Concurrent: 1})}
+	a, b := newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
+	key := a.key("ann@example.com")
+	slow, arrived, _ := heldDocument(t) // held until the test ends
+	ctx, leave := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, "POST", a.URL+"/v1/sign", strings.NewReader(signBody(`{"url":"`+slow+`/doc.pdf"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	gone := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		gone <- err
+	}()
+	<-arrived // instance a's request is in progress
+	body := signBody(inline(pdftest.OnePage("b")))
+	tooMany(t, b.signPDF(key, body), 1)
+	leave()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client that left: %v", err)
+	}
+	noneInProgress(t, u)
+	signedPDF(t, b.signPDF(key, body))
+}
+
+// noneInProgress waits until the database at u has no request of a key in
+// progress (its instances delete a request's row as it ends).
+func noneInProgress(t *testing.T, u string) {
+	t.Helper()
+	raw := storetest.SQL(t, u)
+	inProgress := func() (n int) {
+		if err := raw.QueryRow(`SELECT COUNT(*) FROM key_requests`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); inProgress() != 0; <-time.After(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests still in progress in the database after 10 s", inProgress())
+		}
+	}
 }
 
 // heldDocument serves a one-page PDF at url, holding each request until

@@ -1,7 +1,17 @@
 // Package keylimit enforces the per-key limits of the API before work
-// starts: requests in progress at once (per instance), a rate shared by
-// every instance on the database (ratelimit.Blocks), and a monthly quota
-// of documents counted by the metering of API operations.
+// starts: requests in progress at once, a rate shared by every instance on
+// the database (ratelimit.Blocks), and a monthly quota of documents
+// counted by the metering of API operations.
+//
+// Requests in progress are counted by each instance in memory, which
+// refuses at once the requests of a key past its limit there. The
+// instances sharing a PostgreSQL database also count them in it, so that
+// together they let no more requests of a key in progress than its limit:
+// each request of a key with a limit is a row of the database while it is
+// in progress, written in one atomic step with the count of the key's
+// rows on every instance (store.HoldRequest) and deleted when it ends. A
+// SQLite database is served by one instance, whose count in memory is
+// exact: it writes no row.
 //
 // The quota is exact across instances because the database decides it:
 // an answer's count is committed only if the month's documents stay within
@@ -10,9 +20,10 @@
 // refused: each request of a key with a quota holds one document of it in
 // the database while it is in progress, taken in one atomic step with the
 // check of the month's documents and of the holds of every instance
-// (store.HoldQuota), so that the instances together let no more requests
-// of a key in progress than its quota has documents left. The holds of an
-// instance that crashed end with its lease (lease.go).
+// (store.HoldRequest, the same step and round trip as the row of a request
+// in progress), so that the instances together let no more requests of a
+// key in progress than its quota has documents left. The rows of an
+// instance that crashed count no more when its lease ends (lease.go).
 package keylimit
 
 import (
@@ -57,10 +68,10 @@ type Store interface {
 	SetKeyLimits(ctx context.Context, l quire.KeyLimits) error
 	ClearKeyLimits(ctx context.Context, id string) error
 	MonthDocuments(ctx context.Context, keyID string, month int64) (int64, error)
-	HoldQuota(ctx context.Context, h quire.QuotaHold) (quire.QuotaHeld, error)
-	ReleaseQuota(ctx context.Context, id string) error
+	HoldRequest(ctx context.Context, h quire.RequestHold) (quire.RequestHeld, error)
+	ReleaseRequest(ctx context.Context, id string) error
 	RenewLease(ctx context.Context, id string, ttl time.Duration) error
-	ForgetQuotaHolds(ctx context.Context) error
+	ForgetHolds(ctx context.Context) error
 }
 
 // Refresh is how old the overrides an instance applies may be: a change
@@ -74,6 +85,7 @@ type Enforcer struct {
 	rate     *ratelimit.Blocks
 	now      func() time.Time
 	lease    *lease
+	shared   bool // requests in progress are counted in the database too
 	log      *slog.Logger
 
 	mu        sync.Mutex
@@ -95,72 +107,86 @@ type monthCount struct {
 // read before each job submission rather than once per Refresh.
 const nearQuota = 10
 
-// Options are an enforcer's lease and log.
+// Options are an enforcer's lease, database and log.
 type Options struct {
 	// Lease is the period of the lease under which the holds of its
-	// requests on quotas count (QUIRE_JOB_LEASE).
-	Lease  time.Duration
+	// requests in the database count (QUIRE_JOB_LEASE).
+	Lease time.Duration
+	// Shared says that other instances may share the database
+	// (PostgreSQL): the requests of keys in progress are then counted in
+	// it, across the instances, and not only in memory.
+	Shared bool
 	Logger *slog.Logger // nil: slog's default
 }
 
 // New returns an enforcer of defaults, overridden per key from st, taking
 // rate tokens from rate. Close ends its lease.
 func New(defaults Limits, st Store, rate *ratelimit.Blocks, now func() time.Time, o Options) *Enforcer {
-	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, lease: newLease(o.Lease), log: cmp.Or(o.Logger, slog.Default()),
+	return &Enforcer{defaults: defaults, store: st, rate: rate, now: now, lease: newLease(o.Lease), shared: o.Shared, log: cmp.Or(o.Logger, slog.Default()),
 		running: map[string]int{}, months: map[string]*monthCount{}}
 }
 
 // Admission is an admitted request, or the state of a refused one.
 type Admission struct {
 	Limits    Limits
-	Running   int              // requests of the key in progress here, this one included
+	Running   int              // requests of the key in progress (Options.Shared: on every instance), this one included
 	Rate      ratelimit.Status // after this request
 	QuotaUsed int64            // documents this month before this request (when there is a quota)
 	Month     time.Duration    // the length of the quota's month
 	MonthEnd  time.Duration    // until the quota's month ends
-	release   func()
-	hold      string // the request's hold on the quota, until released or counted
-	e         *Enforcer
-	key       string
+	release   func()           // ends the request's count in memory
+	// id names the request's holds in the database: as one of its key's
+	// requests in progress (running) and on its key's quota (quotaHeld),
+	// while it has them.
+	id                 string
+	running, quotaHeld bool
+	e                  *Enforcer
+	key                string
 }
 
 // Hold names the request's hold on its key's quota, if it has one: the
 // commit of its charge ends it (quire.Charge.Hold).
-func (a *Admission) Hold() string { return a.hold }
+func (a *Admission) Hold() string {
+	if !a.quotaHeld {
+		return ""
+	}
+	return a.id
+}
 
 // Done ends an admitted request: it no longer counts against concurrency,
-// nor, if it was not counted, against the quota.
+// nor, if it was not counted, against the quota. The database forgets it
+// before the memory does, so that a request here is never refused for a
+// row of a request that ended here.
 func (a *Admission) Done() {
-	a.settle()
+	a.releaseHolds()
 	if a.release != nil {
 		a.release()
 		a.release = nil
 	}
 }
 
-// settle releases the request's hold on the quota, if it still has one;
-// a failure only leaves it to end with the lease.
-func (a *Admission) settle() {
-	if a.hold == "" {
+// releaseHolds ends the request's holds in the database, if it still has
+// any; a failure only leaves them to end with the lease.
+func (a *Admission) releaseHolds() {
+	if !a.running && !a.quotaHeld {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.e.lease.ttl)
 	defer cancel()
-	if err := a.e.store.ReleaseQuota(ctx, a.hold); err != nil {
-		a.e.log.Error("hold on a quota not released", "key", a.key, "err", err)
+	if err := a.e.store.ReleaseRequest(ctx, a.id); err != nil {
+		a.e.log.Error("holds of a request in progress not released", "key", a.key, "err", err)
 	}
-	a.hold = ""
+	a.running, a.quotaHeld = false, false
 }
 
 // Settle takes the outcome of the commit of the request's count (which,
-// unless refused, ended its hold on the quota): the key's documents this
-// month are known here at once, and a count the quota refused is a
-// RATE_LIMIT_ERROR, the request's answer.
+// unless refused, ended its hold on the quota; Done ends a refused one):
+// the key's documents this month are known here at once, and a count the
+// quota refused is a RATE_LIMIT_ERROR, the request's answer.
 func (a *Admission) Settle(res quire.ChargeResult, documents int64) error {
 	if !res.Refused {
-		a.hold = ""
+		a.quotaHeld = false
 	}
-	a.settle()
 	if a.Limits.Quota == 0 {
 		return nil
 	}
@@ -181,11 +207,12 @@ func (a *Admission) usedUp() error {
 		Message: fmt.Sprintf("The monthly quota of this API key is used up: %d documents of %d this month (UTC).", a.QuotaUsed, a.Limits.Quota)}
 }
 
-// Admit checks key's limits for one more request: concurrency first (it
-// costs nothing to refuse), then the quota, then the rate (which spends a
-// token). A refusal is a RATE_LIMIT_ERROR with the time to wait; the
-// Admission describes the key's state either way, for the RateLimit
-// headers. The caller calls Done when the request ends.
+// Admit checks key's limits for one more request: concurrency first (here,
+// where it costs nothing to refuse, then with the quota in the database),
+// then the rate (which spends a token). A refusal is a RATE_LIMIT_ERROR
+// with the time to wait; the Admission describes the key's state either
+// way, for the RateLimit headers. The caller calls Done when the request
+// ends.
 func (e *Enforcer) Admit(ctx context.Context, key string) (*Admission, error) {
 	lim, err := e.limitsOf(ctx, key)
 	if err != nil {
@@ -195,7 +222,7 @@ func (e *Enforcer) Admit(ctx context.Context, key string) (*Admission, error) {
 	if err := e.enter(key, a); err != nil {
 		return a, err
 	}
-	if err := e.checkQuota(ctx, key, a); err != nil {
+	if err := e.hold(ctx, key, a); err != nil {
 		a.Done()
 		return a, err
 	}
@@ -216,8 +243,7 @@ func (e *Enforcer) enter(key string, a *Admission) error {
 	n := e.running[key]
 	if a.Limits.Concurrent > 0 && n >= a.Limits.Concurrent {
 		a.Running = n
-		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
-			Message: fmt.Sprintf("Too many requests in progress: at most %d at once for this API key. Try again when one has finished.", a.Limits.Concurrent)}
+		return a.tooMany()
 	}
 	e.running[key] = n + 1
 	a.Running = n + 1
@@ -263,36 +289,68 @@ func (a *Admission) setMonth(now time.Time) int64 {
 	return month
 }
 
-// checkQuota holds one document of key's quota for the request, in the
-// database, unless the month's documents and the holds of the key's
-// requests in progress on every instance use it all.
-func (e *Enforcer) checkQuota(ctx context.Context, key string, a *Admission) error {
-	if a.Limits.Quota == 0 {
-		return nil
+// hold admits the request in the database, for the limits of its key
+// counted there, in one round trip: as one of the key's requests in
+// progress on every instance (Options.Shared), and as the holder of one
+// document of its quota, unless the month's documents and the holds of the
+// key's requests in progress on every instance use it all.
+func (e *Enforcer) hold(ctx context.Context, key string, a *Admission) error {
+	h := quire.RequestHold{KeyID: key, Lease: e.lease.id}
+	if e.shared {
+		h.Concurrent = int64(a.Limits.Concurrent)
 	}
-	h := quire.QuotaHold{ID: uuid.NewString(), KeyID: key, Lease: e.lease.id, Month: a.setMonth(e.now()), Quota: a.Limits.Quota}
-	if used, spent := e.spent(key, h.Month, h.Quota); spent {
-		a.QuotaUsed = used
-		return a.usedUp()
+	if a.Limits.Quota > 0 {
+		h.Month, h.Quota = a.setMonth(e.now()), a.Limits.Quota
+		if used, spent := e.spent(key, h.Month, h.Quota); spent {
+			a.QuotaUsed = used
+			return a.usedUp()
+		}
 	}
+	if h.Concurrent == 0 && h.Quota == 0 {
+		return nil // nothing to ask the database: not even an id to draw
+	}
+	h.ID = uuid.NewString()
 	if err := e.keepLease(ctx); err != nil {
 		return err
 	}
-	held, err := e.store.HoldQuota(ctx, h)
+	held, err := e.store.HoldRequest(ctx, h)
 	if err != nil {
-		return fmt.Errorf("quota of key %s: %w", key, err)
+		return fmt.Errorf("limits of key %s: %w", key, err)
 	}
-	e.counted(key, h.Month, held.Documents)
-	a.QuotaUsed = held.Documents
-	switch {
-	case held.Documents >= a.Limits.Quota:
-		return a.usedUp()
-	case !held.Taken:
-		return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
-			Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", a.Limits.Quota-held.Documents, a.Limits.Quota)}
+	if h.Quota > 0 {
+		e.counted(key, h.Month, held.Documents)
+		a.QuotaUsed = held.Documents
 	}
-	a.hold = h.ID
+	if h.Concurrent > 0 {
+		a.Running = int(held.Running)
+	}
+	if !held.Taken {
+		return a.refused(h, held)
+	}
+	if h.Concurrent > 0 {
+		a.Running++
+	}
+	a.id, a.running, a.quotaHeld = h.ID, h.Concurrent > 0, h.Quota > 0
 	return nil
+}
+
+// refused is the error of a request h that the database refused: for its
+// key's requests in progress, first checked, or for its quota.
+func (a *Admission) refused(h quire.RequestHold, held quire.RequestHeld) error {
+	switch {
+	case h.Concurrent > 0 && held.Running >= h.Concurrent:
+		return a.tooMany()
+	case held.Documents >= h.Quota:
+		return a.usedUp()
+	}
+	return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
+		Message: fmt.Sprintf("The rest of the monthly quota of this API key (%d documents of %d) is held by its requests in progress. Try again when one has finished.", h.Quota-held.Documents, h.Quota)}
+}
+
+// tooMany is the error of a request past its key's requests in progress.
+func (a *Admission) tooMany() error {
+	return &quire.Error{Code: quire.CodeRateLimit, RetryAfter: time.Second,
+		Message: fmt.Sprintf("Too many requests in progress: at most %d at once for this API key. Try again when one has finished.", a.Limits.Concurrent)}
 }
 
 // spent returns key's documents in month as known here, and whether they

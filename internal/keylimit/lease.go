@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// The holds an instance's requests in progress have on their keys' quotas
-// are rows of the database under the instance's lease (store.HoldQuota),
+// The holds an instance's requests in progress have in the database, on
+// their keys' quotas and (Options.Shared) as their keys' requests in
+// progress, are rows under the instance's lease (store.HoldRequest),
 // which counts them only while it holds: an instance renews its lease
 // leaseRenewals times per lease period from its first hold until Close,
 // so that the holds of an instance that crashed count no more a lease
@@ -37,7 +38,7 @@ func newLease(ttl time.Duration) *lease {
 	host, _ := os.Hostname()
 	b := make([]byte, 8)
 	rand.Read(b)
-	return &lease{id: fmt.Sprintf("quota-%s-%x", host, b), ttl: ttl}
+	return &lease{id: fmt.Sprintf("holds-%s-%x", host, b), ttl: ttl}
 }
 
 // keepLease makes sure the lease is kept: the first time (or until a
@@ -51,7 +52,7 @@ func (e *Enforcer) keepLease(ctx context.Context) error {
 		return nil
 	}
 	if err := e.store.RenewLease(ctx, l.id, l.ttl); err != nil {
-		return fmt.Errorf("quota lease: %w", err)
+		return fmt.Errorf("lease of the holds of requests: %w", err)
 	}
 	ctx, l.stop = context.WithCancel(context.WithoutCancel(ctx))
 	l.kept, l.done = true, make(chan struct{})
@@ -70,7 +71,7 @@ func (e *Enforcer) renewLease(ctx context.Context, done chan struct{}) {
 		case <-t.C:
 		}
 		if err := e.renewOnce(ctx); err != nil && ctx.Err() == nil {
-			e.log.Error("quota lease not renewed", "lease", e.lease.id, "err", err)
+			e.log.Error("lease of the holds of requests not renewed", "lease", e.lease.id, "err", err)
 		}
 	}
 }
@@ -83,10 +84,10 @@ func (e *Enforcer) renewOnce(ctx context.Context) error {
 	if err := e.store.RenewLease(ctx, e.lease.id, e.lease.ttl); err != nil {
 		return err
 	}
-	return e.store.ForgetQuotaHolds(ctx)
+	return e.store.ForgetHolds(ctx)
 }
 
-// Close stops renewing the lease of the holds on quotas, once the
+// Close stops renewing the lease of the holds of requests, once the
 // requests in progress have ended: it expires a lease period later.
 func (e *Enforcer) Close() {
 	l := e.lease

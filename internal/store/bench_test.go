@@ -93,9 +93,10 @@ func BenchmarkAddAPIUsage(b *testing.B) {
 	}
 }
 
-// BenchmarkHoldQuota measures a request's hold on its key's quota and its
-// release (which a counted answer folds into the commit of its count).
-func BenchmarkHoldQuota(b *testing.B) {
+// BenchmarkHoldRequest measures a request's holds on its key's limit of
+// requests at once and on its quota, and their release (which, for the
+// quota, a counted answer folds into the commit of its count).
+func BenchmarkHoldRequest(b *testing.B) {
 	for _, backend := range storetest.Backends {
 		b.Run(backend, func(b *testing.B) {
 			db := storetest.Open(b, storetest.URL(b, backend))
@@ -103,14 +104,14 @@ func BenchmarkHoldQuota(b *testing.B) {
 			if err := db.RenewLease(ctx, "bench", time.Hour); err != nil {
 				b.Fatal(err)
 			}
-			h := quire.QuotaHold{KeyID: "k", Lease: "bench", Month: quire.Month(time.Now()), Quota: 1 << 40}
+			h := quire.RequestHold{KeyID: "k", Lease: "bench", Concurrent: 1 << 20, Month: quire.Month(time.Now()), Quota: 1 << 40}
 			cpu := storetest.CPUTime()
 			for i := 0; b.Loop(); i++ {
 				h.ID = fmt.Sprint(i)
-				if held, err := db.HoldQuota(ctx, h); err != nil || !held.Taken {
+				if held, err := db.HoldRequest(ctx, h); err != nil || !held.Taken {
 					b.Fatal(held, err)
 				}
-				if err := db.ReleaseQuota(ctx, h.ID); err != nil {
+				if err := db.ReleaseRequest(ctx, h.ID); err != nil {
 					b.Fatal(err)
 				}
 			}
