@@ -188,6 +188,7 @@ func TestGotenberg(t *testing.T) {
 		healthAndVersion,
 		filesInAlphanumericOrder,
 		splitAnswersAZIPNamedAsAsked,
+		selectAndSplitUnifyKeepTheListedPages,
 		fieldsQuireCannotHonourAreRefusedByName,
 		libreOffice,
 		libreOfficeRefusals,
@@ -325,6 +326,36 @@ func splitAnswersAZIPNamedAsAsked(t *testing.T, e *env) {
 	entries := a.unzip(t)
 	if len(entries) != 2 || !strings.Contains(text(t, entries["doc_1.pdf"]), "alpha") || !strings.Contains(text(t, entries["doc_2.pdf"]), "beta") {
 		t.Errorf("entries %v", keys(entries))
+	}
+}
+
+func selectAndSplitUnifyKeepTheListedPages(t *testing.T, e *env) {
+	doc := file("doc.pdf", e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")),
+		file("2.pdf", pdftest.OnePage("beta")), file("3.pdf", pdftest.OnePage("gamma"))).pdf(t))
+	inOrder := func(route string, pdf []byte, want ...string) {
+		t.Helper()
+		got, at := text(t, pdf), 0
+		for _, w := range want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Fatalf("%s: %q lacks %v in this order", route, got, want)
+			}
+			at += i + len(w)
+		}
+		if n := strings.Count(got, "\f"); n != len(want) {
+			t.Errorf("%s: %d pages, want %d", route, n, len(want))
+		}
+	}
+	inOrder("select 3,1", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "3,1")).pdf(t), "gamma", "alpha")
+	inOrder("select 2-", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "2-")).pdf(t), "beta", "gamma")
+	inOrder("select all", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "all")).pdf(t), "alpha", "beta", "gamma")
+	inOrder("splitUnify 1,3", e.post(t, "/forms/pdfengines/split", e.bearer(), doc, field("splitMode", "pages"),
+		field("splitSpan", "1,3"), field("splitUnify", "true")).pdf(t), "alpha", "gamma")
+	e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "odd")).
+		plainError(t, 400, "form field 'pages' is not supported by quire with 'odd'")
+	e.post(t, "/forms/pdf/select", e.bearer(), doc).plainError(t, 400, "form field 'pages' is required")
+	if a := e.post(t, "/forms/pdfengines/select", e.bearer(), doc, field("pages", "1")); a.status != http.StatusNotFound {
+		t.Errorf("select at 8.x's path, which Gotenberg 8 never had: %d, want 404", a.status)
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 // pdfRoute is a route of Gotenberg's PDF engines (8.x: /forms/pdfengines,
 // 9.x: /forms/pdf) and the quire PDF operation it runs.
 type pdfRoute struct {
-	path string
-	op   string
-	form spec
+	path  string
+	op    string
+	form  spec
+	only9 bool // a route of 9.x alone
 	// request fills the operation's options from the form.
 	request func(*values, *pdftools.Request)
 }
@@ -47,6 +48,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 		{path: "embed", op: pdftools.OpAttach, form: spec{embeds: true}, request: func(*values, *pdftools.Request) {}},
+		{path: "select", op: pdftools.OpSplit, form: spec{served: []string{"pages"}}, request: selectPages, only9: true},
 	} {
 		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
 		for k, v := range pdfDefaults {
@@ -54,7 +56,11 @@ var pdfRoutes = func() []pdfRoute {
 				r.form.unsupported[k] = v
 			}
 		}
-		for _, prefix := range []string{"/forms/pdfengines/", "/forms/pdf/"} {
+		prefixes := []string{"/forms/pdfengines/", "/forms/pdf/"}
+		if r.only9 {
+			prefixes = prefixes[1:]
+		}
+		for _, prefix := range prefixes {
 			r9 := r
 			r9.path = prefix + r.path
 			rs = append(rs, r9)
@@ -206,11 +212,7 @@ func split(v *values, req *pdftools.Request) {
 	case mode == "intervals":
 		req.Every = v.int("splitSpan")
 	case mode == "pages" && v.bool("splitUnify"):
-		if strings.Contains(span, ",") {
-			v.bad = append(v.bad, quire.Detail{Field: "splitUnify",
-				Issue: fmt.Sprintf("is not supported by quire with several ranges (got splitSpan '%s'): split by one range", span)})
-		}
-		req.Ranges = span
+		req.Ranges, req.Unify = span, true
 	case mode == "pages":
 		req.Ranges = eachPage(span)
 		if req.Ranges == "" {
@@ -240,6 +242,25 @@ func eachPage(span string) string {
 		}
 	}
 	return strings.Join(pages, ",")
+}
+
+// selectPages maps 9.x's select: the pages listed, in their order, in
+// one PDF. Of its page selections, quire takes pages, ranges (open ones
+// too) and "all".
+func selectPages(v *values, req *pdftools.Request) {
+	pages := strings.ReplaceAll(v.str("pages"), " ", "")
+	if pages == "all" {
+		pages = "1-"
+	}
+	switch {
+	case pages == "":
+		v.bad = append(v.bad, quire.Detail{Field: "pages", Issue: "is required: the pages to keep, such as 3,1 or 1-2"})
+	case strings.ContainsAny(pages, "!abcdefghijklmnopqrstuvwxyz"):
+		v.bad = append(v.bad, quire.Detail{Field: "pages",
+			Issue: fmt.Sprintf("is not supported by quire with '%s': list pages and ranges, such as 3,1 or 2-", v.str("pages"))})
+	default:
+		req.Ranges, req.Unify = pages, true
+	}
 }
 
 func rotate(v *values, req *pdftools.Request) {
