@@ -120,7 +120,6 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdfengines/bookmarks/write":   "",
 	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
 	"/forms/pdf/pipe":                     "run each stage on its own route",
-	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/validate":                 "",
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -416,6 +417,11 @@ func metadataReadInEachVersionsNames(t *testing.T, e *env) {
 		t.Errorf("8.x metadata of report.pdf: %v, want ExifTool's tags (Title, Author, PageCount 1, MIMEType, ModifyDate 2006:01:02 15:04:05Z)", r)
 	}
 	e.post(t, "/forms/pdf/metadata", e.bearer(), file("report.pdf", pdf), field("password", "x")).plainError(t, 400, "password")
+	info := read("/forms/pdf/info")["plain.pdf"]
+	want := map[string]any{"pages": 1.0, "version": "1.7", "encrypted": false, "tagged": false, "linearized": false, "formFields": false}
+	if !maps.Equal(info, want) {
+		t.Errorf("9.x info of plain.pdf: %v, want %v", info, want)
+	}
 }
 
 func embedsInEveryPDF(t *testing.T, e *env) {

@@ -343,10 +343,18 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 
 // metadataReads are the routes that read the PDFs' metadata, each with
 // the names of its version: 9.x's are those metadata/write takes, 8.x's
-// are ExifTool's tags.
+// are ExifTool's tags; 9.x's info answers the document's traits.
 var metadataReads = map[string]func(pdftools.Metadata) map[string]any{
 	"/forms/pdf/metadata":             metadataOf9,
 	"/forms/pdfengines/metadata/read": metadataOf8,
+	"/forms/pdf/info":                 infoOf,
+}
+
+// infoOf is 9.x's info on m. encrypted is always false: quire refuses an
+// encrypted PDF (422) rather than reading it.
+func infoOf(m pdftools.Metadata) map[string]any {
+	return map[string]any{"pages": m.Pages, "version": m.Version, "encrypted": false, "tagged": m.Tagged,
+		"linearized": m.Linearized, "formFields": m.FormFields}
 }
 
 // metadataRead answers, as JSON keyed by file name, the metadata of each
