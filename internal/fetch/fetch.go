@@ -288,13 +288,18 @@ func (f *Fetcher) Check(ctx context.Context, rawURL string) error {
 // timeout (redirects are not followed: a receiver answers where it was
 // asked), and returns the status of the answer, whose body is discarded.
 func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (int, error) {
+	return f.Send(ctx, http.MethodPost, rawURL, header, body)
+}
+
+// Send is Post with another method (PUT, PATCH).
+func (f *Fetcher) Send(ctx context.Context, method, rawURL string, header http.Header, body []byte) (int, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {
 		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}

@@ -90,13 +90,15 @@ func (a *API) Routes() []httpapi.Route {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
 		for path, tags := range metadataReads {
-			rs = append(rs, a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
+			read := a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
+			read.Async = false // answers JSON at once, as Gotenberg's read routes do
+			rs = append(rs, read)
 		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(unsupportedRoutes)) {
 		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path), MaxBody: convertLimit})
 	}
-	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError}, &httpapi.Dialect{Fail: answerError}
+	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError, Async: async, Accepted: accepted}, &httpapi.Dialect{Fail: answerError}
 	for i := range rs {
 		rs[i].Dialect = keyed
 		if rs[i].Method != "POST" {
@@ -134,9 +136,10 @@ func unsupported(path string) http.HandlerFunc {
 	}
 }
 
-// route is a metered form route of the API.
+// route is a metered form route of the API, run as a job when it sends
+// the webhook headers.
 func (a *API) route(path string, h http.HandlerFunc, maxBody int64, op string) httpapi.Route {
-	return httpapi.Route{Method: "POST", Path: path, Handler: h, MaxBody: maxBody, Budgeted: true, Metered: op}
+	return httpapi.Route{Method: "POST", Path: path, Handler: h, MaxBody: maxBody, Budgeted: true, Metered: op, Async: true}
 }
 
 // traced sets Gotenberg-Trace, quire's request id, on every answer.

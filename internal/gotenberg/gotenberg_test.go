@@ -183,7 +183,7 @@ func (a answer) unzip(t *testing.T) map[string][]byte {
 
 // TestGotenberg runs the routes on one server with both engines.
 func TestGotenberg(t *testing.T) {
-	e := start(t, apitest.Config{ConvertWorkers: 1, ChromiumBrowsers: 1, AllowPrivateFetch: true})
+	e := start(t, apitest.Config{ConvertWorkers: 1, ChromiumBrowsers: 1, AllowPrivateFetch: true, JobWorkers: 1})
 	for _, test := range []func(*testing.T, *env){
 		keyAsBearerOrBasicPassword,
 		healthAndVersion,
@@ -204,6 +204,7 @@ func TestGotenberg(t *testing.T) {
 		metadataReadInEachVersionsNames,
 		embedsInEveryPDF,
 		postProcessing,
+		webhooksDeliverTheFileOrTheError,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })

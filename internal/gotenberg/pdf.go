@@ -362,7 +362,10 @@ func infoOf(m pdftools.Metadata) map[string]any {
 func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := readForm(r, spec{}, a.d.PDFTools.MaxFiles())
-		if err == nil && len(f.files) == 0 {
+		switch {
+		case asksWebhook(r):
+			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")
+		case err == nil && len(f.files) == 0:
 			err = missing("files", "is required: the PDFs")
 		}
 		if err != nil {
