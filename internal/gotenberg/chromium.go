@@ -71,7 +71,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
+		names, outs, _, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 func libreOffice(t *testing.T, e *env) {
@@ -54,6 +55,41 @@ func postProcessing(t *testing.T, e *env) {
 	}
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), file("report.docx", convtest.DOCX(1)), field("splitUnify", "true")).
 		plainError(t, 400, "form field 'splitSpan' is required with 'splitMode' and 'splitUnify'")
+	// 9.x's stages, after the conversion: two documents merged, then the
+	// second page kept and turned.
+	pdf = e.post(t, "/forms/libreoffice/convert", e.bearer(), file("1.docx", convtest.DOCX(1)), file("2.docx", convtest.DOCX(2)),
+		field("stages", `[{"op":"merge"},{"op":"select","pages":"3"},{"op":"rotate","angle":90}]`)).pdf(t)
+	if got := info(t, pdf, "Pages"); got != "1" {
+		t.Errorf("stages merge, select 3, rotate: %s pages, want 1", got)
+	}
+	if got := text(t, pdf); !strings.Contains(got, "Page 2") {
+		t.Errorf("stages merge, select 3: the page reads %q, want the second document's page 2", got)
+	}
+}
+
+func pipeRunsTheStagesInOrder(t *testing.T, e *env) {
+	pdfs := []part{file("1.pdf", pdftest.OnePage("alpha")), file("2.pdf", pdftest.OnePage("beta"))}
+	pdf := e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages",
+		`[{"op":"merge"},{"op":"select","pages":"2,1"},{"op":"encrypt","ownerPassword":"owner"}]`))...).pdf(t)
+	if got := text(t, pdf); strings.Index(got, "beta") > strings.Index(got, "alpha") || !strings.Contains(got, "alpha") {
+		t.Errorf("merge then select 2,1: %q, want beta before alpha", got)
+	}
+	if got := info(t, pdf, "Encrypted"); !strings.HasPrefix(got, "yes") {
+		t.Errorf("encrypt stage: encrypted %q", got)
+	}
+	parts := e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages", `[{"op":"flatten"}]`))...).unzip(t)
+	if len(parts) != 2 || !strings.Contains(text(t, parts["2.pdf"]), "beta") {
+		t.Errorf("a stage on each of two PDFs: ZIP entries %v, want 1.pdf and 2.pdf", keys(parts))
+	}
+	for stages, want := range map[string]string{
+		`[{"op":"optimize"}]`:                         "form field 'stages' stage 1 ('optimize') is not supported by quire",
+		`[{"op":"rotate","angle":90,"x":1}]`:          "stage 1 ('rotate') has a field quire does not take: 'x'",
+		`[{"op":"merge"},{"op":"rotate","angle":45}]`: "form field 'angle' must be 90, 180 or 270",
+		`{"op":"merge"}`:                              "form field 'stages' is invalid",
+	} {
+		e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages", stages))...).plainError(t, 400, want)
+	}
+	e.post(t, "/forms/pdf/pipe", e.bearer(), pdfs...).plainError(t, 400, "form field 'stages' is required")
 }
 
 func libreOfficeRefusals(t *testing.T, e *env) {

@@ -89,6 +89,7 @@ func (a *API) Routes() []httpapi.Route {
 		for _, p := range pdfRoutes {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
+		rs = append(rs, a.route("/forms/pdf/pipe", a.pipe, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		for path, tags := range metadataReads {
 			read := a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
 			read.Async = false // answers JSON at once, as Gotenberg's read routes do
@@ -121,7 +122,6 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdfengines/bookmarks/read":    "",
 	"/forms/pdfengines/bookmarks/write":   "",
 	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdf/pipe":                     "run each stage on its own route",
 	"/forms/pdf/validate":                 "",
 }
 

@@ -204,6 +204,7 @@ func TestGotenberg(t *testing.T) {
 		metadataReadInEachVersionsNames,
 		embedsInEveryPDF,
 		postProcessing,
+		pipeRunsTheStagesInOrder,
 		webhooksDeliverTheFileOrTheError,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()

@@ -25,9 +25,9 @@ var libreOfficeForm = spec{
 
 // conversionDefaults are the fields of Gotenberg's conversion routes that
 // quire honours at their defaults only.
-var conversionDefaults = map[string]string{"downloadFrom": "", "stages": "", "generateDocumentOutline": "false"}
+var conversionDefaults = map[string]string{"downloadFrom": "", "generateDocumentOutline": "false"}
 
-var conversionWhy = map[string]string{"downloadFrom": "upload the files", "stages": "run the operations on their own routes"}
+var conversionWhy = map[string]string{"downloadFrom": "upload the files"}
 
 // merged is the union of maps, the later winning.
 func merged(ms ...map[string]string) map[string]string {
@@ -79,7 +79,7 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	for i, p := range res.Parts {
 		names[i], outs[i] = p.Name, p.Data
 	}
-	if names, outs, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
+	if names, outs, _, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}

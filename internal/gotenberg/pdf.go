@@ -153,16 +153,17 @@ var postProcessing = []struct {
 	{pdftools.OpEncrypt, []string{"userPassword", "ownerPassword"}, encrypt},
 }
 
-// postProcessingFields are the fields of postProcessing.
+// postProcessingFields are the fields of postProcessing, and 9.x's stages.
 var postProcessingFields = func() []string {
 	var fields []string
 	for _, p := range postProcessing {
 		fields = append(fields, p.fields...)
 	}
-	return fields
+	return append(fields, "stages")
 }()
 
-// postSteps are the operations v asks of a conversion route's PDFs.
+// postSteps are the operations v asks of a conversion route's PDFs: 8.x's
+// flat fields, then 9.x's stages.
 func postSteps(v *values) []pdftools.Request {
 	var steps []pdftools.Request
 	for _, p := range postProcessing {
@@ -179,26 +180,30 @@ func postSteps(v *values) []pdftools.Request {
 			steps = append(steps, req)
 		}
 	}
-	return steps
+	return append(steps, stagesOf(v)...)
 }
 
-// postProcess runs steps on the PDFs a conversion made (outs, named after
-// the uploads names).
-func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, error) {
+// postProcess runs steps on PDFs (outs, named after the uploads' names),
+// and returns the outputs of the last with the pages they hold.
+func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, int, error) {
 	if len(steps) > 0 && a.d.PDFTools == nil {
-		return nil, nil, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
+		return nil, nil, 0, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
 	}
+	pages := 0
 	for _, step := range steps {
+		if step.Op == pdftools.OpMerge && len(outs) == 1 {
+			continue // one PDF is its own merge
+		}
 		files := make([]httpapi.Upload, len(outs))
 		for i := range outs {
 			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
 		}
 		var err error
-		if names, outs, _, _, err = a.apply(ctx, step, files, nil); err != nil {
-			return nil, nil, err
+		if names, outs, _, pages, err = a.apply(ctx, step, files, nil); err != nil {
+			return nil, nil, 0, err
 		}
 	}
-	return names, outs, nil
+	return names, outs, pages, nil
 }
 
 // split maps Gotenberg's split: intervals of splitSpan pages, or the
