@@ -51,7 +51,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 		form.served = append([]string{"url"}, form.served...)
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, form, a.maxFiles())
+		f, err := readForm(r, form, a.convertLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return

@@ -1,6 +1,7 @@
 package gotenberg_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -163,4 +164,28 @@ func chromiumRefusals(t *testing.T, e *env) {
 	// Gotenberg's defaults are what quire does.
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("emulatedMediaType", "print"),
 		field("failOnHttpStatusCodes", "[499, 599]"), field("skipNetworkIdleEvent", "true")).pdf(t)
+}
+
+func archivesAreUnpackedAsFiles(t *testing.T, e *env) {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, data := range map[string][]byte{"docs/2.pdf": pdftest.OnePage("beta"), "docs/10.pdf": pdftest.OnePage("gamma"), "docs/": nil} {
+		w, _ := z.Create(name)
+		w.Write(data)
+	}
+	z.Close()
+	merged := e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")), part{field: "archives", name: "more.zip", value: b.String()}).pdf(t)
+	got := text(t, merged)
+	if a, bb, c := strings.Index(got, "alpha"), strings.Index(got, "beta"), strings.Index(got, "gamma"); !(a >= 0 && a < bb && bb < c) {
+		t.Errorf("a merge of 1.pdf and an archive of 2.pdf and 10.pdf: %q, want alpha, beta, gamma", got)
+	}
+	e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")), part{field: "archives", name: "x.zip", value: "not a zip"}).
+		plainError(t, 400, "form field 'archives' 'x.zip' is not a ZIP file")
+	var bomb bytes.Buffer
+	z = zip.NewWriter(&bomb)
+	w, _ := z.Create("big.pdf")
+	w.Write(bytes.Repeat([]byte{' '}, 51<<20)) // deflates to 50 KB, beyond the PDF tools' 50 MiB
+	z.Close()
+	e.post(t, "/forms/pdf/flatten", e.bearer(), part{field: "archives", name: "bomb.zip", value: bomb.String()}).
+		plainError(t, 413, "The archives unpack to more than the limit (52428800 bytes), at their entry 'big.pdf'")
 }

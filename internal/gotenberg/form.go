@@ -39,8 +39,8 @@ type form struct {
 // readForm reads and checks the form of r against s: every text field
 // known to the route, and, among those quire cannot honour, only their
 // defaults.
-func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
-	f, err := httpapi.ReadForm(r, maxFiles)
+func readForm(r *http.Request, s spec, lim limits) (*form, error) {
+	f, err := httpapi.ReadForm(r, lim.files)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
 	for _, field := range slices.Sorted(maps.Keys(f.Values)) {
 		bad = append(bad, s.check(field, f.Values[field][0])...)
 	}
-	out, refused := &form{values: values{m: f.Values}}, map[string]string{}
+	out, refused, unpacked := &form{values: values{m: f.Values}}, map[string]string{}, lim.bytes
 	for i, field := range f.Fields {
 		switch {
 		case field == "embeds" && s.embeds:
@@ -57,9 +57,17 @@ func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
 		case field == "embeds":
 			refused[field] = "is not supported by quire on this route: embed files with /forms/pdfengines/embed"
 		case field == "archives":
-			refused[field] = "is not supported by quire: upload each file under 'files'"
+			files, err := unpack(r.Context(), f.Files[i], max(lim.files-len(out.files), 0), &unpacked, lim)
+			if err != nil {
+				return nil, err
+			}
+			out.files = append(out.files, files...)
+			continue
 		}
 		out.files = append(out.files, f.Files[i])
+	}
+	if len(out.files) > lim.files {
+		refused["archives"] = fmt.Sprintf("at most %d files per request, uploaded and unpacked together", lim.files)
 	}
 	for _, field := range slices.Sorted(maps.Keys(refused)) {
 		bad = append(bad, quire.Detail{Field: field, Issue: refused[field]})

@@ -205,6 +205,7 @@ func TestGotenberg(t *testing.T) {
 		embedsInEveryPDF,
 		postProcessing,
 		pipeRunsTheStagesInOrder,
+		archivesAreUnpackedAsFiles,
 		webhooksDeliverTheFileOrTheError,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()

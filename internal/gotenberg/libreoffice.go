@@ -44,7 +44,7 @@ func merged(ms ...map[string]string) map[string]string {
 // merged from them in the files' order (merge=true), then runs the
 // post-processing the form asks for (split, metadata, flatten, encrypt).
 func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
-	f, err := readForm(r, libreOfficeForm, a.maxFiles())
+	f, err := readForm(r, libreOfficeForm, a.convertLimits())
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -89,4 +89,12 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *API) maxFiles() int { return cmp.Or(a.o.ConvertMaxFiles, 10) }
+// convertLimits bound the forms of the conversion routes.
+func (a *API) convertLimits() limits {
+	return limits{files: cmp.Or(a.o.ConvertMaxFiles, 10), bytes: a.o.ConvertMaxBytes}
+}
+
+// pdfLimits bound the forms of the PDF routes.
+func (a *API) pdfLimits() limits {
+	return limits{files: a.d.PDFTools.MaxFiles(), bytes: a.d.PDFTools.MaxBytes()}
+}

@@ -74,7 +74,7 @@ var pdfRoutes = func() []pdfRoute {
 // when there are several).
 func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, p.form, a.d.PDFTools.MaxFiles())
+		f, err := readForm(r, p.form, a.pdfLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -366,7 +366,7 @@ func infoOf(m pdftools.Metadata) map[string]any {
 // file, named by tags.
 func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, spec{}, a.d.PDFTools.MaxFiles())
+		f, err := readForm(r, spec{}, a.pdfLimits())
 		switch {
 		case asksWebhook(r):
 			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")
