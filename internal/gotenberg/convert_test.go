@@ -3,6 +3,7 @@ package gotenberg_test
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -188,4 +189,32 @@ func archivesAreUnpackedAsFiles(t *testing.T, e *env) {
 	z.Close()
 	e.post(t, "/forms/pdf/flatten", e.bearer(), part{field: "archives", name: "bomb.zip", value: bomb.String()}).
 		plainError(t, 413, "The archives unpack to more than the limit (52428800 bytes), at their entry 'big.pdf'")
+}
+
+func downloadFromAddsFiles(t *testing.T, e *env) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer site-token":
+			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/files/1.pdf":
+			w.Write(pdftest.OnePage("alpha"))
+		case r.URL.Path == "/export":
+			w.Header().Set("Content-Disposition", `attachment; filename="2.pdf"`)
+			w.Write(pdftest.OnePage("beta"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	auth := `"extraHttpHeaders":{"Authorization":"Bearer site-token"}`
+	list := fmt.Sprintf(`[{"url":"%s/export",%s},{"url":"%s/files/1.pdf",%s}]`, site.URL, auth, site.URL, auth)
+	got := text(t, e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", list)).pdf(t))
+	if a, b := strings.Index(got, "alpha"), strings.Index(got, "beta"); a < 0 || b < a {
+		t.Errorf("a merge of 1.pdf (named by its URL) and 2.pdf (by its server): %q, want alpha then beta", got)
+	}
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf"}]`, site.URL))).
+		plainError(t, 400, "The document could not be downloaded")
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf","embedded":true}]`, site.URL))).
+		plainError(t, 400, "form field 'downloadFrom' is not supported by quire with 'embedded'")
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", `{"url":1}`)).plainError(t, 400, "form field 'downloadFrom' is invalid")
 }

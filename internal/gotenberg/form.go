@@ -38,15 +38,18 @@ type form struct {
 
 // readForm reads and checks the form of r against s: every text field
 // known to the route, and, among those quire cannot honour, only their
-// defaults.
-func readForm(r *http.Request, s spec, lim limits) (*form, error) {
+// defaults. Its files are those uploaded, unpacked from archives and
+// downloaded from downloadFrom.
+func (a *API) readForm(r *http.Request, s spec, lim limits) (*form, error) {
 	f, err := httpapi.ReadForm(r, lim.files)
 	if err != nil {
 		return nil, err
 	}
 	var bad []quire.Detail
 	for _, field := range slices.Sorted(maps.Keys(f.Values)) {
-		bad = append(bad, s.check(field, f.Values[field][0])...)
+		if field != "downloadFrom" {
+			bad = append(bad, s.check(field, f.Values[field][0])...)
+		}
 	}
 	out, refused, unpacked := &form{values: values{m: f.Values}}, map[string]string{}, lim.bytes
 	for i, field := range f.Fields {
@@ -65,6 +68,13 @@ func readForm(r *http.Request, s spec, lim limits) (*form, error) {
 			continue
 		}
 		out.files = append(out.files, f.Files[i])
+	}
+	if out.has("downloadFrom") && len(bad) == 0 {
+		files, err := a.downloads(r.Context(), out.str("downloadFrom"), max(lim.files-len(out.files), 0))
+		if err != nil {
+			return nil, err
+		}
+		out.files = append(out.files, files...)
 	}
 	if len(out.files) > lim.files {
 		refused["archives"] = fmt.Sprintf("at most %d files per request, uploaded and unpacked together", lim.files)

@@ -22,6 +22,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/metering"
 )
@@ -34,7 +35,7 @@ type Deps struct {
 	Convert    httpapi.Engine   // the LibreOffice pool, for /health; nil: off
 	Chromium   httpapi.Engine   // the Chromium pool, for /health; nil: off
 	PDFTools   httpapi.PDFTools // nil: PDF routes not served
-	Fetch      Fetcher          // downloads the url route's pages; nil: that route answers 503
+	Fetch      Fetcher          // downloads the url route's pages and downloadFrom's files; nil: those answer 503
 	Version    string
 }
 
@@ -44,10 +45,10 @@ type Conversion interface {
 	Print(ctx context.Context, page conversion.Page, opts convert.JobOptions) (conversion.Result, error)
 }
 
-// Fetcher downloads a page by URL, never from a private network
-// (*fetch.Fetcher).
+// Fetcher downloads a page or a file by URL, never from a private
+// network (*fetch.Fetcher).
 type Fetcher interface {
-	Get(ctx context.Context, rawURL string) ([]byte, error)
+	Download(ctx context.Context, rawURL string, header http.Header) (fetch.Download, error)
 }
 
 // Options are the settings of the routes.

@@ -206,6 +206,7 @@ func TestGotenberg(t *testing.T) {
 		postProcessing,
 		pipeRunsTheStagesInOrder,
 		archivesAreUnpackedAsFiles,
+		downloadFromAddsFiles,
 		webhooksDeliverTheFileOrTheError,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()

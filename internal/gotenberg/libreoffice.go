@@ -20,14 +20,11 @@ var libreOfficeForm = spec{
 		"exportNotesInMargin": "false", "convertOooTargetToPdfTarget": "false", "exportLinksRelativeFsys": "false",
 		"exportHiddenSlides": "false", "skipEmptyPages": "false", "addOriginalDocumentAsStream": "false", "singlePageSheets": "false",
 	}),
-	why: conversionWhy,
 }
 
 // conversionDefaults are the fields of Gotenberg's conversion routes that
 // quire honours at their defaults only.
-var conversionDefaults = map[string]string{"downloadFrom": "", "generateDocumentOutline": "false"}
-
-var conversionWhy = map[string]string{"downloadFrom": "upload the files"}
+var conversionDefaults = map[string]string{"generateDocumentOutline": "false"}
 
 // merged is the union of maps, the later winning.
 func merged(ms ...map[string]string) map[string]string {
@@ -44,7 +41,7 @@ func merged(ms ...map[string]string) map[string]string {
 // merged from them in the files' order (merge=true), then runs the
 // post-processing the form asks for (split, metadata, flatten, encrypt).
 func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
-	f, err := readForm(r, libreOfficeForm, a.convertLimits())
+	f, err := a.readForm(r, libreOfficeForm, a.convertLimits())
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return

@@ -29,11 +29,11 @@ type pdfRoute struct {
 // pdfDefaults are the 8.x conversion fields the PDF routes also take,
 // which quire honours at their defaults only.
 var pdfDefaults = map[string]string{"pdfa": "", "pdfua": "false", "metadata": "", "flatten": "false", "userPassword": "",
-	"ownerPassword": "", "downloadFrom": ""}
+	"ownerPassword": ""}
 
 var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/metadata/write",
 	"flatten": "flatten the PDF with /forms/pdfengines/flatten", "userPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
-	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt", "downloadFrom": "upload the files"}
+	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt"}
 
 // pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
 var pdfRoutes = func() []pdfRoute {
@@ -74,7 +74,7 @@ var pdfRoutes = func() []pdfRoute {
 // when there are several).
 func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, p.form, a.pdfLimits())
+		f, err := a.readForm(r, p.form, a.pdfLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -366,7 +366,7 @@ func infoOf(m pdftools.Metadata) map[string]any {
 // file, named by tags.
 func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, spec{}, a.pdfLimits())
+		f, err := a.readForm(r, spec{}, a.pdfLimits())
 		switch {
 		case asksWebhook(r):
 			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")

@@ -70,7 +70,7 @@ func stageStep(stage map[string]any) (pdftools.Request, string) {
 
 // pipe is 9.x's /forms/pdf/pipe: the stages, in their order, on the PDFs.
 func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
-	f, err := readForm(r, spec{served: []string{"stages"}, unsupported: map[string]string{"downloadFrom": ""}, why: pdfWhy}, a.pdfLimits())
+	f, err := a.readForm(r, spec{served: []string{"stages"}}, a.pdfLimits())
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
