@@ -217,4 +217,7 @@ func downloadFromAddsFiles(t *testing.T, e *env) {
 	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf","embedded":true}]`, site.URL))).
 		plainError(t, 400, "form field 'downloadFrom' is not supported by quire with 'embedded'")
 	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", `{"url":1}`)).plainError(t, 400, "form field 'downloadFrom' is invalid")
+	// The url route's page, refused by its server: Gotenberg's 400, not a 500.
+	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL+"/files/1.pdf")).
+		plainError(t, 400, "The document could not be downloaded")
 }
