@@ -89,6 +89,20 @@ func (a *API) readForm(r *http.Request, s spec, lim limits) (*form, error) {
 	return out, nil
 }
 
+// take removes from f's files the one the field names, and returns it
+// (the image of a watermark, which is not one of the PDFs to mark); why
+// tells what the field names, when it names no file.
+func (f *form) take(field, why string) ([]httpapi.Upload, error) {
+	name := f.str(field)
+	i := slices.IndexFunc(f.files, func(u httpapi.Upload) bool { return u.Name == name })
+	if i < 0 {
+		return nil, missing(field, fmt.Sprintf("names no file uploaded ('%s'): %s", name, why))
+	}
+	taken := f.files[i]
+	f.files = slices.Delete(f.files, i, i+1)
+	return []httpapi.Upload{taken}, nil
+}
+
 // check returns what is wrong with the field of that name and value.
 func (s spec) check(field, value string) []quire.Detail {
 	if slices.Contains(s.served, field) {

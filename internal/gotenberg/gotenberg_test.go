@@ -5,6 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"io"
 	"maps"
 	"mime/multipart"
@@ -394,7 +398,30 @@ func watermarkAndStamp(t *testing.T, e *env) {
 		}
 		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "text"), field(prefix+"Expression", "X"),
 			field(prefix+"Options", `{"font":"Courier"}`)).plainError(t, 400, "form field '"+prefix+"Options' is not supported by quire for the option 'font'")
+		// An image: the upload its expression names, drawn on the PDFs, the
+		// others.
+		logo := file("logo.png", pngOf(t))
+		marked := e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, logo, field(prefix+"Source", "image"), field(prefix+"Expression", "logo.png")).pdf(t)
+		pdftest.RequireTool(t, "pdfimages", "poppler-utils")
+		if out, err := exec.Command("pdfimages", "-list", pdftest.WriteTemp(t, marked)).Output(); err != nil || !strings.Contains(string(out), "image") {
+			t.Errorf("%s with an image: pdfimages -list %q %v, want the image", prefix, out, err)
+		}
+		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "image"), field(prefix+"Expression", "logo.png")).
+			plainError(t, 400, "form field '"+prefix+"Expression' names no file uploaded ('logo.png')")
+		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "pdf"), field(prefix+"Expression", "a.pdf")).
+			plainError(t, 400, "form field '"+prefix+"Source' is not supported by quire with 'pdf'")
 	}
+}
+
+// pngOf is a small opaque PNG image.
+func pngOf(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 20))
+	draw.Draw(img, img.Bounds(), &image.Uniform{color.RGBA{200, 0, 0, 255}}, image.Point{}, draw.Src)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func metadataReadInEachVersionsNames(t *testing.T, e *env) {

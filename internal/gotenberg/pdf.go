@@ -93,7 +93,14 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("embeds", "is required: the files to embed"))
 			return
 		}
-		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, f.embeds)
+		extra := f.embeds
+		if p.op == pdftools.OpWatermark && req.Text == "" {
+			if extra, err = f.take(markPrefix(req)+"Expression", "with '"+markPrefix(req)+"Source' image, it names the image"); err != nil {
+				httpapi.Fail(w, r, err)
+				return
+			}
+		}
+		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, extra)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -303,6 +310,14 @@ func metadata(v *values, req *pdftools.Request) {
 	}
 }
 
+// markPrefix is the prefix of the fields of a watermark or stamp.
+func markPrefix(req pdftools.Request) string {
+	if req.Stamp {
+		return "stamp"
+	}
+	return "watermark"
+}
+
 // markFields are the fields of Gotenberg's watermark (prefix "watermark",
 // under the content) or stamp (prefix "stamp", over it).
 func markFields(prefix string) []string {
@@ -314,12 +329,14 @@ func markFields(prefix string) []string {
 func mark(prefix string) func(*values, *pdftools.Request) {
 	return func(v *values, req *pdftools.Request) {
 		req.Stamp, req.Pages = prefix == "stamp", v.str(prefix+"Pages")
-		if source := v.str(prefix + "Source"); source != "text" {
+		switch source, expr := v.str(prefix+"Source"), v.str(prefix+"Expression"); {
+		case source != "text" && source != "image":
 			v.bad = append(v.bad, quire.Detail{Field: prefix + "Source",
-				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text here; POST /v1/pdf/watermark takes an image", source)})
-		}
-		if req.Text = v.str(prefix + "Expression"); req.Text == "" {
-			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text"})
+				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text or an image", source)})
+		case expr == "":
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text, or the name of the image uploaded"})
+		case source == "text":
+			req.Text = expr
 		}
 		if !v.has(prefix + "Options") {
 			return
