@@ -28,6 +28,7 @@ import (
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
+	"github.com/quire-dev/quire/internal/gotenberg"
 	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/mail"
@@ -226,7 +227,7 @@ func (a *App) newJobs(onDemand bool) (*jobs.Service, error) {
 	}
 	return jobs.New(a.DB, jobs.Options{Workers: workers, MaxQueued: cfg.JobMaxQueued, Timeout: cfg.JobTimeout, OperationTimeouts: operationTimeouts(cfg),
 		Lease: cfg.JobLease, Retention: cfg.JobRetention, MaxWait: cfg.JobMaxWait,
-		WebhookRetryFor: cfg.WebhookRetryFor, WebhookSecret: secret, Logger: a.Log, Registerer: a.Metrics,
+		WebhookRetryFor: cfg.WebhookRetryFor, WebhookSecret: secret, Callback: gotenberg.Callback, Logger: a.Log, Registerer: a.Metrics,
 		Webhooks: fetch.New(fetch.Options{Timeout: cfg.FetchTimeout, AllowPrivate: cfg.FetchAllowPrivate})})
 }
 

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -143,36 +144,54 @@ func positive[T int | int64 | time.Duration](v, def T) T {
 // Get downloads rawURL and returns its body. Every error wraps one of the
 // package's Err values, or the error of ctx when ctx ended first.
 func (f *Fetcher) Get(ctx context.Context, rawURL string) ([]byte, error) {
+	d, err := f.Download(ctx, rawURL, nil)
+	return d.Data, err
+}
+
+// A Download is a document downloaded, and the file name its server gave
+// it (Content-Disposition), if any.
+type Download struct {
+	Name string
+	Data []byte
+}
+
+// Download is Get with header added to the request (a client's
+// credentials for its own server), keeping the file name the server gave.
+func (f *Fetcher) Download(ctx context.Context, rawURL string, header http.Header) (Download, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {
-		return nil, err
+		return Download{}, err
 	}
 	dctx, cancel := context.WithTimeoutCause(ctx, f.timeout, ErrTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(dctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return Download{}, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+	}
+	for k, v := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = v
 	}
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, f.explain(dctx, err)
+		return Download{}, f.explain(dctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%w: %s", ErrStatus, resp.Status)
+		return Download{}, fmt.Errorf("%w: %s", ErrStatus, resp.Status)
 	}
 	if resp.ContentLength > f.maxBytes {
-		return nil, f.tooLarge()
+		return Download{}, f.tooLarge()
 	}
 	body, err := readAtMost(resp.Body, f.maxBytes)
 	switch {
 	case errors.Is(err, ErrTooLarge):
-		return nil, f.tooLarge()
+		return Download{}, f.tooLarge()
 	case err != nil:
-		return nil, f.explain(dctx, err)
+		return Download{}, f.explain(dctx, err)
 	}
-	return body, nil
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Disposition"))
+	return Download{Name: params["filename"], Data: body}, nil
 }
 
 // parseURL accepts only absolute http and https URLs with a host and
@@ -288,13 +307,18 @@ func (f *Fetcher) Check(ctx context.Context, rawURL string) error {
 // timeout (redirects are not followed: a receiver answers where it was
 // asked), and returns the status of the answer, whose body is discarded.
 func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (int, error) {
+	return f.Send(ctx, http.MethodPost, rawURL, header, body)
+}
+
+// Send is Post with another method (PUT, PATCH).
+func (f *Fetcher) Send(ctx context.Context, method, rawURL string, header http.Header, body []byte) (int, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {
 		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 )
 
@@ -36,12 +37,12 @@ var chromiumForm = spec{
 		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
 		"ignoreResourceHttpStatusDomains": "", "pdfa": "", "pdfua": "false",
 	}),
-	why: merged(conversionWhy, map[string]string{
+	why: map[string]string{
 		"waitDelay": "pages print once loaded, with JavaScript off", "waitForExpression": "pages print once loaded, with JavaScript off",
 		"waitForSelector": "pages print once loaded, with JavaScript off", "pdfa": "convert HTML with /forms/libreoffice/convert for PDF/A",
 		"pdfua": "Chromium's PDFs are tagged already", "extraHttpHeaders": "pages load nothing from the network",
 		"cookies": "pages load nothing from the network", "userAgent": "pages load nothing from the network",
-	}),
+	},
 }
 
 // chromium prints the page of source (html, markdown or url) to PDF.
@@ -51,7 +52,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 		form.served = append([]string{"url"}, form.served...)
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, form, a.maxFiles())
+		f, err := a.readForm(r, form, a.convertLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -71,7 +72,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		names, outs, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
+		names, outs, _, err := a.postProcess(r.Context(), steps, []string{name}, [][]byte{res.Output})
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -96,11 +97,11 @@ func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page
 		if a.d.Fetch == nil {
 			return conversion.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
 		}
-		doc, err := a.d.Fetch.Get(ctx, f.str("url"))
+		got, err := a.d.Fetch.Download(ctx, f.str("url"), nil)
 		if err != nil {
-			return conversion.Page{}, "", err
+			return conversion.Page{}, "", fetch.ToAPIError(err, "url")
 		}
-		return conversion.Page{Doc: doc, From: convert.FromHTML}, "page", nil
+		return conversion.Page{Doc: got.Data, From: convert.FromHTML}, "page", nil
 	}
 	var index []byte
 	var assets []conversion.File

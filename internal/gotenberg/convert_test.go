@@ -1,13 +1,16 @@
 package gotenberg_test
 
 import (
+	"archive/zip"
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
 func libreOffice(t *testing.T, e *env) {
@@ -54,6 +57,41 @@ func postProcessing(t *testing.T, e *env) {
 	}
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), file("report.docx", convtest.DOCX(1)), field("splitUnify", "true")).
 		plainError(t, 400, "form field 'splitSpan' is required with 'splitMode' and 'splitUnify'")
+	// 9.x's stages, after the conversion: two documents merged, then the
+	// second page kept and turned.
+	pdf = e.post(t, "/forms/libreoffice/convert", e.bearer(), file("1.docx", convtest.DOCX(1)), file("2.docx", convtest.DOCX(2)),
+		field("stages", `[{"op":"merge"},{"op":"select","pages":"3"},{"op":"rotate","angle":90}]`)).pdf(t)
+	if got := info(t, pdf, "Pages"); got != "1" {
+		t.Errorf("stages merge, select 3, rotate: %s pages, want 1", got)
+	}
+	if got := text(t, pdf); !strings.Contains(got, "Page 2") {
+		t.Errorf("stages merge, select 3: the page reads %q, want the second document's page 2", got)
+	}
+}
+
+func pipeRunsTheStagesInOrder(t *testing.T, e *env) {
+	pdfs := []part{file("1.pdf", pdftest.OnePage("alpha")), file("2.pdf", pdftest.OnePage("beta"))}
+	pdf := e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages",
+		`[{"op":"merge"},{"op":"select","pages":"2,1"},{"op":"encrypt","ownerPassword":"owner"}]`))...).pdf(t)
+	if got := text(t, pdf); strings.Index(got, "beta") > strings.Index(got, "alpha") || !strings.Contains(got, "alpha") {
+		t.Errorf("merge then select 2,1: %q, want beta before alpha", got)
+	}
+	if got := info(t, pdf, "Encrypted"); !strings.HasPrefix(got, "yes") {
+		t.Errorf("encrypt stage: encrypted %q", got)
+	}
+	parts := e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages", `[{"op":"flatten"}]`))...).unzip(t)
+	if len(parts) != 2 || !strings.Contains(text(t, parts["2.pdf"]), "beta") {
+		t.Errorf("a stage on each of two PDFs: ZIP entries %v, want 1.pdf and 2.pdf", keys(parts))
+	}
+	for stages, want := range map[string]string{
+		`[{"op":"optimize"}]`:                         "form field 'stages' stage 1 ('optimize') is not supported by quire",
+		`[{"op":"rotate","angle":90,"x":1}]`:          "stage 1 ('rotate') has a field quire does not take: 'x'",
+		`[{"op":"merge"},{"op":"rotate","angle":45}]`: "form field 'angle' must be 90, 180 or 270",
+		`{"op":"merge"}`:                              "form field 'stages' is invalid",
+	} {
+		e.post(t, "/forms/pdf/pipe", e.bearer(), append(pdfs, field("stages", stages))...).plainError(t, 400, want)
+	}
+	e.post(t, "/forms/pdf/pipe", e.bearer(), pdfs...).plainError(t, 400, "form field 'stages' is required")
 }
 
 func libreOfficeRefusals(t *testing.T, e *env) {
@@ -127,4 +165,59 @@ func chromiumRefusals(t *testing.T, e *env) {
 	// Gotenberg's defaults are what quire does.
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("emulatedMediaType", "print"),
 		field("failOnHttpStatusCodes", "[499, 599]"), field("skipNetworkIdleEvent", "true")).pdf(t)
+}
+
+func archivesAreUnpackedAsFiles(t *testing.T, e *env) {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, data := range map[string][]byte{"docs/2.pdf": pdftest.OnePage("beta"), "docs/10.pdf": pdftest.OnePage("gamma"), "docs/": nil} {
+		w, _ := z.Create(name)
+		w.Write(data)
+	}
+	z.Close()
+	merged := e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")), part{field: "archives", name: "more.zip", value: b.String()}).pdf(t)
+	got := text(t, merged)
+	if a, bb, c := strings.Index(got, "alpha"), strings.Index(got, "beta"), strings.Index(got, "gamma"); !(a >= 0 && a < bb && bb < c) {
+		t.Errorf("a merge of 1.pdf and an archive of 2.pdf and 10.pdf: %q, want alpha, beta, gamma", got)
+	}
+	e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")), part{field: "archives", name: "x.zip", value: "not a zip"}).
+		plainError(t, 400, "form field 'archives' 'x.zip' is not a ZIP file")
+	var bomb bytes.Buffer
+	z = zip.NewWriter(&bomb)
+	w, _ := z.Create("big.pdf")
+	w.Write(bytes.Repeat([]byte{' '}, 51<<20)) // deflates to 50 KB, beyond the PDF tools' 50 MiB
+	z.Close()
+	e.post(t, "/forms/pdf/flatten", e.bearer(), part{field: "archives", name: "bomb.zip", value: bomb.String()}).
+		plainError(t, 413, "The archives unpack to more than the limit (52428800 bytes), at their entry 'big.pdf'")
+}
+
+func downloadFromAddsFiles(t *testing.T, e *env) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer site-token":
+			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/files/1.pdf":
+			w.Write(pdftest.OnePage("alpha"))
+		case r.URL.Path == "/export":
+			w.Header().Set("Content-Disposition", `attachment; filename="2.pdf"`)
+			w.Write(pdftest.OnePage("beta"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	auth := `"extraHttpHeaders":{"Authorization":"Bearer site-token"}`
+	list := fmt.Sprintf(`[{"url":"%s/export",%s},{"url":"%s/files/1.pdf",%s}]`, site.URL, auth, site.URL, auth)
+	got := text(t, e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", list)).pdf(t))
+	if a, b := strings.Index(got, "alpha"), strings.Index(got, "beta"); a < 0 || b < a {
+		t.Errorf("a merge of 1.pdf (named by its URL) and 2.pdf (by its server): %q, want alpha then beta", got)
+	}
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf"}]`, site.URL))).
+		plainError(t, 400, "The document could not be downloaded")
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf","embedded":true}]`, site.URL))).
+		plainError(t, 400, "form field 'downloadFrom' is not supported by quire with 'embedded'")
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", `{"url":1}`)).plainError(t, 400, "form field 'downloadFrom' is invalid")
+	// The url route's page, refused by its server: Gotenberg's 400, not a 500.
+	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL+"/files/1.pdf")).
+		plainError(t, 400, "The document could not be downloaded")
 }

@@ -38,17 +38,20 @@ type form struct {
 
 // readForm reads and checks the form of r against s: every text field
 // known to the route, and, among those quire cannot honour, only their
-// defaults.
-func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
-	f, err := httpapi.ReadForm(r, maxFiles)
+// defaults. Its files are those uploaded, unpacked from archives and
+// downloaded from downloadFrom.
+func (a *API) readForm(r *http.Request, s spec, lim limits) (*form, error) {
+	f, err := httpapi.ReadForm(r, lim.files)
 	if err != nil {
 		return nil, err
 	}
 	var bad []quire.Detail
 	for _, field := range slices.Sorted(maps.Keys(f.Values)) {
-		bad = append(bad, s.check(field, f.Values[field][0])...)
+		if field != "downloadFrom" {
+			bad = append(bad, s.check(field, f.Values[field][0])...)
+		}
 	}
-	out, refused := &form{values: values{m: f.Values}}, map[string]string{}
+	out, refused, unpacked := &form{values: values{m: f.Values}}, map[string]string{}, lim.bytes
 	for i, field := range f.Fields {
 		switch {
 		case field == "embeds" && s.embeds:
@@ -57,9 +60,24 @@ func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
 		case field == "embeds":
 			refused[field] = "is not supported by quire on this route: embed files with /forms/pdfengines/embed"
 		case field == "archives":
-			refused[field] = "is not supported by quire: upload each file under 'files'"
+			files, err := unpack(r.Context(), f.Files[i], max(lim.files-len(out.files), 0), &unpacked, lim)
+			if err != nil {
+				return nil, err
+			}
+			out.files = append(out.files, files...)
+			continue
 		}
 		out.files = append(out.files, f.Files[i])
+	}
+	if out.has("downloadFrom") && len(bad) == 0 {
+		files, err := a.downloads(r.Context(), out.str("downloadFrom"), max(lim.files-len(out.files), 0))
+		if err != nil {
+			return nil, err
+		}
+		out.files = append(out.files, files...)
+	}
+	if len(out.files) > lim.files {
+		refused["archives"] = fmt.Sprintf("at most %d files per request, uploaded and unpacked together", lim.files)
 	}
 	for _, field := range slices.Sorted(maps.Keys(refused)) {
 		bad = append(bad, quire.Detail{Field: field, Issue: refused[field]})
@@ -69,6 +87,20 @@ func readForm(r *http.Request, s spec, maxFiles int) (*form, error) {
 	}
 	slices.SortStableFunc(out.files, func(a, b httpapi.Upload) int { return natural(a.Name, b.Name) })
 	return out, nil
+}
+
+// take removes from f's files the one the field names, and returns it
+// (the image of a watermark, which is not one of the PDFs to mark); why
+// tells what the field names, when it names no file.
+func (f *form) take(field, why string) ([]httpapi.Upload, error) {
+	name := f.str(field)
+	i := slices.IndexFunc(f.files, func(u httpapi.Upload) bool { return u.Name == name })
+	if i < 0 {
+		return nil, missing(field, fmt.Sprintf("names no file uploaded ('%s'): %s", name, why))
+	}
+	taken := f.files[i]
+	f.files = slices.Delete(f.files, i, i+1)
+	return []httpapi.Upload{taken}, nil
 }
 
 // check returns what is wrong with the field of that name and value.

@@ -22,6 +22,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/metering"
 )
@@ -34,7 +35,7 @@ type Deps struct {
 	Convert    httpapi.Engine   // the LibreOffice pool, for /health; nil: off
 	Chromium   httpapi.Engine   // the Chromium pool, for /health; nil: off
 	PDFTools   httpapi.PDFTools // nil: PDF routes not served
-	Fetch      Fetcher          // downloads the url route's pages; nil: that route answers 503
+	Fetch      Fetcher          // downloads the url route's pages and downloadFrom's files; nil: those answer 503
 	Version    string
 }
 
@@ -44,10 +45,10 @@ type Conversion interface {
 	Print(ctx context.Context, page conversion.Page, opts convert.JobOptions) (conversion.Result, error)
 }
 
-// Fetcher downloads a page by URL, never from a private network
-// (*fetch.Fetcher).
+// Fetcher downloads a page or a file by URL, never from a private
+// network (*fetch.Fetcher).
 type Fetcher interface {
-	Get(ctx context.Context, rawURL string) ([]byte, error)
+	Download(ctx context.Context, rawURL string, header http.Header) (fetch.Download, error)
 }
 
 // Options are the settings of the routes.
@@ -89,14 +90,17 @@ func (a *API) Routes() []httpapi.Route {
 		for _, p := range pdfRoutes {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
+		rs = append(rs, a.route("/forms/pdf/pipe", a.pipe, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		for path, tags := range metadataReads {
-			rs = append(rs, a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
+			read := a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
+			read.Async = false // answers JSON at once, as Gotenberg's read routes do
+			rs = append(rs, read)
 		}
 	}
 	for _, path := range slices.Sorted(maps.Keys(unsupportedRoutes)) {
 		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path), MaxBody: convertLimit})
 	}
-	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError}, &httpapi.Dialect{Fail: answerError}
+	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError, Async: async, Accepted: accepted}, &httpapi.Dialect{Fail: answerError}
 	for i := range rs {
 		rs[i].Dialect = keyed
 		if rs[i].Method != "POST" {
@@ -119,9 +123,6 @@ var unsupportedRoutes = map[string]string{
 	"/forms/pdfengines/bookmarks/read":    "",
 	"/forms/pdfengines/bookmarks/write":   "",
 	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdf/pipe":                     "run each stage on its own route",
-	"/forms/pdf/select":                   "split with splitMode=pages and splitUnify=true on /forms/pdf/split",
-	"/forms/pdf/info":                     "read it with POST /v1/pdf/metadata",
 	"/forms/pdf/validate":                 "",
 }
 
@@ -136,9 +137,10 @@ func unsupported(path string) http.HandlerFunc {
 	}
 }
 
-// route is a metered form route of the API.
+// route is a metered form route of the API, run as a job when it sends
+// the webhook headers.
 func (a *API) route(path string, h http.HandlerFunc, maxBody int64, op string) httpapi.Route {
-	return httpapi.Route{Method: "POST", Path: path, Handler: h, MaxBody: maxBody, Budgeted: true, Metered: op}
+	return httpapi.Route{Method: "POST", Path: path, Handler: h, MaxBody: maxBody, Budgeted: true, Metered: op, Async: true}
 }
 
 // traced sets Gotenberg-Trace, quire's request id, on every answer.

@@ -5,7 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -182,12 +187,13 @@ func (a answer) unzip(t *testing.T) map[string][]byte {
 
 // TestGotenberg runs the routes on one server with both engines.
 func TestGotenberg(t *testing.T) {
-	e := start(t, apitest.Config{ConvertWorkers: 1, ChromiumBrowsers: 1, AllowPrivateFetch: true})
+	e := start(t, apitest.Config{ConvertWorkers: 1, ChromiumBrowsers: 1, AllowPrivateFetch: true, JobWorkers: 1})
 	for _, test := range []func(*testing.T, *env){
 		keyAsBearerOrBasicPassword,
 		healthAndVersion,
 		filesInAlphanumericOrder,
 		splitAnswersAZIPNamedAsAsked,
+		selectAndSplitUnifyKeepTheListedPages,
 		fieldsQuireCannotHonourAreRefusedByName,
 		libreOffice,
 		libreOfficeRefusals,
@@ -202,6 +208,10 @@ func TestGotenberg(t *testing.T) {
 		metadataReadInEachVersionsNames,
 		embedsInEveryPDF,
 		postProcessing,
+		pipeRunsTheStagesInOrder,
+		archivesAreUnpackedAsFiles,
+		downloadFromAddsFiles,
+		webhooksDeliverTheFileOrTheError,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })
@@ -328,6 +338,36 @@ func splitAnswersAZIPNamedAsAsked(t *testing.T, e *env) {
 	}
 }
 
+func selectAndSplitUnifyKeepTheListedPages(t *testing.T, e *env) {
+	doc := file("doc.pdf", e.post(t, "/forms/pdf/merge", e.bearer(), file("1.pdf", pdftest.OnePage("alpha")),
+		file("2.pdf", pdftest.OnePage("beta")), file("3.pdf", pdftest.OnePage("gamma"))).pdf(t))
+	inOrder := func(route string, pdf []byte, want ...string) {
+		t.Helper()
+		got, at := text(t, pdf), 0
+		for _, w := range want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Fatalf("%s: %q lacks %v in this order", route, got, want)
+			}
+			at += i + len(w)
+		}
+		if n := strings.Count(got, "\f"); n != len(want) {
+			t.Errorf("%s: %d pages, want %d", route, n, len(want))
+		}
+	}
+	inOrder("select 3,1", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "3,1")).pdf(t), "gamma", "alpha")
+	inOrder("select 2-", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "2-")).pdf(t), "beta", "gamma")
+	inOrder("select all", e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "all")).pdf(t), "alpha", "beta", "gamma")
+	inOrder("splitUnify 1,3", e.post(t, "/forms/pdfengines/split", e.bearer(), doc, field("splitMode", "pages"),
+		field("splitSpan", "1,3"), field("splitUnify", "true")).pdf(t), "alpha", "gamma")
+	e.post(t, "/forms/pdf/select", e.bearer(), doc, field("pages", "odd")).
+		plainError(t, 400, "form field 'pages' is not supported by quire with 'odd'")
+	e.post(t, "/forms/pdf/select", e.bearer(), doc).plainError(t, 400, "form field 'pages' is required")
+	if a := e.post(t, "/forms/pdfengines/select", e.bearer(), doc, field("pages", "1")); a.status != http.StatusNotFound {
+		t.Errorf("select at 8.x's path, which Gotenberg 8 never had: %d, want 404", a.status)
+	}
+}
+
 func keys(m map[string][]byte) []string {
 	var k []string
 	for n := range m {
@@ -358,7 +398,30 @@ func watermarkAndStamp(t *testing.T, e *env) {
 		}
 		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "text"), field(prefix+"Expression", "X"),
 			field(prefix+"Options", `{"font":"Courier"}`)).plainError(t, 400, "form field '"+prefix+"Options' is not supported by quire for the option 'font'")
+		// An image: the upload its expression names, drawn on the PDFs, the
+		// others.
+		logo := file("logo.png", pngOf(t))
+		marked := e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, logo, field(prefix+"Source", "image"), field(prefix+"Expression", "logo.png")).pdf(t)
+		pdftest.RequireTool(t, "pdfimages", "poppler-utils")
+		if out, err := exec.Command("pdfimages", "-list", pdftest.WriteTemp(t, marked)).Output(); err != nil || !strings.Contains(string(out), "image") {
+			t.Errorf("%s with an image: pdfimages -list %q %v, want the image", prefix, out, err)
+		}
+		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "image"), field(prefix+"Expression", "logo.png")).
+			plainError(t, 400, "form field '"+prefix+"Expression' names no file uploaded ('logo.png')")
+		e.post(t, "/forms/pdf/"+prefix, e.bearer(), doc, field(prefix+"Source", "pdf"), field(prefix+"Expression", "a.pdf")).
+			plainError(t, 400, "form field '"+prefix+"Source' is not supported by quire with 'pdf'")
 	}
+}
+
+// pngOf is a small opaque PNG image.
+func pngOf(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 20))
+	draw.Draw(img, img.Bounds(), &image.Uniform{color.RGBA{200, 0, 0, 255}}, image.Point{}, draw.Src)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func metadataReadInEachVersionsNames(t *testing.T, e *env) {
@@ -385,6 +448,11 @@ func metadataReadInEachVersionsNames(t *testing.T, e *env) {
 		t.Errorf("8.x metadata of report.pdf: %v, want ExifTool's tags (Title, Author, PageCount 1, MIMEType, ModifyDate 2006:01:02 15:04:05Z)", r)
 	}
 	e.post(t, "/forms/pdf/metadata", e.bearer(), file("report.pdf", pdf), field("password", "x")).plainError(t, 400, "password")
+	info := read("/forms/pdf/info")["plain.pdf"]
+	want := map[string]any{"pages": 1.0, "version": "1.7", "encrypted": false, "tagged": false, "linearized": false, "formFields": false}
+	if !maps.Equal(info, want) {
+		t.Errorf("9.x info of plain.pdf: %v, want %v", info, want)
+	}
 }
 
 func embedsInEveryPDF(t *testing.T, e *env) {

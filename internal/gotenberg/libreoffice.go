@@ -20,14 +20,11 @@ var libreOfficeForm = spec{
 		"exportNotesInMargin": "false", "convertOooTargetToPdfTarget": "false", "exportLinksRelativeFsys": "false",
 		"exportHiddenSlides": "false", "skipEmptyPages": "false", "addOriginalDocumentAsStream": "false", "singlePageSheets": "false",
 	}),
-	why: conversionWhy,
 }
 
 // conversionDefaults are the fields of Gotenberg's conversion routes that
 // quire honours at their defaults only.
-var conversionDefaults = map[string]string{"downloadFrom": "", "stages": "", "generateDocumentOutline": "false"}
-
-var conversionWhy = map[string]string{"downloadFrom": "upload the files", "stages": "run the operations on their own routes"}
+var conversionDefaults = map[string]string{"generateDocumentOutline": "false"}
 
 // merged is the union of maps, the later winning.
 func merged(ms ...map[string]string) map[string]string {
@@ -44,7 +41,7 @@ func merged(ms ...map[string]string) map[string]string {
 // merged from them in the files' order (merge=true), then runs the
 // post-processing the form asks for (split, metadata, flatten, encrypt).
 func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
-	f, err := readForm(r, libreOfficeForm, a.maxFiles())
+	f, err := a.readForm(r, libreOfficeForm, a.convertLimits())
 	if err != nil {
 		httpapi.Fail(w, r, err)
 		return
@@ -79,7 +76,7 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	for i, p := range res.Parts {
 		names[i], outs[i] = p.Name, p.Data
 	}
-	if names, outs, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
+	if names, outs, _, err = a.postProcess(r.Context(), steps, names, outs); err != nil {
 		httpapi.Fail(w, r, err)
 		return
 	}
@@ -89,4 +86,12 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *API) maxFiles() int { return cmp.Or(a.o.ConvertMaxFiles, 10) }
+// convertLimits bound the forms of the conversion routes.
+func (a *API) convertLimits() limits {
+	return limits{files: cmp.Or(a.o.ConvertMaxFiles, 10), bytes: a.o.ConvertMaxBytes}
+}
+
+// pdfLimits bound the forms of the PDF routes.
+func (a *API) pdfLimits() limits {
+	return limits{files: a.d.PDFTools.MaxFiles(), bytes: a.d.PDFTools.MaxBytes()}
+}

@@ -18,9 +18,10 @@ import (
 // pdfRoute is a route of Gotenberg's PDF engines (8.x: /forms/pdfengines,
 // 9.x: /forms/pdf) and the quire PDF operation it runs.
 type pdfRoute struct {
-	path string
-	op   string
-	form spec
+	path  string
+	op    string
+	form  spec
+	only9 bool // a route of 9.x alone
 	// request fills the operation's options from the form.
 	request func(*values, *pdftools.Request)
 }
@@ -28,11 +29,11 @@ type pdfRoute struct {
 // pdfDefaults are the 8.x conversion fields the PDF routes also take,
 // which quire honours at their defaults only.
 var pdfDefaults = map[string]string{"pdfa": "", "pdfua": "false", "metadata": "", "flatten": "false", "userPassword": "",
-	"ownerPassword": "", "downloadFrom": ""}
+	"ownerPassword": ""}
 
 var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/metadata/write",
 	"flatten": "flatten the PDF with /forms/pdfengines/flatten", "userPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
-	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt", "downloadFrom": "upload the files"}
+	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt"}
 
 // pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
 var pdfRoutes = func() []pdfRoute {
@@ -47,6 +48,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 		{path: "embed", op: pdftools.OpAttach, form: spec{embeds: true}, request: func(*values, *pdftools.Request) {}},
+		{path: "select", op: pdftools.OpSplit, form: spec{served: []string{"pages"}}, request: selectPages, only9: true},
 	} {
 		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
 		for k, v := range pdfDefaults {
@@ -54,7 +56,11 @@ var pdfRoutes = func() []pdfRoute {
 				r.form.unsupported[k] = v
 			}
 		}
-		for _, prefix := range []string{"/forms/pdfengines/", "/forms/pdf/"} {
+		prefixes := []string{"/forms/pdfengines/", "/forms/pdf/"}
+		if r.only9 {
+			prefixes = prefixes[1:]
+		}
+		for _, prefix := range prefixes {
 			r9 := r
 			r9.path = prefix + r.path
 			rs = append(rs, r9)
@@ -68,7 +74,7 @@ var pdfRoutes = func() []pdfRoute {
 // when there are several).
 func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, p.form, a.d.PDFTools.MaxFiles())
+		f, err := a.readForm(r, p.form, a.pdfLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -87,7 +93,14 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("embeds", "is required: the files to embed"))
 			return
 		}
-		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, f.embeds)
+		extra := f.embeds
+		if p.op == pdftools.OpWatermark && req.Text == "" {
+			if extra, err = f.take(markPrefix(req)+"Expression", "with '"+markPrefix(req)+"Source' image, it names the image"); err != nil {
+				httpapi.Fail(w, r, err)
+				return
+			}
+		}
+		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, extra)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -147,16 +160,17 @@ var postProcessing = []struct {
 	{pdftools.OpEncrypt, []string{"userPassword", "ownerPassword"}, encrypt},
 }
 
-// postProcessingFields are the fields of postProcessing.
+// postProcessingFields are the fields of postProcessing, and 9.x's stages.
 var postProcessingFields = func() []string {
 	var fields []string
 	for _, p := range postProcessing {
 		fields = append(fields, p.fields...)
 	}
-	return fields
+	return append(fields, "stages")
 }()
 
-// postSteps are the operations v asks of a conversion route's PDFs.
+// postSteps are the operations v asks of a conversion route's PDFs: 8.x's
+// flat fields, then 9.x's stages.
 func postSteps(v *values) []pdftools.Request {
 	var steps []pdftools.Request
 	for _, p := range postProcessing {
@@ -173,26 +187,30 @@ func postSteps(v *values) []pdftools.Request {
 			steps = append(steps, req)
 		}
 	}
-	return steps
+	return append(steps, stagesOf(v)...)
 }
 
-// postProcess runs steps on the PDFs a conversion made (outs, named after
-// the uploads names).
-func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, error) {
+// postProcess runs steps on PDFs (outs, named after the uploads' names),
+// and returns the outputs of the last with the pages they hold.
+func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, int, error) {
 	if len(steps) > 0 && a.d.PDFTools == nil {
-		return nil, nil, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
+		return nil, nil, 0, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
 	}
+	pages := 0
 	for _, step := range steps {
+		if step.Op == pdftools.OpMerge && len(outs) == 1 {
+			continue // one PDF is its own merge
+		}
 		files := make([]httpapi.Upload, len(outs))
 		for i := range outs {
 			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
 		}
 		var err error
-		if names, outs, _, _, err = a.apply(ctx, step, files, nil); err != nil {
-			return nil, nil, err
+		if names, outs, _, pages, err = a.apply(ctx, step, files, nil); err != nil {
+			return nil, nil, 0, err
 		}
 	}
-	return names, outs, nil
+	return names, outs, pages, nil
 }
 
 // split maps Gotenberg's split: intervals of splitSpan pages, or the
@@ -206,11 +224,7 @@ func split(v *values, req *pdftools.Request) {
 	case mode == "intervals":
 		req.Every = v.int("splitSpan")
 	case mode == "pages" && v.bool("splitUnify"):
-		if strings.Contains(span, ",") {
-			v.bad = append(v.bad, quire.Detail{Field: "splitUnify",
-				Issue: fmt.Sprintf("is not supported by quire with several ranges (got splitSpan '%s'): split by one range", span)})
-		}
-		req.Ranges = span
+		req.Ranges, req.Unify = span, true
 	case mode == "pages":
 		req.Ranges = eachPage(span)
 		if req.Ranges == "" {
@@ -240,6 +254,25 @@ func eachPage(span string) string {
 		}
 	}
 	return strings.Join(pages, ",")
+}
+
+// selectPages maps 9.x's select: the pages listed, in their order, in
+// one PDF. Of its page selections, quire takes pages, ranges (open ones
+// too) and "all".
+func selectPages(v *values, req *pdftools.Request) {
+	pages := strings.ReplaceAll(v.str("pages"), " ", "")
+	if pages == "all" {
+		pages = "1-"
+	}
+	switch {
+	case pages == "":
+		v.bad = append(v.bad, quire.Detail{Field: "pages", Issue: "is required: the pages to keep, such as 3,1 or 1-2"})
+	case strings.ContainsAny(pages, "!abcdefghijklmnopqrstuvwxyz"):
+		v.bad = append(v.bad, quire.Detail{Field: "pages",
+			Issue: fmt.Sprintf("is not supported by quire with '%s': list pages and ranges, such as 3,1 or 2-", v.str("pages"))})
+	default:
+		req.Ranges, req.Unify = pages, true
+	}
 }
 
 func rotate(v *values, req *pdftools.Request) {
@@ -277,6 +310,14 @@ func metadata(v *values, req *pdftools.Request) {
 	}
 }
 
+// markPrefix is the prefix of the fields of a watermark or stamp.
+func markPrefix(req pdftools.Request) string {
+	if req.Stamp {
+		return "stamp"
+	}
+	return "watermark"
+}
+
 // markFields are the fields of Gotenberg's watermark (prefix "watermark",
 // under the content) or stamp (prefix "stamp", over it).
 func markFields(prefix string) []string {
@@ -288,12 +329,14 @@ func markFields(prefix string) []string {
 func mark(prefix string) func(*values, *pdftools.Request) {
 	return func(v *values, req *pdftools.Request) {
 		req.Stamp, req.Pages = prefix == "stamp", v.str(prefix+"Pages")
-		if source := v.str(prefix + "Source"); source != "text" {
+		switch source, expr := v.str(prefix+"Source"), v.str(prefix+"Expression"); {
+		case source != "text" && source != "image":
 			v.bad = append(v.bad, quire.Detail{Field: prefix + "Source",
-				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text here; POST /v1/pdf/watermark takes an image", source)})
-		}
-		if req.Text = v.str(prefix + "Expression"); req.Text == "" {
-			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text"})
+				Issue: fmt.Sprintf("is not supported by quire with '%s': quire marks with text or an image", source)})
+		case expr == "":
+			v.bad = append(v.bad, quire.Detail{Field: prefix + "Expression", Issue: "is required: the text, or the name of the image uploaded"})
+		case source == "text":
+			req.Text = expr
 		}
 		if !v.has(prefix + "Options") {
 			return
@@ -322,18 +365,29 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 
 // metadataReads are the routes that read the PDFs' metadata, each with
 // the names of its version: 9.x's are those metadata/write takes, 8.x's
-// are ExifTool's tags.
+// are ExifTool's tags; 9.x's info answers the document's traits.
 var metadataReads = map[string]func(pdftools.Metadata) map[string]any{
 	"/forms/pdf/metadata":             metadataOf9,
 	"/forms/pdfengines/metadata/read": metadataOf8,
+	"/forms/pdf/info":                 infoOf,
+}
+
+// infoOf is 9.x's info on m. encrypted is always false: quire refuses an
+// encrypted PDF (422) rather than reading it.
+func infoOf(m pdftools.Metadata) map[string]any {
+	return map[string]any{"pages": m.Pages, "version": m.Version, "encrypted": false, "tagged": m.Tagged,
+		"linearized": m.Linearized, "formFields": m.FormFields}
 }
 
 // metadataRead answers, as JSON keyed by file name, the metadata of each
 // file, named by tags.
 func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := readForm(r, spec{}, a.d.PDFTools.MaxFiles())
-		if err == nil && len(f.files) == 0 {
+		f, err := a.readForm(r, spec{}, a.pdfLimits())
+		switch {
+		case asksWebhook(r):
+			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")
+		case err == nil && len(f.files) == 0:
 			err = missing("files", "is required: the PDFs")
 		}
 		if err != nil {

@@ -88,7 +88,7 @@ type PDFTools interface {
 // Jobs keeps the requests answered later (Prefer: respond-async) and
 // their answers (internal/jobs).
 type Jobs interface {
-	CheckWebhook(ctx context.Context, rawURL string) error
+	CheckWebhook(ctx context.Context, header, rawURL string) error
 	Submit(ctx context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error)
 	Get(ctx context.Context, keyID, id string) (quire.Job, error)
 	Result(ctx context.Context, keyID, id string) (quire.JobResult, error)

@@ -22,6 +22,18 @@ type Dialect struct {
 	Key func(r *http.Request) (string, error)
 	// Fail writes the error qe, of HTTP status status.
 	Fail func(w http.ResponseWriter, r *http.Request, status int, qe *quire.Error)
+	// Async, when set, replaces Prefer: respond-async on the dialect's
+	// Async routes: whether r asks to be run as a job, and the addresses
+	// its end is delivered to (the first is the job's webhook), each
+	// checked as Quire-Webhook-Url is; an error refuses r.
+	Async func(r *http.Request) (webhooks []Webhook, ok bool, err error)
+	// Accepted answers r, taken as job j; nil: 202 with the job.
+	Accepted func(w http.ResponseWriter, r *http.Request, j quire.Job)
+}
+
+// Webhook is an address a request names in one of its headers.
+type Webhook struct {
+	Header, URL string
 }
 
 // speak returns r as a route of dialect d serves it: its errors answered

@@ -37,6 +37,26 @@ func prefersAsync(r *http.Request) bool {
 	return false
 }
 
+// asksAsync reports whether r, of route rt, asks to be run as a job, and
+// the addresses its end is delivered to: Prefer: respond-async and
+// Quire-Webhook-Url, or what rt's dialect reads instead. A job's own run
+// of its request is never asked again.
+func (s *Server) asksAsync(rt Route, r *http.Request) ([]Webhook, bool, error) {
+	if !rt.Async || s.deps.Jobs == nil || r.Context().Value(jobKeyCtx{}) != nil {
+		return nil, false, nil
+	}
+	if rt.Dialect != nil && rt.Dialect.Async != nil {
+		return rt.Dialect.Async(r)
+	}
+	if !prefersAsync(r) {
+		return nil, false, nil
+	}
+	if url := r.Header.Get("Quire-Webhook-Url"); url != "" {
+		return []Webhook{{Header: "Quire-Webhook-Url", URL: url}}, true, nil
+	}
+	return nil, true, nil
+}
+
 // notReplayed are the request headers a job does not keep: credentials
 // (the job runs as its key), the asynchrony itself, and what belongs to
 // the connection.
@@ -49,13 +69,20 @@ var notReplayed = []string{"Authorization", "Cookie", "Prefer", "Quire-Webhook-U
 // key's spent monthly quota, and the route's Check. The limits that free
 // with time (rate, requests at once, a full engine) are not checked: the
 // job waits for them.
-func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
-	key, _ := APIKey(r.Context())
-	webhook := r.Header.Get("Quire-Webhook-Url")
-	if webhook != "" {
-		if err := s.deps.Jobs.CheckWebhook(r.Context(), webhook); err != nil {
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route, webhooks []Webhook) {
+	key, ok := APIKey(r.Context())
+	if !ok { // an anonymous caller of a foreign API (QUIRE_GOTENBERG_ANONYMOUS)
+		s.fail(w, r, quire.Errorf(quire.CodeAuthentication, "An API key is required to run a request later: a job belongs to its key."))
+		return
+	}
+	webhook := ""
+	for i, h := range webhooks {
+		if err := s.deps.Jobs.CheckWebhook(r.Context(), h.Header, h.URL); err != nil {
 			s.fail(w, r, err)
 			return
+		}
+		if i == 0 {
+			webhook = h.URL
 		}
 	}
 	body, err := io.ReadAll(r.Body)
@@ -75,6 +102,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, rt Route) {
 		quire.JobRequest{Method: r.Method, Target: r.URL.RequestURI(), Header: header, Body: body})
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if rt.Dialect != nil && rt.Dialect.Accepted != nil {
+		rt.Dialect.Accepted(w, r, j)
 		return
 	}
 	w.Header().Set("Location", "/v1/jobs/"+j.ID)

@@ -262,8 +262,12 @@ func (s *Server) routeHandler(rt Route) http.Handler {
 			return
 		}
 		r.Body = &body{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
-		if rt.Async && s.deps.Jobs != nil && prefersAsync(r) {
-			s.submit(w, r, rt)
+		if webhooks, async, err := s.asksAsync(rt, r); err != nil || async {
+			if err != nil {
+				s.fail(w, r, err)
+			} else {
+				s.submit(w, r, rt, webhooks)
+			}
 			return
 		}
 		h := rt.Handler

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"time"
 
@@ -57,12 +58,16 @@ type Options struct {
 	WebhookRetryFor   time.Duration  // how long a webhook is retried
 	WebhookSecret     []byte         // the key of the webhooks' signatures (LoadSecret)
 	Webhooks          *fetch.Fetcher // posts the webhooks, and checks their addresses at submission, under its network rules (required)
-	PollInterval      time.Duration  // how often an instance looks for work it was not told of; 0: 200 ms
-	MaxQueued         int            // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
-	MaxWait           time.Duration  // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
-	Logger            *slog.Logger
-	Registerer        prometheus.Registerer // nil: no metrics
-	Now               func() time.Time
+	// Callback, when set, reads from a job's request headers whether its
+	// end is delivered as its answer itself (Gotenberg's webhooks) rather
+	// than as the event of Standard Webhooks, and where.
+	Callback     func(header http.Header) (Callback, bool)
+	PollInterval time.Duration // how often an instance looks for work it was not told of; 0: 200 ms
+	MaxQueued    int           // jobs of one key not yet ended (queued or running) at once (more: 429); 0: no limit
+	MaxWait      time.Duration // how long after submission a job may still be sent back to wait (Later); past it, it fails with that answer; 0: no limit
+	Logger       *slog.Logger
+	Registerer   prometheus.Registerer // nil: no metrics
+	Now          func() time.Time
 }
 
 // Service submits, reads and runs jobs.
@@ -367,19 +372,20 @@ func (s *Service) Cancel(ctx context.Context, id string) (quire.Job, error) {
 	return s.Get(ctx, "", id)
 }
 
-// CheckWebhook refuses a webhook address that is not a valid http(s)
-// URL (400) or that reaches a private address (422), as document.url.
-func (s *Service) CheckWebhook(ctx context.Context, rawURL string) error {
+// CheckWebhook refuses a webhook address, given in the request header
+// named header, that is not a valid http(s) URL (400) or that reaches a
+// private address (422), as document.url.
+func (s *Service) CheckWebhook(ctx context.Context, header, rawURL string) error {
 	err := s.fetcher.Check(ctx, rawURL)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, fetch.ErrInvalidURL):
-		return quire.Invalid("The webhook address is not valid.", quire.Detail{Field: "Quire-Webhook-Url", Issue: err.Error()})
+		return quire.Invalid("The webhook address is not valid.", quire.Detail{Field: header, Issue: err.Error()})
 	default:
 		s.opt.Logger.Info("webhook address refused", "err", err)
 		return &quire.Error{Code: quire.CodeUnprocessable, Message: "The webhook address must be reachable on the public internet.",
-			Details: []quire.Detail{{Field: "Quire-Webhook-Url", Issue: "not a public address"}}}
+			Details: []quire.Detail{{Field: header, Issue: "not a public address"}}}
 	}
 }
 

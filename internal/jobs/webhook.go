@@ -77,8 +77,18 @@ func (w *webhookWorker) Work(ctx context.Context, rj *river.Job[webhookArgs]) er
 	return err
 }
 
-// deliver posts the event of j's end, signed as Standard Webhooks do.
+// deliver posts the event of j's end, signed as Standard Webhooks do, or
+// its answer, when its request asked for a Callback.
 func (s *Service) deliver(ctx context.Context, j quire.Job) error {
+	if s.opt.Callback != nil {
+		header, err := s.db.JobRequestHeader(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		if cb, ok := s.opt.Callback(header); ok {
+			return s.callBack(ctx, j, cb)
+		}
+	}
 	body, err := json.Marshal(Event{Type: "job." + j.Status, Data: View(j)})
 	if err != nil {
 		return err

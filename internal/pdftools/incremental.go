@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,10 @@ type Metadata struct {
 	ModDate      string            `json:"modDate,omitempty"`
 	PDFA         string            `json:"pdfa,omitempty"` // the XMP's claim: "3B"
 	Attachments  []string          `json:"attachments"`
+	Version      string            `json:"version"`    // "1.7": the header's, or the catalog's when later
+	Tagged       bool              `json:"tagged"`     // marked content for assistive technology (MarkInfo)
+	FormFields   bool              `json:"formFields"` // an interactive form with fields
+	Linearized   bool              `json:"linearized"` // built for fast web view
 }
 
 func (s *Service) metadata(in *input, req Request) (Result, error) {
@@ -85,8 +90,37 @@ func (s *Service) metadataJSON(in *input, info, cat pdf.Dict) (Result, error) {
 	for _, f := range files {
 		m.Attachments = append(m.Attachments, f.name)
 	}
+	m.Version, m.Linearized = versionOf(in.doc.Bytes(), cat), linearized(in.doc.Bytes())
+	markInfo, _ := in.doc.Dict(cat["MarkInfo"])
+	marked, _ := in.doc.Resolve(markInfo["Marked"])
+	m.Tagged = marked == pdf.Bool(true)
+	form, _ := in.doc.Dict(cat["AcroForm"])
+	fields, _ := in.doc.Array(form["Fields"])
+	m.FormFields = len(fields) > 0
 	b, _ := json.Marshal(m)
 	return Result{Data: b, ContentType: TypeJSON, Documents: 1}, nil
+}
+
+// headerVersion is the version of a PDF's header line ("%PDF-1.7").
+var headerVersion = regexp.MustCompile(`^%PDF-(\d\.\d)`)
+
+// versionOf is the PDF version of data: its header's, or its catalog's
+// (/Version, which an incremental update may raise) when later.
+func versionOf(data []byte, cat pdf.Dict) string {
+	v := "1.7" // quire's reader repairs a file without a valid header as 1.7
+	if m := headerVersion.FindSubmatch(data); m != nil {
+		v = string(m[1])
+	}
+	if name, ok := cat["Version"].(pdf.Name); ok && len(name) == 3 && string(name) > v {
+		v = string(name)
+	}
+	return v
+}
+
+// linearized tells whether data is a linearized PDF, whose first object,
+// within its first 1024 bytes, holds the linearization parameters.
+func linearized(data []byte) bool {
+	return bytes.Contains(data[:min(len(data), 1024)], []byte("/Linearized"))
 }
 
 // writeInfo sets info (with ModDate now) as the document information and

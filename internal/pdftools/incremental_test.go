@@ -2,6 +2,7 @@ package pdftools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
@@ -179,6 +181,52 @@ func TestHostileInputsAreRefused(t *testing.T) {
 			if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
 				t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, op, alloc, bound)
 			}
+		}
+	}
+}
+
+func TestMetadataReadsVersionTagsFormAndLinearization(t *testing.T) {
+	plain := pdftest.Generated(2, false, 0)
+	doc, err := pdf.Open(context.Background(), plain, pdf.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	catRef, cat, err := doc.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat = cat.Clone()
+	cat["Version"] = pdf.Name("2.0")
+	cat["MarkInfo"] = pdf.Dict{"Marked": pdf.Bool(true)}
+	cat["AcroForm"] = pdf.Dict{"Fields": pdf.Array{doc.Add(pdf.Dict{"FT": pdf.Name("Tx"), "T": pdf.String("name")})}}
+	doc.Replace(catRef, cat)
+	traits, err := doc.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	lin := filepath.Join(t.TempDir(), "lin.pdf")
+	runOut(t, "qpdf", "--linearize", pdftest.WriteTemp(t, plain), lin)
+	linBytes, err := os.ReadFile(lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want Metadata
+	}{
+		{"plain", plain, Metadata{Version: "1.7"}},
+		{"tagged form 2.0", traits, Metadata{Version: "2.0", Tagged: true, FormFields: true}},
+		{"linearized", linBytes, Metadata{Version: "1.7", Linearized: true}},
+	} {
+		var m Metadata
+		if err := json.Unmarshal(do(t, Request{Op: OpMetadata, Files: one("in.pdf", c.in)}).Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Version != c.want.Version || m.Tagged != c.want.Tagged || m.FormFields != c.want.FormFields || m.Linearized != c.want.Linearized {
+			t.Errorf("%s: version %s, tagged %t, form fields %t, linearized %t; want %s, %t, %t, %t", c.name,
+				m.Version, m.Tagged, m.FormFields, m.Linearized, c.want.Version, c.want.Tagged, c.want.FormFields, c.want.Linearized)
 		}
 	}
 }

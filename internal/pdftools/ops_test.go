@@ -137,6 +137,27 @@ func TestRender(t *testing.T) {
 	}
 }
 
+func TestSplitIntoOnePDFKeepsTheListedOrder(t *testing.T) {
+	in := pdftest.Generated(7, false, 0)
+	res := do(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: "6-,2,1-2", Unify: true})
+	if res.Parts != nil || res.ContentType != TypePDF || res.Pages != 5 {
+		t.Fatalf("a split into one PDF: %d parts, %s, %d pages counted; want one PDF of 5 pages", len(res.Parts), res.ContentType, res.Pages)
+	}
+	qpdfClean(t, res.Data)
+	for i, want := range []int{6, 7, 2, 1, 2} {
+		if text := textOf(t, res.Data, i+1); !strings.Contains(text, fmt.Sprintf("Page %d", want)) {
+			t.Errorf("page %d of the selection reads %q, want page %d of the document", i+1, text, want)
+		}
+	}
+	if got, _ := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Every: 2, Unify: true}); got != quire.CodeValidation {
+		t.Errorf("every=2 into one PDF: %q, want %s", got, quire.CodeValidation)
+	}
+	many := strings.Repeat("1-,", 200) + "1-"
+	if got, err := code(t, Request{Op: OpSplit, Files: one("in.pdf", in), Ranges: many, Unify: true}); got != quire.CodeUnprocessable || !strings.Contains(err.Error(), "at most 1007") {
+		t.Errorf("a selection of 1407 pages of 7: %q %v, want %s saying at most 1007", got, err, quire.CodeUnprocessable)
+	}
+}
+
 func TestMetadataRefusesControlCharacters(t *testing.T) {
 	for _, v := range []string{"a\x00b", "a\x1b[31m", "line\r\nInjected: x", "\u0085", "bad \xff utf-8"} {
 		got, err := code(t, Request{Op: OpMetadata, Files: one("in.pdf", pdftest.OnePage("x")), Set: map[string]string{"title": v}})

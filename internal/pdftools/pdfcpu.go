@@ -13,6 +13,8 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
+
+	"github.com/quire-dev/quire"
 )
 
 // The operations that rewrite the whole file, done by pdfcpu in a worker
@@ -58,15 +60,23 @@ func (s *Service) split(ctx context.Context, in *input, req Request) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
+	pages := 0
+	for _, sp := range spans {
+		pages += sp[1] - sp[0] + 1
+	}
+	if req.Unify && pages > in.pages+maxRanges {
+		return Result{}, quire.Errorf(quire.CodeUnprocessable,
+			"ranges %q select %d pages of a document of %d: a PDF of the selection may hold at most %d (its pages and %d more).",
+			req.Ranges, pages, in.pages, in.pages+maxRanges, maxRanges)
+	}
 	a, err := s.inWorker(ctx, task{Kind: taskSplit, Inputs: [][]byte{in.doc.Bytes()}, Spans: spans, Req: req}, []string{in.name})
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{ContentType: TypeZIP, Documents: 1, Parts: a.Parts}
-	for _, sp := range spans {
-		res.Pages += sp[1] - sp[0] + 1
+	if req.Unify {
+		return pdfResult(a.Parts[0].Data, 1, pages), nil
 	}
-	return res, nil
+	return Result{ContentType: TypeZIP, Documents: 1, Parts: a.Parts, Pages: pages}, nil
 }
 
 // spansOf returns the page spans of a split: the ranges, or every N pages.
@@ -209,27 +219,46 @@ func (t task) split() ([]Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each span is a PDF of its own, or all are one (Unify).
+	groups := [][][2]int{t.Spans}
+	if !t.Req.Unify {
+		groups = groups[:0]
+		for _, sp := range t.Spans {
+			groups = append(groups, [][2]int{sp})
+		}
+	}
 	var parts []Part
-	for _, sp := range t.Spans {
-		nums := make([]int, 0, sp[1]-sp[0]+1)
+	for _, group := range groups {
+		part, err := extract(pc, group)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
+	}
+	return parts, nil
+}
+
+// extract is one PDF of the pages of spans, in their order, labelled by
+// them ("1-3", "5").
+func extract(pc *model.Context, spans [][2]int) (Part, error) {
+	var nums []int
+	var labels []string
+	for _, sp := range spans {
 		for p := sp[0]; p <= sp[1]; p++ {
 			nums = append(nums, p)
-		}
-		part, err := pdfcpu.ExtractPages(pc, nums, false)
-		if err != nil {
-			return nil, err
-		}
-		out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(part, w) })
-		if err != nil {
-			return nil, err
 		}
 		label := fmt.Sprint(sp[0])
 		if sp[1] != sp[0] {
 			label += fmt.Sprintf("-%d", sp[1])
 		}
-		parts = append(parts, Part{Pages: label, Data: out})
+		labels = append(labels, label)
 	}
-	return parts, nil
+	part, err := pdfcpu.ExtractPages(pc, nums, false)
+	if err != nil {
+		return Part{}, err
+	}
+	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(part, w) })
+	return Part{Pages: strings.Join(labels, ","), Data: out}, err
 }
 
 // selection is a page selection in pdfcpu's form; nil: every page.

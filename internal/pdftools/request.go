@@ -56,6 +56,7 @@ type Request struct {
 
 	Ranges string // split: "1-3,4-"
 	Every  int    // split: pages per part
+	Unify  bool   // split: the pages of the ranges in one PDF, in the order listed
 
 	Angle int    // rotate (clockwise, a multiple of 90), watermark (degrees)
 	Pages string // rotate, watermark: "1-3,5"; "": every page
@@ -166,6 +167,8 @@ func (r *Request) validateSplit(bad func(string, string, ...any)) {
 		bad("ranges", "give either ranges=1-3,4- or every=N")
 	case r.Every < 0:
 		bad("every", "must be 1 or more")
+	case r.Unify && r.Every != 0:
+		bad("every", "a split into one PDF takes ranges, not every=N")
 	case r.Ranges != "" && !pageSelection.MatchString(r.Ranges):
 		bad("ranges", `must list pages and ranges, such as "1-3,4-"`)
 	case strings.Count(r.Ranges, ",") >= maxRanges:

@@ -279,6 +279,16 @@ func (db *DB) FinishJob(ctx context.Context, id string, run Run, status, reason 
 const endJob = `UPDATE jobs SET status = ?, error = ?, finished_at = ?, expires_at = ?,
 	result_status = ?, result_header = ? WHERE id = ? AND `
 
+// JobRequestHeader returns the headers kept of job id's request.
+func (db *DB) JobRequestHeader(ctx context.Context, id string) (map[string][]string, error) {
+	var header string
+	if err := db.queryRow(ctx, `SELECT request_header FROM jobs WHERE id = ?`, id).Scan(&header); err != nil {
+		return nil, notFound(err)
+	}
+	var h map[string][]string
+	return h, json.Unmarshal([]byte(header), &h)
+}
+
 // JobResult returns the answer of job id; quire.ErrNotFound when it has none.
 func (db *DB) JobResult(ctx context.Context, id string) (quire.JobResult, error) {
 	var r quire.JobResult
