@@ -33,7 +33,8 @@ func npmClients(t *testing.T, e *env) {
 	}
 	cmd := exec.Command("node", "clients.js", dir)
 	cmd.Dir = "testdata/node"
-	cmd.Env = append(os.Environ(), "QUIRE_URL="+e.URL, "QUIRE_KEY="+e.key, "PAGE_URL="+site.URL, "DOCX="+docx)
+	hook, delivered := receiver(t)
+	cmd.Env = append(os.Environ(), "QUIRE_URL="+e.URL, "QUIRE_KEY="+e.key, "PAGE_URL="+site.URL, "DOCX="+docx, "HOOK_URL="+hook)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node clients.js: %v\n%s", err, out)
 	}
@@ -68,5 +69,9 @@ func npmClients(t *testing.T, e *env) {
 	}
 	if parts := read("chromiumly-split.zip").unzip(t); len(parts) != 2 {
 		t.Errorf("chromiumly's split: %v", keys(parts))
+	}
+	d := next(t, delivered)
+	if d.path != "/done" || d.header.Get("X-Client") != "chromiumly" || !strings.Contains(text(t, d.body), "Fetched page") {
+		t.Errorf("chromiumly's merge by webhook: %s %s %v, want the merged PDF at /done with X-Client", d.method, d.path, d.header)
 	}
 }

@@ -1,8 +1,9 @@
 // Drives quire's Gotenberg routes with Gotenberg's npm clients, unchanged:
 // each conversion's answer is written to the directory named by the first
 // argument, for the Go test (internal/gotenberg) to check with poppler and
-// qpdf. QUIRE_URL, QUIRE_KEY, PAGE_URL (a page to convert by URL) and
-// DOCX (an office document's path) come from the environment.
+// qpdf. QUIRE_URL, QUIRE_KEY, PAGE_URL (a page to convert by URL), DOCX
+// (an office document's path) and HOOK_URL (a webhook receiver) come from
+// the environment.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -11,7 +12,7 @@ const { Chromiumly, HtmlConverter, MarkdownConverter, UrlConverter, LibreOffice,
 const gjc = require('gotenberg-js-client');
 
 const out = process.argv[2];
-const { QUIRE_URL, QUIRE_KEY, PAGE_URL, DOCX } = process.env;
+const { QUIRE_URL, QUIRE_KEY, PAGE_URL, DOCX, HOOK_URL } = process.env;
 const page = '<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css"></head><body><h1>Invoice 42</h1></body></html>';
 
 async function save(name, answer) {
@@ -41,6 +42,11 @@ async function chromiumly() {
   await save('chromiumly-split.zip', await PDFEngines.split({
     files: [path.join(out, 'chromiumly-merge.pdf')], options: { mode: 'intervals', span: '1' },
   }));
+  // Answered at once; the merged PDF goes to the webhook, where the Go test waits for it.
+  await PDFEngines.merge({
+    files: [path.join(out, 'chromiumly-html.pdf'), path.join(out, 'chromiumly-url.pdf')],
+    webhook: { webhookUrl: HOOK_URL + '/done', webhookErrorUrl: HOOK_URL + '/failed', webhookExtraHttpHeaders: { 'X-Client': 'chromiumly' } },
+  });
 }
 
 async function gotenbergJsClient() {
