@@ -80,6 +80,7 @@ type fakeSigner struct {
 	httpapi.Signer
 	err    error
 	got    chan signing.Request
+	hold   chan struct{} // when set, Sign returns once it is closed
 	maxB   int64
 	verify signing.VerifyResult
 	ca     map[string][]byte // the DER files of CRL and CACertificate, by CA id
@@ -93,6 +94,9 @@ func (f *fakeSigner) MaxDocumentBytes() int64 { return f.maxB }
 func (f *fakeSigner) Sign(_ context.Context, req signing.Request, _ string) (signing.Result, error) {
 	if f.got != nil {
 		f.got <- req
+	}
+	if f.hold != nil {
+		<-f.hold
 	}
 	if err := f.Check(context.Background(), req); err != nil {
 		return signing.Result{}, err
