@@ -45,7 +45,8 @@ func TestFakeConvertQuery(t *testing.T) {
 }
 
 // TestFakeConvertFiles: the files are multipart "file" parts, at most
-// ConvertMaxFiles of them, none empty; a body that is not multipart, or
+// ConvertMaxFiles of them, none empty (a later one named by its place
+// and name); a body that is not multipart, or
 // over the route's limit, is refused before the service.
 func TestFakeConvertFiles(t *testing.T) {
 	t.Parallel()
@@ -55,6 +56,10 @@ func TestFakeConvertFiles(t *testing.T) {
 	b := a.postFiles("/v1/convert", map[string]string{"a.docx": "PK", "b.docx": "PK", "c.docx": "PK"}).errorBody(t, 400, quire.CodeValidation)
 	if got := detail(t, b, "file"); got != "at most 2 files per request" {
 		t.Errorf("three files: %q", got)
+	}
+	b = a.postFiles("/v1/convert", map[string]string{"a.docx": "PK", "b.docx": ""}).errorBody(t, 400, quire.CodeValidation)
+	if got := detail(t, b, "file"); got != `file 2 ("b.docx") must not be empty` {
+		t.Errorf("a second file empty: %q", got)
 	}
 	b = a.send("POST", "/v1/convert", strings.NewReader("PK"), "Authorization", "Bearer "+goodKey, "Content-Type", "application/octet-stream").
 		errorBody(t, 400, quire.CodeValidation)

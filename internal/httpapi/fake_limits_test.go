@@ -9,6 +9,7 @@ import (
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
 )
@@ -37,13 +38,14 @@ func TestFakeKeyOverLimit(t *testing.T) {
 
 // TestFakeKeyMetered: an answered request of a key carries the RateLimit
 // fields and is counted once, before it is sent: its operation, one
-// request, its documents and the bytes of its body; an anonymous verify
+// request, its documents, pages and the bytes of its body; an anonymous verify
 // carries neither and counts nothing.
 func TestFakeKeyMetered(t *testing.T) {
 	t.Parallel()
 	f := newFakes()
 	f.limits = &fakeLimits{lim: keylimit.Limits{Concurrent: 2}}
 	f.meter = &fakeMeter{}
+	f.filler = &fakeFiller{}
 	a := f.serve(t)
 	body := signBody(inline([]byte("%PDF-")))
 	r := fakeDo(t, a, "POST", "/v1/sign", goodKey, body)
@@ -62,12 +64,17 @@ func TestFakeKeyMetered(t *testing.T) {
 	if charges = f.meter.recorded(); r.status != 200 || len(charges) != 2 || charges[1].Rows[0].Documents != 2 || charges[1].Rows[0].Pages != 1 {
 		t.Errorf("convert of two files: %d, charges %+v", r.status, charges)
 	}
+	// The filler answers its template: here a PDF of one page, as to=pdf makes.
+	r = fakeDo(t, a, "POST", "/v1/annotate?to=pdf", goodKey, `{"document":`+inline(pdftest.OnePage("filled"))+`,"fields":[]}`)
+	if charges = f.meter.recorded(); r.status != 200 || len(charges) != 3 || charges[2].Rows[0].Operation != quire.OpAnnotate || charges[2].Rows[0].Pages != 1 {
+		t.Errorf("annotate to PDF: %d, charges %+v", r.status, charges)
+	}
 	r = a.send("POST", "/v1/verify", strings.NewReader(`{"document":`+inline([]byte("%PDF-"))+`}`), "Content-Type", "application/json")
-	if r.status != 200 || r.header.Get("RateLimit") != "" || len(f.meter.recorded()) != 2 {
+	if r.status != 200 || r.header.Get("RateLimit") != "" || len(f.meter.recorded()) != 3 {
 		t.Errorf("anonymous verify: %d %v, %d charges", r.status, r.header, len(f.meter.recorded()))
 	}
 	fakeDo(t, a, "POST", "/v1/sign", goodKey, `{"signer":{}}`).errorBody(t, 400, quire.CodeValidation)
-	if n := len(f.meter.recorded()); n != 2 {
+	if n := len(f.meter.recorded()); n != 3 {
 		t.Errorf("a refused request was counted: %d charges", n)
 	}
 }

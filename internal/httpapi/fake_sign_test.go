@@ -166,7 +166,8 @@ func TestFakeSignAnswer(t *testing.T) {
 
 // TestFakeSignServiceErrors: what the signer answers is the answer: an
 // engine or TSA that is down is 503 with Retry-After in whole seconds
-// (rounded up), a failure that is no error of the contract is 500
+// (rounded up), a code without a status is 500, a failure that is no
+// error of the contract is 500
 // without its text, or 503 SERVICE_UNAVAILABLE when the database does
 // not answer either.
 func TestFakeSignServiceErrors(t *testing.T) {
@@ -185,6 +186,7 @@ func TestFakeSignServiceErrors(t *testing.T) {
 	if b := r.errorBody(t, 500, quire.CodeInternal); strings.Contains(b.Message, "5432") || r.header.Get("Retry-After") != "" {
 		t.Errorf("a 500 tells the machine's details or asks a retry: %s %v", r.body, r.header)
 	}
+	sign(t, quire.Errorf("NEW_CODE", "A code the contract does not have."), nil).errorBody(t, 500, "NEW_CODE")
 	r = sign(t, errDown, errDown)
 	r.errorBody(t, 503, quire.CodeUnavailable)
 	if r.header.Get("Retry-After") != "5" {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,10 +337,8 @@ func (f *fakeMeter) Counted(quire.Charge, quire.ChargeResult) {}
 func (f *fakeMeter) recorded() []quire.Charge {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slicesClone(f.charges)
+	return slices.Clone(f.charges)
 }
-
-func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 
 // fakeUsage is the metering's store: fakeKey, with one sign answered
 // on 2026-11-02.
@@ -495,17 +495,18 @@ func (a *fakeAPI) postFiles(path string, files map[string]string, header ...stri
 	return a.send("POST", path, body, append([]string{"Authorization", "Bearer " + goodKey, "Content-Type", contentType}, header...)...)
 }
 
-// multipartOf is a multipart body of "file" parts, by file name.
+// multipartOf is a multipart body of "file" parts, by file name, in the
+// order of their names.
 func multipartOf(t *testing.T, files map[string]string) (*bytes.Buffer, string) {
 	t.Helper()
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
-	for name, content := range files {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		p, err := w.CreateFormFile("file", name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.WriteString(p, content)
+		io.WriteString(p, files[name])
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
