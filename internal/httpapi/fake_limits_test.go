@@ -52,7 +52,7 @@ func TestFakeKeyMetered(t *testing.T) {
 	if r.status != 200 || r.header.Get("RateLimit-Policy") != `"concurrency";q=2;qu="concurrent-requests"` || r.header.Get("RateLimit") != `"concurrency";r=1` {
 		t.Fatalf("%d %v %s", r.status, r.header, r.body)
 	}
-	charges := f.meter.recorded()
+	charges := f.meter.charges
 	if len(charges) != 1 || len(charges[0].Rows) != 1 {
 		t.Fatalf("charges %+v, want one", charges)
 	}
@@ -61,20 +61,20 @@ func TestFakeKeyMetered(t *testing.T) {
 		t.Errorf("charge %+v", row)
 	}
 	r = a.postFiles("/v1/convert?from=docx", map[string]string{"a.docx": "PK", "b.docx": "PK"})
-	if charges = f.meter.recorded(); r.status != 200 || len(charges) != 2 || charges[1].Rows[0].Documents != 2 || charges[1].Rows[0].Pages != 1 {
+	if charges = f.meter.charges; r.status != 200 || len(charges) != 2 || charges[1].Rows[0].Documents != 2 || charges[1].Rows[0].Pages != 1 {
 		t.Errorf("convert of two files: %d, charges %+v", r.status, charges)
 	}
 	// The filler answers its template: here a PDF of one page, as to=pdf makes.
 	r = fakeDo(t, a, "POST", "/v1/annotate?to=pdf", goodKey, `{"document":`+inline(pdftest.OnePage("filled"))+`,"fields":[]}`)
-	if charges = f.meter.recorded(); r.status != 200 || len(charges) != 3 || charges[2].Rows[0].Operation != quire.OpAnnotate || charges[2].Rows[0].Pages != 1 {
+	if charges = f.meter.charges; r.status != 200 || len(charges) != 3 || charges[2].Rows[0].Operation != quire.OpAnnotate || charges[2].Rows[0].Pages != 1 {
 		t.Errorf("annotate to PDF: %d, charges %+v", r.status, charges)
 	}
 	r = a.send("POST", "/v1/verify", strings.NewReader(`{"document":`+inline([]byte("%PDF-"))+`}`), "Content-Type", "application/json")
-	if r.status != 200 || r.header.Get("RateLimit") != "" || len(f.meter.recorded()) != 3 {
-		t.Errorf("anonymous verify: %d %v, %d charges", r.status, r.header, len(f.meter.recorded()))
+	if r.status != 200 || r.header.Get("RateLimit") != "" || len(f.meter.charges) != 3 {
+		t.Errorf("anonymous verify: %d %v, %d charges", r.status, r.header, len(f.meter.charges))
 	}
 	fakeDo(t, a, "POST", "/v1/sign", goodKey, `{"signer":{}}`).errorBody(t, 400, quire.CodeValidation)
-	if n := len(f.meter.recorded()); n != 3 {
+	if n := len(f.meter.charges); n != 3 {
 		t.Errorf("a refused request was counted: %d charges", n)
 	}
 }

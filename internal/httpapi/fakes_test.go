@@ -143,7 +143,6 @@ func (f *fakeSigner) caFile(id string) ([]byte, error) {
 
 // fakeTelemetry takes payloads into got and reports an empty usage.
 type fakeTelemetry struct {
-	mu      sync.Mutex
 	got     []telemetry.Request
 	refused int
 	err     error
@@ -152,23 +151,17 @@ type fakeTelemetry struct {
 }
 
 func (f *fakeTelemetry) Collect(_ context.Context, req *telemetry.Request) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.got = append(f.got, *req)
 	return f.err
 }
 
 func (f *fakeTelemetry) Refused() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.refused++
 }
 
 func (f *fakeTelemetry) KeysOf(context.Context, string) ([]string, error) { return f.own, nil }
 
 func (f *fakeTelemetry) Report(_ context.Context, q telemetry.UsageQuery) (telemetry.Report, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.asked = q
 	rep := telemetry.Report{From: q.From, To: q.To, GroupBy: "month"}
 	for _, k := range q.Keys {
@@ -263,7 +256,6 @@ func (f *fakePDFTools) Do(ctx context.Context, req pdftools.Request) (pdftools.R
 
 // fakeJobs stores one job at a time, "j1", as the test sets it.
 type fakeJobs struct {
-	mu         sync.Mutex
 	webhookErr error
 	submitErr  error
 	submitted  []quire.JobRequest
@@ -275,8 +267,6 @@ type fakeJobs struct {
 func (f *fakeJobs) CheckWebhook(context.Context, string) error { return f.webhookErr }
 
 func (f *fakeJobs) Submit(_ context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.submitErr != nil {
 		return quire.Job{}, f.submitErr
 	}
@@ -315,7 +305,6 @@ func (f *fakeLimits) CheckQuota(context.Context, string) error { return f.quotaE
 
 // fakeMeter records the charges of the answers, or fails with err.
 type fakeMeter struct {
-	mu      sync.Mutex
 	err     error
 	charges []quire.Charge
 }
@@ -323,8 +312,6 @@ type fakeMeter struct {
 func (f *fakeMeter) Now() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
 
 func (f *fakeMeter) Record(_ context.Context, c quire.Charge) (quire.ChargeResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.err != nil {
 		return quire.ChargeResult{}, f.err
 	}
@@ -333,12 +320,6 @@ func (f *fakeMeter) Record(_ context.Context, c quire.Charge) (quire.ChargeResul
 }
 
 func (f *fakeMeter) Counted(quire.Charge, quire.ChargeResult) {}
-
-func (f *fakeMeter) recorded() []quire.Charge {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.charges)
-}
 
 // fakeUsage is the metering's store: fakeKey, with one sign answered
 // on 2026-11-02.
