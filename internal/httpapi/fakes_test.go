@@ -264,7 +264,7 @@ type fakeJobs struct {
 	resultErr  error
 }
 
-func (f *fakeJobs) CheckWebhook(context.Context, string) error { return f.webhookErr }
+func (f *fakeJobs) CheckWebhook(context.Context, string, string) error { return f.webhookErr }
 
 func (f *fakeJobs) Submit(_ context.Context, keyID, op, webhook string, req quire.JobRequest) (quire.Job, error) {
 	if f.submitErr != nil {
