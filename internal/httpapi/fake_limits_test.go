@@ -97,6 +97,16 @@ func TestFakeUncountedAnswerWithheld(t *testing.T) {
 		if r.header.Get("Retry-After") != "5" || !strings.Contains(b.Message, "could not be counted") || strings.Contains(string(r.body), "secret") {
 			t.Errorf("%s: %v %s", path, r.header, r.body)
 		}
+		// Nothing of the withheld answer: its headers describe a document
+		// the client did not get.
+		for _, h := range []string{"X-Quire-Event-Id", "X-Quire-Document-Sha256", "Quire-Signature-Level", "Server-Timing", "Content-Disposition"} {
+			if v := r.header.Get(h); v != "" {
+				t.Errorf("%s: the 503 carries the withheld answer's %s: %q", path, h, v)
+			}
+		}
+		if r.header.Get("X-Request-Id") == "" {
+			t.Errorf("%s: the 503 lost the headers set before the work: %v", path, r.header)
+		}
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +59,7 @@ func (s *Server) keyed(op string, h http.HandlerFunc) http.HandlerFunc {
 		if b, ok := r.Body.(*body); ok {
 			tally.Read = func() int64 { return b.read }
 		}
-		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, tally: tally}
+		m := &meteredWriter{ResponseWriter: w, srv: s, r: r, tally: tally, before: slices.Collect(maps.Keys(w.Header()))}
 		h(m, r.WithContext(metering.WithTally(r.Context(), tally)))
 	}
 }
@@ -104,12 +106,14 @@ func meter(ctx context.Context) *metering.Tally {
 // before its status line is sent, unless the work committed it already:
 // an answer the client received is always counted. When the count cannot
 // be recorded, the client gets 503 instead of the answer (429 when the
-// quota refuses it), and the handler's writes go nowhere.
+// quota refuses it), without the headers the handler set for it, and the
+// handler's writes go nowhere.
 type meteredWriter struct {
 	http.ResponseWriter
 	srv     *Server
 	r       *http.Request
 	tally   *metering.Tally
+	before  []string // the headers set before the handler ran
 	decided bool
 	failed  bool
 }
@@ -122,7 +126,7 @@ func (m *meteredWriter) WriteHeader(status int) {
 		if status == http.StatusOK || status == http.StatusAccepted {
 			if err := m.record(); err != nil {
 				m.failed = true
-				m.ResponseWriter.Header().Del("Content-Length")
+				maps.DeleteFunc(m.ResponseWriter.Header(), func(k string, _ []string) bool { return !slices.Contains(m.before, k) })
 				m.srv.fail(m.ResponseWriter, m.r, err)
 				return
 			}
