@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
@@ -92,7 +92,7 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 	}
 	pdf, err := s.conv.ConvertEdited(ctx, template, edits)
 	if err != nil {
-		return Result{}, convert.ToAPIError(err, 5*time.Second)
+		return Result{}, engine.ToAPIError(err, 5*time.Second)
 	}
 	return Result{Document: pdf, ContentType: ContentTypePDF, Report: rep}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -68,11 +69,11 @@ type printer struct{ pool *chromium.Pool }
 
 func (p printer) RetryAfter() time.Duration { return p.pool.RetryAfter() }
 
-func (p printer) Check(page conversion.Page, opts convert.JobOptions) error {
+func (p printer) Check(page conversion.Page, opts engine.JobOptions) error {
 	return p.pool.Check(chromiumPage(page), opts)
 }
 
-func (p printer) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+func (p printer) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
 	return p.pool.Convert(ctx, chromiumPage(page), opts)
 }
 
@@ -150,13 +151,13 @@ func (l *OnDemand) Conversion() *conversion.Service {
 }
 
 // Status is the one worker's, converting one file at a time.
-func (l *OnDemand) Status() convert.Status { return convert.Status{Workers: 1} }
+func (l *OnDemand) Status() engine.Status { return engine.Status{Workers: 1} }
 
 // RetryAfter is no wait: nothing but this command's file waits.
 func (l *OnDemand) RetryAfter() time.Duration { return 0 }
 
 // Check checks in as the worker would convert it, starting the worker.
-func (l *OnDemand) Check(r convert.Request, in []byte) error {
+func (l *OnDemand) Check(r engine.Request, in []byte) error {
 	if err := l.start(); err != nil {
 		return err
 	}
@@ -164,9 +165,9 @@ func (l *OnDemand) Check(r convert.Request, in []byte) error {
 }
 
 // ConvertRequest converts in as r asks, starting the worker.
-func (l *OnDemand) ConvertRequest(ctx context.Context, r convert.Request, in []byte) (convert.Result, error) {
+func (l *OnDemand) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	if err := l.start(); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return l.pool.ConvertRequest(ctx, r, in)
 }
@@ -177,19 +178,19 @@ type onDemandBrowser struct{ opt chromium.Options }
 
 func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
 
-func (b onDemandBrowser) Check(page conversion.Page, opts convert.JobOptions) error {
+func (b onDemandBrowser) Check(page conversion.Page, opts engine.JobOptions) error {
 	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
 }
 
-func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
 	if err := b.Check(page, opts); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
 	if err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -197,19 +198,19 @@ func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts
 		pool.Close(ctx)
 	}()
 	if err := pool.WaitReady(ctx); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return pool.Convert(ctx, chromiumPage(page), opts)
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
+	r, err := l.ConvertWith(ctx, in, from, engine.ToPDF, engine.JobOptions{})
 	return r.Output, err
 }
 
-func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
+func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
 	if err := l.start(); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return l.pool.ConvertWith(ctx, in, from, to, opts)
 }

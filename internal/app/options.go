@@ -12,6 +12,7 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
@@ -51,8 +52,8 @@ func chromiumOptions(cfg *config.Config, log *slog.Logger) chromium.Options {
 // enginePool is the pool settings of an engine: its own count, jobs and
 // memory limits (during a job, and after one), and the queue and time
 // limits that both engines share.
-func enginePool(cfg *config.Config, log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) convert.PoolOptions {
-	return convert.PoolOptions{Workers: workers, QueueLength: cfg.ConvertQueue, JobTimeout: cfg.ConvertJobTimeout, StartTimeout: cfg.ConvertStartTimeout,
+func enginePool(cfg *config.Config, log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) engine.PoolOptions {
+	return engine.PoolOptions{Workers: workers, QueueLength: cfg.ConvertQueue, JobTimeout: cfg.ConvertJobTimeout, StartTimeout: cfg.ConvertStartTimeout,
 		MaxJobsPerWorker: maxJobs, MaxWorkerMemory: maxMemory, MaxWorkerRSS: maxRSS, Logger: log}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +51,7 @@ func TestWorkersRunOnCPUsOfTheirOwn(t *testing.T) {
 		t.Logf("this process may use one CPU: workers are not pinned")
 		return
 	}
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 2}})
 	for i, w := range p.Status().Details {
 		if pinned := pinnedCPUs(t, w.PID); !slices.Equal(pinned, []int{want[i]}) {
 			t.Errorf("worker %d: threads pinned to %v, want the engine's thread on CPU %d", w.ID, pinned, want[i])

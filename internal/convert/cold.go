@@ -54,9 +54,8 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 			"--convert-to", exportSpec(from, to, filter), "--outdir", work, src}
 		cmd := exec.CommandContext(ctx, filepath.Join(o.ProgramDir, "soffice"), args...)
 		if isolated { // the worker program confines itself, then becomes soffice
-			spec := confinedExec{Root: filepath.Join(dir, "cold-root"), ProgramDir: o.ProgramDir, Dirs: []string{profile, work}, Dir: work, Argv: append([]string{cmd.Path}, args...)}
-			cmd = exec.CommandContext(ctx, o.Executable, o.WorkerArgs...)
-			cmd.Env = append(cmd.Env, spec.env())
+			engine.Confine(cmd, engine.Confinement{Executable: o.Executable, WorkerArgs: o.WorkerArgs, Root: filepath.Join(dir, "cold-root"),
+				Dirs: []string{profile, work}, Dir: work})
 		}
 		cmd.Dir = work // not the server's working directory, which soffice's messages could show
 		cmd.Env = append(workerEnv(os.Environ(), work), cmd.Env...)
@@ -78,7 +77,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 	}
 	took := time.Since(t0)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, took, fmt.Errorf("%w (%v, cold soffice)", ErrTimeout, timeout)
+		return nil, took, fmt.Errorf("%w (%v, cold soffice)", engine.ErrTimeout, timeout)
 	}
 	dst := filepath.Join(work, "input."+to)
 	pdf, readErr := os.ReadFile(dst)

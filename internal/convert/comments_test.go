@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {
@@ -85,7 +87,7 @@ func FuzzWithoutComments(f *testing.F) {
 // withoutComments and withoutOutsideLinks are the cleaning of the package
 // in as a document of format from (office.go); in itself when it does not
 // open as one.
-func withoutComments(in []byte) []byte { return withoutOutsideLinks(in, FromDOCX) }
+func withoutComments(in []byte) []byte { return withoutOutsideLinks(in, engine.FromDOCX) }
 
 func withoutOutsideLinks(in []byte, from string) []byte {
 	p, err := openPackage(in, from, nil)

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/conform/veratest"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // convertAll converts every file with r's options, two at a time, and
 // writes each PDF into dir; it returns the PDFs' paths, and the files
 // the engine refused (as TestCorpusMatchesColdSoffice allows).
-func convertAll(t *testing.T, p *Pool, r Request, files []string, dir string) (pdfs, refused []string) {
+func convertAll(t *testing.T, p *Pool, r engine.Request, files []string, dir string) (pdfs, refused []string) {
 	t.Helper()
 	var mu sync.Mutex
 	work := make(chan string)
@@ -29,7 +30,7 @@ func convertAll(t *testing.T, p *Pool, r Request, files []string, dir string) (p
 				path, err := convertFile(p, r, f, dir)
 				mu.Lock()
 				switch {
-				case errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrInvalidFormat):
+				case errors.Is(err, engine.ErrUnprocessable) || errors.Is(err, engine.ErrInvalidFormat):
 					refused = append(refused, filepath.Base(f)+" ("+err.Error()+")")
 				case err != nil:
 					t.Errorf("%s: %v", filepath.Base(f), err)
@@ -48,7 +49,7 @@ func convertAll(t *testing.T, p *Pool, r Request, files []string, dir string) (p
 	return pdfs, refused
 }
 
-func convertFile(p *Pool, r Request, file, dir string) (string, error) {
+func convertFile(p *Pool, r engine.Request, file, dir string) (string, error) {
 	in, err := os.ReadFile(file)
 	if err != nil {
 		return "", err
@@ -70,10 +71,10 @@ func TestCorpusPDFAVeraPDF(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	files := corpusFiles(t)
-	for i, part := range PDFAVersions {
+	for i, part := range engine.PDFAVersions {
 		flavour := []string{"1b", "2b", "3b"}[i]
 		t.Run(flavour, func(t *testing.T) {
-			pdfs, refused := convertAll(t, p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFA: part}}, files, t.TempDir())
+			pdfs, refused := convertAll(t, p, engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFA: part}}, files, t.TempDir())
 			if len(refused) > len(files)/10 {
 				t.Errorf("%d of %d files refused: %s", len(refused), len(files), strings.Join(refused, ", "))
 			}
@@ -107,7 +108,7 @@ func TestPDFUAVeraPDF(t *testing.T) {
 	for _, f := range uaDOCX {
 		files = append(files, filepath.Join(corpusDir, f))
 	}
-	pdfs, refused := convertAll(t, p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFUA: true}}, files, dir)
+	pdfs, refused := convertAll(t, p, engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFUA: true}}, files, dir)
 	var pages []string
 	for i, h := range uaHTML {
 		pages = append(pages, filepath.Join(dir, "page"+string(rune('1'+i))+".html"))
@@ -115,8 +116,8 @@ func TestPDFUAVeraPDF(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	html, _ := convertAll(t, p, Request{From: FromHTML, To: ToPDF, Options: JobOptions{PDFUA: true, Engine: EngineLibreOffice}}, pages, dir)
-	both, _ := convertAll(t, p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFUA: true, PDFA: "PDF/A-2b"}}, files[:1], t.TempDir())
+	html, _ := convertAll(t, p, engine.Request{From: engine.FromHTML, To: engine.ToPDF, Options: engine.JobOptions{PDFUA: true, Engine: engine.EngineLibreOffice}}, pages, dir)
+	both, _ := convertAll(t, p, engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFUA: true, PDFA: "PDF/A-2b"}}, files[:1], t.TempDir())
 	if len(pdfs) != len(uaDOCX) || len(html) != len(uaHTML) || len(both) != 1 {
 		t.Fatalf("converted %d DOCX, %d HTML, %d PDF/A and UA, want all; refused: %s", len(pdfs), len(html), len(both), refused)
 	}
@@ -133,13 +134,13 @@ func TestPDFUAImageWithoutAlt(t *testing.T) {
 	corpusFiles(t)
 	file := filepath.Join(corpusDir, "mammoth__tiny-picture.docx")
 	dir := t.TempDir()
-	_, err := convertFile(p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFUA: true}}, file, dir)
-	if !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "page 1, image 1") || !strings.Contains(err.Error(), ParamDecorativeImages) {
-		t.Fatalf("image without alt: %v, want ErrUnprocessable naming page 1, image 1 and %s", err, ParamDecorativeImages)
+	_, err := convertFile(p, engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFUA: true}}, file, dir)
+	if !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "page 1, image 1") || !strings.Contains(err.Error(), engine.ParamDecorativeImages) {
+		t.Fatalf("image without alt: %v, want ErrUnprocessable naming page 1, image 1 and %s", err, engine.ParamDecorativeImages)
 	}
 	var paths []string
 	for _, f := range []string{file, filepath.Join(corpusDir, "docx4j__headers_footers.docx")} {
-		path, err := convertFile(p, Request{From: FromDOCX, To: ToPDF, Options: JobOptions{PDFUA: true, DecorativeImages: true}}, f, dir)
+		path, err := convertFile(p, engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFUA: true, DecorativeImages: true}}, f, dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,101 +26,24 @@ package convert
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quire-dev/quire/internal/engine"
 )
-
-// Errors of Convert. Each names the HTTP answer it stands for; wrapped
-// errors carry the details (match them with errors.Is).
-var (
-	// ErrUnsupportedFormat: the requested source format is not one the
-	// engine converts (400 VALIDATION_ERROR).
-	ErrUnsupportedFormat = errors.New("unsupported source format")
-	// ErrInvalidFormat: the input is not a document of the declared format
-	// (400 INVALID_FILE_FORMAT).
-	ErrInvalidFormat = errors.New("input is not a document of the declared format")
-	// ErrTooLarge: the input exceeds Options.MaxInputBytes (413 PAYLOAD_TOO_LARGE).
-	ErrTooLarge = errors.New("input is larger than the conversion limit")
-	// ErrUnprocessable: the document is of the right type but cannot be
-	// converted: damaged, password protected, rejected by LibreOffice, or
-	// too slow (422 UNPROCESSABLE_DOCUMENT). ErrEncrypted, ErrTimeout and
-	// ErrCrashed also match it.
-	ErrUnprocessable = errors.New("document cannot be converted")
-	// ErrEncrypted: the document is password protected.
-	ErrEncrypted = fmt.Errorf("%w: it is password protected", ErrUnprocessable)
-	// ErrTimeout: the conversion exceeded Options.JobTimeout; its worker was killed.
-	ErrTimeout = fmt.Errorf("%w: the conversion exceeded its time limit", ErrUnprocessable)
-	// ErrMemoryLimit: the conversion needed more memory than
-	// Options.MaxWorkerMemory, or the document expands to more than
-	// Options.MaxExpandedBytes; a worker past the limit was killed.
-	ErrMemoryLimit = fmt.Errorf("%w: it needs more memory than the limit", ErrUnprocessable)
-	// ErrCrashed: the engine died on the document twice, on two workers.
-	ErrCrashed = fmt.Errorf("%w: the conversion engine crashed on it twice", ErrUnprocessable)
-	// ErrBusy: the queue is full (503 ENGINE_UNAVAILABLE with Retry-After,
-	// see Pool.RetryAfter).
-	ErrBusy = errors.New("conversion queue is full")
-	// ErrUnavailable: no engine can take the job: the pool is closed, or its
-	// workers cannot start (503 ENGINE_UNAVAILABLE).
-	ErrUnavailable = errors.New("conversion engine unavailable")
-)
-
-// Source formats accepted by Convert, as the `from` parameter spells them.
-const (
-	FromDOCX     = "docx"
-	FromDOC      = "doc"
-	FromODT      = "odt"
-	FromRTF      = "rtf"
-	FromHTML     = "html"
-	FromMarkdown = "md"
-	FromXLSX     = "xlsx" // spreadsheets, which open in Calc
-	FromXLS      = "xls"
-	FromODS      = "ods"
-	FromCSV      = "csv"
-	FromPPTX     = "pptx" // presentations, which open in Impress
-	FromPPT      = "ppt"
-	FromODP      = "odp"
-)
-
-// Formats lists the accepted source formats.
-var Formats = []string{FromDOCX, FromDOC, FromODT, FromRTF, FromHTML, FromMarkdown,
-	FromXLSX, FromXLS, FromODS, FromCSV, FromPPTX, FromPPT, FromODP}
 
 // Spreadsheets and Presentations are the formats that open in Calc and
 // in Impress; the others open in Writer.
 var (
-	Spreadsheets  = []string{FromXLSX, FromXLS, FromODS, FromCSV}
-	Presentations = []string{FromPPTX, FromPPT, FromODP}
+	Spreadsheets  = []string{engine.FromXLSX, engine.FromXLS, engine.FromODS, engine.FromCSV}
+	Presentations = []string{engine.FromPPTX, engine.FromPPT, engine.FromODP}
 )
-
-// Output formats of ConvertTo, as the `to` parameter spells them.
-const (
-	ToPDF  = "pdf"
-	ToDOCX = "docx" // Writer's "MS Word 2007 XML" export
-)
-
-// DOCXSources are the formats that convert to DOCX: those the hosted API
-// converts (a DOCX to DOCX would be a copy; the rest are not asked for).
-var DOCXSources = []string{FromHTML, FromMarkdown}
-
-// CanConvert reports whether documents of format from convert to format to.
-func CanConvert(from, to string) bool {
-	switch to {
-	case ToPDF:
-		return slices.Contains(Formats, from)
-	case ToDOCX:
-		return slices.Contains(DOCXSources, from)
-	}
-	return false
-}
 
 // looksLike reports whether out starts as a file of format does: what a
 // worker checks before it answers with LibreOffice's output.
 func looksLike(out []byte, format string) bool {
-	if format == ToDOCX {
+	if format == engine.ToDOCX {
 		return bytes.HasPrefix(out, []byte("PK\x03\x04"))
 	}
 	return bytes.HasPrefix(out, []byte("%PDF-"))
@@ -132,7 +55,7 @@ type Options struct {
 	// and program, with DefaultPoolOptions. Each worker holds about
 	// 150-300 MB when warm. QueueLength is per tenant (API key): tenants
 	// are served in turn (engine.Scheduler).
-	PoolOptions
+	engine.PoolOptions
 	// MaxInputBytes is the largest accepted input (default 25 MiB). A ZIP
 	// package nested in a document counts as an input too.
 	MaxInputBytes int64
@@ -175,7 +98,7 @@ const DefaultProgramDir = "/usr/lib/libreoffice/program"
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() (Options, error) {
 	var err error
-	if o.PoolOptions, err = o.PoolOptions.WithDefaults(DefaultPoolOptions); err != nil {
+	if o.PoolOptions, err = o.PoolOptions.WithDefaults(engine.DefaultPoolOptions); err != nil {
 		return o, fmt.Errorf("convert: %w", err)
 	}
 	if o.MaxInputBytes <= 0 {

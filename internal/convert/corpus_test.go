@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
@@ -141,7 +142,7 @@ func checkCorpusFile(t *testing.T, p *Pool, file string, cold map[string]int) st
 	pdf, err := p.Convert(ctx, in, "docx")
 	want, coldOK := cold[name]
 	switch {
-	case err != nil && !coldOK && (errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrInvalidFormat)):
+	case err != nil && !coldOK && (errors.Is(err, engine.ErrUnprocessable) || errors.Is(err, engine.ErrInvalidFormat)):
 		return "" // refused, as soffice refused it
 	case err != nil:
 		return name + ": " + err.Error()

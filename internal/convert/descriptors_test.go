@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // storedWithDescriptors repacks the package in with every entry stored
@@ -99,7 +100,7 @@ func TestWithoutStoredDescriptors(t *testing.T) {
 // cleaned is the DOCX in as the pool hands it to an engine.
 func cleaned(t *testing.T, in []byte) []byte {
 	t.Helper()
-	p, err := openPackage(in, FromDOCX, nil)
+	p, err := openPackage(in, engine.FromDOCX, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestStoredDescriptorsConvert(t *testing.T) {
 	for _, c := range []struct {
 		from string
 		in   []byte
-	}{{FromDOCX, convtest.DOCX(1)}, {FromODS, convtest.ODS(3)}} {
+	}{{engine.FromDOCX, convtest.DOCX(1)}, {engine.FromODS, convtest.ODS(3)}} {
 		in := storedWithDescriptors(t, c.in)
 		t0 := time.Now()
 		pdf, err := p.Convert(context.Background(), in, c.from)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -20,57 +21,57 @@ import (
 
 // ooxmlMainParts are the main parts of the OOXML formats.
 var ooxmlMainParts = map[string]string{
-	FromDOCX: "word/document.xml",
-	FromXLSX: "xl/workbook.xml",
-	FromPPTX: "ppt/presentation.xml",
+	engine.FromDOCX: "word/document.xml",
+	engine.FromXLSX: "xl/workbook.xml",
+	engine.FromPPTX: "ppt/presentation.xml",
 }
 
 // ooxmlContentTypes are the content types of the main parts, as
 // [Content_Types].xml names them, by format; macro-enabled and template
 // variants are the same documents to a converter.
 var ooxmlContentTypes = []struct{ format, contentType string }{
-	{FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"},
-	{FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"},
-	{FromDOCX, "application/vnd.ms-word.document.macroEnabled.main+xml"},
-	{FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"},
-	{FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml"},
-	{FromXLSX, "application/vnd.ms-excel.sheet.macroEnabled.main+xml"},
-	{FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"},
-	{FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml"},
-	{FromPPTX, "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml"},
+	{engine.FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"},
+	{engine.FromDOCX, "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"},
+	{engine.FromDOCX, "application/vnd.ms-word.document.macroEnabled.main+xml"},
+	{engine.FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"},
+	{engine.FromXLSX, "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml"},
+	{engine.FromXLSX, "application/vnd.ms-excel.sheet.macroEnabled.main+xml"},
+	{engine.FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"},
+	{engine.FromPPTX, "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml"},
+	{engine.FromPPTX, "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml"},
 }
 
 // odfMimeTypes are the mimetype entries of the OpenDocument formats.
 var odfMimeTypes = map[string]string{
-	FromODT: "application/vnd.oasis.opendocument.text",
-	FromODS: "application/vnd.oasis.opendocument.spreadsheet",
-	FromODP: "application/vnd.oasis.opendocument.presentation",
+	engine.FromODT: "application/vnd.oasis.opendocument.text",
+	engine.FromODS: "application/vnd.oasis.opendocument.spreadsheet",
+	engine.FromODP: "application/vnd.oasis.opendocument.presentation",
 }
 
 // cfbStreams are the main streams of the legacy binary formats ("Book"
 // is Excel 5's).
 var cfbStreams = map[string][]string{
-	FromDOC: {"WordDocument"},
-	FromXLS: {"Workbook", "Book"},
-	FromPPT: {"PowerPoint Document"},
+	engine.FromDOC: {"WordDocument"},
+	engine.FromXLS: {"Workbook", "Book"},
+	engine.FromPPT: {"PowerPoint Document"},
 }
 
 // formatNames name the formats that detectContent tells, for messages.
 var formatNames = map[string]string{
-	FromDOCX: "a Word document (docx)",
-	FromXLSX: "an Excel workbook (xlsx)",
-	FromPPTX: "a PowerPoint presentation (pptx)",
-	FromODT:  "an OpenDocument text (odt)",
-	FromODS:  "an OpenDocument spreadsheet (ods)",
-	FromODP:  "an OpenDocument presentation (odp)",
-	FromDOC:  "a Word 97-2003 document (doc)",
-	FromXLS:  "an Excel 97-2003 workbook (xls)",
-	FromPPT:  "a PowerPoint 97-2003 presentation (ppt)",
+	engine.FromDOCX: "a Word document (docx)",
+	engine.FromXLSX: "an Excel workbook (xlsx)",
+	engine.FromPPTX: "a PowerPoint presentation (pptx)",
+	engine.FromODT:  "an OpenDocument text (odt)",
+	engine.FromODS:  "an OpenDocument spreadsheet (ods)",
+	engine.FromODP:  "an OpenDocument presentation (odp)",
+	engine.FromDOC:  "a Word 97-2003 document (doc)",
+	engine.FromXLS:  "an Excel 97-2003 workbook (xls)",
+	engine.FromPPT:  "a PowerPoint 97-2003 presentation (ppt)",
 }
 
 // textExtensions are the file name extensions that tell a text format.
 var textExtensions = map[string]string{
-	".csv": FromCSV, ".md": FromMarkdown, ".markdown": FromMarkdown, ".html": FromHTML, ".htm": FromHTML,
+	".csv": engine.FromCSV, ".md": engine.FromMarkdown, ".markdown": engine.FromMarkdown, ".html": engine.FromHTML, ".htm": engine.FromHTML,
 }
 
 // Detect returns the format of in (one of Formats), from its content,
@@ -96,16 +97,16 @@ func detect(name string, in []byte) (string, *ooxml.Package, error) {
 	case len(in) > 0 && !isBinary(in) && textExtensions[ext] != "":
 		return textExtensions[ext], nil, nil
 	case len(in) > 0 && !isBinary(in) && bytes.HasPrefix(trimText(in), []byte("<")):
-		return FromHTML, nil, nil
-	case slices.Contains(Formats, named) && textExtensions[ext] == "":
+		return engine.FromHTML, nil, nil
+	case slices.Contains(engine.Formats, named) && textExtensions[ext] == "":
 		// A damaged or encrypted document of the format its name says:
 		// sniff tells which.
 		return named, nil, nil
 	case isEncryptedOOXML(in):
-		return "", nil, ErrEncrypted
+		return "", nil, engine.ErrEncrypted
 	}
 	return "", nil, undetected(fmt.Sprintf("cannot tell the format of %s (it looks like %s); name the format with from (%s)",
-		quoteName(name), describe(in), strings.Join(Formats, ", ")))
+		quoteName(name), describe(in), strings.Join(engine.Formats, ", ")))
 }
 
 // PageFormat returns the format that Detect would tell for in, named
@@ -116,7 +117,7 @@ func PageFormat(name string, in []byte) string {
 	if bytes.HasPrefix(in, []byte("PK\x03\x04")) || isCFB(in) {
 		return ""
 	}
-	if from, _ := Detect(name, in); from == FromHTML || from == FromMarkdown {
+	if from, _ := Detect(name, in); from == engine.FromHTML || from == engine.FromMarkdown {
 		return from
 	}
 	return ""
@@ -127,7 +128,7 @@ func PageFormat(name string, in []byte) string {
 type undetected string
 
 func (e undetected) Error() string        { return string(e) }
-func (e undetected) Is(target error) bool { return target == ErrInvalidFormat }
+func (e undetected) Is(target error) bool { return target == engine.ErrInvalidFormat }
 
 func quoteName(name string) string {
 	if name == "" {
@@ -155,7 +156,7 @@ func detectContent(in []byte) (string, *ooxml.Package) {
 		}
 		return cfbFormat(f), nil
 	case bytes.HasPrefix(trimText(in), []byte(`{\rtf`)):
-		return FromRTF, nil
+		return engine.FromRTF, nil
 	}
 	return "", nil
 }
@@ -170,7 +171,7 @@ func ooxmlFormat(z *ooxml.Package) string {
 			return t.format
 		}
 	}
-	for _, f := range []string{FromDOCX, FromXLSX, FromPPTX} {
+	for _, f := range []string{engine.FromDOCX, engine.FromXLSX, engine.FromPPTX} {
 		if z.Has(ooxmlMainParts[f]) {
 			return f
 		}
@@ -192,7 +193,7 @@ func odfFormat(z *ooxml.Package) string {
 
 // cfbFormat returns the legacy format whose main stream f holds, or "".
 func cfbFormat(f *cfbFile) string {
-	for _, format := range []string{FromDOC, FromXLS, FromPPT} {
+	for _, format := range []string{engine.FromDOC, engine.FromXLS, engine.FromPPT} {
 		for _, name := range cfbStreams[format] {
 			if _, ok := f.stream(name); ok {
 				return format

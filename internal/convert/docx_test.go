@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
@@ -23,12 +24,12 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{FromMarkdown, "# Quarterly report\n\nRevenue grew **twelve** percent.\n\n| region | total |\n|---|---|\n| north | 41 |\n",
+		{engine.FromMarkdown, "# Quarterly report\n\nRevenue grew **twelve** percent.\n\n| region | total |\n|---|---|\n| north | 41 |\n",
 			[]string{"Quarterly report", "Revenue grew twelve percent.", "north", "41"}},
-		{FromHTML, "<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met on Tuesday.</p><ul><li>first item</li></ul></body></html>",
+		{engine.FromHTML, "<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met on Tuesday.</p><ul><li>first item</li></ul></body></html>",
 			[]string{"Minutes", "The board met on Tuesday.", "first item"}},
 	} {
-		r, err := p.ConvertTo(context.Background(), []byte(c.in), c.from, ToDOCX)
+		r, err := p.ConvertTo(context.Background(), []byte(c.in), c.from, engine.ToDOCX)
 		if err != nil {
 			t.Errorf("%s to docx: %v", c.from, err)
 			continue
@@ -38,7 +39,7 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 			t.Errorf("%s to docx: not a Word package (%v), or made cold (%v)", c.from, err, r.Cold)
 			continue
 		}
-		back, err := p.Convert(context.Background(), r.Output, FromDOCX)
+		back, err := p.Convert(context.Background(), r.Output, engine.FromDOCX)
 		if err != nil {
 			t.Errorf("%s to docx: the DOCX does not convert to PDF: %v", c.from, err)
 			continue
@@ -59,9 +60,9 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 // TestDOCXOnlyFromMarkdownAndHTML: the other formats do not convert to
 // DOCX, and nothing converts to a format that does not exist.
 func TestDOCXOnlyFromMarkdownAndHTML(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
-	for _, c := range []struct{ from, to string }{{FromDOCX, ToDOCX}, {FromODT, ToDOCX}, {FromHTML, "odt"}} {
-		if _, err := p.ConvertTo(context.Background(), []byte("x"), c.from, c.to); !errors.Is(err, ErrUnsupportedFormat) {
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	for _, c := range []struct{ from, to string }{{engine.FromDOCX, engine.ToDOCX}, {engine.FromODT, engine.ToDOCX}, {engine.FromHTML, "odt"}} {
+		if _, err := p.ConvertTo(context.Background(), []byte("x"), c.from, c.to); !errors.Is(err, engine.ErrUnsupportedFormat) {
 			t.Errorf("%s to %s: %v, want ErrUnsupportedFormat", c.from, c.to, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // dtdDocument is the issue's document body: word/document.xml declaring
@@ -29,27 +30,27 @@ func utf16LE(s string) string {
 // engine would convert anything); an SVG image's DOCTYPE, which
 // packages.go takes out, and text about one are not.
 func TestPackagesDeclaringADTDAreRefused(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	doctype := dtdDocument("http://127.0.0.1:9/x.dtd")
 	// A comment long enough to put the DOCTYPE across the reads of the inflater.
 	padded := strings.Replace(doctype, "\n<!DOCTYPE", "\n<!--"+strings.Repeat("pad ", 8190)+"-->\n<!DOCTYPE", 1)
-	odt := zipOf(map[string]string{"mimetype": odfMimeTypes[FromODT], "content.xml": `<?xml version="1.0"?>
+	odt := zipOf(map[string]string{"mimetype": odfMimeTypes[engine.FromODT], "content.xml": `<?xml version="1.0"?>
 <!DOCTYPE office:document-content [<!ENTITY e SYSTEM "file:///etc/passwd">]><office:document-content/>`})
 	for _, c := range []struct {
 		name, from string
 		in         []byte
 		part       string
 	}{
-		{"word/document.xml with an external DTD", FromDOCX, docxWith("", "", map[string]string{"word/document.xml": doctype}), "word/document.xml"},
-		{"a DOCTYPE after a 32 KiB comment", FromDOCX, docxWith("", "", map[string]string{"word/document.xml": padded}), "word/document.xml"},
-		{"UTF-16 XML", FromDOCX, docxWith("", "", map[string]string{"word/document.xml": utf16LE(doctype)}), "word/document.xml"},
-		{"a part not named .xml", FromDOCX, docxWith(paragraphs(1, "x"), "", map[string]string{"word/settings": doctype}), "word/settings"},
-		{"a .rels part", FromDOCX, docx(paragraphs(1, "x"), `<!DOCTYPE r SYSTEM "http://127.0.0.1:9/r.dtd">`), "word/_rels/document.xml.rels"},
-		{"an embedded package", FromDOCX, nestedDOCX(0, docxWith("", "", map[string]string{"word/document.xml": doctype})), "word/embeddings/package.docx/word/document.xml"},
-		{"an ODT with an internal subset", FromODT, odt, "content.xml"},
+		{"word/document.xml with an external DTD", engine.FromDOCX, docxWith("", "", map[string]string{"word/document.xml": doctype}), "word/document.xml"},
+		{"a DOCTYPE after a 32 KiB comment", engine.FromDOCX, docxWith("", "", map[string]string{"word/document.xml": padded}), "word/document.xml"},
+		{"UTF-16 XML", engine.FromDOCX, docxWith("", "", map[string]string{"word/document.xml": utf16LE(doctype)}), "word/document.xml"},
+		{"a part not named .xml", engine.FromDOCX, docxWith(paragraphs(1, "x"), "", map[string]string{"word/settings": doctype}), "word/settings"},
+		{"a .rels part", engine.FromDOCX, docx(paragraphs(1, "x"), `<!DOCTYPE r SYSTEM "http://127.0.0.1:9/r.dtd">`), "word/_rels/document.xml.rels"},
+		{"an embedded package", engine.FromDOCX, nestedDOCX(0, docxWith("", "", map[string]string{"word/document.xml": doctype})), "word/embeddings/package.docx/word/document.xml"},
+		{"an ODT with an internal subset", engine.FromODT, odt, "content.xml"},
 	} {
 		_, err := p.Convert(context.Background(), c.in, c.from)
-		if !errors.Is(err, ErrUnprocessable) || apiCode(err) != quire.CodeUnprocessable || !strings.Contains(err.Error(), "part "+c.part+" declares a DTD") {
+		if !errors.Is(err, engine.ErrUnprocessable) || apiCode(err) != quire.CodeUnprocessable || !strings.Contains(err.Error(), "part "+c.part+" declares a DTD") {
 			t.Errorf("%s: %v, want 422 naming the part %s", c.name, err, c.part)
 		}
 	}
@@ -61,7 +62,7 @@ func TestPackagesDeclaringADTDAreRefused(t *testing.T) {
 		"an SVG image with a DOCTYPE": docxWith(paragraphs(1, "x"), "", map[string]string{"word/media/image1.svg": svg}),
 		"text about a DOCTYPE":        docx(paragraphs(1, "&lt;!DOCTYPE html&gt;"), ""),
 	} {
-		if _, err := p.Convert(context.Background(), in, FromDOCX); err != nil {
+		if _, err := p.Convert(context.Background(), in, engine.FromDOCX); err != nil {
 			t.Errorf("%s: %v, want it converted", name, err)
 		}
 	}
@@ -97,9 +98,9 @@ func TestDTDScannerFindsMarksAcrossWrites(t *testing.T) {
 func TestExternalDTDIsRefusedBeforeLibreOffice(t *testing.T) {
 	requireLibreOffice(t)
 	l := listen(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	in := docxWith("", "", map[string]string{"word/document.xml": dtdDocument(l.url("entity.dtd"))})
-	_, err := p.Convert(context.Background(), in, FromDOCX)
+	_, err := p.Convert(context.Background(), in, engine.FromDOCX)
 	if apiCode(err) != quire.CodeUnprocessable || !strings.Contains(err.Error(), "declares a DTD") {
 		t.Fatalf("%v, want 422 naming the DTD", err)
 	}
@@ -109,7 +110,7 @@ func TestExternalDTDIsRefusedBeforeLibreOffice(t *testing.T) {
 	if l.accepted.Load() != 0 {
 		t.Errorf("the DTD's server was reached: %v", l)
 	}
-	out, err := p.Convert(context.Background(), docx(paragraphs(1, "after"), ""), FromDOCX)
+	out, err := p.Convert(context.Background(), docx(paragraphs(1, "after"), ""), engine.FromDOCX)
 	if err != nil || !bytes.HasPrefix(out, []byte("%PDF-")) {
 		t.Fatalf("the pool does not serve after the refusal: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -56,7 +57,7 @@ func (p *officePackage) check(o *Options) error {
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}
-	p.comments = p.from == FromDOCX && hasComments(p.zip.Head(documentRels, maxCommentPartBytes))
+	p.comments = p.from == engine.FromDOCX && hasComments(p.zip.Head(documentRels, maxCommentPartBytes))
 	return e.archive(p.zip, "", 0)
 }
 
@@ -83,7 +84,7 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	}
 	r, err := f.Open()
 	if err != nil {
-		return fmt.Errorf("%w: its part %s cannot be read: %v", ErrUnprocessable, name, err)
+		return fmt.Errorf("%w: its part %s cannot be read: %v", engine.ErrUnprocessable, name, err)
 	}
 	defer r.Close()
 	head := make([]byte, 4)
@@ -100,7 +101,7 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	switch {
 	case nested:
 		if depth+1 > maxNesting {
-			return fmt.Errorf("%w: its part %s is a package nested more than %d deep", ErrUnprocessable, name, maxNesting)
+			return fmt.Errorf("%w: its part %s is a package nested more than %d deep", engine.ErrUnprocessable, name, maxNesting)
 		}
 		buf = new(bytes.Buffer)
 		limit, sinks = min(limit, e.maxNested), []io.Writer{buf} // read into memory: bounded by the input limit
@@ -127,14 +128,14 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 		return dtdError(name)
 	case n > e.left:
 		return fmt.Errorf("%w: it expands to more than the %d MiB allowed (QUIRE_CONVERT_MAX_EXPANDED_BYTES), reached at its part %s",
-			ErrMemoryLimit, e.limit>>20, name)
+			engine.ErrMemoryLimit, e.limit>>20, name)
 	case n > limit:
-		return fmt.Errorf("%w: its part %s is a package of more than %d bytes, the input limit", ErrUnprocessable, name, e.maxNested)
+		return fmt.Errorf("%w: its part %s is a package of more than %d bytes, the input limit", engine.ErrUnprocessable, name, e.maxNested)
 	case err != nil:
 		return damagedPart(name, err)
 	case e.maxRatio > 0 && n > ratioFloor && float64(n) > e.maxRatio*float64(max(1, f.CompressedSize64)):
 		return fmt.Errorf("%w: its part %s is compressed %d to 1, more than the %.0f to 1 allowed (QUIRE_CONVERT_MAX_COMPRESSION_RATIO)",
-			ErrUnprocessable, name, n/int64(max(1, f.CompressedSize64)), e.maxRatio)
+			engine.ErrUnprocessable, name, n/int64(max(1, f.CompressedSize64)), e.maxRatio)
 	}
 	e.left -= n
 	if kept != nil && !kept.over {
@@ -145,7 +146,7 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	}
 	z, err := ooxml.Open(buf.Bytes(), ooxml.Limits{})
 	if err != nil {
-		return fmt.Errorf("%w: its ZIP container %s is damaged: %s", ErrUnprocessable, name+"/", strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
+		return fmt.Errorf("%w: its ZIP container %s is damaged: %s", engine.ErrUnprocessable, name+"/", strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
 	}
 	return e.archive(z, name+"/", depth+1)
 }
@@ -169,7 +170,7 @@ func (k *keeper) Write(p []byte) (int, error) {
 }
 
 func dtdError(name string) error {
-	return fmt.Errorf("%w: its part %s declares a DTD (<!DOCTYPE), which OOXML and OpenDocument packages do not use", ErrUnprocessable, name)
+	return fmt.Errorf("%w: its part %s declares a DTD (<!DOCTYPE), which OOXML and OpenDocument packages do not use", engine.ErrUnprocessable, name)
 }
 
 // isXMLPart reports whether the package part name, which starts with
@@ -234,5 +235,5 @@ func (s *dtdScanner) Write(p []byte) (int, error) {
 }
 
 func damagedPart(name string, err error) error {
-	return fmt.Errorf("%w: its part %s is damaged: %v", ErrUnprocessable, name, err)
+	return fmt.Errorf("%w: its part %s is damaged: %v", engine.ErrUnprocessable, name, err)
 }

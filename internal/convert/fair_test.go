@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestFloodingKeyDoesNotStarveAnother: key A fills both workers and its
@@ -16,7 +17,7 @@ import (
 // five could be waiting before a worker took one, and two refused).
 func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
 	t.Parallel() // seconds of waiting for the script engine's sleeps
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, QueueLength: 3}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 2, QueueLength: 3}})
 	ctxA := quire.WithTenant(context.Background(), "A")
 	var doneA atomic.Int32
 	errs := make(chan error, 5)
@@ -30,10 +31,10 @@ func TestFloodingKeyDoesNotStarveAnother(t *testing.T) {
 		}
 	}
 	send(2)
-	waitFor(t, p, "A holds both workers", func(s Status) bool { return s.Busy == 2 })
+	waitFor(t, p, "A holds both workers", func(s engine.Status) bool { return s.Busy == 2 })
 	send(3)
-	waitFor(t, p, "A holds both workers and fills its line", func(s Status) bool { return s.Busy == 2 && s.Queued == 3 })
-	if _, err := p.Convert(ctxA, []byte("sleep 1s"), "md"); !errors.Is(err, ErrBusy) {
+	waitFor(t, p, "A holds both workers and fills its line", func(s engine.Status) bool { return s.Busy == 2 && s.Queued == 3 })
+	if _, err := p.Convert(ctxA, []byte("sleep 1s"), "md"); !errors.Is(err, engine.ErrBusy) {
 		t.Errorf("A's sixth job: %v, want ErrBusy", err)
 	}
 	if _, err := p.Convert(quire.WithTenant(context.Background(), "B"), []byte("b"), "md"); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
@@ -54,10 +55,10 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 		"table.xlsx":  xlsx,
 		"table.ods":   convtest.ODS(120),
 		"table.csv":   convtest.CSV(120),
-		"table.xls":   sofficeSaveAs(t, xlsx, FromXLSX, FromXLS),
+		"table.xls":   sofficeSaveAs(t, xlsx, engine.FromXLSX, engine.FromXLS),
 		"slides.pptx": pptx,
 		"slides.odp":  convtest.ODP(4),
-		"slides.ppt":  sofficeSaveAs(t, pptx, FromPPTX, FromPPT),
+		"slides.ppt":  sofficeSaveAs(t, pptx, engine.FromPPTX, engine.FromPPT),
 	}
 	dir := t.TempDir()
 	var files []string
@@ -106,7 +107,7 @@ func TestCSVCharsetsAndFormulas(t *testing.T) {
 	const text = "city,note\nZürich,\"crème, brûlée\"\nsum,=1+1\n"
 	latin1 := []byte(strings.NewReplacer("ü", "\xfc", "è", "\xe8", "û", "\xfb", "é", "\xe9").Replace(text))
 	for name, in := range map[string][]byte{"UTF-8": []byte(text), "Windows-1252": latin1} {
-		r, err := p.ConvertTimed(context.Background(), in, FromCSV)
+		r, err := p.ConvertTimed(context.Background(), in, engine.FromCSV)
 		if err != nil || r.Cold {
 			t.Errorf("%s: %v (cold %v), want a warm conversion", name, err, r.Cold)
 			continue
@@ -177,10 +178,10 @@ func sheetAndSlideResourceDocs(r refs) []resourceDoc {
 	ods := withLinks(convtest.ODS(1), `<table:table-row>`, `<table:shapes>`+frames+`</table:shapes><table:table-row>`)
 	csv := "remote content test,1\n" + `=WEBSERVICE("` + r.http("csv-webservice") + `"),2` + "\n"
 	return []resourceDoc{
-		{name: "PPTX linked pictures", from: FromPPTX, in: pptx},
-		{name: "ODP linked pictures", from: FromODP, in: odp},
-		{name: "ODS linked pictures", from: FromODS, in: ods},
-		{name: "CSV web service formula", from: FromCSV, in: []byte(csv)},
+		{name: "PPTX linked pictures", from: engine.FromPPTX, in: pptx},
+		{name: "ODP linked pictures", from: engine.FromODP, in: odp},
+		{name: "ODS linked pictures", from: engine.FromODS, in: ods},
+		{name: "CSV web service formula", from: engine.FromCSV, in: []byte(csv)},
 	}
 }
 
@@ -194,7 +195,7 @@ func TestSheetAndSlideRowsReachOut(t *testing.T) {
 	r := refs{l: listen(t), c: canaryPaths(t)}
 	r.c.write(t)
 	for _, d := range sheetAndSlideResourceDocs(r) {
-		if d.from == FromCSV {
+		if d.from == engine.FromCSV {
 			continue
 		}
 		before := r.l.accepted.Load()

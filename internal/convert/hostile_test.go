@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The hostile-input suite: documents made to exhaust the engine or to
@@ -132,7 +133,7 @@ func deepXML(depth int) []byte {
 func TestHostileDocuments(t *testing.T) {
 	requireLibreOffice(t)
 	const eachWithin = 45 * time.Second // generous; a job's own limit is below
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 30 * time.Second}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1, JobTimeout: 30 * time.Second}})
 	small := make([]byte, 1<<20)
 	cases := []struct {
 		name string
@@ -154,7 +155,7 @@ func TestHostileDocuments(t *testing.T) {
 	for _, c := range cases {
 		t0 := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), eachWithin)
-		pdf, err := p.Convert(ctx, c.in, FromDOCX)
+		pdf, err := p.Convert(ctx, c.in, engine.FromDOCX)
 		cancel()
 		took := time.Since(t0)
 		switch {
@@ -170,7 +171,7 @@ func TestHostileDocuments(t *testing.T) {
 			t.Logf("%s (%d KB): %v in %v", c.name, len(c.in)>>10, err, took.Round(time.Millisecond))
 		}
 	}
-	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after the hostile ones"), ""), FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after the hostile ones"), ""), engine.FromDOCX); err != nil {
 		t.Fatalf("the pool does not serve after the hostile documents: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"golang.org/x/net/html"
 )
 
@@ -169,7 +170,7 @@ const landscapeCSS = "<style>@page { size: landscape }</style>\n"
 // withPageSetup applies the page options of o to an HTML document. The
 // rule goes first (after a byte order mark), so that a page size the
 // document sets itself wins, as JobOptions.Landscape promises.
-func withPageSetup(doc []byte, o JobOptions) []byte {
+func withPageSetup(doc []byte, o engine.JobOptions) []byte {
 	if !o.Landscape {
 		return doc
 	}

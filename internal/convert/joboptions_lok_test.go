@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert/pdfatest"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 
@@ -24,28 +25,28 @@ func TestPDFA(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	in := docx(paragraphs(3, "archival"), "")
-	for part, version := range PDFAVersions {
-		r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFA: version})
+	for part, version := range engine.PDFAVersions {
+		r, err := p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFA: version})
 		if err != nil {
 			t.Fatalf("%s: %v", version, err)
 		}
 		pdfatest.Check(t, r.Output, part+1)
 	}
 	html := []byte("<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met.</p></body></html>")
-	r, err := p.ConvertWith(context.Background(), html, FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-2b"})
+	r, err := p.ConvertWith(context.Background(), html, engine.FromHTML, engine.ToPDF, engine.JobOptions{PDFA: "PDF/A-2b"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pdfatest.Check(t, r.Output, 2)
 
 	rtf := []byte(`{\rtf1\ansi{\fonttbl\f0 Arial;}\f0 word {\*\atrfstart 1}commented{\*\atrfend 1}{\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation{\*\atnref 1}\pard A remark.}\par}`)
-	r, err = p.ConvertWith(context.Background(), rtf, FromRTF, ToPDF, JobOptions{PDFA: "PDF/A-2b"})
+	r, err = p.ConvertWith(context.Background(), rtf, engine.FromRTF, engine.ToPDF, engine.JobOptions{PDFA: "PDF/A-2b"})
 	if err != nil || !r.Cold {
 		t.Fatalf("commented RTF: cold %v, %v; want the cold soffice's PDF", r.Cold, err)
 	}
 	pdfatest.Check(t, r.Output, 2)
 
-	plain, err := p.Convert(context.Background(), in, FromDOCX)
+	plain, err := p.Convert(context.Background(), in, engine.FromDOCX)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +60,12 @@ func TestPDFUA(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	in := docx(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Title</w:t></w:r></w:p>`+paragraphs(2, "accessible"), "")
-	r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PDFUA: true})
+	r, err := p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFUA: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pdfatest.CheckTagged(t, r.Output)
-	plain, err := p.Convert(context.Background(), in, FromDOCX)
+	plain, err := p.Convert(context.Background(), in, engine.FromDOCX)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestPageRanges(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	in := corpusFile(t, "docx4j__Docx4j_GettingStarted.docx")
-	all, err := p.Convert(context.Background(), in, FromDOCX)
+	all, err := p.Convert(context.Background(), in, engine.FromDOCX)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPageRanges(t *testing.T) {
 		t.Fatalf("the document has %d pages; the test needs 6", n)
 	}
 	for ranges, want := range map[string]int{"1-3,5": 4, "2": 1, "4-" + strconv.Itoa(n+10): n - 3} {
-		r, err := p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PageRanges: ranges})
+		r, err := p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PageRanges: ranges})
 		if err != nil {
 			t.Errorf("pageRanges=%s: %v", ranges, err)
 			continue
@@ -97,8 +98,8 @@ func TestPageRanges(t *testing.T) {
 			t.Errorf("pageRanges=%s: %d pages, want %d", ranges, got, want)
 		}
 	}
-	_, err = p.ConvertWith(context.Background(), in, FromDOCX, ToPDF, JobOptions{PageRanges: strconv.Itoa(n + 1)})
-	if !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "pageRanges") {
+	_, err = p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PageRanges: strconv.Itoa(n + 1)})
+	if !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "pageRanges") {
 		t.Errorf("a range past the last page: %v, want ErrUnprocessable naming pageRanges", err)
 	}
 }
@@ -109,11 +110,11 @@ func TestLandscape(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	for from, in := range map[string]string{
-		FromHTML:     "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body><h1>Café</h1><p>" + strings.Repeat("A long line. ", 1500) + "</p></body></html>",
-		FromMarkdown: "# Café\n\n" + strings.Repeat("A long line. ", 1500) + "\n",
+		engine.FromHTML:     "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body><h1>Café</h1><p>" + strings.Repeat("A long line. ", 1500) + "</p></body></html>",
+		engine.FromMarkdown: "# Café\n\n" + strings.Repeat("A long line. ", 1500) + "\n",
 	} {
 		for _, landscape := range []bool{false, true} {
-			r, err := p.ConvertWith(context.Background(), []byte(in), from, ToPDF, JobOptions{Landscape: landscape})
+			r, err := p.ConvertWith(context.Background(), []byte(in), from, engine.ToPDF, engine.JobOptions{Landscape: landscape})
 			if err != nil {
 				t.Fatalf("%s landscape=%v: %v", from, landscape, err)
 			}
@@ -131,7 +132,7 @@ func TestLandscape(t *testing.T) {
 			}
 		}
 	}
-	if _, err := p.ConvertWith(context.Background(), docx(paragraphs(1, "x"), ""), FromDOCX, ToPDF, JobOptions{Landscape: true}); err == nil {
+	if _, err := p.ConvertWith(context.Background(), docx(paragraphs(1, "x"), ""), engine.FromDOCX, engine.ToPDF, engine.JobOptions{Landscape: true}); err == nil {
 		t.Error("landscape=true on a DOCX was accepted")
 	}
 }
@@ -141,12 +142,12 @@ func TestLandscape(t *testing.T) {
 // wrong one.
 func TestPassword(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	in := encrypted(t, sofficeExport(t, docx(paragraphs(1, "classified"), ""), "odt"), "odt", "writer8", "s3cret pass")
-	if err := Check(in, FromODT); !errors.Is(err, ErrEncrypted) {
+	if err := Check(in, engine.FromODT); !errors.Is(err, engine.ErrEncrypted) {
 		t.Fatalf("the test's document is not recognised as encrypted: %v", err)
 	}
-	r, err := p.ConvertWith(context.Background(), in, FromODT, ToPDF, JobOptions{Password: "s3cret pass", PDFA: "PDF/A-2b"})
+	r, err := p.ConvertWith(context.Background(), in, engine.FromODT, engine.ToPDF, engine.JobOptions{Password: "s3cret pass", PDFA: "PDF/A-2b"})
 	if err != nil {
 		t.Fatalf("with the password: %v", err)
 	}
@@ -154,15 +155,15 @@ func TestPassword(t *testing.T) {
 		t.Errorf("with the password: cold %v, text %q", r.Cold, text)
 	}
 	pdfatest.Check(t, r.Output, 2)
-	if _, err := p.ConvertWith(context.Background(), in, FromODT, ToPDF, JobOptions{}); !errors.Is(err, ErrEncrypted) {
+	if _, err := p.ConvertWith(context.Background(), in, engine.FromODT, engine.ToPDF, engine.JobOptions{}); !errors.Is(err, engine.ErrEncrypted) {
 		t.Errorf("without a password: %v, want ErrEncrypted", err)
 	}
-	_, err = p.ConvertWith(context.Background(), in, FromODT, ToPDF, JobOptions{Password: "wrong"})
-	if !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "password") {
+	_, err = p.ConvertWith(context.Background(), in, engine.FromODT, engine.ToPDF, engine.JobOptions{Password: "wrong"})
+	if !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "password") {
 		t.Errorf("with a wrong password: %v, want ErrUnprocessable naming the password", err)
 	}
 	// The worker is still fine, and loads plain documents as before.
-	if _, err := p.Convert(context.Background(), docx(paragraphs(1, "after"), ""), FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), docx(paragraphs(1, "after"), ""), engine.FromDOCX); err != nil {
 		t.Errorf("a plain document after the encrypted ones: %v", err)
 	}
 	if c := p.Counters(); c.Crashes != 0 || c.Cold != 0 {

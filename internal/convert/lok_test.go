@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // These tests run the real engine: LibreOffice through LibreOfficeKit.
@@ -115,13 +117,13 @@ func TestEveryFormatConverts(t *testing.T) {
 // a comment goes to the cold soffice.
 func TestCommentedDocuments(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	rtf := []byte(`{\rtf1\ansi{\fonttbl\f0 Arial;}\f0 word {\*\atrfstart 1}commented{\*\atrfend 1}{\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation{\*\atnref 1}\pard A remark.}\par}`)
 	for _, c := range []struct {
 		from string
 		in   []byte
 		cold bool
-	}{{FromDOCX, docxWith(commented(paragraphs(1, "x"), "")), false}, {FromRTF, rtf, true}} {
+	}{{engine.FromDOCX, docxWith(commented(paragraphs(1, "x"), "")), false}, {engine.FromRTF, rtf, true}} {
 		r, err := p.ConvertTimed(context.Background(), c.in, c.from)
 		if err != nil {
 			t.Fatalf("commented %s: %v", c.from, err)
@@ -141,17 +143,17 @@ func TestCommentedDocuments(t *testing.T) {
 // minute is no part of what is tested.
 func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 10 * time.Second}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1, JobTimeout: 10 * time.Second}})
 	good := docx(paragraphs(1, "fine"), "")
 	garbage := zipOf(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": "\x00\x01 not XML at all <<<"})
 	for name, c := range map[string]struct {
 		in   []byte
 		want error
 	}{
-		"truncated ZIP":          {good[:len(good)-40], ErrUnprocessable},
-		"garbage document part":  {garbage, ErrUnprocessable},
-		"password-protected":     {cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil), ErrEncrypted},
-		"PDF declared as a DOCX": {[]byte("%PDF-1.7\n%%EOF\n"), ErrInvalidFormat},
+		"truncated ZIP":          {good[:len(good)-40], engine.ErrUnprocessable},
+		"garbage document part":  {garbage, engine.ErrUnprocessable},
+		"password-protected":     {cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil), engine.ErrEncrypted},
+		"PDF declared as a DOCX": {[]byte("%PDF-1.7\n%%EOF\n"), engine.ErrInvalidFormat},
 	} {
 		if _, err := p.Convert(context.Background(), c.in, "docx"); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
@@ -164,7 +166,7 @@ func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
 
 func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	// Seconds of LibreOffice's work, against the tenth of a second of it
 	// after which the worker is killed.
 	big := docx(paragraphs(2000, strings.Repeat("a long line of text to lay out ", 4)), "")
@@ -176,11 +178,11 @@ func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 		}
 		done <- err
 	}()
-	pid := waitFor(t, p, "the job reaches the worker", func(s Status) bool { return s.Busy == 1 }).Details[0].PID
+	pid := waitFor(t, p, "the job reaches the worker", func(s engine.Status) bool { return s.Busy == 1 }).Details[0].PID
 	// Inside LibreOffice's work on the document: the worker has spent a
 	// tenth of a second of CPU on it.
 	start := cpuTicks(t, pid)
-	waitFor(t, p, "the worker works on the document", func(Status) bool { return cpuTicks(t, pid) >= start+10 })
+	waitFor(t, p, "the worker works on the document", func(engine.Status) bool { return cpuTicks(t, pid) >= start+10 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/convert/lok"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/engine/enginetest"
 )
 
@@ -31,8 +32,8 @@ func TestMain(m *testing.M) {
 		case "lok":
 			os.Exit(RunWorker(os.Stdin, os.Stdout))
 		case "script": // unconfined, to reach the test's files
-			if spec := os.Getenv(confinedExecEnv); spec != "" {
-				os.Exit(execConfined(spec, nil))
+			if code, asked := engine.RunConfined(true); asked {
+				os.Exit(code)
 			}
 			os.Exit(serveWorker(os.Stdin, os.Stdout, startScript, nil))
 		case "pool":
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 // pool's jobs, kill its workers or change its options start their own.
 var shared = enginetest.Shared[*Pool]{
 	Start: func(dir string) (*Pool, error) {
-		p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 2, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, Dir: dir})
+		p, err := NewPool(Options{PoolOptions: engine.PoolOptions{Workers: 2, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, Dir: dir})
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +101,7 @@ func grow(mib int) {
 // directory once the workers are ready, and waits until stdin closes or
 // it is killed.
 func holdPool() int {
-	p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
+	p, err := NewPool(Options{PoolOptions: engine.PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err = p.WaitReady(ctx)

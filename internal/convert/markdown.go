@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -37,7 +38,7 @@ func renderMarkdown(md goldmark.Markdown, src []byte) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title></title></head><body>\n")
 	if err := md.Convert(src, &b); err != nil {
-		return nil, fmt.Errorf("%w: Markdown rendering failed: %v", ErrUnprocessable, err)
+		return nil, fmt.Errorf("%w: Markdown rendering failed: %v", engine.ErrUnprocessable, err)
 	}
 	b.WriteString("</body></html>\n")
 	return b.Bytes(), nil

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestMeasureCorpus prints the figures of the engine over the corpus:
@@ -27,8 +29,8 @@ func TestMeasureCorpus(t *testing.T) {
 		docs[i], _ = os.ReadFile(f)
 	}
 
-	one := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
-	var engine, total []time.Duration
+	one := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	var engineTimes, total []time.Duration
 	var warmDocs [][]byte // the documents LibreOfficeKit loads (no cold fallback)
 	for round := range 3 {
 		for _, d := range docs {
@@ -39,16 +41,16 @@ func TestMeasureCorpus(t *testing.T) {
 			if r.Cold {
 				continue
 			}
-			engine, total = append(engine, r.Engine), append(total, r.Total)
+			engineTimes, total = append(engineTimes, r.Engine), append(total, r.Total)
 			if round == 0 {
 				warmDocs = append(warmDocs, d)
 			}
 		}
 	}
 	t.Logf("warm, 1 worker, %d documents x 3 (%d cold fallbacks left out): engine median %v p95 %v; whole call median %v p95 %v",
-		len(warmDocs), len(docs)-len(warmDocs), pct(engine, 50), pct(engine, 95), pct(total, 50), pct(total, 95))
+		len(warmDocs), len(docs)-len(warmDocs), pct(engineTimes, 50), pct(engineTimes, 95), pct(total, 50), pct(total, 95))
 
-	two := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2}})
+	two := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 2}})
 	for _, n := range []int{1, 2} {
 		t.Logf("throughput, 2 workers, %d job(s) at a time: %.1f documents/s over the whole corpus, %.1f over the %d warm documents",
 			n, throughput(t, two, docs, n), throughput(t, two, warmDocs, n), len(warmDocs))

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // memoryMargin is how far past its limit a worker may get before the
@@ -27,7 +28,7 @@ const memoryMargin = 64 << 20
 func checkMemoryError(t *testing.T, what string, err error, limit int64) {
 	t.Helper()
 	var me *memoryError
-	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryLimit) {
+	if !errors.As(err, &me) || !errors.Is(err, engine.ErrMemoryLimit) {
 		t.Fatalf("%s: %v, want ErrMemoryLimit", what, err)
 	}
 	want := fmt.Sprintf("needs more memory than the limit of %d MiB", limit>>20)
@@ -49,7 +50,7 @@ func checkMemoryError(t *testing.T, what string, err error, limit int64) {
 
 func apiCode(err error) string {
 	var e *quire.Error
-	if errors.As(ToAPIError(err, 0), &e) {
+	if errors.As(engine.ToAPIError(err, 0), &e) {
 		return e.Code
 	}
 	return ""
@@ -61,7 +62,7 @@ func apiCode(err error) string {
 func TestJobOverMemoryLimitIsKilled(t *testing.T) {
 	const limit = 256 << 20
 	programDir := fakeProgramDir(t, `"`+os.Args[0]+`" quire-test-worker grow; sleep 60`)
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerMemory: limit}, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxWorkerMemory: limit}, ProgramDir: programDir})
 	_, err := p.Convert(context.Background(), []byte("grow 600"), "md")
 	checkMemoryError(t, "warm worker", err, limit)
 	if c := p.Counters(); c.OverMemory != 1 || c.Crashes != 0 || c.Retried != 0 {
@@ -178,17 +179,17 @@ func manyParagraphsDOCX(distinct bool) []byte {
 // neither document of the issue reaches a worker (the script engine would
 // convert anything).
 func TestIssueDocumentsAreRefusedBeforeLibreOffice(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	for _, c := range []struct {
 		name string
 		in   []byte
 		want error
 		says string
 	}{
-		{"1000 MiB of spaces", hugeRunDOCX(), ErrMemoryLimit, "expands to more than the 256 MiB allowed"},
-		{"two million paragraphs alike", manyParagraphsDOCX(false), ErrUnprocessable, "more than the 200 to 1 allowed"},
+		{"1000 MiB of spaces", hugeRunDOCX(), engine.ErrMemoryLimit, "expands to more than the 256 MiB allowed"},
+		{"two million paragraphs alike", manyParagraphsDOCX(false), engine.ErrUnprocessable, "more than the 200 to 1 allowed"},
 	} {
-		_, err := p.Convert(context.Background(), c.in, FromDOCX)
+		_, err := p.Convert(context.Background(), c.in, engine.FromDOCX)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) || apiCode(err) != quire.CodeUnprocessable {
 			t.Errorf("%s (%d KB): %v, want %v saying %q", c.name, len(c.in)>>10, err, c.want, c.says)
 		}
@@ -205,13 +206,13 @@ func TestIssueDocumentsAreRefusedBeforeLibreOffice(t *testing.T) {
 func TestWorkerMemoryIsBounded(t *testing.T) {
 	requireLibreOffice(t)
 	const limit = 384 << 20
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerMemory: limit}, MaxExpandedBytes: -1, MaxCompressionRatio: -1})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxWorkerMemory: limit}, MaxExpandedBytes: -1, MaxCompressionRatio: -1})
 	for name, in := range map[string][]byte{"1000 MiB of spaces": hugeRunDOCX(), "two million paragraphs": manyParagraphsDOCX(true)} {
-		r, err := p.ConvertTimed(context.Background(), in, FromDOCX)
+		r, err := p.ConvertTimed(context.Background(), in, engine.FromDOCX)
 		t.Logf("%s: answered in %v", name, r.Total)
 		checkMemoryError(t, name, err, limit)
 	}
-	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after"), ""), FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after"), ""), engine.FromDOCX); err != nil {
 		t.Fatalf("the pool does not serve after the limit: %v", err)
 	}
 }

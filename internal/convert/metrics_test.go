@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestPoolRegistersItsMetrics: the pool puts the engine's metrics where
 // its options say, whether or not a worker has started.
 func TestPoolRegistersItsMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	p, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: "/bin/false", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Dir: t.TempDir(), Registerer: reg})
+	p, err := NewPool(Options{PoolOptions: engine.PoolOptions{Workers: 1, Executable: "/bin/false", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Dir: t.TempDir(), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

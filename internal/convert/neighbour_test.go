@@ -9,6 +9,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestNoisyNeighbour (issue #25), with real LibreOffice and 2 workers: key
@@ -25,7 +26,7 @@ func TestNoisyNeighbour(t *testing.T) {
 		t.Skip("minutes of LibreOffice work; not in -short")
 	}
 	// A loaded machine may take minutes to warm two workers up.
-	p := startTestPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1, StartTimeout: 4 * time.Minute}})
+	p := startTestPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 2, QueueLength: 8, MaxJobsPerWorker: -1, StartTimeout: 4 * time.Minute}})
 	ready, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	if err := p.WaitReady(ready); err != nil {
@@ -37,12 +38,12 @@ func TestNoisyNeighbour(t *testing.T) {
 	convertB := func() time.Duration {
 		t.Helper()
 		t0 := time.Now()
-		if _, err := p.Convert(ctxB, small, FromDOCX); err != nil {
+		if _, err := p.Convert(ctxB, small, engine.FromDOCX); err != nil {
 			t.Fatalf("B's conversion: %v", err)
 		}
 		return time.Since(t0)
 	}
-	if r, err := p.ConvertTimed(ctxA, large, FromDOCX); err != nil { // warm up, and check A's document
+	if r, err := p.ConvertTimed(ctxA, large, engine.FromDOCX); err != nil { // warm up, and check A's document
 		t.Fatal(err)
 	} else if r.Engine < 10*time.Millisecond {
 		t.Fatalf("A's 46-page document took %v in LibreOffice: too small to tell a queue from none", r.Engine)
@@ -66,7 +67,7 @@ func TestNoisyNeighbour(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				r, err := p.ConvertTimed(ctx, large, FromDOCX)
+				r, err := p.ConvertTimed(ctx, large, engine.FromDOCX)
 				mu.Lock()
 				if err == nil {
 					endedA++
@@ -78,7 +79,7 @@ func TestNoisyNeighbour(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, p, "A's flood fills both workers and waits in line", func(s Status) bool { return s.Busy == 2 && s.Queued >= 4 })
+	waitFor(t, p, "A's flood fills both workers and waits in line", func(s engine.Status) bool { return s.Busy == 2 && s.Queued >= 4 })
 	convertB() // B's first job waits for one of A's: A held both workers
 	var beside []time.Duration
 	waited := 0 // B's jobs during which one of A's ended

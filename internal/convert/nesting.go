@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"golang.org/x/net/html"
 )
 
@@ -34,15 +35,15 @@ func CheckNesting(in []byte, from string, limit int) error {
 	var deep bool
 	var what string
 	switch from {
-	case FromMarkdown:
+	case engine.FromMarkdown:
 		deep, what = markdownDeeperThan(in, limit), "block quotes, list items or brackets"
-	case FromHTML:
+	case engine.FromHTML:
 		deep, what = htmlDeeperThan(in, limit), "elements"
 	default:
 		return nil
 	}
 	if deep {
-		return fmt.Errorf("%w: its %s are nested more than %d deep (QUIRE_CONVERT_MAX_NESTING)", ErrUnprocessable, what, limit)
+		return fmt.Errorf("%w: its %s are nested more than %d deep (QUIRE_CONVERT_MAX_NESTING)", engine.ErrUnprocessable, what, limit)
 	}
 	return nil
 }

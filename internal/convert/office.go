@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -49,7 +50,7 @@ func openPackage(in []byte, from string, z *ooxml.Package) (*officePackage, erro
 	if z == nil {
 		var err error
 		if z, err = ooxml.Open(in, packageLimits); err != nil {
-			return nil, fmt.Errorf("%w: its ZIP container is damaged: %s", ErrUnprocessable, strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
+			return nil, fmt.Errorf("%w: its ZIP container is damaged: %s", engine.ErrUnprocessable, strings.TrimPrefix(err.Error(), ooxml.ErrNotPackage.Error()+": "))
 		}
 	}
 	return &officePackage{from: from, in: in, zip: z, kept: map[string][]byte{}}, nil
@@ -75,7 +76,7 @@ func (p *officePackage) clean() []byte {
 // parts are cleaned as edited), written out with them in one rewrite.
 func (p *officePackage) cleanWith(e *ooxml.Edits) ([]byte, error) {
 	p.withoutOutsideLinks(e)
-	if p.from == FromDOCX {
+	if p.from == engine.FromDOCX {
 		p.withoutComments(e)
 	}
 	if e.Empty() && !p.unclean && !p.zip.StoredWithDescriptor() && p.in != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -24,7 +25,7 @@ func TestEditedPackageIsWrittenOnceWithItsCleaning(t *testing.T) {
 	edits := &ooxml.Edits{Uncompressed: true}
 	edits.Set(z, "word/document.xml", []byte(`<w:document><w:body><w:p><w:commentRangeStart w:id="0"/><w:r><w:t>filled</w:t></w:r><w:commentRangeEnd w:id="0"/></w:p></w:body></w:document>`))
 	edits.Set(z, "word/media/stamp.png", []byte("\x89PNG stamp"))
-	pkg := &officePackage{from: FromDOCX, zip: z, kept: map[string][]byte{}}
+	pkg := &officePackage{from: engine.FromDOCX, zip: z, kept: map[string][]byte{}}
 	o, err := Options{}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -70,16 +71,16 @@ func TestConvertEditedChecksTheTemplate(t *testing.T) {
 		return z
 	}
 	dtd := docxWith(`<w:p/>`, "", map[string]string{"word/styles.xml": `<!DOCTYPE x SYSTEM "http://127.0.0.1/x.dtd"><w:styles/>`})
-	if _, err := p.ConvertEdited(context.Background(), open(dtd), &ooxml.Edits{}); !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "word/styles.xml declares a DTD") {
+	if _, err := p.ConvertEdited(context.Background(), open(dtd), &ooxml.Edits{}); !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "word/styles.xml declares a DTD") {
 		t.Errorf("a template with a DTD: %v", err)
 	}
 	plain := open(docx(`<w:p/>`, ""))
 	large := &ooxml.Edits{Uncompressed: true}
 	large.Set(plain, "word/media/large.png", make([]byte, 100<<10))
-	if _, err := p.ConvertEdited(context.Background(), plain, large); !errors.Is(err, ErrTooLarge) {
+	if _, err := p.ConvertEdited(context.Background(), plain, large); !errors.Is(err, engine.ErrTooLarge) {
 		t.Errorf("edits past the input limit: %v", err)
 	}
-	if _, err := p.ConvertEdited(context.Background(), open(zipOf(map[string]string{"a.xml": "<a/>"})), &ooxml.Edits{}); !errors.Is(err, ErrInvalidFormat) {
+	if _, err := p.ConvertEdited(context.Background(), open(zipOf(map[string]string{"a.xml": "<a/>"})), &ooxml.Edits{}); !errors.Is(err, engine.ErrInvalidFormat) {
 		t.Errorf("a package without a main document part: %v", err)
 	}
 }

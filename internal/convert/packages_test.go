@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 func TestWithoutOutsideLinks(t *testing.T) {
@@ -26,12 +27,12 @@ func TestWithoutOutsideLinks(t *testing.T) {
 		from string
 		want map[string]string
 	}{
-		{FromDOCX, map[string]string{
+		{engine.FromDOCX, map[string]string{
 			"word/_rels/document.xml.rels": `<Relationship Id="b" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com/" TargetMode="External"/>` +
 				`<Relationship Id="c" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/i.png"/>`,
 			"word/media/x.svg": wantSVG, "content.xml": odt, "word/document.xml": "<w:document/>",
 		}},
-		{FromODT, map[string]string{
+		{engine.FromODT, map[string]string{
 			"content.xml": `<office:text><draw:image xlink:href="Pictures/i.png"/><draw:image xlink:href=""/><draw:image xlink:href=""/>` +
 				`<text:section-source xlink:href=""/><text:a xlink:href="file:///x.pdf">link</text:a></office:text>`,
 			"word/media/x.svg": wantSVG, "word/_rels/document.xml.rels": rels,
@@ -45,7 +46,7 @@ func TestWithoutOutsideLinks(t *testing.T) {
 		}
 	}
 	clean := docx(paragraphs(2, "nothing outside"), "")
-	if got := withoutOutsideLinks(clean, FromDOCX); !bytes.Equal(got, clean) {
+	if got := withoutOutsideLinks(clean, engine.FromDOCX); !bytes.Equal(got, clean) {
 		t.Error("a package with nothing outside was rewritten")
 	}
 }
@@ -61,10 +62,10 @@ func TestSpreadsheetAndSlideLinks(t *testing.T) {
 	for _, c := range []struct {
 		from, part, body, want string
 	}{
-		{FromXLSX, "xl/externalLinks/_rels/externalLink1.xml.rels", ext("externalLinkPath", "file:///etc/secret.xlsx"), "<Relationships></Relationships>"},
-		{FromPPTX, "ppt/slides/_rels/slide1.xml.rels", ext("image", "http://127.0.0.1/pixel.png"), "<Relationships></Relationships>"},
-		{FromODS, "content.xml", `<table:table><table:table-source xlink:href="file:///etc/other.ods"/></table:table>`, `<table:table><table:table-source xlink:href=""/></table:table>`},
-		{FromODP, "content.xml", `<draw:frame><draw:image xlink:href="http://h/i.png"/></draw:frame>`, `<draw:frame><draw:image xlink:href=""/></draw:frame>`},
+		{engine.FromXLSX, "xl/externalLinks/_rels/externalLink1.xml.rels", ext("externalLinkPath", "file:///etc/secret.xlsx"), "<Relationships></Relationships>"},
+		{engine.FromPPTX, "ppt/slides/_rels/slide1.xml.rels", ext("image", "http://127.0.0.1/pixel.png"), "<Relationships></Relationships>"},
+		{engine.FromODS, "content.xml", `<table:table><table:table-source xlink:href="file:///etc/other.ods"/></table:table>`, `<table:table><table:table-source xlink:href=""/></table:table>`},
+		{engine.FromODP, "content.xml", `<draw:frame><draw:image xlink:href="http://h/i.png"/></draw:frame>`, `<draw:frame><draw:image xlink:href=""/></draw:frame>`},
 	} {
 		out := withoutOutsideLinks(zipOf(map[string]string{c.part: c.body}), c.from)
 		if got := partOf(out, c.part); got != c.want {
@@ -92,15 +93,15 @@ func TestSpreadsheetAndSlideInflationLimits(t *testing.T) {
 		from string
 		pkg  []byte
 	}{
-		{FromXLSX, convtest.XLSX(2)}, {FromPPTX, convtest.PPTX(1)}, {FromODS, convtest.ODS(2)}, {FromODP, convtest.ODP(1)},
+		{engine.FromXLSX, convtest.XLSX(2)}, {engine.FromPPTX, convtest.PPTX(1)}, {engine.FromODS, convtest.ODS(2)}, {engine.FromODP, convtest.ODP(1)},
 	} {
-		if _, _, err := p.prepare(bomb(c.pkg, 8<<20), &Request{From: c.from, To: ToPDF}); !errors.Is(err, ErrMemoryLimit) {
+		if _, _, err := p.prepare(bomb(c.pkg, 8<<20), &engine.Request{From: c.from, To: engine.ToPDF}); !errors.Is(err, engine.ErrMemoryLimit) {
 			t.Errorf("%s inflating to 8 MiB, limit 4 MiB: %v, want ErrMemoryLimit", c.from, err)
 		}
-		if _, _, err := p.prepare(bomb(c.pkg, 2<<20), &Request{From: c.from, To: ToPDF}); !errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "compressed") {
+		if _, _, err := p.prepare(bomb(c.pkg, 2<<20), &engine.Request{From: c.from, To: engine.ToPDF}); !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "compressed") {
 			t.Errorf("%s with a part compressed 1000 to 1: %v, want the ratio refused", c.from, err)
 		}
-		if _, _, err := p.prepare(c.pkg, &Request{From: c.from, To: ToPDF}); err != nil {
+		if _, _, err := p.prepare(c.pkg, &engine.Request{From: c.from, To: engine.ToPDF}); err != nil {
 			t.Errorf("%s: %v", c.from, err)
 		}
 	}

@@ -38,7 +38,7 @@ type Pool struct {
 	wg       sync.WaitGroup
 
 	mu        sync.Mutex // guards the fields below and every slot's fields
-	counts    Counters
+	counts    engine.Counters
 	lastError string
 	version   string        // the engine's, from the first worker ready
 	avgJob    time.Duration // moving average of a job's time in a worker
@@ -51,65 +51,6 @@ type slot struct {
 	cpu   *int   // the CPU its workers run on, nil for any (affinity.go)
 	state string // one of the State* constants
 	proc  *process
-}
-
-// Worker states, as Status reports them.
-const (
-	StateStarting = "starting" // being started and warmed up
-	StateReady    = "ready"    // idle, waiting for a job
-	StateBusy     = "busy"     // running a job
-	StateFailed   = "failed"   // its last start failed; will try again
-	StateStopped  = "stopped"  // the pool is closed
-)
-
-// Counters are the pool's events since it started.
-type Counters struct {
-	Converted  uint64 // jobs answered with a PDF
-	Failed     uint64 // jobs answered with an error after reaching a worker
-	Restarts   uint64 // workers started to replace another
-	Crashes    uint64 // workers that died during a job
-	Timeouts   uint64 // workers killed because a job exceeded JobTimeout
-	Recycled   uint64 // workers retired after MaxJobsPerWorker jobs or above MaxWorkerRSS
-	OverMemory uint64 // workers killed because a job exceeded MaxWorkerMemory
-	Retried    uint64 // jobs retried after a crash
-	Cold       uint64 // jobs converted by a cold soffice after LibreOfficeKit could not load them (cold.go)
-}
-
-// Status is a snapshot of the pool, for /v1/health and metrics.
-type Status struct {
-	Workers     int // configured number of workers
-	Ready       int
-	Starting    int
-	Busy        int
-	FailedStart int // workers whose last start failed
-	Queued      int // jobs waiting for a worker
-	QueueLength int // capacity of the queue
-	Counters
-	LastError string // the last start failure or crash, if any
-	Version   string // LibreOffice's, such as "25.2.3.2"; "" until a worker is ready
-	Details   []WorkerStatus
-}
-
-// WorkerStatus describes one worker.
-type WorkerStatus struct {
-	ID       int
-	State    string
-	PID      int   // 0 when no process runs
-	Jobs     int   // jobs run by the current process
-	RSSBytes int64 // resident memory of the current process
-}
-
-// Result is a converted document with the times spent on it. A worker
-// closes each document after answering (worker.go): that time is in no
-// field, except as a wait in Total of a job that reaches the worker
-// before it is done.
-type Result struct {
-	Output   []byte        // the converted document: a PDF, or a DOCX (to=docx)
-	Engine   time.Duration // LibreOffice's own time (load and export), measured inside the worker
-	Queued   time.Duration // time the job waited for a worker
-	Total    time.Duration // the whole Convert call
-	Attempts int           // 2 when the job was retried after a worker crash
-	Cold     bool          // converted by a cold soffice (cold.go); Engine is then its run time
 }
 
 // NewPool starts the workers and returns at once; they warm up in the
@@ -133,7 +74,7 @@ func NewPool(opts Options) (*Pool, error) {
 	}
 	cpus := workerCPUs(o.Workers, allowedCPUs())
 	for i := range o.Workers {
-		s := &slot{id: i + 1, dir: filepath.Join(p.dir, fmt.Sprintf("worker-%d", i+1)), state: StateStarting}
+		s := &slot{id: i + 1, dir: filepath.Join(p.dir, fmt.Sprintf("worker-%d", i+1)), state: engine.StateStarting}
 		if cpus != nil {
 			s.cpu = &cpus[i]
 		}
@@ -155,39 +96,39 @@ func (p *Pool) Convert(ctx context.Context, in []byte, from string) ([]byte, err
 }
 
 // ConvertTimed is Convert, with the times spent on the job.
-func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (Result, error) {
-	return p.ConvertTo(ctx, in, from, ToPDF)
+func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (engine.Result, error) {
+	return p.ConvertTo(ctx, in, from, engine.ToPDF)
 }
 
 // ConvertTo converts in, of format from, to format to (ToPDF or ToDOCX;
 // see CanConvert); Result.Output then holds the output, whatever its format.
-func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (Result, error) {
-	return p.ConvertWith(ctx, in, from, to, JobOptions{})
+func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (engine.Result, error) {
+	return p.ConvertWith(ctx, in, from, to, engine.JobOptions{})
 }
 
 // ConvertWith is ConvertTo with options. A format from that is not one
 // of Formats, or that does not convert to format to, fails with
 // ErrUnsupportedFormat; options that are not valid for the conversion
 // with Request.Validate's VALIDATION_ERROR.
-func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts JobOptions) (Result, error) {
-	if f := strings.ToLower(from); !CanConvert(f, to) {
-		return Result{}, unsupported(f, to)
+func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
+	if f := strings.ToLower(from); !engine.CanConvert(f, to) {
+		return engine.Result{}, unsupported(f, to)
 	}
-	return p.ConvertRequest(ctx, Request{From: from, To: to, Options: opts}, in)
+	return p.ConvertRequest(ctx, engine.Request{From: from, To: to, Options: opts}, in)
 }
 
 // ConvertRequest converts in as r asks. r is validated once, here
 // (Request.Validate), once the document's format is known: without
 // r.From, its content and r.Name tell it (Detect) from the same opened
 // package that the checks of prepare then read.
-func (p *Pool) ConvertRequest(ctx context.Context, r Request, in []byte) (Result, error) {
+func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	t0 := time.Now()
 	in, from, err := p.prepare(in, &r)
 	if err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	res, err := p.queueJob(ctx, t0, in, from, r.To, r.Options)
-	return Conform(ctx, res, err, r.Name, r.Options)
+	return engine.Conform(ctx, res, err, r.Name, r.Options)
 }
 
 // ConvertEdited converts to PDF a DOCX template that its caller opened
@@ -197,10 +138,10 @@ func (p *Pool) ConvertRequest(ctx context.Context, r Request, in []byte) (Result
 // package is written out once, edits and cleaning together.
 func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
 	t0 := time.Now()
-	if ooxmlFormat(template) != FromDOCX {
-		return nil, fmt.Errorf("%w: declared %s, but the ZIP package has no %s", ErrInvalidFormat, FromDOCX, ooxmlMainParts[FromDOCX])
+	if ooxmlFormat(template) != engine.FromDOCX {
+		return nil, fmt.Errorf("%w: declared %s, but the ZIP package has no %s", engine.ErrInvalidFormat, engine.FromDOCX, ooxmlMainParts[engine.FromDOCX])
 	}
-	pkg := &officePackage{from: FromDOCX, zip: template, kept: map[string][]byte{}}
+	pkg := &officePackage{from: engine.FromDOCX, zip: template, kept: map[string][]byte{}}
 	if err := pkg.check(&p.opts); err != nil {
 		return nil, err
 	}
@@ -209,23 +150,23 @@ func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits
 		return nil, fmt.Errorf("convert: writing the edited package: %w", err)
 	}
 	if int64(len(in)) > p.opts.MaxInputBytes {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", engine.ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
-	r, err := p.queueJob(ctx, t0, in, FromDOCX, ToPDF, JobOptions{})
+	r, err := p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
 	return r.Output, err
 }
 
 // queueJob queues the prepared input in, of format from, as a job converting
 // to format to, and waits for its result.
-func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to string, opts JobOptions) (Result, error) {
+func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
 	give, err := quire.TakeEngineTurn(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
+		return engine.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
 	}
 	defer give()
 	j := &job{ctx: ctx, tenant: quire.Tenant(ctx), from: from, to: to, opts: opts, input: in, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
-		return Result{}, err
+		return engine.Result{}, err
 	}
 	select {
 	case r := <-j.done:
@@ -233,9 +174,9 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 		return r.res, r.err
 	case <-ctx.Done():
 		if p.queue.Remove(j.ticket) {
-			return Result{}, fmt.Errorf("conversion cancelled before it started: %w", ctx.Err())
+			return engine.Result{}, fmt.Errorf("conversion cancelled before it started: %w", ctx.Err())
 		}
-		return Result{}, fmt.Errorf("conversion abandoned while running: %w", ctx.Err())
+		return engine.Result{}, fmt.Errorf("conversion abandoned while running: %w", ctx.Err())
 	}
 }
 
@@ -245,7 +186,7 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 // what it expands to and for a DTD, expand.go; Markdown and HTML for their
 // nesting, nesting.go). A job's submission runs it, so that a request the
 // conversion would refuse is refused before it is queued, as it would be.
-func (p *Pool) Check(r Request, in []byte) error {
+func (p *Pool) Check(r engine.Request, in []byte) error {
 	_, _, _, err := p.check(in, &r)
 	return err
 }
@@ -255,18 +196,18 @@ func (p *Pool) Check(r Request, in []byte) error {
 // encrypted document, given with its password, cannot be read here, so the
 // profile's link blocking, the workers' namespaces and the memory limit
 // alone guard it.
-func (p *Pool) check(in []byte, r *Request) (pkg *officePackage, from string, asIs bool, err error) {
-	z, err := r.detectAndValidate(in)
+func (p *Pool) check(in []byte, r *engine.Request) (pkg *officePackage, from string, asIs bool, err error) {
+	z, err := detectAndValidate(r, in)
 	if err != nil {
 		return nil, "", false, err
 	}
 	from = strings.ToLower(r.From)
 	if int64(len(in)) > p.opts.MaxInputBytes {
-		return nil, "", false, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(in), p.opts.MaxInputBytes)
+		return nil, "", false, fmt.Errorf("%w: %d bytes, the limit is %d", engine.ErrTooLarge, len(in), p.opts.MaxInputBytes)
 	}
 	pkg, err = sniff(in, from, z)
 	if err != nil {
-		if errors.Is(err, ErrEncrypted) && r.Options.Password != "" {
+		if errors.Is(err, engine.ErrEncrypted) && r.Options.Password != "" {
 			return nil, from, true, nil
 		}
 		return nil, "", false, err
@@ -281,7 +222,7 @@ func (p *Pool) check(in []byte, r *Request) (pkg *officePackage, from string, as
 // would load content from outside the document (html.go, packages.go,
 // rtf.go), and takes the comments out of a DOCX (comments.go). It returns
 // the input to convert and its format.
-func (p *Pool) prepare(in []byte, r *Request) ([]byte, string, error) {
+func (p *Pool) prepare(in []byte, r *engine.Request) ([]byte, string, error) {
 	pkg, from, asIs, err := p.check(in, r)
 	switch {
 	case err != nil:
@@ -293,15 +234,15 @@ func (p *Pool) prepare(in []byte, r *Request) ([]byte, string, error) {
 	}
 	opts := r.Options
 	switch from {
-	case FromMarkdown:
+	case engine.FromMarkdown:
 		html, err := markdownToHTML(in)
 		if err != nil {
 			return nil, "", err
 		}
-		return withPageSetup(sanitizeHTML(html), opts), FromHTML, nil // goldmark's output is safe; this makes sure
-	case FromHTML:
+		return withPageSetup(sanitizeHTML(html), opts), engine.FromHTML, nil // goldmark's output is safe; this makes sure
+	case engine.FromHTML:
 		return withPageSetup(sanitizeHTML(in), opts), from, nil
-	case FromRTF:
+	case engine.FromRTF:
 		return withoutIncludeFields(in), from, nil
 	}
 	return in, from, nil
@@ -323,12 +264,12 @@ func (p *Pool) submit(j *job) error {
 	case engine.Closed:
 		return errPoolClosed
 	case engine.Full:
-		return fmt.Errorf("%w: %d jobs of this key are waiting", ErrBusy, p.opts.QueueLength)
+		return fmt.Errorf("%w: %d jobs of this key are waiting", engine.ErrBusy, p.opts.QueueLength)
 	}
 	return nil
 }
 
-var errPoolClosed = fmt.Errorf("%w: the conversion pool is closed", ErrUnavailable)
+var errPoolClosed = fmt.Errorf("%w: the conversion pool is closed", engine.ErrUnavailable)
 
 func (p *Pool) isClosed() bool { return engine.IsClosed(p.closed) }
 
@@ -338,11 +279,11 @@ func (p *Pool) allFailed() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.slots {
-		if s.state != StateFailed {
+		if s.state != engine.StateFailed {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: no worker could start: %s", ErrUnavailable, p.lastError)
+	return fmt.Errorf("%w: no worker could start: %s", engine.ErrUnavailable, p.lastError)
 }
 
 // WaitReady waits until every worker is ready or busy, or until one
@@ -351,7 +292,7 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 	for {
 		st, _ := p.snapshot()
 		if st.FailedStart > 0 {
-			return fmt.Errorf("%w: %s", ErrUnavailable, st.LastError)
+			return fmt.Errorf("%w: %s", engine.ErrUnavailable, st.LastError)
 		}
 		if st.Ready+st.Busy == st.Workers {
 			return nil
@@ -367,7 +308,7 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 // Status returns a snapshot of the workers, the queue and the counters.
 // It reads each running worker's memory from /proc; Counters is cheaper
 // when only the counters are wanted.
-func (p *Pool) Status() Status {
+func (p *Pool) Status() engine.Status {
 	st, procs := p.snapshot()
 	for i, proc := range procs { // outside p.mu: /proc is slow to read under load
 		if proc != nil {
@@ -378,7 +319,7 @@ func (p *Pool) Status() Status {
 }
 
 // Counters returns the pool's counters, without the workers' details.
-func (p *Pool) Counters() Counters {
+func (p *Pool) Counters() engine.Counters {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.counts
@@ -386,27 +327,27 @@ func (p *Pool) Counters() Counters {
 
 // snapshot is Status without the workers' memory, with the processes of
 // the ready and busy workers (nil for the others), in Details' order.
-func (p *Pool) snapshot() (Status, []*process) {
+func (p *Pool) snapshot() (engine.Status, []*process) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Workers: len(p.slots), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength,
-		Counters: p.counts, LastError: p.lastError, Version: p.version, Details: make([]WorkerStatus, 0, len(p.slots))}
+	st := engine.Status{Workers: len(p.slots), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength,
+		Counters: p.counts, LastError: p.lastError, Version: p.version, Details: make([]engine.WorkerStatus, 0, len(p.slots))}
 	procs := make([]*process, len(p.slots))
 	for i, s := range p.slots {
-		ws := WorkerStatus{ID: s.id, State: s.state}
-		if s.proc != nil && (s.state == StateReady || s.state == StateBusy) {
+		ws := engine.WorkerStatus{ID: s.id, State: s.state}
+		if s.proc != nil && (s.state == engine.StateReady || s.state == engine.StateBusy) {
 			ws.PID, ws.Jobs = s.proc.pid(), s.proc.jobs
 			procs[i] = s.proc
 		}
 		st.Details = append(st.Details, ws)
 		switch s.state {
-		case StateReady:
+		case engine.StateReady:
 			st.Ready++
-		case StateStarting:
+		case engine.StateStarting:
 			st.Starting++
-		case StateBusy:
+		case engine.StateBusy:
 			st.Busy++
-		case StateFailed:
+		case engine.StateFailed:
 			st.FailedStart++
 		}
 	}
@@ -420,7 +361,7 @@ func (p *Pool) RetryAfter() time.Duration {
 	p.mu.Lock()
 	busy := 0
 	for _, s := range p.slots {
-		if s.state == StateBusy {
+		if s.state == engine.StateBusy {
 			busy++
 		}
 	}
@@ -457,7 +398,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	// Every worker has stopped; whatever is still queued (a retry whose
 	// replacement worker could not start, for one) would wait forever.
 	for _, t := range p.queue.Drain() {
-		t.Job.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+		t.Job.finish(engine.Result{}, fmt.Errorf("%w: the conversion pool was closed", engine.ErrUnavailable))
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
@@ -489,10 +430,10 @@ func (p *Pool) aborting() bool { return engine.IsClosed(p.abort) }
 // the next. Failed starts are retried with exponential back-off.
 func (p *Pool) run(s *slot) {
 	defer p.wg.Done()
-	defer p.setState(s, StateStopped, nil)
+	defer p.setState(s, engine.StateStopped, nil)
 	backoff := time.Second
 	for replacing := false; ; {
-		p.setState(s, StateStarting, nil)
+		p.setState(s, engine.StateStarting, nil)
 		proc, err := startProcess(&p.opts, s.id, s.dir, s.cpu, func(proc *process) bool { return p.adopt(s, proc) })
 		if err != nil {
 			if p.aborting() || !p.startFailed(s, err, backoff) {
@@ -503,11 +444,11 @@ func (p *Pool) run(s *slot) {
 		}
 		backoff = time.Second
 		if replacing {
-			p.count(func(c *Counters) { c.Restarts++ })
+			p.count(func(c *engine.Counters) { c.Restarts++ })
 		}
 		replacing = true
 		p.opts.Logger.Info("convert worker ready", "worker", s.id, "pid", proc.pid(), "warmup", proc.warm, "version", proc.version)
-		p.setState(s, StateReady, proc)
+		p.setState(s, engine.StateReady, proc)
 		more := p.serve(s, proc)
 		proc.stop(5 * time.Second)
 		if !more || (p.isClosed() && p.queue.Len() == 0) { // no replacement for a closed pool with nothing left to do
@@ -537,10 +478,10 @@ func (p *Pool) startFailed(s *slot, err error, wait time.Duration) bool {
 	p.mu.Lock()
 	p.lastError = err.Error()
 	p.mu.Unlock()
-	p.setState(s, StateFailed, nil)
+	p.setState(s, engine.StateFailed, nil)
 	if p.allFailed() != nil {
 		for _, t := range p.queue.Drain() {
-			t.Job.finish(Result{}, fmt.Errorf("%w: no worker could start: %v", ErrUnavailable, err))
+			t.Job.finish(engine.Result{}, fmt.Errorf("%w: no worker could start: %v", engine.ErrUnavailable, err))
 		}
 	}
 	select {
@@ -561,16 +502,16 @@ func (p *Pool) serve(s *slot, proc *process) bool {
 		}
 		if err := j.ctx.Err(); err != nil { // the client left while the job waited
 			p.queue.Done(j.ticket)
-			j.finish(Result{}, fmt.Errorf("conversion cancelled before it started: %w", err))
+			j.finish(engine.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err))
 			continue
 		}
-		p.setState(s, StateBusy, proc)
+		p.setState(s, engine.StateBusy, proc)
 		more := p.runJob(proc, j)
 		p.queue.Done(j.ticket)
 		if !more {
 			return !p.aborting()
 		}
-		p.setState(s, StateReady, proc)
+		p.setState(s, engine.StateReady, proc)
 	}
 }
 
@@ -598,20 +539,20 @@ func (p *Pool) runJob(proc *process, j *job) bool {
 		proc.kill()
 		overMemory.kernel = proc.peakRSS()
 		overMemory.peak = max(overMemory.sampled, overMemory.kernel)
-		p.count(func(c *Counters) { c.OverMemory++; c.Failed++ })
+		p.count(func(c *engine.Counters) { c.OverMemory++; c.Failed++ })
 		p.opts.Logger.Warn("convert job exceeded the memory limit; worker killed", "worker", proc.id, "pid", proc.pid(),
 			"limit_mib", overMemory.limit>>20, "peak_mib", overMemory.peak>>20)
-		j.finish(Result{}, overMemory)
+		j.finish(engine.Result{}, overMemory)
 	case errors.Is(err, os.ErrDeadlineExceeded) && j.ctx.Err() != nil:
 		proc.kill()
-		p.count(func(c *Counters) { c.Failed++ })
+		p.count(func(c *engine.Counters) { c.Failed++ })
 		p.opts.Logger.Info("convert job abandoned by its client; worker killed", "worker", proc.id, "pid", proc.pid())
-		j.finish(Result{}, fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err()))
+		j.finish(engine.Result{}, fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err()))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		proc.kill()
-		p.count(func(c *Counters) { c.Timeouts++; c.Failed++ })
+		p.count(func(c *engine.Counters) { c.Timeouts++; c.Failed++ })
 		p.opts.Logger.Warn("convert job exceeded its time limit; worker killed", "worker", proc.id, "pid", proc.pid(), "limit", p.opts.JobTimeout)
-		j.finish(Result{}, fmt.Errorf("%w (%v)", ErrTimeout, p.opts.JobTimeout))
+		j.finish(engine.Result{}, fmt.Errorf("%w (%v)", engine.ErrTimeout, p.opts.JobTimeout))
 	default:
 		p.crashed(proc, j, err)
 	}
@@ -636,7 +577,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 	defer stopWatch()
 	watch := engine.WatchMemory(p.opts.MaxWorkerMemory, proc.rss, func() { syscall.Kill(-proc.pid(), syscall.SIGKILL) })
 	err := writeFrame(proc.stdin, &message{Kind: kindJob, ID: id, From: j.from, To: j.to,
-		Filter: j.opts.filterOptions(j.to), Password: j.opts.Password, Body: j.input})
+		Filter: filterOptions(j.opts, j.to), Password: j.opts.Password, Body: j.input})
 	var m *message
 	if err == nil {
 		m, err = readFrame(proc.stdout)
@@ -652,18 +593,18 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 
 // answer delivers the worker's result m to j.
 func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
-	res := Result{Output: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
+	res := engine.Result{Output: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
 	switch m.Class {
 	case "":
-		p.count(func(c *Counters) { c.Converted++ })
+		p.count(func(c *engine.Counters) { c.Converted++ })
 		j.finish(res, nil)
 	case classDocument:
-		p.count(func(c *Counters) { c.Failed++ })
+		p.count(func(c *engine.Counters) { c.Failed++ })
 		p.logRefusal(proc, m)
-		j.finish(Result{}, fmt.Errorf("%w: %s%s", ErrUnprocessable, m.Error, j.opts.exportHint()))
+		j.finish(engine.Result{}, fmt.Errorf("%w: %s%s", engine.ErrUnprocessable, m.Error, exportHint(j.opts)))
 	default:
-		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("convert: worker %d (pid %d): %s", proc.id, proc.pid(), m.Error))
+		p.count(func(c *engine.Counters) { c.Failed++ })
+		j.finish(engine.Result{}, fmt.Errorf("convert: worker %d (pid %d): %s", proc.id, proc.pid(), m.Error))
 	}
 }
 
@@ -680,31 +621,31 @@ func (p *Pool) logRefusal(proc *process, m *message) {
 func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Duration) {
 	p.logRefusal(proc, m)
 	if j.opts.Password != "" { // soffice takes no password on its command line
-		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("%w: %s; the one-off soffice that converts what LibreOfficeKit cannot load (documents with comments) takes no password",
-			ErrUnprocessable, m.Error))
+		p.count(func(c *engine.Counters) { c.Failed++ })
+		j.finish(engine.Result{}, fmt.Errorf("%w: %s; the one-off soffice that converts what LibreOfficeKit cannot load (documents with comments) takes no password",
+			engine.ErrUnprocessable, m.Error))
 		return
 	}
-	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, j.opts.filterOptions(j.to), p.opts.JobTimeout)
+	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, filterOptions(j.opts, j.to), p.opts.JobTimeout)
 	if err != nil {
 		if p.aborting() { // Close killed soffice
-			j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+			j.finish(engine.Result{}, fmt.Errorf("%w: the conversion pool was closed", engine.ErrUnavailable))
 			return
 		}
-		p.count(func(c *Counters) {
+		p.count(func(c *engine.Counters) {
 			c.Failed++
-			if errors.Is(err, ErrMemoryLimit) {
+			if errors.Is(err, engine.ErrMemoryLimit) {
 				c.OverMemory++
 			}
 		})
-		if !errors.Is(err, ErrTimeout) && !errors.Is(err, ErrMemoryLimit) {
-			err = fmt.Errorf("%w: %s, and %v", ErrUnprocessable, m.Error, err)
+		if !errors.Is(err, engine.ErrTimeout) && !errors.Is(err, engine.ErrMemoryLimit) {
+			err = fmt.Errorf("%w: %s, and %v", engine.ErrUnprocessable, m.Error, err)
 		}
-		j.finish(Result{}, err)
+		j.finish(engine.Result{}, err)
 		return
 	}
-	p.count(func(c *Counters) { c.Converted++; c.Cold++ })
-	j.finish(Result{Output: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
+	p.count(func(c *engine.Counters) { c.Converted++; c.Cold++ })
+	j.finish(engine.Result{Output: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
 }
 
 // crashed handles a worker that died (or broke the protocol) during j.
@@ -725,14 +666,14 @@ func (p *Pool) crashed(proc *process, j *job, cause error) {
 		"exit", state, "cause", cause, "stderr", proc.stderr.String())
 	switch {
 	case p.aborting():
-		j.finish(Result{}, fmt.Errorf("%w: the conversion pool was closed", ErrUnavailable))
+		j.finish(engine.Result{}, fmt.Errorf("%w: the conversion pool was closed", engine.ErrUnavailable))
 	case j.attempts == 0 && j.ctx.Err() == nil:
 		j.attempts++
-		p.count(func(c *Counters) { c.Retried++ })
+		p.count(func(c *engine.Counters) { c.Retried++ })
 		p.queue.PushFront(j.ticket)
 	default:
-		p.count(func(c *Counters) { c.Failed++ })
-		j.finish(Result{}, fmt.Errorf("%w (the worker ended: %s)", ErrCrashed, state))
+		p.count(func(c *engine.Counters) { c.Failed++ })
+		j.finish(engine.Result{}, fmt.Errorf("%w (the worker ended: %s)", engine.ErrCrashed, state))
 	}
 }
 
@@ -750,7 +691,7 @@ func (p *Pool) dueForRecycling(proc *process) bool {
 	if reason == "" {
 		return false
 	}
-	p.count(func(c *Counters) { c.Recycled++ })
+	p.count(func(c *engine.Counters) { c.Recycled++ })
 	p.opts.Logger.Info("convert worker recycled", "worker", proc.id, "pid", proc.pid(), "reason", reason)
 	return true
 }
@@ -767,13 +708,13 @@ func (p *Pool) nextJob() *job {
 func (p *Pool) setState(s *slot, state string, proc *process) {
 	p.mu.Lock()
 	s.state, s.proc = state, proc
-	if state == StateReady && p.version == "" {
+	if state == engine.StateReady && p.version == "" {
 		p.version = proc.version
 	}
 	p.mu.Unlock()
 }
 
-func (p *Pool) count(f func(*Counters)) {
+func (p *Pool) count(f func(*engine.Counters)) {
 	p.mu.Lock()
 	f(&p.counts)
 	p.mu.Unlock()
@@ -796,7 +737,7 @@ type job struct {
 	tenant   string // the API key the job is done for (quire.Tenant); the queue is fair across them
 	from     string
 	to       string // ToPDF or ToDOCX
-	opts     JobOptions
+	opts     engine.JobOptions
 	input    []byte
 	enqueued time.Time
 	attempts int                  // earlier attempts that ended in a crash
@@ -805,12 +746,12 @@ type job struct {
 }
 
 type jobResult struct {
-	res Result
+	res engine.Result
 	err error
 }
 
 // finish answers j. The channel has room for the one answer, so a worker
 // never waits for a client that left.
-func (j *job) finish(res Result, err error) {
+func (j *job) finish(res engine.Result, err error) {
 	j.done <- jobResult{res, err}
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The supervisor's tests run the script engine (main_test.go): documents
@@ -29,7 +31,7 @@ func convertAsync(p *Pool, ctx context.Context, doc string) <-chan error {
 }
 
 // waitFor polls p's status until cond holds, or fails the test after 30 s.
-func waitFor(t *testing.T, p *Pool, what string, cond func(Status) bool) Status {
+func waitFor(t *testing.T, p *Pool, what string, cond func(engine.Status) bool) engine.Status {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for tick := time.Tick(10 * time.Millisecond); ; <-tick {
@@ -45,9 +47,9 @@ func waitFor(t *testing.T, p *Pool, what string, cond func(Status) bool) Status 
 
 func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
 	t.Parallel() // seconds of waiting for the job's time limit
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2, JobTimeout: 5 * time.Second}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 2, JobTimeout: 5 * time.Second}})
 	slow := convertAsync(p, context.Background(), "sleep 30s")
-	waitFor(t, p, "the slow job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the slow job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	if _, err := p.Convert(context.Background(), []byte("quick"), "md"); err != nil {
 		t.Fatalf("a job on the other worker failed while the slow one ran: %v", err)
 	}
@@ -57,10 +59,10 @@ func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
 	default: // the slow one still runs (until its 5 s limit)
 	}
 	// Not stopped, the slow job would succeed after its 30 s.
-	if err := <-slow; !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrUnprocessable) {
+	if err := <-slow; !errors.Is(err, engine.ErrTimeout) || !errors.Is(err, engine.ErrUnprocessable) {
 		t.Fatalf("slow job: %v, want ErrTimeout", err)
 	}
-	st := waitFor(t, p, "the killed worker is replaced", func(s Status) bool { return s.Ready == 2 })
+	st := waitFor(t, p, "the killed worker is replaced", func(s engine.Status) bool { return s.Ready == 2 })
 	if st.Timeouts != 1 || st.Restarts != 1 {
 		t.Errorf("counters %+v, want 1 timeout and 1 restart", st.Counters)
 	}
@@ -70,14 +72,14 @@ func TestTimeoutKillsOnlyItsWorker(t *testing.T) {
 }
 
 func TestCrashIsRetriedOnceOnAnotherWorker(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	marker := filepath.Join(t.TempDir(), "crashed")
 	r, err := p.ConvertTimed(context.Background(), []byte("crash-once "+marker), "md")
 	if err != nil || r.Attempts != 2 {
 		t.Fatalf("crash-once job: attempts %d, err %v; want success on the second attempt", r.Attempts, err)
 	}
 	_, err = p.Convert(context.Background(), []byte("crash"), "md")
-	if !errors.Is(err, ErrCrashed) {
+	if !errors.Is(err, engine.ErrCrashed) {
 		t.Fatalf("job that always crashes: %v, want ErrCrashed", err)
 	}
 	if !strings.Contains(err.Error(), "signal: killed") {
@@ -92,9 +94,9 @@ func TestCrashIsRetriedOnceOnAnotherWorker(t *testing.T) {
 }
 
 func TestWorkerKilledMidJob(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	done := convertAsync(p, context.Background(), "sleep 1s")
-	st := waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	st := waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	if err := syscall.Kill(st.Details[0].PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +114,13 @@ func TestWorkerKilledMidJob(t *testing.T) {
 }
 
 func TestFullQueueIsBusy(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, QueueLength: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, QueueLength: 1}})
 	running := convertAsync(p, context.Background(), "sleep 1s")
-	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the first job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	queued := convertAsync(p, context.Background(), "queued")
-	waitFor(t, p, "the second job waits", func(s Status) bool { return s.Queued == 1 })
+	waitFor(t, p, "the second job waits", func(s engine.Status) bool { return s.Queued == 1 })
 	_, err := p.Convert(context.Background(), []byte("third"), "md")
-	if !errors.Is(err, ErrBusy) {
+	if !errors.Is(err, engine.ErrBusy) {
 		t.Fatalf("third job: %v, want ErrBusy", err)
 	}
 	select { // immediate: answered while the first job still runs
@@ -138,13 +140,13 @@ func TestFullQueueIsBusy(t *testing.T) {
 }
 
 func TestCancelledJobNeverStarts(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 1s")
-	waitFor(t, p, "the first job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the first job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	marker := filepath.Join(t.TempDir(), "started")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancelled := convertAsync(p, ctx, "touch "+marker)
-	waitFor(t, p, "the second job waits", func(s Status) bool { return s.Queued == 1 })
+	waitFor(t, p, "the second job waits", func(s engine.Status) bool { return s.Queued == 1 })
 	cancel()
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled job: %v, want context.Canceled", err)
@@ -164,10 +166,10 @@ func TestCancelledJobNeverStarts(t *testing.T) {
 }
 
 func TestRecycleAfterNJobs(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxJobsPerWorker: 2}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxJobsPerWorker: 2}})
 	pids := map[int]bool{}
 	for i := range 5 {
-		st := waitFor(t, p, "a worker is ready", func(s Status) bool { return s.Ready == 1 })
+		st := waitFor(t, p, "a worker is ready", func(s engine.Status) bool { return s.Ready == 1 })
 		pids[st.Details[0].PID] = true
 		if _, err := p.Convert(context.Background(), []byte("job"), "md"); err != nil {
 			t.Fatalf("job %d: %v", i, err)
@@ -179,22 +181,22 @@ func TestRecycleAfterNJobs(t *testing.T) {
 }
 
 func TestRecycleAboveMemoryThreshold(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxWorkerRSS: 1 << 20}}) // any process holds more than 1 MiB
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxWorkerRSS: 1 << 20}}) // any process holds more than 1 MiB
 	for range 2 {
 		if _, err := p.Convert(context.Background(), []byte("job"), "md"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, p, "recycled twice", func(s Status) bool { return s.Recycled == 2 && s.Ready == 1 })
+	waitFor(t, p, "recycled twice", func(s engine.Status) bool { return s.Recycled == 2 && s.Ready == 1 })
 }
 
 // TestEngineRefusalIsUnprocessable: a document LibreOffice refuses is
 // the client's 422, in quire's words; LibreOffice's own are logged.
 func TestEngineRefusalIsUnprocessable(t *testing.T) {
 	var log lockedBuffer
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}})
 	_, err := p.Convert(context.Background(), []byte("refuse"), "md")
-	if !errors.Is(err, ErrUnprocessable) || !strings.HasSuffix(err.Error(), "LibreOffice could not save the document") {
+	if !errors.Is(err, engine.ErrUnprocessable) || !strings.HasSuffix(err.Error(), "LibreOffice could not save the document") {
 		t.Fatalf("refused document: %v, want quire's message and nothing of LibreOffice's", err)
 	}
 	if !strings.Contains(log.String(), "scripted refusal") {
@@ -206,29 +208,29 @@ func TestEngineRefusalIsUnprocessable(t *testing.T) {
 }
 
 func TestInputLimits(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}, MaxInputBytes: 10})
-	if _, err := p.Convert(context.Background(), []byte("eleven byte"), "md"); !errors.Is(err, ErrTooLarge) {
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}, MaxInputBytes: 10})
+	if _, err := p.Convert(context.Background(), []byte("eleven byte"), "md"); !errors.Is(err, engine.ErrTooLarge) {
 		t.Errorf("oversized input: %v, want ErrTooLarge", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("%PDF-1.7"), "docx"); !errors.Is(err, ErrInvalidFormat) {
+	if _, err := p.Convert(context.Background(), []byte("%PDF-1.7"), "docx"); !errors.Is(err, engine.ErrInvalidFormat) {
 		t.Errorf("PDF as DOCX: %v, want ErrInvalidFormat", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("x"), "pages"); !errors.Is(err, ErrUnsupportedFormat) {
+	if _, err := p.Convert(context.Background(), []byte("x"), "pages"); !errors.Is(err, engine.ErrUnsupportedFormat) {
 		t.Errorf("from=pages: %v, want ErrUnsupportedFormat", err)
 	}
 }
 
 func TestClientLeavingStopsTheWorker(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, JobTimeout: 5 * time.Minute}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, JobTimeout: 5 * time.Minute}})
 	ctx, cancel := context.WithCancel(context.Background())
 	running := convertAsync(p, ctx, "sleep 10m")
-	st := waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	st := waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	cancel()
 	if err := <-running; !errors.Is(err, context.Canceled) {
 		t.Fatalf("job whose client left: %v, want context.Canceled", err)
 	}
 	// Not killed, the worker would sleep for 10 minutes, past waitFor's 30 s.
-	waitFor(t, p, "the worker replaced", func(s Status) bool { return s.Counters.Restarts == 1 && s.Ready == 1 })
+	waitFor(t, p, "the worker replaced", func(s engine.Status) bool { return s.Counters.Restarts == 1 && s.Ready == 1 })
 	if err := syscall.Kill(st.Details[0].PID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the abandoned job's worker (pid %d) still exists: %v", st.Details[0].PID, err)
 	}
@@ -241,9 +243,9 @@ func TestClientLeavingStopsTheWorker(t *testing.T) {
 }
 
 func TestCloseFinishesRunningJobs(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 500ms")
-	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := p.Close(ctx); err != nil {
@@ -252,31 +254,31 @@ func TestCloseFinishesRunningJobs(t *testing.T) {
 	if err := <-running; err != nil {
 		t.Errorf("job running at Close: %v, want it finished", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("late"), "md"); !errors.Is(err, ErrUnavailable) {
+	if _, err := p.Convert(context.Background(), []byte("late"), "md"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("job after Close: %v, want ErrUnavailable", err)
 	}
-	if st := p.Status(); st.Details[0].State != StateStopped {
+	if st := p.Status(); st.Details[0].State != engine.StateStopped {
 		t.Errorf("worker state after Close: %s", st.Details[0].State)
 	}
 }
 
 func TestCloseDeadlineKillsWorkers(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	running := convertAsync(p, context.Background(), "sleep 30s")
-	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Close: %v, want DeadlineExceeded", err)
 	}
 	// Not killed, the job would succeed after its 30 s.
-	if err := <-running; !errors.Is(err, ErrUnavailable) {
+	if err := <-running; !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("job killed by Close: %v, want ErrUnavailable", err)
 	}
 }
 
 func TestMissingLibreOfficeIsUnavailable(t *testing.T) {
-	o := Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: "/nonexistent/libreoffice/program", Dir: t.TempDir()}
+	o := Options{PoolOptions: engine.PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: "/nonexistent/libreoffice/program", Dir: t.TempDir()}
 	p, err := NewPool(o)
 	if err != nil {
 		t.Fatal(err)
@@ -285,10 +287,10 @@ func TestMissingLibreOfficeIsUnavailable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = p.WaitReady(ctx)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "libreoffice-writer-nogui") {
+	if !errors.Is(err, engine.ErrUnavailable) || !strings.Contains(err.Error(), "libreoffice-writer-nogui") {
 		t.Fatalf("WaitReady: %v, want ErrUnavailable naming the Debian package", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("x"), "md"); !errors.Is(err, ErrUnavailable) {
+	if _, err := p.Convert(context.Background(), []byte("x"), "md"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("Convert with no engine: %v, want ErrUnavailable", err)
 	}
 }
@@ -360,25 +362,25 @@ func TestCloseDuringWorkerStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("touch "+started+" sleep 60s"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startTestPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, StartTimeout: 2 * time.Minute}, ProgramDir: programDir})
+	p := startTestPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, StartTimeout: 2 * time.Minute}, ProgramDir: programDir})
 	waitForFile(t, started) // the worker is in its handshake
 	queued := convertAsync(p, context.Background(), "queued")
-	waitFor(t, p, "the job waits", func(s Status) bool { return s.Queued == 1 })
+	waitFor(t, p, "the job waits", func(s engine.Status) bool { return s.Queued == 1 })
 	closeWithin(t, p, 500*time.Millisecond)
-	if err := receive(t, queued, "the queued job"); !errors.Is(err, ErrUnavailable) {
+	if err := receive(t, queued, "the queued job"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("job queued at Close: %v, want ErrUnavailable", err)
 	}
-	if st := p.Status(); st.Details[0].State != StateStopped || st.Queued != 0 {
+	if st := p.Status(); st.Details[0].State != engine.StateStopped || st.Queued != 0 {
 		t.Errorf("after Close: worker %s, %d queued", st.Details[0].State, st.Queued)
 	}
 }
 
 func TestCloseFailsJobsLeftInQueue(t *testing.T) {
 	programDir := t.TempDir()
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 2}, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 2}, ProgramDir: programDir})
 	marker := filepath.Join(t.TempDir(), "crashed")
 	job := convertAsync(p, context.Background(), "sleep 1s crash-once "+marker)
-	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	// The idle worker stops at Close, the queue being empty; the busy one
 	// crashes, its job is queued again for a retry, and its replacement
 	// cannot start: no worker is left to take the job.
@@ -390,7 +392,7 @@ func TestCloseFailsJobsLeftInQueue(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := receive(t, job, "the job left in the queue"); !errors.Is(err, ErrUnavailable) {
+	if err := receive(t, job, "the job left in the queue"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("job left in the queue at Close: %v, want ErrUnavailable", err)
 	}
 	if c := p.Counters(); c.Crashes != 1 || c.Retried != 1 {
@@ -399,9 +401,9 @@ func TestCloseFailsJobsLeftInQueue(t *testing.T) {
 }
 
 func TestNoReplacementAfterClose(t *testing.T) {
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, MaxJobsPerWorker: 1}})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxJobsPerWorker: 1}})
 	running := convertAsync(p, context.Background(), "sleep 500ms")
-	waitFor(t, p, "the job runs", func(s Status) bool { return s.Busy == 1 })
+	waitFor(t, p, "the job runs", func(s engine.Status) bool { return s.Busy == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := p.Close(ctx); err != nil {
@@ -418,11 +420,11 @@ func TestNoReplacementAfterClose(t *testing.T) {
 func TestCloseKillsColdSoffice(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "soffice-started")
 	programDir := fakeProgramDir(t, "touch '"+started+"'\nexec sleep 60")
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1}, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}, ProgramDir: programDir})
 	job := convertAsync(p, context.Background(), "unloadable")
 	waitForFile(t, started)
 	closeWithin(t, p, 500*time.Millisecond)
-	if err := receive(t, job, "the cold job"); !errors.Is(err, ErrUnavailable) {
+	if err := receive(t, job, "the cold job"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("cold job at Close: %v, want ErrUnavailable", err)
 	}
 }
@@ -433,9 +435,9 @@ func TestCloseKillsColdSoffice(t *testing.T) {
 func TestColdErrorHidesPaths(t *testing.T) {
 	programDir := fakeProgramDir(t, `echo "convert $* failed; HOME=$HOME, in $(pwd)" >&2; exit 1`)
 	var log lockedBuffer
-	p := testPool(t, "script", Options{PoolOptions: PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}, ProgramDir: programDir})
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}, ProgramDir: programDir})
 	_, err := p.Convert(context.Background(), []byte("unloadable"), "md")
-	if !errors.Is(err, ErrUnprocessable) || errors.Is(err, ErrTimeout) {
+	if !errors.Is(err, engine.ErrUnprocessable) || errors.Is(err, engine.ErrTimeout) {
 		t.Fatalf("document neither engine converts: %v, want ErrUnprocessable", err)
 	}
 	msg := err.Error()

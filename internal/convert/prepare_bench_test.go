@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // BenchmarkPrepareCorpus measures the service's own work on each DOCX of
@@ -37,7 +39,7 @@ func BenchmarkPrepareCorpus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, d := range docs {
-			if _, _, err := p.prepare(d, &Request{From: FromDOCX, To: ToPDF}); err != nil {
+			if _, _, err := p.prepare(d, &engine.Request{From: engine.FromDOCX, To: engine.ToPDF}); err != nil {
 				b.Fatal(err)
 			}
 		}

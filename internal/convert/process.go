@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -227,7 +228,7 @@ func (p *process) exitState() string {
 
 // rss returns the worker's resident memory in bytes, or 0 if it cannot
 // be read.
-func (p *process) rss() int64 { return rssOf(p.pid()) }
+func (p *process) rss() int64 { return engine.RSS(p.pid()) }
 
 // peakRSS returns the highest resident memory of the worker, once it has
 // been reaped, or 0.

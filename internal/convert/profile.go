@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The documents converted here are untrusted: they must not run macros,
@@ -121,16 +123,16 @@ var profileFiles = []struct{ path, body string }{
 const pdfExportOptions = `{"ExportLinksRelativeFsys":{"type":"boolean","value":"true"}}`
 
 // exportSpec is soffice's --convert-to argument for documents of format
-// from to format to, with the export filter's options (JobOptions.filterOptions).
+// from to format to, with the export filter's options (filterOptions).
 // PDF: the export filter for the document's module (HTML opens in
 // Writer/Web, spreadsheets in Calc, presentations in Impress), which the
 // command line needs in order to take options. DOCX: Writer's Word
 // 2007-365 export.
 func exportSpec(from, to, filter string) string {
 	switch {
-	case to == ToDOCX:
+	case to == engine.ToDOCX:
 		return "docx:MS Word 2007 XML"
-	case from == FromHTML:
+	case from == engine.FromHTML:
 		return "pdf:writer_web_pdf_Export:" + filter
 	case slices.Contains(Spreadsheets, from):
 		return "pdf:calc_pdf_Export:" + filter

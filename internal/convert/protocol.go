@@ -63,7 +63,7 @@ type message struct {
 	// job
 	From     string `json:"from,omitempty"`
 	To       string `json:"to,omitempty"`       // the output format; empty: ToPDF
-	Filter   string `json:"filter,omitempty"`   // the export filter's options (JobOptions.filterOptions)
+	Filter   string `json:"filter,omitempty"`   // the export filter's options (filterOptions)
 	Password string `json:"password,omitempty"` // opens an encrypted document
 
 	// ready, result

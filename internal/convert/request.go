@@ -1,66 +1,16 @@
 package convert
 
 import (
-	"errors"
-	"slices"
-	"strings"
-
-	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
-
-// Request is the conversion of one document, however it arrived (the
-// HTTP adapter decodes its query into one per file); Validate tells what
-// is wrong with it, once, in Pool.ConvertRequest, when the document's
-// format is known.
-type Request struct {
-	// From is the document's format (one of Formats); "": told by its
-	// content and Name (Detect), in the same pass that opens it.
-	From string
-	Name string // the document's file name, for Detect
-	To   string // ToPDF or ToDOCX
-	// Merge: the caller merges this document's PDF with others', so To
-	// must be ToPDF.
-	Merge   bool
-	Options JobOptions
-	// Malformed lists the fields that the request's adapter could not
-	// decode; Validate reports them with the rest.
-	Malformed []quire.Detail
-}
-
-// Validate reports every bad field of r at once, as a VALIDATION_ERROR
-// whose details name the query parameters.
-func (r Request) Validate() error {
-	var d []quire.Detail
-	bad := func(field, issue string) { d = append(d, quire.Detail{Field: field, Issue: issue}) }
-	from := strings.ToLower(r.From)
-	known := slices.Contains(Formats, from)
-	if from != "" && !known {
-		bad("from", "must be one of "+strings.Join(Formats, ", ")+", or absent: told from each file")
-	}
-	if r.Merge && r.To != ToPDF {
-		bad("merge", "merges PDFs only (to=pdf)")
-	}
-	switch {
-	case r.To != ToPDF && r.To != ToDOCX:
-		bad("to", "must be pdf or docx")
-	case known && !CanConvert(from, r.To):
-		bad("to", "docx is made from "+strings.Join(DOCXSources, " or ")+" only, not from "+from)
-	default:
-		var invalid *quire.Error
-		if errors.As(r.Options.Validate(from, r.To), &invalid) {
-			d = append(d, invalid.Details...)
-		}
-	}
-	return quire.InvalidRequest("The conversion request is not valid.", r.Malformed, d)
-}
 
 // detectAndValidate sets r.From to the format of in when r names none
 // (Detect), and validates r: the request's own faults come before the document's, so
 // a document whose format cannot be told fails with Detect's error only
 // when r is otherwise valid. It returns the ZIP package it opened, if
 // any, for the checks to read.
-func (r *Request) detectAndValidate(in []byte) (*ooxml.Package, error) {
+func detectAndValidate(r *engine.Request, in []byte) (*ooxml.Package, error) {
 	var z *ooxml.Package
 	var err error
 	if r.From == "" {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The resource test: documents in every input format that reach for
@@ -133,17 +135,17 @@ func resourceDocs(r refs) []resourceDoc {
 	})
 
 	return append([]resourceDoc{
-		{name: "DOCX linked images and fields", from: FromDOCX, in: linkedImageDOCX(r.http("docx.png"), r.http("docx-field.png"))},
-		{name: "DOCX linked local images and fields", from: FromDOCX, in: linkedImageDOCX(r.file(r.c.png), r.file(r.c.txt))},
-		{name: "DOCX fields naming paths", from: FromDOCX, in: docx(fieldParagraphs(r.c.png, r.c.txt), "")},
-		{name: "DOCX SVG media", from: FromDOCX, in: docxWith(svgBlip, `<Relationship Id="rIdSvg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/x.svg"/>`,
+		{name: "DOCX linked images and fields", from: engine.FromDOCX, in: linkedImageDOCX(r.http("docx.png"), r.http("docx-field.png"))},
+		{name: "DOCX linked local images and fields", from: engine.FromDOCX, in: linkedImageDOCX(r.file(r.c.png), r.file(r.c.txt))},
+		{name: "DOCX fields naming paths", from: engine.FromDOCX, in: docx(fieldParagraphs(r.c.png, r.c.txt), "")},
+		{name: "DOCX SVG media", from: engine.FromDOCX, in: docxWith(svgBlip, `<Relationship Id="rIdSvg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/x.svg"/>`,
 			map[string]string{"word/media/x.svg": r.svgReaching("docx-svg"), "[Content_Types].xml": svgTypes})},
-		{name: "DOCX external relationships", from: FromDOCX, in: docx(vml, vmlRels)},
-		{name: "DOCX external entities", from: FromDOCX, in: docxWith("", "", map[string]string{"word/document.xml": xxeDoc}), refused: true},
-		{name: "ODT", from: FromODT, in: odt},
-		{name: "RTF", from: FromRTF, in: []byte(rtfReaching(r))},
-		{name: "HTML", from: FromHTML, in: []byte(htmlDoc)},
-		{name: "Markdown", from: FromMarkdown, in: []byte("# md\n\n![remote](" + r.http("md.png") + ")\n\n![local](" + r.c.png + ")\n\n![file](" + r.file(r.c.png) + ")\n\n" +
+		{name: "DOCX external relationships", from: engine.FromDOCX, in: docx(vml, vmlRels)},
+		{name: "DOCX external entities", from: engine.FromDOCX, in: docxWith("", "", map[string]string{"word/document.xml": xxeDoc}), refused: true},
+		{name: "ODT", from: engine.FromODT, in: odt},
+		{name: "RTF", from: engine.FromRTF, in: []byte(rtfReaching(r))},
+		{name: "HTML", from: engine.FromHTML, in: []byte(htmlDoc)},
+		{name: "Markdown", from: engine.FromMarkdown, in: []byte("# md\n\n![remote](" + r.http("md.png") + ")\n\n![local](" + r.c.png + ")\n\n![file](" + r.file(r.c.png) + ")\n\n" +
 			"![svg](" + dataURI("image/svg+xml", r.svgReaching("md-data")) + ")\n\n<img src=\"" + r.file(r.c.png) + "\">\n")},
 	}, sheetAndSlideResourceDocs(r)...)
 }
@@ -230,14 +232,14 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 	docs := resourceDocs(r)
 	// LibreOffice writes the DOC before the canaries exist, so that it
 	// cannot put them into the DOC itself.
-	docs = append(docs, resourceDoc{name: "DOC", from: FromDOC, in: docFromRTF(t, rtfReaching(r))},
+	docs = append(docs, resourceDoc{name: "DOC", from: engine.FromDOC, in: docFromRTF(t, rtfReaching(r))},
 		// A comment sends it to the cold soffice (cold.go), confined the same way.
-		resourceDoc{name: "DOC with a comment", from: FromDOC, in: docFromRTF(t, strings.Replace(rtfReaching(r), `remote content test\par`,
+		resourceDoc{name: "DOC with a comment", from: engine.FromDOC, in: docFromRTF(t, strings.Replace(rtfReaching(r), `remote content test\par`,
 			`remote {\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation\pard a remark}content test\par`, 1)), cold: true})
 	r.c.write(t)
 	r.l.settle(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	p.mu.Lock()
 	confined := p.slots[0].proc.confine
 	p.mu.Unlock()
@@ -255,7 +257,7 @@ func TestRewritingAloneKeepsDocumentsInside(t *testing.T) {
 	requireLibreOffice(t)
 	r := refs{l: listen(t), c: canaryPaths(t)}
 	r.c.write(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}, hostNamespaces: true})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}, hostNamespaces: true})
 	checkResources(t, p, r, resourceDocs(r))
 }
 
@@ -265,7 +267,7 @@ func checkResources(t *testing.T, p *Pool, r refs, docs []resourceDoc) {
 	for _, d := range docs {
 		before := r.l.accepted.Load()
 		res, err := p.ConvertTimed(context.Background(), d.in, d.from)
-		if d.refused && errors.Is(err, ErrUnprocessable) {
+		if d.refused && errors.Is(err, engine.ErrUnprocessable) {
 			continue
 		}
 		if err != nil || d.refused {

@@ -1,11 +1,10 @@
 package convert
 
 import (
-	"errors"
-	"os"
 	"os/exec"
 	"sync/atomic"
-	"syscall"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // LibreOffice must load nothing from outside the document it converts,
@@ -24,7 +23,7 @@ import (
 //     LibreOffice tries it reaches no host, not even this one; and mount
 //     and PID namespaces in which it replaces its filesystem by a confined
 //     one that holds none of the host's files but what LibreOffice needs
-//     (confine.go). Where the kernel refuses namespaces (some containers),
+//     (engine.Confine, engine.ConfineFilesystem). Where the kernel refuses namespaces (some containers),
 //     the processes run in the host's, and a warning says so once.
 
 // namespacesRefused is set once the kernel has refused namespaces: the
@@ -38,9 +37,9 @@ func startIsolated(o *Options, newCmd func(isolated bool) *exec.Cmd) (*exec.Cmd,
 	log := o.Logger
 	if !o.hostNamespaces && !namespacesRefused.Load() {
 		cmd := newCmd(true)
-		cmd.SysProcAttr = sandboxAttr(true)
+		cmd.SysProcAttr = engine.SandboxAttr(true)
 		err := cmd.Start()
-		if err == nil || !namespaceRefused(err) {
+		if err == nil || !engine.NamespaceRefused(err) {
 			return cmd, err
 		}
 		if !namespacesRefused.Swap(true) && log != nil {
@@ -48,32 +47,6 @@ func startIsolated(o *Options, newCmd func(isolated bool) *exec.Cmd) (*exec.Cmd,
 		}
 	}
 	cmd := newCmd(false)
-	cmd.SysProcAttr = sandboxAttr(false)
+	cmd.SysProcAttr = engine.SandboxAttr(false)
 	return cmd, cmd.Start()
-}
-
-// sandboxAttr is the process attributes of a worker or cold soffice: a
-// process group of its own, so that a kill reaches anything LibreOffice
-// started; death with the supervisor; and, with isolate, new user,
-// network, mount and PID namespaces, where the process is root (the
-// server's user outside), so that it can confine its filesystem.
-func sandboxAttr(isolate bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if isolate {
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	}
-	return a
-}
-
-// namespaceRefused reports whether err is the kernel refusing to create
-// the namespaces (disabled, not permitted, or at its limit).
-func namespaceRefused(err error) bool {
-	for _, e := range []error{syscall.EPERM, syscall.EACCES, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS, syscall.ENOSYS} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // hostOnly are entries of this machine's root directory that a confined
@@ -32,7 +34,7 @@ func hostOnly(t *testing.T) []string {
 // host's private places, while LibreOffice's program directory is there.
 func TestWorkerIsConfined(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	pid := strconv.Itoa(p.Status().Details[0].PID)
 	ours, _ := os.Readlink("/proc/self/ns/net")
 	theirs, err := os.Readlink("/proc/" + pid + "/ns/net")
@@ -64,8 +66,8 @@ func TestColdSofficeIsConfined(t *testing.T) {
 	os.WriteFile(canary, []byte("secret"), 0o644)
 	script := `while [ "$1" != "--outdir" ]; do shift; done
 { echo '%PDF-1.4'; for f in '` + canary + `' /home /root /srv /var/lib /etc/hostname /etc/shadow; do [ -e "$f" ] && echo "VISIBLE $f"; done; echo done; } > "$2/input.pdf"`
-	o := &Options{PoolOptions: PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: fakeProgramDir(t, script)}
-	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), FromRTF, ToPDF, pdfExportOptions, time.Minute)
+	o := &Options{PoolOptions: engine.PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: fakeProgramDir(t, script)}
+	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), engine.FromRTF, engine.ToPDF, pdfExportOptions, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +75,4 @@ func TestColdSofficeIsConfined(t *testing.T) {
 		t.Errorf("the cold soffice saw the host:\n%s", pdf)
 	}
 	hostOnly(t) // the check above could see something
-}
-
-// TestInstallRoot: a LibreOffice outside /usr is bound whole: the parent
-// of its program directory, or the directory Debian's packages were
-// extracted into, whose links lead to its etc/ and usr/share/.
-func TestInstallRoot(t *testing.T) {
-	for _, c := range []struct{ programDir, want string }{
-		{"/opt/libreoffice7.6/program", "/opt/libreoffice7.6"},
-		{"/opt/libreoffice-7.4/usr/lib/libreoffice/program", "/opt/libreoffice-7.4"},
-		{"/srv/lo/usr/lib/libreoffice/program/extra", "/srv/lo/usr/lib/libreoffice/program"},
-	} {
-		if got := installRoot(c.programDir); got != c.want {
-			t.Errorf("installRoot(%q) = %q, want %q", c.programDir, got, c.want)
-		}
-	}
 }

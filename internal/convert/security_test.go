@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // listener counts the connections made to a loopback port and records
@@ -227,8 +229,8 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	// same profile.
 	for name, in := range map[string][]byte{"remote DOCX, cold": linkedImageDOCX(l.url("cold.png"), l.url("cfield.png")),
 		"local DOCX, cold": linkedImageDOCX(fileURL(secret), fileURL(secret))} {
-		o := &Options{PoolOptions: PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: DefaultProgramDir}
-		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, FromDOCX, ToPDF, pdfExportOptions, time.Minute)
+		o := &Options{PoolOptions: engine.PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: DefaultProgramDir}
+		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, engine.FromDOCX, engine.ToPDF, pdfExportOptions, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -251,7 +253,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 func TestLinksDoNotNameServerPaths(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
-	pdf, err := p.Convert(context.Background(), []byte(`<html><body><p><a href="other.docx">a relative link</a></p></body></html>`), FromHTML)
+	pdf, err := p.Convert(context.Background(), []byte(`<html><body><p><a href="other.docx">a relative link</a></p></body></html>`), engine.FromHTML)
 	if err != nil {
 		t.Fatal(err)
 	}

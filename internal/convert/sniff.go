@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -34,9 +35,9 @@ func Check(in []byte, from string) error {
 // when detect opened it already, else nil.
 func sniff(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
 	switch from {
-	case FromDOCX, FromXLSX, FromPPTX:
+	case engine.FromDOCX, engine.FromXLSX, engine.FromPPTX:
 		return sniffOOXML(in, from, z)
-	case FromODT, FromODS, FromODP:
+	case engine.FromODT, engine.FromODS, engine.FromODP:
 		return sniffODF(in, from, z)
 	}
 	return nil, sniffFile(in, from)
@@ -45,39 +46,39 @@ func sniff(in []byte, from string, z *ooxml.Package) (*officePackage, error) {
 // sniffFile is sniff for the formats that are not packages.
 func sniffFile(in []byte, from string) error {
 	switch from {
-	case FromDOC, FromXLS, FromPPT:
+	case engine.FromDOC, engine.FromXLS, engine.FromPPT:
 		return sniffCFB(in, from)
-	case FromRTF:
+	case engine.FromRTF:
 		if !bytes.HasPrefix(trimText(in), []byte(`{\rtf`)) {
 			return invalid(from, in, `it does not start with {\rtf`)
 		}
 		return nil
-	case FromHTML:
+	case engine.FromHTML:
 		if isBinary(in) || !bytes.HasPrefix(trimText(in), []byte("<")) {
 			return invalid(from, in, "it does not start with a markup tag")
 		}
 		return nil
-	case FromMarkdown:
+	case engine.FromMarkdown:
 		if isBinary(in) || !utf8.Valid(in) {
 			return invalid(from, in, "it is not UTF-8 text")
 		}
 		return nil
-	case FromCSV: // any text encoding: LibreOffice detects it
+	case engine.FromCSV: // any text encoding: LibreOffice detects it
 		if isBinary(in) || len(in) == 0 {
 			return invalid(from, in, "it is not text")
 		}
 		return nil
 	}
-	return unsupported(from, ToPDF)
+	return unsupported(from, engine.ToPDF)
 }
 
 // unsupported is the ErrUnsupportedFormat of a conversion from format
 // from to format to.
 func unsupported(from, to string) error {
-	if !slices.Contains(Formats, from) {
-		return fmt.Errorf("%w %q (accepted: %s)", ErrUnsupportedFormat, from, strings.Join(Formats, ", "))
+	if !slices.Contains(engine.Formats, from) {
+		return fmt.Errorf("%w %q (accepted: %s)", engine.ErrUnsupportedFormat, from, strings.Join(engine.Formats, ", "))
 	}
-	return fmt.Errorf("%w: %s documents do not convert to %s", ErrUnsupportedFormat, from, to)
+	return fmt.Errorf("%w: %s documents do not convert to %s", engine.ErrUnsupportedFormat, from, to)
 }
 
 // sniffOOXML accepts a ZIP package whose main part is of format from
@@ -87,10 +88,10 @@ func sniffOOXML(in []byte, from string, z *ooxml.Package) (*officePackage, error
 	if isCFB(in) {
 		f, err := parseCFB(in)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUnprocessable, err)
+			return nil, fmt.Errorf("%w: %v", engine.ErrUnprocessable, err)
 		}
 		if _, ok := f.stream("EncryptionInfo"); ok {
-			return nil, ErrEncrypted
+			return nil, engine.ErrEncrypted
 		}
 		return nil, invalid(from, in, "it is a compound (OLE2) file without encryption")
 	}
@@ -112,16 +113,16 @@ func sniffCFB(in []byte, from string) error {
 	}
 	f, err := parseCFB(in)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnprocessable, err)
+		return fmt.Errorf("%w: %v", engine.ErrUnprocessable, err)
 	}
 	if _, ok := f.stream("EncryptionInfo"); ok {
-		return ErrEncrypted
+		return engine.ErrEncrypted
 	}
 	if cfbFormat(f) != from {
 		return invalid(from, in, "the compound file has no "+strings.Join(cfbStreams[from], " or ")+" stream")
 	}
 	if cfbEncrypted(f, from) {
-		return ErrEncrypted
+		return engine.ErrEncrypted
 	}
 	return nil
 }
@@ -130,16 +131,16 @@ func sniffCFB(in []byte, from string) error {
 // encrypted, where its first bytes say so.
 func cfbEncrypted(f *cfbFile, from string) bool {
 	switch from {
-	case FromDOC:
+	case engine.FromDOC:
 		// FibBase ([MS-DOC] 2.5.2): wIdent 0xA5EC, then flags at offset
 		// 10, where bit 8 is fEncrypted.
 		wd, _ := f.stream("WordDocument")
 		fib, ok := f.head(wd, 12)
 		return ok && binary.LittleEndian.Uint16(fib) == 0xA5EC && binary.LittleEndian.Uint16(fib[10:])&0x0100 != 0
-	case FromXLS:
+	case engine.FromXLS:
 		// An encrypted workbook's first record after BOF is FilePass
 		// (0x002F) ([MS-XLS] 2.4.117); a record is type, size, data.
-		for _, name := range cfbStreams[FromXLS] {
+		for _, name := range cfbStreams[engine.FromXLS] {
 			if wb, ok := f.stream(name); ok {
 				head, ok := f.head(wb, 4)
 				if !ok {
@@ -149,7 +150,7 @@ func cfbEncrypted(f *cfbFile, from string) bool {
 				return ok && binary.LittleEndian.Uint16(next[len(next)-2:]) == 0x002F
 			}
 		}
-	case FromPPT:
+	case engine.FromPPT:
 		_, ok := f.stream("EncryptedSummary") // [MS-PPT] 2.1.3
 		return ok
 	}
@@ -167,7 +168,7 @@ func sniffODF(in []byte, from string, z *ooxml.Package) (*officePackage, error) 
 		return nil, invalid(from, in, "its mimetype entry is not "+odfMimeTypes[from])
 	}
 	if bytes.Contains(p.zip.Head("META-INF/manifest.xml", 1<<20), []byte("encryption-data")) {
-		return nil, ErrEncrypted
+		return nil, engine.ErrEncrypted
 	}
 	return p, nil
 }
@@ -175,7 +176,7 @@ func sniffODF(in []byte, from string, z *ooxml.Package) (*officePackage, error) 
 // invalid builds the ErrInvalidFormat error for input declared as from,
 // naming what the input looks like instead.
 func invalid(from string, in []byte, why string) error {
-	return fmt.Errorf("%w: declared %s, but %s (it looks like %s)", ErrInvalidFormat, from, why, describe(in))
+	return fmt.Errorf("%w: declared %s, but %s (it looks like %s)", engine.ErrInvalidFormat, from, why, describe(in))
 }
 
 // describe names what in looks like, for error messages.

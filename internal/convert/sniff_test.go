@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 func TestSniff(t *testing.T) {
@@ -33,41 +34,41 @@ func TestSniff(t *testing.T) {
 		want       error // nil: accepted
 	}{
 		{"docx", "docx", good, nil},
-		{"docx without document part", "docx", zipOf(map[string]string{"word/styles.xml": "<x/>"}), ErrInvalidFormat},
-		{"pdf as docx", "docx", []byte("%PDF-1.7\n..."), ErrInvalidFormat},
-		{"empty", "docx", nil, ErrInvalidFormat},
-		{"truncated docx", "docx", good[:len(good)/2], ErrUnprocessable},
-		{"encrypted docx", "docx", encryptedOOXML, ErrEncrypted},
-		{"legacy doc as docx", "docx", legacyDoc, ErrInvalidFormat},
-		{"damaged compound file", "docx", append(append([]byte(nil), cfbSignature...), make([]byte, 600)...), ErrUnprocessable},
+		{"docx without document part", "docx", zipOf(map[string]string{"word/styles.xml": "<x/>"}), engine.ErrInvalidFormat},
+		{"pdf as docx", "docx", []byte("%PDF-1.7\n..."), engine.ErrInvalidFormat},
+		{"empty", "docx", nil, engine.ErrInvalidFormat},
+		{"truncated docx", "docx", good[:len(good)/2], engine.ErrUnprocessable},
+		{"encrypted docx", "docx", encryptedOOXML, engine.ErrEncrypted},
+		{"legacy doc as docx", "docx", legacyDoc, engine.ErrInvalidFormat},
+		{"damaged compound file", "docx", append(append([]byte(nil), cfbSignature...), make([]byte, 600)...), engine.ErrUnprocessable},
 		{"doc", "doc", legacyDoc, nil},
-		{"encrypted doc", "doc", encryptedDoc, ErrEncrypted},
-		{"docx as doc", "doc", good, ErrInvalidFormat},
+		{"encrypted doc", "doc", encryptedDoc, engine.ErrEncrypted},
+		{"docx as doc", "doc", good, engine.ErrInvalidFormat},
 		{"odt", "odt", odt, nil},
-		{"encrypted odt", "odt", encryptedODT, ErrEncrypted},
-		{"docx as odt", "odt", good, ErrInvalidFormat},
+		{"encrypted odt", "odt", encryptedODT, engine.ErrEncrypted},
+		{"docx as odt", "odt", good, engine.ErrInvalidFormat},
 		{"rtf with BOM", "rtf", []byte("\xef\xbb\xbf {\\rtf1\\ansi hello}"), nil},
-		{"text as rtf", "rtf", []byte("hello"), ErrInvalidFormat},
+		{"text as rtf", "rtf", []byte("hello"), engine.ErrInvalidFormat},
 		{"html", "html", []byte("\n<!DOCTYPE html><p>hi</p>"), nil},
-		{"binary as html", "html", []byte("<\x00\x01"), ErrInvalidFormat},
+		{"binary as html", "html", []byte("<\x00\x01"), engine.ErrInvalidFormat},
 		{"markdown", "md", []byte("# Title\n\ntext"), nil},
-		{"latin-1 as markdown", "md", []byte("caf\xe9"), ErrInvalidFormat},
-		{"unknown format", "pages", good, ErrUnsupportedFormat},
+		{"latin-1 as markdown", "md", []byte("caf\xe9"), engine.ErrInvalidFormat},
+		{"unknown format", "pages", good, engine.ErrUnsupportedFormat},
 		{"xlsx", "xlsx", convtest.XLSX(2), nil},
-		{"docx as xlsx", "xlsx", good, ErrInvalidFormat},
+		{"docx as xlsx", "xlsx", good, engine.ErrInvalidFormat},
 		{"pptx", "pptx", convtest.PPTX(1), nil},
-		{"xlsx as pptx", "pptx", convtest.XLSX(2), ErrInvalidFormat},
-		{"encrypted pptx", "pptx", encryptedOOXML, ErrEncrypted},
+		{"xlsx as pptx", "pptx", convtest.XLSX(2), engine.ErrInvalidFormat},
+		{"encrypted pptx", "pptx", encryptedOOXML, engine.ErrEncrypted},
 		{"ods", "ods", convtest.ODS(2), nil},
-		{"odp as ods", "ods", convtest.ODP(1), ErrInvalidFormat},
+		{"odp as ods", "ods", convtest.ODP(1), engine.ErrInvalidFormat},
 		{"odp", "odp", convtest.ODP(1), nil},
 		{"xls", "xls", legacyXLS, nil},
-		{"encrypted xls", "xls", encryptedXLS, ErrEncrypted},
-		{"doc as xls", "xls", legacyDoc, ErrInvalidFormat},
+		{"encrypted xls", "xls", encryptedXLS, engine.ErrEncrypted},
+		{"doc as xls", "xls", legacyDoc, engine.ErrInvalidFormat},
 		{"ppt", "ppt", legacyPPT, nil},
-		{"encrypted ppt", "ppt", cfb([]string{"PowerPoint Document", "EncryptedSummary"}, nil), ErrEncrypted},
+		{"encrypted ppt", "ppt", cfb([]string{"PowerPoint Document", "EncryptedSummary"}, nil), engine.ErrEncrypted},
 		{"csv", "csv", convtest.CSV(2), nil},
-		{"binary as csv", "csv", []byte("a,\x00b"), ErrInvalidFormat},
+		{"binary as csv", "csv", []byte("a,\x00b"), engine.ErrInvalidFormat},
 	} {
 		_, err := sniff(c.in, c.from, nil)
 		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
@@ -77,8 +78,8 @@ func TestSniff(t *testing.T) {
 }
 
 func TestEncryptedIsUnprocessable(t *testing.T) {
-	for _, err := range []error{ErrEncrypted, ErrTimeout, ErrCrashed} {
-		if !errors.Is(err, ErrUnprocessable) {
+	for _, err := range []error{engine.ErrEncrypted, engine.ErrTimeout, engine.ErrCrashed} {
+		if !errors.Is(err, engine.ErrUnprocessable) {
 			t.Errorf("%v does not match ErrUnprocessable", err)
 		}
 	}
@@ -102,28 +103,28 @@ func TestDetect(t *testing.T) {
 		want string // "": an error
 		err  error
 	}{
-		{"report.docx", docx(paragraphs(1, "x"), ""), FromDOCX, nil},
-		{"misnamed.pdf", docx(paragraphs(1, "x"), ""), FromDOCX, nil}, // the content decides
-		{"", convtest.XLSX(1), FromXLSX, nil},
-		{"deck", convtest.PPTX(1), FromPPTX, nil},
-		{"a.ods", convtest.ODS(1), FromODS, nil},
-		{"a.odp", convtest.ODP(1), FromODP, nil},
-		{"a.odt", zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text"}), FromODT, nil},
-		{"old", cfb([]string{"WordDocument"}, map[string][]byte{"WordDocument": fib}), FromDOC, nil},
-		{"old", cfb([]string{"Book"}, nil), FromXLS, nil},
-		{"old", cfb([]string{"PowerPoint Document"}, nil), FromPPT, nil},
-		{"x.txt", []byte("{\\rtf1 hi}"), FromRTF, nil},
-		{"data.CSV", convtest.CSV(1), FromCSV, nil},
-		{"notes.md", []byte("# hi"), FromMarkdown, nil},
-		{"page.htm", []byte("<p>hi"), FromHTML, nil},
-		{"", []byte("<!DOCTYPE html><p>hi"), FromHTML, nil},
-		{"locked.xlsx", encrypted, FromXLSX, nil}, // sniff answers ErrEncrypted
-		{"locked", encrypted, "", ErrEncrypted},
-		{"notes.txt", []byte("plain words"), "", ErrInvalidFormat},
-		{"", []byte("a,b\n1,2\n"), "", ErrInvalidFormat},
-		{"scan.pdf", []byte("%PDF-1.7"), "", ErrInvalidFormat},
-		{"a.zip", zipOf(map[string]string{"x.txt": "x"}), "", ErrInvalidFormat},
-		{"data.csv", []byte("\x00\x01"), "", ErrInvalidFormat},
+		{"report.docx", docx(paragraphs(1, "x"), ""), engine.FromDOCX, nil},
+		{"misnamed.pdf", docx(paragraphs(1, "x"), ""), engine.FromDOCX, nil}, // the content decides
+		{"", convtest.XLSX(1), engine.FromXLSX, nil},
+		{"deck", convtest.PPTX(1), engine.FromPPTX, nil},
+		{"a.ods", convtest.ODS(1), engine.FromODS, nil},
+		{"a.odp", convtest.ODP(1), engine.FromODP, nil},
+		{"a.odt", zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text"}), engine.FromODT, nil},
+		{"old", cfb([]string{"WordDocument"}, map[string][]byte{"WordDocument": fib}), engine.FromDOC, nil},
+		{"old", cfb([]string{"Book"}, nil), engine.FromXLS, nil},
+		{"old", cfb([]string{"PowerPoint Document"}, nil), engine.FromPPT, nil},
+		{"x.txt", []byte("{\\rtf1 hi}"), engine.FromRTF, nil},
+		{"data.CSV", convtest.CSV(1), engine.FromCSV, nil},
+		{"notes.md", []byte("# hi"), engine.FromMarkdown, nil},
+		{"page.htm", []byte("<p>hi"), engine.FromHTML, nil},
+		{"", []byte("<!DOCTYPE html><p>hi"), engine.FromHTML, nil},
+		{"locked.xlsx", encrypted, engine.FromXLSX, nil}, // sniff answers ErrEncrypted
+		{"locked", encrypted, "", engine.ErrEncrypted},
+		{"notes.txt", []byte("plain words"), "", engine.ErrInvalidFormat},
+		{"", []byte("a,b\n1,2\n"), "", engine.ErrInvalidFormat},
+		{"scan.pdf", []byte("%PDF-1.7"), "", engine.ErrInvalidFormat},
+		{"a.zip", zipOf(map[string]string{"x.txt": "x"}), "", engine.ErrInvalidFormat},
+		{"data.csv", []byte("\x00\x01"), "", engine.ErrInvalidFormat},
 	} {
 		got, err := Detect(c.name, c.in)
 		if got != c.want || c.err != nil && !errors.Is(err, c.err) || c.err == nil && err != nil {
@@ -133,7 +134,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestMismatchNamesTheFormatFound(t *testing.T) {
-	_, err := sniff(convtest.PPTX(1), FromXLSX, nil)
+	_, err := sniff(convtest.PPTX(1), engine.FromXLSX, nil)
 	if want := "declared xlsx, but the ZIP package has no xl/workbook.xml (it looks like a PowerPoint presentation (pptx))"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // A Markdown table of tens of thousands of cells costs goldmark seconds
@@ -33,8 +35,8 @@ func CheckText(in []byte, from string, l TextLimits) error {
 		return err
 	}
 	limit := cmp.Or(l.MaxTableCells, DefaultMaxTableCells)
-	if from == FromMarkdown && limit >= 0 && markdownTableOver(in, limit) {
-		return fmt.Errorf("%w: a table has more than %d cells (QUIRE_CONVERT_MAX_TABLE_CELLS)", ErrUnprocessable, limit)
+	if from == engine.FromMarkdown && limit >= 0 && markdownTableOver(in, limit) {
+		return fmt.Errorf("%w: a table has more than %d cells (QUIRE_CONVERT_MAX_TABLE_CELLS)", engine.ErrUnprocessable, limit)
 	}
 	return nil
 }

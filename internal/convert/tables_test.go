@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // markdownTable is a GFM table of cols columns and rows body rows.
@@ -32,21 +33,21 @@ var tableCases = []struct {
 
 func TestCheckTextTables(t *testing.T) {
 	for _, c := range tableCases {
-		err := CheckText([]byte(c.in), FromMarkdown, TextLimits{})
+		err := CheckText([]byte(c.in), engine.FromMarkdown, TextLimits{})
 		switch {
-		case c.over && (!errors.Is(err, ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS")):
+		case c.over && (!errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS")):
 			t.Errorf("%s: %v, want ErrUnprocessable naming the limit", c.name, err)
 		case !c.over && err != nil:
 			t.Errorf("%s: %v, want nil", c.name, err)
 		}
-		if err := CheckText([]byte(c.in), FromMarkdown, TextLimits{MaxTableCells: -1}); err != nil {
+		if err := CheckText([]byte(c.in), engine.FromMarkdown, TextLimits{MaxTableCells: -1}); err != nil {
 			t.Errorf("%s without a limit: %v", c.name, err)
 		}
 	}
-	if err := CheckText([]byte(markdownTable(10, 10)), FromMarkdown, TextLimits{MaxTableCells: 100}); err == nil {
+	if err := CheckText([]byte(markdownTable(10, 10)), engine.FromMarkdown, TextLimits{MaxTableCells: 100}); err == nil {
 		t.Error("a table of 110 cells passed a limit of 100")
 	}
-	if err := CheckText([]byte(markdownTable(50_000, 1)), FromHTML, TextLimits{}); err != nil {
+	if err := CheckText([]byte(markdownTable(50_000, 1)), engine.FromHTML, TextLimits{}); err != nil {
 		t.Errorf("HTML is not measured for Markdown tables: %v", err)
 	}
 }
@@ -56,9 +57,9 @@ func TestCheckTextTables(t *testing.T) {
 // and never reaches LibreOffice; a large table within it converts.
 func TestLargeTableIsRefusedBeforeTheEngine(t *testing.T) {
 	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: PoolOptions{Workers: 1}})
+	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	for _, c := range tableCases[:2] {
-		_, err := p.Convert(context.Background(), []byte(c.in), FromMarkdown)
+		_, err := p.Convert(context.Background(), []byte(c.in), engine.FromMarkdown)
 		if apiCode(err) != quire.CodeUnprocessable || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS") {
 			t.Errorf("%s: %v, want 422 naming the limit", c.name, err)
 		}
@@ -66,7 +67,7 @@ func TestLargeTableIsRefusedBeforeTheEngine(t *testing.T) {
 	if c := p.Counters(); c.Converted+c.Failed != 0 {
 		t.Errorf("counters %+v: a table over the limit reached the worker", c)
 	}
-	if _, err := p.Convert(context.Background(), []byte(markdownTable(20, 200)), FromMarkdown); err != nil {
+	if _, err := p.Convert(context.Background(), []byte(markdownTable(20, 200)), engine.FromMarkdown); err != nil {
 		t.Errorf("a table of 20 columns and 200 rows: %v, want a PDF", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestStaleWorkDirsAreRemoved kills a process that holds a pool with
@@ -54,7 +56,7 @@ func TestStaleWorkDirsAreRemoved(t *testing.T) {
 	}
 
 	// A new pool in a directory of its own cleans up as it starts.
-	p2, err := NewPool(Options{PoolOptions: PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
+	p2, err := NewPool(Options{PoolOptions: engine.PoolOptions{Workers: 1, Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "script"}}, hostNamespaces: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quire-dev/quire/internal/convert/lok"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // How a worker keeps LibreOffice alive inside a Go process.
@@ -56,16 +57,18 @@ import (
 // `quire convert-worker` command): it speaks the protocol of protocol.go
 // on stdin and stdout, converting documents with LibreOffice, until stdin
 // closes. It returns the process's exit code.
+// The same mode runs the programs that engine.Confine confines (a
+// browser, a cold soffice).
 func RunWorker(stdin io.Reader, stdout io.Writer) int {
-	if spec := os.Getenv(confinedExecEnv); spec != "" {
-		return execConfined(spec, confine)
+	if code, asked := engine.RunConfined(false); asked {
+		return code
 	}
-	return serveWorker(stdin, stdout, startLibreOffice, confine)
+	return serveWorker(stdin, stdout, startLibreOffice, engine.ConfineFilesystem)
 }
 
-// confineFunc confines a process's filesystem (confine.go); the tests'
-// scripted workers, which use files all over the test's directories,
-// pass nil.
+// confineFunc confines a process's filesystem (engine.ConfineFilesystem);
+// the tests' scripted workers, which use files all over the test's
+// directories, pass nil.
 type confineFunc func(root, programDir string, dirs []string) error
 
 // officeEngine is LibreOffice as the worker sees it. The tests substitute a
@@ -107,7 +110,7 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine, confineFS
 	if init.CPU != nil {
 		pinThread(*init.CPU) // this thread starts LibreOffice (affinity.go)
 	}
-	lowPriority() // for LibreOffice's threads too (memory.go)
+	engine.LowPriority() // for LibreOffice's threads too (memory.go)
 	var warning string
 	if init.Confine && confineFS != nil {
 		root := filepath.Join(filepath.Dir(init.TempDir), "root")
@@ -149,7 +152,7 @@ func startWarm(start startEngine, init *message) (officeEngine, time.Duration, e
 	if err != nil {
 		return nil, 0, err
 	}
-	res, cleanup := runJob(eng, init.TempDir, &message{Kind: kindJob, From: FromDOCX, Filter: pdfExportOptions, Body: warmUpDocument()})
+	res, cleanup := runJob(eng, init.TempDir, &message{Kind: kindJob, From: engine.FromDOCX, Filter: pdfExportOptions, Body: warmUpDocument()})
 	cleanup()
 	if res.Error != "" {
 		return nil, 0, fmt.Errorf("warm-up conversion failed: %s", res.Error)
@@ -169,7 +172,7 @@ func runJob(eng officeEngine, dir string, job *message) (*message, func()) {
 		return res, func() {}
 	}
 	removeDir := func() { os.RemoveAll(jobDir) }
-	to := cmp.Or(job.To, ToPDF)
+	to := cmp.Or(job.To, engine.ToPDF)
 	in := filepath.Join(jobDir, "input."+job.From)
 	out := filepath.Join(jobDir, "output."+to) // the engine exports to the format the extension names
 	if err := os.WriteFile(in, job.Body, 0o600); err != nil {
@@ -284,7 +287,7 @@ func csvCharset(in []byte) string {
 // once and deletes it; the fsync LibreOffice would do otherwise buys
 // nothing and waits for the disk (0.4 ms per document on the corpus on a
 // quiet disk, about 1 ms while another process writes synchronously).
-// Then the export filter's own options (JobOptions.filterOptions).
+// Then the export filter's own options (filterOptions).
 func saveOptions(filter string) string {
 	if filter == "" {
 		return "NoFileSync"
@@ -304,7 +307,7 @@ func saveOptions(filter string) string {
 // turn); one client converts as fast as before.
 func (l libreOffice) convert(in, out, filter, password string) (func(), error) {
 	options := loadOptions
-	if filepath.Ext(in) == "."+FromCSV {
+	if filepath.Ext(in) == "."+engine.FromCSV {
 		b, err := os.ReadFile(in)
 		if err != nil {
 			return func() {}, err

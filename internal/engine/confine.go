@@ -1,4 +1,4 @@
-package convert
+package engine
 
 import (
 	"encoding/json"
@@ -11,9 +11,10 @@ import (
 	"syscall"
 )
 
-// A worker or cold soffice started in namespaces of its own (sandbox.go)
-// also gets a filesystem of its own before LibreOffice starts: a root
-// holding only what LibreOffice needs to run (the system's programs and
+// An engine's process started in namespaces of its own (SandboxAttr): a
+// LibreOffice worker, a cold soffice, a browser, also gets a filesystem of
+// its own before the engine starts: a root holding only what the engines
+// need to run (the system's programs and
 // libraries under /usr, fonts, its configuration, a few files of /etc and
 // devices of /dev, a /proc of its own processes) and, writable, the
 // directories of its profile and of its jobs. The server's data
@@ -33,12 +34,12 @@ var readOnlyPaths = []string{
 // devices are bound from the host's /dev.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
-// confine replaces the filesystem of this process, which must be the
-// first of a new PID namespace (and so of the new mount namespace that
-// came with it), by the confined root built under root, with dirs (and
-// programDir, if outside /usr) visible at their own paths; dirs are
+// ConfineFilesystem replaces the filesystem of this process, which must
+// be the first of a new PID namespace (and so of the new mount namespace
+// that came with it), by the confined root built under root, with dirs
+// (and programDir, if outside /usr) visible at their own paths; dirs are
 // writable.
-func confine(root, programDir string, dirs []string) error {
+func ConfineFilesystem(root, programDir string, dirs []string) error {
 	if os.Getpid() != 1 {
 		return errors.New("not in a PID namespace of its own; refusing to change mounts")
 	}
@@ -155,11 +156,15 @@ func bind(root, path string, readOnly bool) error {
 // also holds the libraries, configuration and files their links lead to
 // (DIR/usr/lib/x86_64-linux-gnu, DIR/etc/libreoffice, DIR/usr/share).
 func installRoot(programDir string) string {
-	if root, ok := strings.CutSuffix(programDir, DefaultProgramDir); ok && root != "" {
+	if root, ok := strings.CutSuffix(programDir, LibreOfficeProgramDir); ok && root != "" {
 		return root
 	}
 	return filepath.Dir(programDir)
 }
+
+// LibreOfficeProgramDir is where Debian's LibreOffice packages install
+// its program directory, the one that holds libmergedlo.so.
+const LibreOfficeProgramDir = "/usr/lib/libreoffice/program"
 
 // within reports whether path is dir or lies under it.
 func within(path, dir string) bool {
@@ -168,9 +173,9 @@ func within(path, dir string) bool {
 }
 
 // confinedExecEnv names the variable that makes the worker program
-// confine itself and then execute another program: the cold soffice
-// (cold.go) is started that way, being a script that cannot confine
-// itself.
+// confine itself and then execute another program (RunConfined): a
+// browser and the cold soffice are started that way (Confine), being
+// programs that cannot confine themselves.
 const confinedExecEnv = "QUIRE_CONVERT_CONFINED_EXEC"
 
 // confinedExec is the value of confinedExecEnv, in JSON.
@@ -179,13 +184,34 @@ type confinedExec struct {
 	Dirs             []string // writable
 	Dir              string   // the working directory
 	Argv             []string // the program and its arguments
-	NormalPriority   bool     // keep the priority, instead of workerNice
+	NormalPriority   bool     // keep the priority, instead of WorkerNice
 }
 
 func (c confinedExec) env() string {
 	b, _ := json.Marshal(c) // strings only: cannot fail
 	return confinedExecEnv + "=" + string(b)
 }
+
+// RunConfined makes this process the program that Confine started it
+// for, when it was started so (the worker mode of the quire program, which
+// must call it first): it confines itself, its filesystem too unless
+// hostFilesystem (the tests' scripted programs, which use the test's
+// files), then executes the program. It returns whether it was asked
+// and, if it was, the exit code of a failure: on success it does not
+// return.
+func RunConfined(hostFilesystem bool) (code int, asked bool) {
+	spec := os.Getenv(confinedExecEnv)
+	if spec == "" {
+		return 0, false
+	}
+	if hostFilesystem {
+		return execConfined(spec, nil), true
+	}
+	return execConfined(spec, ConfineFilesystem), true
+}
+
+// confineFunc confines a process's filesystem (ConfineFilesystem).
+type confineFunc func(root, programDir string, dirs []string) error
 
 // execConfined confines this process as the JSON spec says (with
 // confineFS; nil: not at all), then replaces it by the program the spec
@@ -206,7 +232,7 @@ func execConfined(spec string, confineFS confineFunc) int {
 	}
 	runtime.LockOSThread() // the thread that executes the program passes its priority on
 	if !c.NormalPriority {
-		lowPriority()
+		LowPriority()
 	}
 	if err := os.Chdir(c.Dir); err != nil {
 		fmt.Fprintf(os.Stderr, "quire: %v\n", err)

@@ -1,8 +1,6 @@
-package convert
+package engine
 
 import (
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -134,7 +132,7 @@ func (o JobOptions) Validate(from, to string) error {
 	if len(o.Password) > MaxPasswordLength {
 		bad(ParamPassword, fmt.Sprintf("must be at most %d bytes", MaxPasswordLength))
 	}
-	if to != "" && to != ToPDF && o.pdfOnly() {
+	if to != "" && to != ToPDF && o.PDFOnly() {
 		bad("to", "the PDF options ("+strings.Join(o.pdfOnlyParams(), ", ")+") need to=pdf")
 	}
 	if from = strings.ToLower(from); from != "" {
@@ -188,7 +186,8 @@ func (o JobOptions) pdfOnlyParams() []string {
 		param{o.MaxImageResolution != 0, ParamMaxImageResolution})
 }
 
-func (o JobOptions) pdfOnly() bool { return len(o.pdfOnlyParams()) > 0 }
+// PDFOnly reports whether o sets an option that only PDF output has.
+func (o JobOptions) PDFOnly() bool { return len(o.pdfOnlyParams()) > 0 }
 
 func joinInts(v []int) string {
 	s := make([]string, len(v))
@@ -196,61 +195,4 @@ func joinInts(v []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
-}
-
-// filterOption is one property of LibreOffice's PDF export filter, in the
-// JSON form LibreOffice reads from LibreOfficeKit and the command line.
-type filterOption struct {
-	Type  string `json:"type"`
-	Value string `json:"value"`
-}
-
-// filterOptions returns the options of the export filter to format to
-// for o. PDF: those of every conversion (pdfExportOptions) and those o
-// asks for; without PDF options it is pdfExportOptions itself, so that a
-// plain conversion costs nothing more than before. Other formats: none.
-func (o JobOptions) filterOptions(to string) string {
-	switch {
-	case to != ToPDF:
-		return ""
-	case !o.pdfOnly():
-		return pdfExportOptions
-	}
-	opts := map[string]filterOption{"ExportLinksRelativeFsys": {"boolean", "true"}}
-	boolean := func(name string, v bool) { opts[name] = filterOption{"boolean", strconv.FormatBool(v)} }
-	long := func(name string, v int) { opts[name] = filterOption{"long", strconv.Itoa(v)} }
-	if i := slices.Index(PDFAVersions, o.PDFA); i >= 0 {
-		long("SelectPdfVersion", i+1) // 1: PDF/A-1b, 2: PDF/A-2b, 3: PDF/A-3b
-	}
-	if o.PDFUA {
-		boolean("PDFUACompliance", true)
-		boolean("UseTaggedPDF", true)
-	}
-	if o.PageRanges != "" {
-		opts["PageRange"] = filterOption{"string", o.PageRanges}
-	}
-	if o.ExportFormFields != nil {
-		boolean("ExportFormFields", *o.ExportFormFields)
-	}
-	if o.LosslessImageCompression {
-		boolean("UseLosslessCompression", true)
-	}
-	if o.Quality != 0 {
-		long("Quality", o.Quality)
-	}
-	if o.ReduceImageResolution {
-		boolean("ReduceImageResolution", true)
-		long("MaxImageResolution", cmp.Or(o.MaxImageResolution, 300))
-	}
-	b, _ := json.Marshal(opts) // strings and a map of them: cannot fail
-	return string(b)
-}
-
-// exportHint words what in o may have made LibreOffice's export fail: a
-// page range that selects no page of the document makes it write nothing.
-func (o JobOptions) exportHint() string {
-	if o.PageRanges == "" {
-		return ""
-	}
-	return " (pageRanges " + o.PageRanges + " may select no page of the document)"
 }

@@ -1,7 +1,6 @@
-package convert
+package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -62,38 +61,6 @@ func TestJobOptionsValidate(t *testing.T) {
 		slices.Sort(fields)
 		if !slices.Equal(fields, c.fields) {
 			t.Errorf("%+v from %s to %s: details %+v, want fields %v", c.o, c.from, c.to, e.Details, c.fields)
-		}
-	}
-}
-
-func TestFilterOptions(t *testing.T) {
-	if got := (JobOptions{}).filterOptions(ToPDF); got != pdfExportOptions {
-		t.Errorf("no options: %s, want the plain path's %s", got, pdfExportOptions)
-	}
-	if got := (JobOptions{Landscape: true, Password: "x"}).filterOptions(ToPDF); got != pdfExportOptions {
-		t.Errorf("options that are not the export's: %s, want %s", got, pdfExportOptions)
-	}
-	if got := (JobOptions{}).filterOptions(ToDOCX); got != "" {
-		t.Errorf("DOCX: %q, want none", got)
-	}
-	yes := true
-	o := JobOptions{PDFA: "PDF/A-3b", PDFUA: true, PageRanges: "2-4", ExportFormFields: &yes, Quality: 70, ReduceImageResolution: true}
-	var got map[string]filterOption
-	if err := json.Unmarshal([]byte(o.filterOptions(ToPDF)), &got); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]filterOption{
-		"ExportLinksRelativeFsys": {"boolean", "true"}, "SelectPdfVersion": {"long", "3"},
-		"PDFUACompliance": {"boolean", "true"}, "UseTaggedPDF": {"boolean", "true"}, "PageRange": {"string", "2-4"},
-		"ExportFormFields": {"boolean", "true"}, "Quality": {"long", "70"},
-		"ReduceImageResolution": {"boolean", "true"}, "MaxImageResolution": {"long", "300"},
-	}
-	if len(got) != len(want) {
-		t.Errorf("filter options %v, want %v", got, want)
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
 }

@@ -1,32 +1,9 @@
-package convert
+package engine
 
 import (
 	"math"
 	"testing"
 )
-
-// TestEngineFor: HTML and Markdown to PDF go to Chromium unless the
-// options name LibreOffice or set one of its options; the rest goes to
-// LibreOffice.
-func TestEngineFor(t *testing.T) {
-	for _, c := range []struct {
-		from, to string
-		o        JobOptions
-		want     string
-	}{
-		{FromHTML, ToPDF, JobOptions{}, EngineChromium},
-		{"MD", ToPDF, JobOptions{Paper: "A4"}, EngineChromium},
-		{FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-1b"}, EngineLibreOffice},
-		{FromHTML, ToPDF, JobOptions{PDFA: "PDF/A-2b", PDFUA: true}, EngineChromium},
-		{FromHTML, ToPDF, JobOptions{Engine: "LibreOffice"}, EngineLibreOffice},
-		{FromHTML, ToDOCX, JobOptions{}, EngineLibreOffice},
-		{FromDOCX, ToPDF, JobOptions{}, EngineLibreOffice},
-	} {
-		if got := c.o.EngineFor(c.from, c.to); got != c.want {
-			t.Errorf("%+v from %s to %s: %s, want %s", c.o, c.from, c.to, got, c.want)
-		}
-	}
-}
 
 // TestPaperAndMargins: named and measured paper sizes and margins in
 // inches.

@@ -1,4 +1,4 @@
-package convert
+package engine
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // Engines of JobOptions.Engine. HTML and Markdown made into PDF go to
 // Chromium (package chromium) unless the options ask for LibreOffice;
-// everything else goes to LibreOffice.
+// everything else goes to LibreOffice (package conversion chooses).
 const (
 	EngineChromium    = "chromium"
 	EngineLibreOffice = "libreoffice"
@@ -21,41 +21,23 @@ const (
 // Engines are the accepted values of JobOptions.Engine.
 var Engines = []string{EngineChromium, EngineLibreOffice}
 
-// EngineFor returns the engine that converts a document of format from
-// to format to with o: the one o names, or else Chromium for HTML and
-// Markdown to PDF unless o sets an option only LibreOffice has (PDF/A-1b
-// among them: Chromium paints with transparency and soft masks, which
-// PDF/A-1 forbids), and LibreOffice for the rest.
-func (o JobOptions) EngineFor(from, to string) string {
-	switch {
-	case o.Engine != "":
-		return strings.ToLower(o.Engine)
-	case to == ToPDF && browserSource(from) && len(o.libreOfficeParams()) == 0:
-		return EngineChromium
-	}
-	return EngineLibreOffice
-}
-
-// browserSource reports whether documents of format from are web
-// content, which Chromium prints.
-func browserSource(from string) bool {
+// IsWebPage reports whether documents of format from are web content,
+// which Chromium prints.
+func IsWebPage(from string) bool {
 	from = strings.ToLower(from)
 	return from == FromHTML || from == FromMarkdown
 }
 
-// libreOfficeParams names the options set in o that only LibreOffice has.
-func (o JobOptions) libreOfficeParams() []string {
+// LibreOfficeParams names the options set in o that only LibreOffice has.
+func (o JobOptions) LibreOfficeParams() []string {
 	return setNames(param{o.PDFA == PDFAVersions[0], ParamPDFA},
 		param{o.ExportFormFields != nil, ParamExportFormFields}, param{o.LosslessImageCompression, ParamLosslessImageCompression},
 		param{o.Quality != 0, ParamQuality}, param{o.ReduceImageResolution, ParamReduceImageResolution},
 		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{o.Password != "", ParamPassword})
 }
 
-// NeedsChromium reports whether o sets an option only Chromium has.
-func (o JobOptions) NeedsChromium() bool { return len(o.chromiumParams()) > 0 }
-
-// chromiumParams names the options set in o that only Chromium has.
-func (o JobOptions) chromiumParams() []string {
+// ChromiumParams names the options set in o that only Chromium has.
+func (o JobOptions) ChromiumParams() []string {
 	return setNames(param{o.Paper != "", ParamPaper}, param{o.Margin != "", ParamMargin},
 		param{o.PrintBackground, ParamPrintBackground}, param{o.Scale != 0, ParamScale}, param{o.JavaScript, ParamJavaScript})
 }
@@ -118,17 +100,17 @@ func (o JobOptions) engineDetails(from, to string) []quire.Detail {
 	if o.Scale != 0 && (o.Scale < MinScale || o.Scale > MaxScale) {
 		bad(ParamScale, fmt.Sprintf("must be from %g to %g", MinScale, MaxScale))
 	}
-	chromium, lo := o.chromiumParams(), o.libreOfficeParams()
+	chromium, lo := o.ChromiumParams(), o.LibreOfficeParams()
 	switch {
 	case o.Engine == "" && len(chromium) > 0 && len(lo) > 0:
 		bad(ParamEngine, "the options "+strings.Join(chromium, ", ")+" are Chromium's and "+strings.Join(lo, ", ")+" LibreOffice's: one engine cannot honour both")
-	case len(chromium) > 0 && (to != "" && to != ToPDF || from != "" && !browserSource(from)):
+	case len(chromium) > 0 && (to != "" && to != ToPDF || from != "" && !IsWebPage(from)):
 		bad(chromium[0], "applies to html and md made into pdf only (Chromium's options: "+strings.Join(chromium, ", ")+")")
 	case len(chromium) > 0 && strings.EqualFold(o.Engine, EngineLibreOffice):
 		bad(ParamEngine, "libreoffice has none of the options "+strings.Join(chromium, ", ")+"; they are Chromium's")
 	case strings.EqualFold(o.Engine, EngineChromium) && len(lo) > 0:
 		bad(ParamEngine, "chromium has none of the options "+strings.Join(lo, ", ")+"; they are LibreOffice's")
-	case strings.EqualFold(o.Engine, EngineChromium) && (to != "" && to != ToPDF || from != "" && !browserSource(from)):
+	case strings.EqualFold(o.Engine, EngineChromium) && (to != "" && to != ToPDF || from != "" && !IsWebPage(from)):
 		bad(ParamEngine, "chromium makes html and md into pdf only")
 	}
 	return d
