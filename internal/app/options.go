@@ -17,6 +17,7 @@ import (
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdftools"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // The services' options, built from the settings: config only reads them.
@@ -45,7 +46,7 @@ func convertOptions(cfg *config.Config, log *slog.Logger) convert.Options {
 // have the conversion's timeout and queue.
 func chromiumOptions(cfg *config.Config, log *slog.Logger) chromium.Options {
 	return chromium.Options{PoolOptions: enginePool(cfg, log, cfg.ChromiumWorkers, cfg.ChromiumMaxJobs, int64(cfg.ChromiumMaxMemory), int64(cfg.ChromiumMaxMemory)*2/3),
-		Path: cfg.ChromiumPath, Text: convert.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells},
+		Path: cfg.ChromiumPath, Text: safeinput.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells},
 		Page: chromium.PageLimits{ScriptTimeout: cfg.ChromiumScriptTimeout, MaxPages: cfg.ChromiumMaxPages}}
 }
 

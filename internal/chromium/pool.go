@@ -54,8 +54,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // Options configure a Pool. The zero value of a field selects its default.
@@ -74,7 +74,7 @@ type Options struct {
 	Dir string
 	// Text bounds the nesting and tables of a page, as convert.Options'
 	// MaxNesting and MaxTableCells do LibreOffice's.
-	Text convert.TextLimits
+	Text safeinput.TextLimits
 	// Page bounds what a page's scripts and print may do (page.go).
 	Page PageLimits
 	// Registerer is where the engine's metrics go (engine.Collector,
@@ -219,14 +219,14 @@ func (p *Pool) Check(page Page, opts engine.JobOptions) error {
 
 // CheckPage is Pool.Check for a pool of Options.Text limits, for a caller
 // that starts its browser only for a page that passes (quire convert).
-func CheckPage(page Page, opts engine.JobOptions, limits convert.TextLimits) error {
+func CheckPage(page Page, opts engine.JobOptions, limits safeinput.TextLimits) error {
 	if err := opts.Validate(page.From, engine.ToPDF); err != nil {
 		return err
 	}
-	if err := convert.Check(page.Doc, page.From); err != nil {
+	if err := safeinput.Check(page.Doc, page.From); err != nil {
 		return err
 	}
-	return convert.CheckText(page.Doc, page.From, limits)
+	return safeinput.CheckText(page.Doc, page.From, limits)
 }
 
 // Convert prints page to PDF with the options of opts that apply
@@ -239,7 +239,7 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts engine.JobOptions) (
 		return engine.Result{}, err
 	}
 	if page.From == engine.FromMarkdown {
-		html, err := convert.MarkdownPage(page.Doc)
+		html, err := safeinput.MarkdownPage(page.Doc)
 		if err != nil {
 			return engine.Result{}, err
 		}

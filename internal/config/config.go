@@ -312,8 +312,8 @@ func Default() Config {
 		ConvertMaxMemory:      1536 << 20,
 		ConvertMaxExpanded:    256 << 20,
 		ConvertMaxRatio:       200,
-		ConvertMaxNesting:     200,     // convert.DefaultMaxNesting
-		ConvertMaxTableCells:  100_000, // convert.DefaultMaxTableCells
+		ConvertMaxNesting:     200,     // safeinput.DefaultMaxNesting
+		ConvertMaxTableCells:  100_000, // safeinput.DefaultMaxTableCells
 		ConvertMaxFiles:       10,
 		LibreOfficeDir:        "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
 		ChromiumMaxMemory:     1 << 30,

@@ -10,15 +10,15 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // ParamMerge is the query parameter that merges several files' PDFs.
 const ParamMerge = "merge"
 
 // route tells whether r goes to Chromium, and the format of its first
-// file: a web page (HTML or Markdown, convert.PageFormat) made into PDF,
+// file: a web page (HTML or Markdown, safeinput.PageFormat) made into PDF,
 // with options that choose Chromium (engineFor). The
 // other files are then the page's. Without Chromium on this server, the
 // default engine is LibreOffice, and asking for Chromium is a 503.
@@ -27,7 +27,7 @@ const ParamMerge = "merge"
 // cannot do.
 func (s *Service) route(r Request) (string, bool, error) {
 	first := r.Files[0]
-	from := cmp.Or(r.From, convert.PageFormat(first.Name, first.Data))
+	from := cmp.Or(r.From, safeinput.PageFormat(first.Name, first.Data))
 	if r.OfficeOnly || len(r.Malformed) > 0 || r.To != engine.ToPDF || (from != engine.FromHTML && from != engine.FromMarkdown) ||
 		engineFor(r.Options, from, r.To) != engine.EngineChromium {
 		return from, false, nil

@@ -21,7 +21,7 @@
 //
 // Untrusted documents are loaded with macros disabled and with every link
 // to outside content blocked (see profile.go); input is sniffed before it
-// reaches LibreOffice (see sniff.go).
+// reaches LibreOffice (package safeinput).
 package convert
 
 import (
@@ -31,6 +31,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // Spreadsheets and Presentations are the formats that open in Calc and
@@ -61,19 +62,19 @@ type Options struct {
 	MaxInputBytes int64
 	// MaxExpandedBytes bounds what a ZIP-based document (OOXML, ODF) and the
 	// packages nested in it inflate to, measured by inflating them before
-	// the job (default 256 MiB; negative: no limit). See expand.go.
+	// the job (default 256 MiB; negative: no limit). See package safeinput.
 	MaxExpandedBytes int64
 	// MaxCompressionRatio bounds the ratio of inflated to compressed size of
 	// each part larger than 1 MiB of such a package (default 200; real
 	// documents stay under 35; negative: no limit).
 	MaxCompressionRatio int
 	// MaxNesting bounds how deep Markdown nests block quotes and list
-	// items, and HTML its elements (default DefaultMaxNesting; deeper:
-	// ErrUnprocessable; negative: no limit). See nesting.go.
+	// items, and HTML its elements (default safeinput.DefaultMaxNesting; deeper:
+	// ErrUnprocessable; negative: no limit). See package safeinput.
 	MaxNesting int
 	// MaxTableCells bounds the cells of a Markdown table (default
-	// DefaultMaxTableCells; more: ErrUnprocessable; negative: no limit).
-	// See tables.go.
+	// safeinput.DefaultMaxTableCells; more: ErrUnprocessable; negative: no limit).
+	// See package safeinput.
 	MaxTableCells int
 	// Dir holds each worker's profile and temporary files (default: a new
 	// directory under os.TempDir(), removed by Close, or by a later pool's
@@ -102,16 +103,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("convert: %w", err)
 	}
 	if o.MaxInputBytes <= 0 {
-		o.MaxInputBytes = 25 << 20
+		o.MaxInputBytes = safeinput.DefaultMaxInputBytes
 	}
 	if o.MaxExpandedBytes == 0 {
-		o.MaxExpandedBytes = 256 << 20
+		o.MaxExpandedBytes = safeinput.DefaultMaxExpandedBytes
 	}
 	if o.MaxCompressionRatio == 0 {
-		o.MaxCompressionRatio = 200
+		o.MaxCompressionRatio = safeinput.DefaultMaxCompressionRatio
 	}
 	if o.MaxNesting == 0 {
-		o.MaxNesting = DefaultMaxNesting
+		o.MaxNesting = safeinput.DefaultMaxNesting
 	}
 	if o.Dir != "" {
 		dir, err := filepath.Abs(o.Dir) // a confined worker sees its directories at their absolute paths (confine.go)
@@ -124,4 +125,11 @@ func (o Options) withDefaults() (Options, error) {
 		o.ProgramDir = DefaultProgramDir
 	}
 	return o, nil
+}
+
+// inputLimits are the bounds o sets on a document before it reaches a
+// worker (package safeinput).
+func (o *Options) inputLimits() safeinput.Limits {
+	return safeinput.Limits{MaxInputBytes: o.MaxInputBytes, MaxExpandedBytes: o.MaxExpandedBytes, MaxCompressionRatio: o.MaxCompressionRatio,
+		Text: safeinput.TextLimits{MaxNesting: o.MaxNesting, MaxTableCells: o.MaxTableCells}}
 }

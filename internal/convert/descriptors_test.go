@@ -11,6 +11,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // storedWithDescriptors repacks the package in with every entry stored
@@ -100,11 +101,15 @@ func TestWithoutStoredDescriptors(t *testing.T) {
 // cleaned is the DOCX in as the pool hands it to an engine.
 func cleaned(t *testing.T, in []byte) []byte {
 	t.Helper()
-	p, err := openPackage(in, engine.FromDOCX, nil)
+	o, err := Options{}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.clean()
+	out, _, err := safeinput.Prepare(&engine.Request{From: engine.FromDOCX, To: engine.ToPDF}, in, o.inputLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func readAll(t *testing.T, f *zip.File) []byte {

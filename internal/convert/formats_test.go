@@ -13,6 +13,7 @@ import (
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // requireCalcImpress fails the test when LibreOffice's spreadsheet or
@@ -69,7 +70,7 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 	cold := coldPages(t, files)
 	for name, in := range docs {
 		from := strings.TrimPrefix(filepath.Ext(name), ".")
-		if got, err := Detect(name, in); got != from {
+		if got, err := safeinput.Detect(name, in); got != from {
 			t.Errorf("%s: Detect = %q, %v", name, got, err)
 		}
 		r, err := p.ConvertTimed(context.Background(), in, from)
@@ -121,15 +122,6 @@ func TestCSVCharsetsAndFormulas(t *testing.T) {
 	}
 }
 
-// partOf returns the part name of the package pkg.
-func partOf(pkg []byte, name string) string {
-	z, err := ooxml.Open(pkg, ooxml.Limits{})
-	if err != nil {
-		panic(err)
-	}
-	return string(z.Head(name, 1<<20))
-}
-
 // repack returns the package pkg with the parts in changes replaced or
 // added.
 func repack(pkg []byte, changes map[string]string) []byte {
@@ -144,7 +136,7 @@ func repack(pkg []byte, changes map[string]string) []byte {
 	for name, body := range changes {
 		all[name] = body
 	}
-	return zipOf(all)
+	return convtest.Zip(all)
 }
 
 // sheetAndSlideResourceDocs are the rows of the resource table
@@ -158,7 +150,7 @@ func sheetAndSlideResourceDocs(r refs) []resourceDoc {
 			`<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr></p:pic>`
 	}
 	pptx := convtest.PPTX(1)
-	slide := partOf(pptx, "ppt/slides/slide1.xml")
+	slide := convtest.PartOf(pptx, "ppt/slides/slide1.xml")
 	slide = strings.Replace(slide, `</p:spTree>`, pic("10", "rIdL1")+pic("11", "rIdL2")+`</p:spTree>`, 1)
 	pptx = repack(pptx, map[string]string{
 		"ppt/slides/slide1.xml": slide,
@@ -170,7 +162,7 @@ func sheetAndSlideResourceDocs(r refs) []resourceDoc {
 	frames := `<draw:frame svg:x="1cm" svg:y="5cm" svg:width="3cm" svg:height="3cm"><draw:image xlink:href="` + r.http("odf.png") + `" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame>` +
 		`<draw:frame svg:x="5cm" svg:y="5cm" svg:width="3cm" svg:height="3cm"><draw:image xlink:href="` + r.file(r.c.png) + `" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame>`
 	withLinks := func(pkg []byte, anchor, replacement string) []byte {
-		content := strings.Replace(partOf(pkg, "content.xml"), anchor, replacement, 1)
+		content := strings.Replace(convtest.PartOf(pkg, "content.xml"), anchor, replacement, 1)
 		content = strings.Replace(content, `xmlns:svg=`, `xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:svg=`, 1)
 		return repack(pkg, map[string]string{"content.xml": content})
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -25,14 +26,14 @@ import (
 // zeros returns n zero bytes deflated (about a thousandth of n).
 func zeros(n int) []byte {
 	const mib = 1 << 20
-	data, _, _ := repeatedDeflate(nil, make([]byte, mib), n/mib, make([]byte, n%mib))
+	data, _, _ := convtest.RepeatedDeflate(nil, make([]byte, mib), n/mib, make([]byte, n%mib))
 	return data
 }
 
 // rawPart returns a DOCX with the part name made of the raw deflate data,
 // with the sizes and checksum its header declares.
 func rawPart(name string, data []byte, crc uint32, size uint64) []byte {
-	return packageWith(docx(paragraphs(1, "hostile"), ""), &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
+	return convtest.PackageWith(convtest.DOCXBody(convtest.Paragraphs(1, "hostile"), ""), &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
 		CompressedSize64: uint64(len(data)), UncompressedSize64: size}, data)
 }
 
@@ -91,7 +92,7 @@ func nestedDOCX(depth int, inner []byte) []byte {
 	for range depth {
 		inner = zipOfBytes(map[string][]byte{"nested.zip": inner})
 	}
-	return docxWith(paragraphs(1, "nested"), "", map[string]string{"word/embeddings/package.docx": string(inner)})
+	return convtest.DOCXWith(convtest.Paragraphs(1, "nested"), "", map[string]string{"word/embeddings/package.docx": string(inner)})
 }
 
 func zipOfBytes(parts map[string][]byte) []byte {
@@ -127,7 +128,7 @@ func deepXML(depth int) []byte {
 	}
 	b.WriteString(`<w:p><w:r><w:t>deep</w:t></w:r></w:p>`)
 	b.WriteString(strings.Repeat(`</w:customXml>`, depth))
-	return docx(b.String(), "")
+	return convtest.DOCXBody(b.String(), "")
 }
 
 func TestHostileDocuments(t *testing.T) {
@@ -171,7 +172,7 @@ func TestHostileDocuments(t *testing.T) {
 			t.Logf("%s (%d KB): %v in %v", c.name, len(c.in)>>10, err, took.Round(time.Millisecond))
 		}
 	}
-	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after the hostile ones"), ""), engine.FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), convtest.DOCXBody(convtest.Paragraphs(3, "after the hostile ones"), ""), engine.FromDOCX); err != nil {
 		t.Fatalf("the pool does not serve after the hostile documents: %v", err)
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/convert/pdfatest"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // TestPDFA converts to each PDF/A version, on the warm workers and on the
@@ -24,7 +26,7 @@ import (
 func TestPDFA(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
-	in := docx(paragraphs(3, "archival"), "")
+	in := convtest.DOCXBody(convtest.Paragraphs(3, "archival"), "")
 	for part, version := range engine.PDFAVersions {
 		r, err := p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFA: version})
 		if err != nil {
@@ -59,7 +61,7 @@ func TestPDFA(t *testing.T) {
 func TestPDFUA(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
-	in := docx(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Title</w:t></w:r></w:p>`+paragraphs(2, "accessible"), "")
+	in := convtest.DOCXBody(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Title</w:t></w:r></w:p>`+convtest.Paragraphs(2, "accessible"), "")
 	r, err := p.ConvertWith(context.Background(), in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFUA: true})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +134,7 @@ func TestLandscape(t *testing.T) {
 			}
 		}
 	}
-	if _, err := p.ConvertWith(context.Background(), docx(paragraphs(1, "x"), ""), engine.FromDOCX, engine.ToPDF, engine.JobOptions{Landscape: true}); err == nil {
+	if _, err := p.ConvertWith(context.Background(), convtest.DOCXBody(convtest.Paragraphs(1, "x"), ""), engine.FromDOCX, engine.ToPDF, engine.JobOptions{Landscape: true}); err == nil {
 		t.Error("landscape=true on a DOCX was accepted")
 	}
 }
@@ -143,8 +145,8 @@ func TestLandscape(t *testing.T) {
 func TestPassword(t *testing.T) {
 	requireLibreOffice(t)
 	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
-	in := encrypted(t, sofficeExport(t, docx(paragraphs(1, "classified"), ""), "odt"), "odt", "writer8", "s3cret pass")
-	if err := Check(in, engine.FromODT); !errors.Is(err, engine.ErrEncrypted) {
+	in := encrypted(t, sofficeExport(t, convtest.DOCXBody(convtest.Paragraphs(1, "classified"), ""), "odt"), "odt", "writer8", "s3cret pass")
+	if err := safeinput.Check(in, engine.FromODT); !errors.Is(err, engine.ErrEncrypted) {
 		t.Fatalf("the test's document is not recognised as encrypted: %v", err)
 	}
 	r, err := p.ConvertWith(context.Background(), in, engine.FromODT, engine.ToPDF, engine.JobOptions{Password: "s3cret pass", PDFA: "PDF/A-2b"})
@@ -163,7 +165,7 @@ func TestPassword(t *testing.T) {
 		t.Errorf("with a wrong password: %v, want ErrUnprocessable naming the password", err)
 	}
 	// The worker is still fine, and loads plain documents as before.
-	if _, err := p.Convert(context.Background(), docx(paragraphs(1, "after"), ""), engine.FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), convtest.DOCXBody(convtest.Paragraphs(1, "after"), ""), engine.FromDOCX); err != nil {
 		t.Errorf("a plain document after the encrypted ones: %v", err)
 	}
 	if c := p.Counters(); c.Crashes != 0 || c.Cold != 0 {

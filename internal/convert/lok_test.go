@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -83,7 +84,7 @@ func TestEveryFormatConverts(t *testing.T) {
 	t.Parallel()
 	table := `<w:tbl><w:tblPr><w:tblBorders><w:top w:val="single" w:sz="4"/><w:bottom w:val="single" w:sz="4"/></w:tblBorders></w:tblPr>` +
 		`<w:tr><w:tc><w:p><w:r><w:t>cell 1</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>cell 2</w:t></w:r></w:p></w:tc></w:tr></w:tbl>`
-	src := docx(paragraphs(3, "every format")+table+`<w:p/>`, "")
+	src := convtest.DOCXBody(convtest.Paragraphs(3, "every format")+table+`<w:p/>`, "")
 	for _, c := range []struct {
 		from string
 		in   []byte
@@ -123,7 +124,7 @@ func TestCommentedDocuments(t *testing.T) {
 		from string
 		in   []byte
 		cold bool
-	}{{engine.FromDOCX, docxWith(commented(paragraphs(1, "x"), "")), false}, {engine.FromRTF, rtf, true}} {
+	}{{engine.FromDOCX, convtest.DOCXWith(convtest.Commented(convtest.Paragraphs(1, "x"), "")), false}, {engine.FromRTF, rtf, true}} {
 		r, err := p.ConvertTimed(context.Background(), c.in, c.from)
 		if err != nil {
 			t.Fatalf("commented %s: %v", c.from, err)
@@ -144,15 +145,15 @@ func TestCommentedDocuments(t *testing.T) {
 func TestDamagedAndProtectedDocumentsAreUnprocessable(t *testing.T) {
 	requireLibreOffice(t)
 	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1, JobTimeout: 10 * time.Second}})
-	good := docx(paragraphs(1, "fine"), "")
-	garbage := zipOf(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": "\x00\x01 not XML at all <<<"})
+	good := convtest.DOCXBody(convtest.Paragraphs(1, "fine"), "")
+	garbage := convtest.Zip(map[string]string{"[Content_Types].xml": "<Types/>", "word/document.xml": "\x00\x01 not XML at all <<<"})
 	for name, c := range map[string]struct {
 		in   []byte
 		want error
 	}{
 		"truncated ZIP":          {good[:len(good)-40], engine.ErrUnprocessable},
 		"garbage document part":  {garbage, engine.ErrUnprocessable},
-		"password-protected":     {cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil), engine.ErrEncrypted},
+		"password-protected":     {convtest.CFB([]string{"EncryptionInfo", "EncryptedPackage"}, nil), engine.ErrEncrypted},
 		"PDF declared as a DOCX": {[]byte("%PDF-1.7\n%%EOF\n"), engine.ErrInvalidFormat},
 	} {
 		if _, err := p.Convert(context.Background(), c.in, "docx"); !errors.Is(err, c.want) {
@@ -169,7 +170,7 @@ func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	// Seconds of LibreOffice's work, against the tenth of a second of it
 	// after which the worker is killed.
-	big := docx(paragraphs(2000, strings.Repeat("a long line of text to lay out ", 4)), "")
+	big := convtest.DOCXBody(convtest.Paragraphs(2000, strings.Repeat("a long line of text to lay out ", 4)), "")
 	done := make(chan error, 1)
 	go func() {
 		r, err := p.ConvertTimed(context.Background(), big, "docx")
@@ -189,7 +190,7 @@ func TestLibreOfficeWorkerKilledMidJob(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("job whose worker was killed: %v, want success on the retry", err)
 	}
-	if _, err := p.Convert(context.Background(), docx(paragraphs(1, "next"), ""), "docx"); err != nil {
+	if _, err := p.Convert(context.Background(), convtest.DOCXBody(convtest.Paragraphs(1, "next"), ""), "docx"); err != nil {
 		t.Errorf("next job: %v", err)
 	}
 	if c := p.Status().Counters; c.Crashes != 1 || c.Retried != 1 || c.Restarts != 1 {

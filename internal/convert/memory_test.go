@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -81,73 +82,8 @@ var hugeRunDOCX = sync.OnceValue(func() []byte {
 	head := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t xml:space="preserve">`
 	tail := `</w:t></w:r></w:p></w:body></w:document>`
-	return withRepeatedPart(docx("", ""), "word/document.xml", head, strings.Repeat(" ", 1<<20), 1000, tail)
+	return convtest.WithRepeatedPart(convtest.DOCXBody("", ""), "word/document.xml", head, strings.Repeat(" ", 1<<20), 1000, tail)
 })
-
-// withRepeatedPart returns the package pkg with the part name holding
-// head, unit copies times, and tail.
-func withRepeatedPart(pkg []byte, name, head, unit string, copies int, tail string) []byte {
-	data, crc, size := repeatedDeflate([]byte(head), []byte(unit), copies, []byte(tail))
-	return packageWith(pkg, &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
-		CompressedSize64: uint64(len(data)), UncompressedSize64: size}, data)
-}
-
-// repeatedDeflate returns the deflate stream of head, unit copies times,
-// and tail, with its checksum and inflated size. The stream is unit's
-// compressed blocks repeated (each copy's blocks refer to nothing before
-// them), so that it takes a fraction of a second to make however large it
-// inflates: deflating the whole under the race detector took minutes.
-func repeatedDeflate(head, unit []byte, copies int, tail []byte) (data []byte, crc uint32, size uint64) {
-	var b bytes.Buffer
-	b.Write(deflateBlocks(head))
-	crc = crc32.ChecksumIEEE(head)
-	block := deflateBlocks(unit)
-	for range copies {
-		b.Write(block)
-		crc = crc32.Update(crc, crc32.IEEETable, unit)
-	}
-	b.Write(deflateBlocks(tail))
-	crc = crc32.Update(crc, crc32.IEEETable, tail)
-	b.Write([]byte{0x03, 0x00}) // an empty final block
-	return b.Bytes(), crc, uint64(len(head) + copies*len(unit) + len(tail))
-}
-
-// deflateBlocks compresses b into non-final deflate blocks that end on a
-// byte boundary and refer to nothing before them.
-func deflateBlocks(b []byte) []byte {
-	var out bytes.Buffer
-	w, _ := flate.NewWriter(&out, flate.BestCompression)
-	w.Write(b)
-	w.Flush()
-	return out.Bytes()
-}
-
-// packageWith returns the package pkg with the part h (raw, compressed
-// data) in place of the part of the same name.
-func packageWith(pkg []byte, h *zip.FileHeader, data []byte) []byte {
-	z, err := zip.NewReader(bytes.NewReader(pkg), int64(len(pkg)))
-	if err != nil {
-		panic(err)
-	}
-	var out bytes.Buffer
-	w := zip.NewWriter(&out)
-	for _, f := range z.File {
-		if f.Name != h.Name {
-			if err := w.Copy(f); err != nil {
-				panic(err)
-			}
-		}
-	}
-	raw, err := w.CreateRaw(h)
-	if err != nil {
-		panic(err)
-	}
-	raw.Write(data)
-	if err := w.Close(); err != nil {
-		panic(err)
-	}
-	return out.Bytes()
-}
 
 // manyParagraphsDOCX is the other DOCX of the issue: two million
 // paragraphs. distinct numbers them, which makes a package that
@@ -156,22 +92,22 @@ func packageWith(pkg []byte, h *zip.FileHeader, data []byte) []byte {
 func manyParagraphsDOCX(distinct bool) []byte {
 	const n, alike = 2_000_000, "<w:p><w:r><w:t>x</w:t></w:r></w:p>"
 	if !distinct {
-		return withRepeatedPart(docx("", ""), "word/document.xml", documentHead, strings.Repeat(alike, n/50), 50, documentTail)
+		return convtest.WithRepeatedPart(convtest.DOCXBody("", ""), "word/document.xml", convtest.DocumentHead, strings.Repeat(alike, n/50), 50, convtest.DocumentTail)
 	}
-	b := []byte(documentHead)
+	b := []byte(convtest.DocumentHead)
 	for i := range n {
 		b = append(b, "<w:p><w:r><w:t>"...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, "</w:t></w:r></w:p>"...)
 	}
-	b = append(b, documentTail...)
+	b = append(b, convtest.DocumentTail...)
 	// The fastest level compresses this text as well as the default one
 	// does, in half the time (seconds under the race detector).
 	var data bytes.Buffer
 	w, _ := flate.NewWriter(&data, flate.BestSpeed)
 	w.Write(b)
 	w.Close()
-	return packageWith(docx("", ""), &zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(b),
+	return convtest.PackageWith(convtest.DOCXBody("", ""), &zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(b),
 		CompressedSize64: uint64(data.Len()), UncompressedSize64: uint64(len(b))}, data.Bytes())
 }
 
@@ -212,7 +148,7 @@ func TestWorkerMemoryIsBounded(t *testing.T) {
 		t.Logf("%s: answered in %v", name, r.Total)
 		checkMemoryError(t, name, err, limit)
 	}
-	if _, err := p.Convert(context.Background(), docx(paragraphs(3, "after"), ""), engine.FromDOCX); err != nil {
+	if _, err := p.Convert(context.Background(), convtest.DOCXBody(convtest.Paragraphs(3, "after"), ""), engine.FromDOCX); err != nil {
 		t.Fatalf("the pool does not serve after the limit: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // indentedList is Markdown of a list nested depth levels by indentation.
@@ -51,18 +52,18 @@ var nestingCases = []struct {
 
 func TestCheckNesting(t *testing.T) {
 	for _, c := range nestingCases {
-		err := CheckNesting([]byte(c.in), c.from, DefaultMaxNesting)
+		err := safeinput.CheckNesting([]byte(c.in), c.from, safeinput.DefaultMaxNesting)
 		switch {
 		case c.deep && (!errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_NESTING")):
 			t.Errorf("%s: %v, want ErrUnprocessable naming the limit", c.name, err)
 		case !c.deep && err != nil:
 			t.Errorf("%s: %v, want nil", c.name, err)
 		}
-		if err := CheckNesting([]byte(c.in), c.from, -1); err != nil {
+		if err := safeinput.CheckNesting([]byte(c.in), c.from, -1); err != nil {
 			t.Errorf("%s without a limit: %v", c.name, err)
 		}
 	}
-	if err := CheckNesting([]byte(strings.Repeat("<div>", 1000)), engine.FromDOCX, 10); err != nil {
+	if err := safeinput.CheckNesting([]byte(strings.Repeat("<div>", 1000)), engine.FromDOCX, 10); err != nil {
 		t.Errorf("a format that is not measured: %v", err)
 	}
 }

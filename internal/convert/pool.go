@@ -15,6 +15,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // Pool is the supervisor of the conversion workers. It is safe for
@@ -112,18 +113,18 @@ func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (engin
 // with Request.Validate's VALIDATION_ERROR.
 func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
 	if f := strings.ToLower(from); !engine.CanConvert(f, to) {
-		return engine.Result{}, unsupported(f, to)
+		return engine.Result{}, safeinput.Unsupported(f, to)
 	}
 	return p.ConvertRequest(ctx, engine.Request{From: from, To: to, Options: opts}, in)
 }
 
 // ConvertRequest converts in as r asks. r is validated once, here
 // (Request.Validate), once the document's format is known: without
-// r.From, its content and r.Name tell it (Detect) from the same opened
-// package that the checks of prepare then read.
+// r.From, its content and r.Name tell it (safeinput.Detect) from the same
+// opened package that the checks of safeinput.Prepare then read.
 func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	t0 := time.Now()
-	in, from, err := p.prepare(in, &r)
+	in, from, err := safeinput.Prepare(&r, in, p.opts.inputLimits())
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -132,25 +133,14 @@ func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) 
 }
 
 // ConvertEdited converts to PDF a DOCX template that its caller opened
-// and edited (annotate fills one): the template's own entries are checked
-// as any package's are (expand.go), the caller's edits, which it wrote
-// itself, are not; they are cleaned with the rest (office.go) and the
-// package is written out once, edits and cleaning together.
+// and edited (annotate fills one): safeinput.PrepareEdited checks the
+// template's own entries, cleans them with the caller's edits, and writes
+// the package out once.
 func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
 	t0 := time.Now()
-	if ooxmlFormat(template) != engine.FromDOCX {
-		return nil, fmt.Errorf("%w: declared %s, but the ZIP package has no %s", engine.ErrInvalidFormat, engine.FromDOCX, ooxmlMainParts[engine.FromDOCX])
-	}
-	pkg := &officePackage{from: engine.FromDOCX, zip: template, kept: map[string][]byte{}}
-	if err := pkg.check(&p.opts); err != nil {
-		return nil, err
-	}
-	in, err := pkg.cleanWith(edits)
+	in, err := safeinput.PrepareEdited(template, edits, p.opts.inputLimits())
 	if err != nil {
-		return nil, fmt.Errorf("convert: writing the edited package: %w", err)
-	}
-	if int64(len(in)) > p.opts.MaxInputBytes {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", engine.ErrTooLarge, len(in), p.opts.MaxInputBytes)
+		return nil, err
 	}
 	r, err := p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
 	return r.Output, err
@@ -180,72 +170,13 @@ func (p *Pool) queueJob(ctx context.Context, t0 time.Time, in []byte, from, to s
 	}
 }
 
-// Check runs the checks of ConvertRequest that spend no engine time: it
-// validates r (its format told first when r.From is empty) and checks in
-// against the limits and its declared format (a ZIP package also against
-// what it expands to and for a DTD, expand.go; Markdown and HTML for their
-// nesting, nesting.go). A job's submission runs it, so that a request the
-// conversion would refuse is refused before it is queued, as it would be.
+// Check runs the checks of ConvertRequest that spend no engine time
+// (safeinput.CheckRequest): it validates r (its format told first when
+// r.From is empty) and checks in against the limits and its declared
+// format. A job's submission runs it, so that a request the conversion
+// would refuse is refused before it is queued, as it would be.
 func (p *Pool) Check(r engine.Request, in []byte) error {
-	_, _, _, err := p.check(in, &r)
-	return err
-}
-
-// check is Check, returning the package it opened (nil for a text format)
-// and the format, and whether in goes to LibreOffice as it is: an
-// encrypted document, given with its password, cannot be read here, so the
-// profile's link blocking, the workers' namespaces and the memory limit
-// alone guard it.
-func (p *Pool) check(in []byte, r *engine.Request) (pkg *officePackage, from string, asIs bool, err error) {
-	z, err := detectAndValidate(r, in)
-	if err != nil {
-		return nil, "", false, err
-	}
-	from = strings.ToLower(r.From)
-	if int64(len(in)) > p.opts.MaxInputBytes {
-		return nil, "", false, fmt.Errorf("%w: %d bytes, the limit is %d", engine.ErrTooLarge, len(in), p.opts.MaxInputBytes)
-	}
-	pkg, err = sniff(in, from, z)
-	if err != nil {
-		if errors.Is(err, engine.ErrEncrypted) && r.Options.Password != "" {
-			return nil, from, true, nil
-		}
-		return nil, "", false, err
-	}
-	if pkg != nil {
-		return pkg, from, false, pkg.check(&p.opts)
-	}
-	return nil, from, false, CheckText(in, from, TextLimits{MaxNesting: p.opts.MaxNesting, MaxTableCells: p.opts.MaxTableCells})
-}
-
-// prepare checks in (check), renders Markdown to HTML, takes out what
-// would load content from outside the document (html.go, packages.go,
-// rtf.go), and takes the comments out of a DOCX (comments.go). It returns
-// the input to convert and its format.
-func (p *Pool) prepare(in []byte, r *engine.Request) ([]byte, string, error) {
-	pkg, from, asIs, err := p.check(in, r)
-	switch {
-	case err != nil:
-		return nil, "", err
-	case asIs:
-		return in, from, nil
-	case pkg != nil:
-		return pkg.clean(), from, nil
-	}
-	opts := r.Options
-	switch from {
-	case engine.FromMarkdown:
-		html, err := markdownToHTML(in)
-		if err != nil {
-			return nil, "", err
-		}
-		return withPageSetup(sanitizeHTML(html), opts), engine.FromHTML, nil // goldmark's output is safe; this makes sure
-	case engine.FromHTML:
-		return withPageSetup(sanitizeHTML(in), opts), from, nil
-	case engine.FromRTF:
-		return withoutIncludeFields(in), from, nil
-	}
-	return in, from, nil
+	return safeinput.CheckRequest(r, in, p.opts.inputLimits())
 }
 
 // submit queues j, unless the pool is closed, cannot start any worker,

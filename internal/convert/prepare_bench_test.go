@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // BenchmarkPrepareCorpus measures the service's own work on each DOCX of
-// the corpus before its job is queued (prepare: sniff, the expansion and
+// the corpus before its job is queued (safeinput.Prepare: sniff, the expansion and
 // DTD check, the cleaning): the part of the conversion overhead that the
 // office package's single pass is about.
 //
@@ -34,12 +35,12 @@ func BenchmarkPrepareCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &Pool{opts: o}
+	l := o.inputLimits()
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, d := range docs {
-			if _, _, err := p.prepare(d, &engine.Request{From: engine.FromDOCX, To: engine.ToPDF}); err != nil {
+			if _, _, err := safeinput.Prepare(&engine.Request{From: engine.FromDOCX, To: engine.ToPDF}, d, l); err != nil {
 				b.Fatal(err)
 			}
 		}

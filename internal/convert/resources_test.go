@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -127,7 +128,7 @@ func resourceDocs(r refs) []resourceDoc {
 <text:p><draw:frame svg:width="4cm" svg:height="3cm"><draw:image xlink:href="Pictures/x.svg" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame></text:p>
 <text:section text:name="linked"><text:section-source xlink:href="` + r.file(r.c.html) + `" xlink:type="simple"/><text:p>cached section</text:p></text:section>
 </office:text></office:body></office:document-content>`
-	odt := zipOf(map[string]string{
+	odt := convtest.Zip(map[string]string{
 		"mimetype":              "application/vnd.oasis.opendocument.text",
 		"content.xml":           odtContent,
 		"Pictures/x.svg":        r.svgReaching("odt-svg"),
@@ -137,11 +138,11 @@ func resourceDocs(r refs) []resourceDoc {
 	return append([]resourceDoc{
 		{name: "DOCX linked images and fields", from: engine.FromDOCX, in: linkedImageDOCX(r.http("docx.png"), r.http("docx-field.png"))},
 		{name: "DOCX linked local images and fields", from: engine.FromDOCX, in: linkedImageDOCX(r.file(r.c.png), r.file(r.c.txt))},
-		{name: "DOCX fields naming paths", from: engine.FromDOCX, in: docx(fieldParagraphs(r.c.png, r.c.txt), "")},
-		{name: "DOCX SVG media", from: engine.FromDOCX, in: docxWith(svgBlip, `<Relationship Id="rIdSvg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/x.svg"/>`,
+		{name: "DOCX fields naming paths", from: engine.FromDOCX, in: convtest.DOCXBody(fieldParagraphs(r.c.png, r.c.txt), "")},
+		{name: "DOCX SVG media", from: engine.FromDOCX, in: convtest.DOCXWith(svgBlip, `<Relationship Id="rIdSvg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/x.svg"/>`,
 			map[string]string{"word/media/x.svg": r.svgReaching("docx-svg"), "[Content_Types].xml": svgTypes})},
-		{name: "DOCX external relationships", from: engine.FromDOCX, in: docx(vml, vmlRels)},
-		{name: "DOCX external entities", from: engine.FromDOCX, in: docxWith("", "", map[string]string{"word/document.xml": xxeDoc}), refused: true},
+		{name: "DOCX external relationships", from: engine.FromDOCX, in: convtest.DOCXBody(vml, vmlRels)},
+		{name: "DOCX external entities", from: engine.FromDOCX, in: convtest.DOCXWith("", "", map[string]string{"word/document.xml": xxeDoc}), refused: true},
 		{name: "ODT", from: engine.FromODT, in: odt},
 		{name: "RTF", from: engine.FromRTF, in: []byte(rtfReaching(r))},
 		{name: "HTML", from: engine.FromHTML, in: []byte(htmlDoc)},

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -108,7 +109,7 @@ func (l *listener) url(name string) string { return fmt.Sprintf("http://%s/%s", 
 // picture linked (not embedded) to imageURL, an INCLUDEPICTURE field and
 // an INCLUDETEXT field pointing at fieldURL.
 func linkedImageDOCX(imageURL, fieldURL string) []byte {
-	return docx(linkedImageParts(imageURL, fieldURL))
+	return convtest.DOCXBody(linkedImageParts(imageURL, fieldURL))
 }
 
 // linkedImageParts returns the body and relationships of linkedImageDOCX.
@@ -123,7 +124,7 @@ func linkedImageParts(imageURL, fieldURL string) (string, string) {
 		return `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ` + instr +
 			` </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>cached</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
 	}
-	body := paragraphs(1, "remote content test") + picture +
+	body := convtest.Paragraphs(1, "remote content test") + picture +
 		field(`INCLUDEPICTURE "`+fieldURL+`"`) + field(`INCLUDEPICTURE "`+fieldURL+`" \d`) + field(`INCLUDETEXT "`+fieldURL+`"`)
 	return body, rels
 }
@@ -208,8 +209,8 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	}{
 		{"remote DOCX", "docx", linkedImageDOCX(l.url("x.png"), l.url("field.png"))},
 		{"local DOCX", "docx", linkedImageDOCX(fileURL(secret), fileURL(secret))},
-		{"remote DOCX with a comment", "docx", docxWith(commented(linkedImageParts(l.url("c.png"), l.url("cfield.png"))))},
-		{"local DOCX with a comment", "docx", docxWith(commented(linkedImageParts(fileURL(secret), fileURL(secret))))},
+		{"remote DOCX with a comment", "docx", convtest.DOCXWith(convtest.Commented(linkedImageParts(l.url("c.png"), l.url("cfield.png"))))},
+		{"local DOCX with a comment", "docx", convtest.DOCXWith(convtest.Commented(linkedImageParts(fileURL(secret), fileURL(secret))))},
 		{"HTML", "html", []byte(htmlDoc)},
 		{"Markdown", "md", []byte("# md\n\n![remote](" + l.url("md.png") + ")\n\n![local](" + secret + ")\n")},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // markdownTable is a GFM table of cols columns and rows body rows.
@@ -33,21 +34,21 @@ var tableCases = []struct {
 
 func TestCheckTextTables(t *testing.T) {
 	for _, c := range tableCases {
-		err := CheckText([]byte(c.in), engine.FromMarkdown, TextLimits{})
+		err := safeinput.CheckText([]byte(c.in), engine.FromMarkdown, safeinput.TextLimits{})
 		switch {
 		case c.over && (!errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS")):
 			t.Errorf("%s: %v, want ErrUnprocessable naming the limit", c.name, err)
 		case !c.over && err != nil:
 			t.Errorf("%s: %v, want nil", c.name, err)
 		}
-		if err := CheckText([]byte(c.in), engine.FromMarkdown, TextLimits{MaxTableCells: -1}); err != nil {
+		if err := safeinput.CheckText([]byte(c.in), engine.FromMarkdown, safeinput.TextLimits{MaxTableCells: -1}); err != nil {
 			t.Errorf("%s without a limit: %v", c.name, err)
 		}
 	}
-	if err := CheckText([]byte(markdownTable(10, 10)), engine.FromMarkdown, TextLimits{MaxTableCells: 100}); err == nil {
+	if err := safeinput.CheckText([]byte(markdownTable(10, 10)), engine.FromMarkdown, safeinput.TextLimits{MaxTableCells: 100}); err == nil {
 		t.Error("a table of 110 cells passed a limit of 100")
 	}
-	if err := CheckText([]byte(markdownTable(50_000, 1)), engine.FromHTML, TextLimits{}); err != nil {
+	if err := safeinput.CheckText([]byte(markdownTable(50_000, 1)), engine.FromHTML, safeinput.TextLimits{}); err != nil {
 		t.Errorf("HTML is not measured for Markdown tables: %v", err)
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // The sources of POST /forms/chromium/convert/{source}.
@@ -144,7 +144,7 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 		if !ok {
 			return "", fmt.Errorf("file '%s' is not among the uploaded files", name)
 		}
-		html, err := convert.MarkdownPage(md)
+		html, err := safeinput.MarkdownPage(md)
 		return template.HTML(html), err
 	}
 	t, err := template.New("index.html").Funcs(template.FuncMap{"toHTML": toHTML}).Parse(string(index))

@@ -15,13 +15,13 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/certpage"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // Converter turns a DOCX into a PDF, with options (PDF/A); *convert.Pool
@@ -327,7 +327,7 @@ func (s *Service) checkFormat(in []byte, pdfa string) error {
 	if isPDF(in) {
 		return nil
 	}
-	err := convert.Check(in, engine.FromDOCX)
+	err := safeinput.Check(in, engine.FromDOCX)
 	switch {
 	case errors.Is(err, engine.ErrInvalidFormat):
 		return &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",

@@ -6,11 +6,15 @@ package convtest
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"html"
 	"io"
 	"strings"
+
+	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // A ZIP package is written part by part, in order.
@@ -200,4 +204,236 @@ func odf(kind, body string) []byte {
 		{"styles.xml", xmlHead + `<office:document-styles ` + ns + `>` + styles + `</office:document-styles>`},
 		{"content.xml", xmlHead + `<office:document-content ` + ns + `><office:body>` + body + `</office:body></office:document-content>`},
 	})
+}
+
+// DOCXBody builds a DOCX package whose body is bodyXML and whose document
+// relationships are relsXML (both may be empty).
+func DOCXBody(bodyXML, relsXML string) []byte {
+	return DOCXWith(bodyXML, relsXML, nil)
+}
+
+// Commented adds a comment on a word to a DOCX body, with the part and
+// relationship it needs; use with DOCXWith.
+func Commented(bodyXML, relsXML string) (string, string, map[string]string) {
+	body := `<w:p><w:commentRangeStart w:id="0"/><w:r><w:t>commented</w:t></w:r><w:commentRangeEnd w:id="0"/><w:r><w:commentReference w:id="0"/></w:r></w:p>` + bodyXML
+	rels := `<Relationship Id="rIdC" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments" Target="comments.xml"/>` + relsXML
+	return body, rels, map[string]string{"word/comments.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:comments xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:comment w:id="0" w:author="A" w:date="2024-01-15T10:30:00Z" w:initials="A"><w:p><w:r><w:t>a remark</w:t></w:r></w:p></w:comment></w:comments>`}
+}
+
+// DocumentHead and DocumentTail wrap the body XML of DOCXBody's document.xml.
+const (
+	DocumentHead = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><w:body>`
+	DocumentTail = `</w:body></w:document>`
+)
+
+// DOCXWith is DOCXBody with extra parts.
+func DOCXWith(bodyXML, relsXML string, extra map[string]string) []byte {
+	parts := map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"_rels/.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+		"word/_rels/document.xml.rels": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + relsXML + `</Relationships>`,
+		"word/document.xml": DocumentHead + bodyXML + DocumentTail,
+	}
+	for name, body := range extra {
+		parts[name] = body
+	}
+	return Zip(parts)
+}
+
+// Zip writes parts, by name, into a ZIP archive.
+func Zip(parts map[string]string) []byte {
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	for name, body := range parts {
+		w, err := z.Create(name)
+		if err != nil {
+			panic(err)
+		}
+		io.WriteString(w, body)
+	}
+	if err := z.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+// Paragraphs returns n paragraphs of body XML.
+func Paragraphs(n int, text string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "<w:p><w:r><w:t>%d. %s</w:t></w:r></w:p>", i+1, text)
+	}
+	return b.String()
+}
+
+// CFB builds a compound file (version 3, 512-byte sectors) holding the
+// given streams, each padded to 4096 bytes so that it lives in regular
+// sectors. Enough for sniffing tests; not a general writer.
+func CFB(streams []string, contents map[string][]byte) []byte {
+	const sec = 512
+	le := binary.LittleEndian
+	var data [][]byte // stream sectors, in order
+	starts := make([]uint32, len(streams))
+	next := uint32(2) // sector 0 is the FAT, sector 1 the directory
+	fat := []uint32{0xFFFFFFFD, 0xFFFFFFFE}
+	for i, name := range streams {
+		body := append([]byte(nil), contents[name]...)
+		body = append(body, make([]byte, max(0, 4096-len(body)))...)
+		starts[i] = next
+		for off := 0; off < len(body); off += sec {
+			chunk := make([]byte, sec)
+			copy(chunk, body[off:])
+			data = append(data, chunk)
+			if off+sec < len(body) {
+				fat = append(fat, next+1)
+			} else {
+				fat = append(fat, 0xFFFFFFFE)
+			}
+			next++
+		}
+	}
+	header := make([]byte, sec)
+	copy(header, []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}) // the signature
+	le.PutUint16(header[0x18:], 0x3E)
+	le.PutUint16(header[0x1A:], 3)
+	le.PutUint16(header[0x1C:], 0xFFFE)
+	le.PutUint16(header[0x1E:], 9)
+	le.PutUint16(header[0x20:], 6)
+	le.PutUint32(header[0x2C:], 1)          // one FAT sector
+	le.PutUint32(header[0x30:], 1)          // directory at sector 1
+	le.PutUint32(header[0x38:], 4096)       // mini stream cutoff
+	le.PutUint32(header[0x3C:], 0xFFFFFFFE) // no mini FAT
+	le.PutUint32(header[0x44:], 0xFFFFFFFE) // no DIFAT sectors
+	for i := range 109 {                    // the DIFAT entries of the header
+		le.PutUint32(header[0x4C+4*i:], 0xFFFFFFFF)
+	}
+	le.PutUint32(header[0x4C:], 0) // the FAT is sector 0
+	fatSec := make([]byte, sec)
+	for i := range sec / 4 {
+		v := uint32(0xFFFFFFFF)
+		if i < len(fat) {
+			v = fat[i]
+		}
+		le.PutUint32(fatSec[4*i:], v)
+	}
+	dir := make([]byte, sec)
+	entry := func(i int, name string, kind byte, start uint32, size uint64) {
+		e := dir[i*128 : (i+1)*128] // a directory entry
+		u := []rune(name)
+		for j, r := range u {
+			le.PutUint16(e[2*j:], uint16(r))
+		}
+		le.PutUint16(e[0x40:], uint16(2*len(u)+2))
+		e[0x42] = kind
+		le.PutUint32(e[0x44:], 0xFFFFFFFF) // siblings and child: none
+		le.PutUint32(e[0x48:], 0xFFFFFFFF)
+		le.PutUint32(e[0x4C:], 0xFFFFFFFF)
+		le.PutUint32(e[0x74:], start)
+		le.PutUint64(e[0x78:], size)
+	}
+	entry(0, "Root Entry", 5, 0xFFFFFFFE, 0)
+	for i, name := range streams {
+		entry(i+1, name, 2, starts[i], uint64(max(4096, len(contents[name]))))
+	}
+	out := append(append(header, fatSec...), dir...)
+	for _, d := range data {
+		out = append(out, d...)
+	}
+	return out
+}
+
+// WithRepeatedPart returns the package pkg with the part name holding
+// head, unit copies times, and tail.
+func WithRepeatedPart(pkg []byte, name, head, unit string, copies int, tail string) []byte {
+	data, crc, size := RepeatedDeflate([]byte(head), []byte(unit), copies, []byte(tail))
+	return PackageWith(pkg, &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(len(data)), UncompressedSize64: size}, data)
+}
+
+// RepeatedDeflate returns the deflate stream of head, unit copies times,
+// and tail, with its checksum and inflated size. The stream is unit's
+// compressed blocks repeated (each copy's blocks refer to nothing before
+// them), so that it takes a fraction of a second to make however large it
+// inflates: deflating the whole under the race detector took minutes.
+func RepeatedDeflate(head, unit []byte, copies int, tail []byte) (data []byte, crc uint32, size uint64) {
+	var b bytes.Buffer
+	b.Write(deflateBlocks(head))
+	crc = crc32.ChecksumIEEE(head)
+	block := deflateBlocks(unit)
+	for range copies {
+		b.Write(block)
+		crc = crc32.Update(crc, crc32.IEEETable, unit)
+	}
+	b.Write(deflateBlocks(tail))
+	crc = crc32.Update(crc, crc32.IEEETable, tail)
+	b.Write([]byte{0x03, 0x00}) // an empty final block
+	return b.Bytes(), crc, uint64(len(head) + copies*len(unit) + len(tail))
+}
+
+// deflateBlocks compresses b into non-final deflate blocks that end on a
+// byte boundary and refer to nothing before them.
+func deflateBlocks(b []byte) []byte {
+	var out bytes.Buffer
+	w, _ := flate.NewWriter(&out, flate.BestCompression)
+	w.Write(b)
+	w.Flush()
+	return out.Bytes()
+}
+
+// PackageWith returns the package pkg with the part h (raw, compressed
+// data) in place of the part of the same name.
+func PackageWith(pkg []byte, h *zip.FileHeader, data []byte) []byte {
+	z, err := zip.NewReader(bytes.NewReader(pkg), int64(len(pkg)))
+	if err != nil {
+		panic(err)
+	}
+	var out bytes.Buffer
+	w := zip.NewWriter(&out)
+	for _, f := range z.File {
+		if f.Name != h.Name {
+			if err := w.Copy(f); err != nil {
+				panic(err)
+			}
+		}
+	}
+	raw, err := w.CreateRaw(h)
+	if err != nil {
+		panic(err)
+	}
+	raw.Write(data)
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+	return out.Bytes()
+}
+
+// PartOf returns the part name of the package pkg.
+func PartOf(pkg []byte, name string) string {
+	z, err := ooxml.Open(pkg, ooxml.Limits{})
+	if err != nil {
+		panic(err)
+	}
+	return string(z.Head(name, 1<<20))
+}
+
+// DTDDocument is a DTD issue's document body: word/document.xml declaring
+// an external DTD at url.
+func DTDDocument(url string) string {
+	return `<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE w:document SYSTEM "` + url + `">
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>external entity</w:t></w:r></w:p></w:body></w:document>`
+}
+
+// UTF16LE encodes s as UTF-16LE with a byte order mark (s is ASCII).
+func UTF16LE(s string) string {
+	b := []byte("\xff\xfe")
+	for _, c := range []byte(s) {
+		b = append(b, c, 0)
+	}
+	return string(b)
 }

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // recognised here for what they are, where LibreOffice would only fail.
 
 // Check reports whether in looks like a document of format from, with the
-// checks Convert makes before a job is queued: callers can refuse bad
+// checks Prepare makes before a job is queued: callers can refuse bad
 // input without starting an engine. Its errors match ErrUnsupportedFormat,
 // ErrInvalidFormat, ErrUnprocessable or ErrEncrypted.
 func Check(in []byte, from string) error {
@@ -69,12 +69,12 @@ func sniffFile(in []byte, from string) error {
 		}
 		return nil
 	}
-	return unsupported(from, engine.ToPDF)
+	return Unsupported(from, engine.ToPDF)
 }
 
-// unsupported is the ErrUnsupportedFormat of a conversion from format
+// Unsupported is the ErrUnsupportedFormat of a conversion from format
 // from to format to.
-func unsupported(from, to string) error {
+func Unsupported(from, to string) error {
 	if !slices.Contains(engine.Formats, from) {
 		return fmt.Errorf("%w %q (accepted: %s)", engine.ErrUnsupportedFormat, from, strings.Join(engine.Formats, ", "))
 	}

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"archive/zip"
@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
 func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {
-	body, rels, extra := commented(`<w:p><w:r><w:t>kept</w:t></w:r></w:p>`, "")
+	body, rels, extra := convtest.Commented(`<w:p><w:r><w:t>kept</w:t></w:r></w:p>`, "")
 	body += `<w:p><ns0:commentRangeStart ns0:id="1"></ns0:commentRangeStart><w:r><w:t>other prefix</w:t></w:r><ns0:commentReference ns0:id="1"></ns0:commentReference></w:p>`
-	in := docxWith(body, rels+`<Relationship Id="rIdS" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>`, extra)
+	in := convtest.DOCXWith(body, rels+`<Relationship Id="rIdS" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>`, extra)
 	before, after := parts(t, in), parts(t, withoutComments(in))
 	doc := after["word/document.xml"]
 	if strings.Contains(doc, "commentR") || !strings.Contains(doc, "<w:t>commented</w:t>") || !strings.Contains(doc, "<w:t>kept</w:t>") || !strings.Contains(doc, "other prefix") {
@@ -34,10 +35,10 @@ func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {
 
 func TestWithoutCommentsLeavesOtherInputAlone(t *testing.T) {
 	const mib = 1 << 20
-	large := withRepeatedPart(docxWith(commented(`<w:p/>`, "")), "word/large.xml", "", strings.Repeat("a", mib), maxCommentPartBytes/mib, strings.Repeat("a", maxCommentPartBytes%mib+1))
+	large := convtest.WithRepeatedPart(convtest.DOCXWith(convtest.Commented(`<w:p/>`, "")), "word/large.xml", "", strings.Repeat("a", mib), maxCommentPartBytes/mib, strings.Repeat("a", maxCommentPartBytes%mib+1))
 	for name, in := range map[string][]byte{
 		"a part over the limit": large,
-		"no comments":           docx(`<w:p><w:r><w:t>plain</w:t></w:r></w:p>`, ""),
+		"no comments":           convtest.DOCXBody(`<w:p><w:r><w:t>plain</w:t></w:r></w:p>`, ""),
 		"not a ZIP":             []byte("PK\x03\x04 but not really"),
 		"empty":                 nil,
 	} {
@@ -73,8 +74,8 @@ func parts(t *testing.T, pkg []byte) map[string]string {
 // FuzzWithoutComments: any input gives back either itself or a ZIP
 // package that reads whole, without a panic.
 func FuzzWithoutComments(f *testing.F) {
-	f.Add(docxWith(commented(`<w:p><w:r><w:t>x</w:t></w:r></w:p>`, "")))
-	f.Add(docx(`<w:p/>`, ""))
+	f.Add(convtest.DOCXWith(convtest.Commented(`<w:p><w:r><w:t>x</w:t></w:r></w:p>`, "")))
+	f.Add(convtest.DOCXBody(`<w:p/>`, ""))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out := withoutComments(in)
 		if bytes.Equal(out, in) {

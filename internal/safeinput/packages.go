@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 // An OOXML (DOCX, XLSX, PPTX) or OpenDocument (ODT, ODS, ODP) package
 // loses its references to content outside itself before LibreOffice sees
-// it (one layer of sandbox.go's three):
+// it (one layer of the three of the LibreOffice engine's sandbox.go):
 //
 //   - OOXML relationships with TargetMode="External", except hyperlinks
 //     (which a PDF keeps as links and nothing loads): linked images,

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"bytes"
@@ -14,31 +14,27 @@ import (
 // package that the checks then read (detect hands it on), validates the
 // request with it, and prepares the same input as with the format named.
 func TestPrepareDetectsOnce(t *testing.T) {
-	o, err := Options{}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Pool{opts: o}
+	l := testLimits()
 	for from, doc := range map[string][]byte{engine.FromXLSX: convtest.XLSX(2), engine.FromPPTX: convtest.PPTX(1), engine.FromODS: convtest.ODS(1)} {
 		f, z, err := detect("no-extension", doc)
 		if f != from || z == nil || err != nil {
 			t.Fatalf("detect %s = %q, %v, %v; want the format and its opened package", from, f, z, err)
 		}
-		named, _, err := p.prepare(doc, &engine.Request{From: from, To: engine.ToPDF})
+		named, _, err := Prepare(&engine.Request{From: from, To: engine.ToPDF}, doc, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := &engine.Request{Name: "no-extension", To: engine.ToPDF}
-		told, gotFrom, err := p.prepare(doc, r)
+		told, gotFrom, err := Prepare(r, doc, l)
 		if err != nil || gotFrom != from || r.From != from || !bytes.Equal(told, named) {
 			t.Errorf("%s without from: %q, %v (request's %q); the same input as with from: %v", from, gotFrom, err, r.From, bytes.Equal(told, named))
 		}
 	}
 	r := &engine.Request{Name: "x.docx", To: engine.ToPDF, Options: engine.JobOptions{Landscape: true}}
-	if _, _, err := p.prepare(convtest.PPTX(1), r); err == nil || !strings.Contains(err.Error(), "not valid") || r.From != engine.FromPPTX {
+	if _, _, err := Prepare(r, convtest.PPTX(1), l); err == nil || !strings.Contains(err.Error(), "not valid") || r.From != engine.FromPPTX {
 		t.Errorf("landscape on a detected pptx: %v (from %q), want the request refused", err, r.From)
 	}
-	if _, _, err := p.prepare([]byte("plain words"), &engine.Request{Name: "notes.txt", To: engine.ToPDF}); !errors.Is(err, engine.ErrInvalidFormat) {
+	if _, _, err := Prepare(&engine.Request{Name: "notes.txt", To: engine.ToPDF}, []byte("plain words"), l); !errors.Is(err, engine.ErrInvalidFormat) {
 		t.Errorf("a text that tells nothing: %v, want ErrInvalidFormat", err)
 	}
 }

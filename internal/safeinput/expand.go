@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"archive/zip"
@@ -47,13 +47,13 @@ type expansion struct {
 	pkg       *officePackage
 }
 
-// check returns nil when the package inflates within o's limits and
+// check returns nil when the package inflates within l and
 // declares no DTD, and otherwise an error matching ErrMemoryLimit (too
 // large) or ErrUnprocessable (damaged, too compressed, nested too deep, a
 // DTD). It keeps the parts that clean may rewrite as it inflates them,
 // and notes entry names that are not clean.
-func (p *officePackage) check(o *Options) error {
-	e := &expansion{left: o.MaxExpandedBytes, limit: o.MaxExpandedBytes, maxRatio: float64(o.MaxCompressionRatio), maxNested: o.MaxInputBytes, pkg: p}
+func (p *officePackage) check(l Limits) error {
+	e := &expansion{left: l.MaxExpandedBytes, limit: l.MaxExpandedBytes, maxRatio: float64(l.MaxCompressionRatio), maxNested: l.MaxInputBytes, pkg: p}
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}

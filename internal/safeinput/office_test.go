@@ -1,11 +1,11 @@
-package convert
+package safeinput
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
@@ -15,9 +15,9 @@ import (
 // outside links go out in one rewrite, the edited parts cleaned as
 // edited, the caller's new parts kept, the other parts as they were.
 func TestEditedPackageIsWrittenOnceWithItsCleaning(t *testing.T) {
-	body, rels, extra := commented(`<w:p><w:r><w:t>template</w:t></w:r></w:p>`,
+	body, rels, extra := convtest.Commented(`<w:p><w:r><w:t>template</w:t></w:r></w:p>`,
 		`<Relationship Id="x" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="file:///etc/passwd" TargetMode="External"/>`)
-	template := docxWith(body, rels, extra)
+	template := convtest.DOCXWith(body, rels, extra)
 	z, err := ooxml.Open(template, ooxml.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -26,11 +26,7 @@ func TestEditedPackageIsWrittenOnceWithItsCleaning(t *testing.T) {
 	edits.Set(z, "word/document.xml", []byte(`<w:document><w:body><w:p><w:commentRangeStart w:id="0"/><w:r><w:t>filled</w:t></w:r><w:commentRangeEnd w:id="0"/></w:p></w:body></w:document>`))
 	edits.Set(z, "word/media/stamp.png", []byte("\x89PNG stamp"))
 	pkg := &officePackage{from: engine.FromDOCX, zip: z, kept: map[string][]byte{}}
-	o, err := Options{}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pkg.check(&o); err != nil {
+	if err := pkg.check(testLimits()); err != nil {
 		t.Fatal(err)
 	}
 	out, err := pkg.cleanWith(edits)
@@ -54,15 +50,12 @@ func TestEditedPackageIsWrittenOnceWithItsCleaning(t *testing.T) {
 	}
 }
 
-// TestConvertEditedChecksTheTemplate: the template of an edited package
+// TestPrepareEditedChecksTheTemplate: the template of an edited package
 // is checked as any package is (a DTD, what it expands to) before any
 // job, and the package written out counts against the input limit.
-func TestConvertEditedChecksTheTemplate(t *testing.T) {
-	o, err := Options{MaxInputBytes: 64 << 10}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Pool{opts: o} // no workers: a job would not be answered
+func TestPrepareEditedChecksTheTemplate(t *testing.T) {
+	l := testLimits()
+	l.MaxInputBytes = 64 << 10
 	open := func(in []byte) *ooxml.Package {
 		z, err := ooxml.Open(in, ooxml.Limits{})
 		if err != nil {
@@ -70,17 +63,17 @@ func TestConvertEditedChecksTheTemplate(t *testing.T) {
 		}
 		return z
 	}
-	dtd := docxWith(`<w:p/>`, "", map[string]string{"word/styles.xml": `<!DOCTYPE x SYSTEM "http://127.0.0.1/x.dtd"><w:styles/>`})
-	if _, err := p.ConvertEdited(context.Background(), open(dtd), &ooxml.Edits{}); !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "word/styles.xml declares a DTD") {
+	dtd := convtest.DOCXWith(`<w:p/>`, "", map[string]string{"word/styles.xml": `<!DOCTYPE x SYSTEM "http://127.0.0.1/x.dtd"><w:styles/>`})
+	if _, err := PrepareEdited(open(dtd), &ooxml.Edits{}, l); !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "word/styles.xml declares a DTD") {
 		t.Errorf("a template with a DTD: %v", err)
 	}
-	plain := open(docx(`<w:p/>`, ""))
+	plain := open(convtest.DOCXBody(`<w:p/>`, ""))
 	large := &ooxml.Edits{Uncompressed: true}
 	large.Set(plain, "word/media/large.png", make([]byte, 100<<10))
-	if _, err := p.ConvertEdited(context.Background(), plain, large); !errors.Is(err, engine.ErrTooLarge) {
+	if _, err := PrepareEdited(plain, large, l); !errors.Is(err, engine.ErrTooLarge) {
 		t.Errorf("edits past the input limit: %v", err)
 	}
-	if _, err := p.ConvertEdited(context.Background(), open(zipOf(map[string]string{"a.xml": "<a/>"})), &ooxml.Edits{}); !errors.Is(err, engine.ErrInvalidFormat) {
+	if _, err := PrepareEdited(open(convtest.Zip(map[string]string{"a.xml": "<a/>"})), &ooxml.Edits{}, l); !errors.Is(err, engine.ErrInvalidFormat) {
 		t.Errorf("a package without a main document part: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/net/html"
 )
 
-// Markdown and HTML nested deeper than Options.MaxNesting are refused
+// Markdown and HTML nested deeper than TextLimits.MaxNesting are refused
 // before any engine sees them: no real document nests block quotes,
 // lists or elements hundreds deep, and such input costs an engine far
 // more than its size. Markdown of 100,000 nested quotes (100 KB) keeps
@@ -21,7 +21,7 @@ import (
 // Both measures are made in one linear pass over the text and stop at
 // the limit; neither parses the document.
 
-// DefaultMaxNesting is Options.MaxNesting's default.
+// DefaultMaxNesting is TextLimits.MaxNesting's default.
 const DefaultMaxNesting = 200
 
 // CheckNesting returns nil when in, a document of format from, nests no

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"encoding/binary"
@@ -11,21 +11,21 @@ import (
 )
 
 func TestSniff(t *testing.T) {
-	good := docx(paragraphs(1, "hello"), "")
-	encryptedOOXML := cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil)
+	good := convtest.DOCXBody(convtest.Paragraphs(1, "hello"), "")
+	encryptedOOXML := convtest.CFB([]string{"EncryptionInfo", "EncryptedPackage"}, nil)
 	fib := make([]byte, 12)
 	binary.LittleEndian.PutUint16(fib, 0xA5EC)
-	legacyDoc := cfb([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": fib})
+	legacyDoc := convtest.CFB([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": fib})
 	encFIB := append([]byte(nil), fib...)
 	binary.LittleEndian.PutUint16(encFIB[10:], 0x0100)
 	bof := []byte{0x09, 0x08, 2, 0, 0, 0} // a BOF record of 2 bytes, then the next record's type
-	legacyXLS := cfb([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x3C, 0x00)})
-	encryptedXLS := cfb([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x2F, 0x00)})
-	legacyPPT := cfb([]string{"PowerPoint Document", "Current User"}, nil)
-	encryptedDoc := cfb([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": encFIB})
-	odt := zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": "<x/>",
+	legacyXLS := convtest.CFB([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x3C, 0x00)})
+	encryptedXLS := convtest.CFB([]string{"Workbook"}, map[string][]byte{"Workbook": append(bof, 0x2F, 0x00)})
+	legacyPPT := convtest.CFB([]string{"PowerPoint Document", "Current User"}, nil)
+	encryptedDoc := convtest.CFB([]string{"WordDocument", "1Table"}, map[string][]byte{"WordDocument": encFIB})
+	odt := convtest.Zip(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": "<x/>",
 		"META-INF/manifest.xml": "<manifest:manifest/>"})
-	encryptedODT := zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text",
+	encryptedODT := convtest.Zip(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text",
 		"META-INF/manifest.xml": `<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>`})
 
 	for _, c := range []struct {
@@ -34,7 +34,7 @@ func TestSniff(t *testing.T) {
 		want       error // nil: accepted
 	}{
 		{"docx", "docx", good, nil},
-		{"docx without document part", "docx", zipOf(map[string]string{"word/styles.xml": "<x/>"}), engine.ErrInvalidFormat},
+		{"docx without document part", "docx", convtest.Zip(map[string]string{"word/styles.xml": "<x/>"}), engine.ErrInvalidFormat},
 		{"pdf as docx", "docx", []byte("%PDF-1.7\n..."), engine.ErrInvalidFormat},
 		{"empty", "docx", nil, engine.ErrInvalidFormat},
 		{"truncated docx", "docx", good[:len(good)/2], engine.ErrUnprocessable},
@@ -66,7 +66,7 @@ func TestSniff(t *testing.T) {
 		{"encrypted xls", "xls", encryptedXLS, engine.ErrEncrypted},
 		{"doc as xls", "xls", legacyDoc, engine.ErrInvalidFormat},
 		{"ppt", "ppt", legacyPPT, nil},
-		{"encrypted ppt", "ppt", cfb([]string{"PowerPoint Document", "EncryptedSummary"}, nil), engine.ErrEncrypted},
+		{"encrypted ppt", "ppt", convtest.CFB([]string{"PowerPoint Document", "EncryptedSummary"}, nil), engine.ErrEncrypted},
 		{"csv", "csv", convtest.CSV(2), nil},
 		{"binary as csv", "csv", []byte("a,\x00b"), engine.ErrInvalidFormat},
 	} {
@@ -96,23 +96,23 @@ func TestInvalidNamesWhatTheInputIs(t *testing.T) {
 func TestDetect(t *testing.T) {
 	fib := make([]byte, 12)
 	binary.LittleEndian.PutUint16(fib, 0xA5EC)
-	encrypted := cfb([]string{"EncryptionInfo", "EncryptedPackage"}, nil)
+	encrypted := convtest.CFB([]string{"EncryptionInfo", "EncryptedPackage"}, nil)
 	for _, c := range []struct {
 		name string
 		in   []byte
 		want string // "": an error
 		err  error
 	}{
-		{"report.docx", docx(paragraphs(1, "x"), ""), engine.FromDOCX, nil},
-		{"misnamed.pdf", docx(paragraphs(1, "x"), ""), engine.FromDOCX, nil}, // the content decides
+		{"report.docx", convtest.DOCXBody(convtest.Paragraphs(1, "x"), ""), engine.FromDOCX, nil},
+		{"misnamed.pdf", convtest.DOCXBody(convtest.Paragraphs(1, "x"), ""), engine.FromDOCX, nil}, // the content decides
 		{"", convtest.XLSX(1), engine.FromXLSX, nil},
 		{"deck", convtest.PPTX(1), engine.FromPPTX, nil},
 		{"a.ods", convtest.ODS(1), engine.FromODS, nil},
 		{"a.odp", convtest.ODP(1), engine.FromODP, nil},
-		{"a.odt", zipOf(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text"}), engine.FromODT, nil},
-		{"old", cfb([]string{"WordDocument"}, map[string][]byte{"WordDocument": fib}), engine.FromDOC, nil},
-		{"old", cfb([]string{"Book"}, nil), engine.FromXLS, nil},
-		{"old", cfb([]string{"PowerPoint Document"}, nil), engine.FromPPT, nil},
+		{"a.odt", convtest.Zip(map[string]string{"mimetype": "application/vnd.oasis.opendocument.text"}), engine.FromODT, nil},
+		{"old", convtest.CFB([]string{"WordDocument"}, map[string][]byte{"WordDocument": fib}), engine.FromDOC, nil},
+		{"old", convtest.CFB([]string{"Book"}, nil), engine.FromXLS, nil},
+		{"old", convtest.CFB([]string{"PowerPoint Document"}, nil), engine.FromPPT, nil},
 		{"x.txt", []byte("{\\rtf1 hi}"), engine.FromRTF, nil},
 		{"data.CSV", convtest.CSV(1), engine.FromCSV, nil},
 		{"notes.md", []byte("# hi"), engine.FromMarkdown, nil},
@@ -123,7 +123,7 @@ func TestDetect(t *testing.T) {
 		{"notes.txt", []byte("plain words"), "", engine.ErrInvalidFormat},
 		{"", []byte("a,b\n1,2\n"), "", engine.ErrInvalidFormat},
 		{"scan.pdf", []byte("%PDF-1.7"), "", engine.ErrInvalidFormat},
-		{"a.zip", zipOf(map[string]string{"x.txt": "x"}), "", engine.ErrInvalidFormat},
+		{"a.zip", convtest.Zip(map[string]string{"x.txt": "x"}), "", engine.ErrInvalidFormat},
 		{"data.csv", []byte("\x00\x01"), "", engine.ErrInvalidFormat},
 	} {
 		got, err := Detect(c.name, c.in)

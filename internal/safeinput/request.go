@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"github.com/quire-dev/quire/internal/engine"

@@ -1,4 +1,4 @@
-package convert
+package safeinput
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 // An RTF document loses, before LibreOffice sees it, the instructions of
 // its fields that include content from elsewhere (one layer of
-// sandbox.go's three): INCLUDEPICTURE "/path/secret.png" made LibreOffice
+// the LibreOffice engine's sandbox.go's three): INCLUDEPICTURE "/path/secret.png" made LibreOffice
 // 7.4 embed a local image, whatever its link settings. The field's result,
 // the text or picture saved with it, stays. The instruction is read as
 // LibreOffice reads it (control words dropped, hex and Unicode escapes
