@@ -15,8 +15,8 @@ import (
 
 	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice"
 )
 
 // runConvert implements `quire convert IN -o OUT.pdf [--from FORMAT]
@@ -126,5 +126,5 @@ func runConvertWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "quire convert-worker takes no arguments; it is started by the conversion pool")
 		return 2
 	}
-	return convert.RunWorker(os.Stdin, stdout)
+	return libreoffice.RunWorker(os.Stdin, stdout)
 }

@@ -13,7 +13,7 @@ import (
 
 // Converter turns a filled DOCX into a PDF: the template as opened, with
 // the filling's edits, which it checks (the template) and writes out (the
-// edits with its own) once; *convert.Pool is one. nil refuses PDF output.
+// edits with its own) once; *libreoffice.Pool is one. nil refuses PDF output.
 type Converter interface {
 	ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error)
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
@@ -33,7 +33,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	} else {
 		opt := convertOptions(cfg, a.Log)
 		opt.Registerer = a.Metrics
-		if a.Convert, err = convert.NewPool(opt); err != nil {
+		if a.Convert, err = libreoffice.NewPool(opt); err != nil {
 			return err
 		}
 		a.converter = a.Convert
@@ -52,7 +52,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 }
 
 // newConversion is the conversion service over the pools, nil ones off.
-func newConversion(office *convert.Pool, browser *chromium.Pool) *conversion.Service {
+func newConversion(office *libreoffice.Pool, browser *chromium.Pool) *conversion.Service {
 	var o conversion.Office // a nil pool must stay a nil interface: the service tells "off" by it
 	var b conversion.Browser
 	if office != nil {
@@ -125,10 +125,10 @@ func (a *App) stopEngines(ctx context.Context) error {
 // that commands that never convert start no LibreOffice, and a browser
 // started for each page it prints.
 type OnDemand struct {
-	opt      convert.Options
+	opt      libreoffice.Options
 	chromium chromium.Options
 	once     sync.Once
-	pool     *convert.Pool
+	pool     *libreoffice.Pool
 	err      error
 }
 
@@ -219,7 +219,7 @@ func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, 
 func (l *OnDemand) start() error {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
-		l.pool, l.err = convert.NewPool(l.opt)
+		l.pool, l.err = libreoffice.NewPool(l.opt)
 	})
 	return l.err
 }

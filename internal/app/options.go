@@ -11,9 +11,9 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdftools"
@@ -36,8 +36,8 @@ func Check(cfg *config.Config) error {
 }
 
 // convertOptions are the options of the conversion engine.
-func convertOptions(cfg *config.Config, log *slog.Logger) convert.Options {
-	return convert.Options{PoolOptions: enginePool(cfg, log, cfg.ConvertWorkers, cfg.ConvertMaxJobs, int64(cfg.ConvertMaxMemory), int64(cfg.ConvertMaxWorkerRSS)),
+func convertOptions(cfg *config.Config, log *slog.Logger) libreoffice.Options {
+	return libreoffice.Options{PoolOptions: enginePool(cfg, log, cfg.ConvertWorkers, cfg.ConvertMaxJobs, int64(cfg.ConvertMaxMemory), int64(cfg.ConvertMaxWorkerRSS)),
 		MaxInputBytes: int64(cfg.ConvertMaxInputBytes), MaxExpandedBytes: int64(cfg.ConvertMaxExpanded),
 		MaxCompressionRatio: cfg.ConvertMaxRatio, MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells, Dir: cfg.ConvertDir, ProgramDir: cfg.LibreOfficeDir}
 }

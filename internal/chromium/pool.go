@@ -72,7 +72,7 @@ type Options struct {
 	// Dir holds the browsers' profiles (default: a new directory under
 	// os.TempDir(), removed by Close).
 	Dir string
-	// Text bounds the nesting and tables of a page, as convert.Options'
+	// Text bounds the nesting and tables of a page, as libreoffice.Options'
 	// MaxNesting and MaxTableCells do LibreOffice's.
 	Text safeinput.TextLimits
 	// Page bounds what a page's scripts and print may do (page.go).
@@ -141,7 +141,7 @@ type Pool struct {
 	abortCh  chan struct{} // closed with aborting set
 
 	mu        sync.Mutex            // guards the fields below
-	states    []string              // each slot's state: convert.State*
+	states    []string              // each slot's state: engine.State*
 	procs     map[*browserProc]bool // the running browsers
 	counts    engine.Counters
 	lastError string

@@ -315,7 +315,7 @@ func Default() Config {
 		ConvertMaxNesting:     200,     // safeinput.DefaultMaxNesting
 		ConvertMaxTableCells:  100_000, // safeinput.DefaultMaxTableCells
 		ConvertMaxFiles:       10,
-		LibreOfficeDir:        "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
+		LibreOfficeDir:        "/usr/lib/libreoffice/program", // libreoffice.DefaultProgramDir
 		ChromiumMaxMemory:     1 << 30,
 		ChromiumMaxJobs:       200,
 		ChromiumScriptTimeout: 10 * time.Second, // chromium.DefaultScriptTimeout

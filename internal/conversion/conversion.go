@@ -19,7 +19,7 @@ import (
 	"github.com/quire-dev/quire/internal/zipout"
 )
 
-// Office converts office documents with LibreOffice (*convert.Pool).
+// Office converts office documents with LibreOffice (*libreoffice.Pool).
 type Office interface {
 	Status() engine.Status
 	RetryAfter() time.Duration

@@ -47,7 +47,7 @@ type JobOptions struct {
 
 	// Engine chooses the engine of an HTML or Markdown document made into
 	// PDF: EngineChromium or EngineLibreOffice; "" for the default
-	// (EngineFor). The options below are Chromium's (pageoptions.go).
+	// (package conversion chooses). The options below are Chromium's (pageoptions.go).
 	Engine string
 	// Paper is the page size: a name of PaperSizes or "WxH" with a unit
 	// (mm, cm or in), e.g. "210x297mm"; "" for A4 or the page's own CSS

@@ -1,5 +1,5 @@
 // Package engine holds what every conversion engine shares, whatever the
-// engine (the LibreOffice workers of package convert, the browsers of
+// engine (the LibreOffice workers of package libreoffice, the browsers of
 // package chromium), and what the layers above know of them: the fair
 // scheduler that hands jobs to an engine's workers, the memory watch, the
 // pools' options, status and metrics, the confinement of their processes;

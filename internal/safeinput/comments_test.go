@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 func TestWithoutCommentsTakesOutCommentsOnly(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // TestDTDScannerFindsMarksAcrossWrites writes XML with a DOCTYPE one to

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 

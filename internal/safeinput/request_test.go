@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // TestPrepareDetectsOnce: without a format, prepare tells it from the

@@ -24,7 +24,7 @@ import (
 	"github.com/quire-dev/quire/internal/safeinput"
 )
 
-// Converter turns a DOCX into a PDF, with options (PDF/A); *convert.Pool
+// Converter turns a DOCX into a PDF, with options (PDF/A); *libreoffice.Pool
 // is one. A nil Converter means that DOCX input is refused.
 type Converter interface {
 	Convert(ctx context.Context, in []byte, from string) ([]byte, error)

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/signing"
@@ -32,7 +32,7 @@ type Deps struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
-	Convert   *convert.Pool      // nil: conversion disabled
+	Convert   *libreoffice.Pool  // nil: conversion disabled
 	Jobs      *jobs.Service      // the jobs' progress; nil: not shown
 	Limits    *keylimit.Enforcer // the per-key limits; nil: not shown
 	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not shown
