@@ -16,7 +16,6 @@ import (
 	"github.com/quire-dev/quire/internal/app"
 	"github.com/quire-dev/quire/internal/conversion"
 	"github.com/quire-dev/quire/internal/engine"
-	"github.com/quire-dev/quire/internal/libreoffice"
 )
 
 // runConvert implements `quire convert IN -o OUT.pdf [--from FORMAT]
@@ -119,12 +118,12 @@ func convertFile(in, out, from string, opts engine.JobOptions, engines *app.OnDe
 // runConvertWorker implements the hidden `quire convert-worker` command:
 // a conversion worker, started by the conversion pool of `quire serve` or
 // `quire convert`, speaking its protocol on stdin and stdout (see package
-// convert). It is not meant to be run by hand; its diagnostics go to the
+// libreoffice). It is not meant to be run by hand; its diagnostics go to the
 // process's stderr.
 func runConvertWorker(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 0 {
 		fmt.Fprintln(stderr, "quire convert-worker takes no arguments; it is started by the conversion pool")
 		return 2
 	}
-	return libreoffice.RunWorker(os.Stdin, stdout)
+	return app.RunWorker(os.Stdin, stdout)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -15,6 +16,13 @@ import (
 	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
+
+// RunWorker is the main function of the hidden worker mode (`quire
+// convert-worker`) that the engines' pools start this program in: a
+// LibreOffice worker, or the program that confines a browser or a cold
+// soffice before it executes them (libreoffice.RunWorker). It returns the
+// process's exit code.
+func RunWorker(stdin io.Reader, stdout io.Writer) int { return libreoffice.RunWorker(stdin, stdout) }
 
 // startEngines starts the LibreOffice workers and the browsers as the
 // Config says, or prepares the on-demand worker. Pools warm up in the

@@ -78,7 +78,7 @@ type Config struct {
 func RunWorkerIfAsked() {
 	pdftools.RunWorkerIfAsked()
 	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
-		os.Exit(libreoffice.RunWorker(os.Stdin, os.Stdout))
+		os.Exit(app.RunWorker(os.Stdin, os.Stdout))
 	}
 }
 
