@@ -36,7 +36,7 @@ fuzz:
 	go test ./internal/pdfsign -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME)
 	go test ./internal/certpage -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 	go test ./internal/httpapi -run '^$$' -fuzz '^FuzzDecodeDocumentAhead$$' -fuzztime $(FUZZTIME)
-	go test ./internal/convert -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
+	go test ./internal/safeinput -run '^$$' -fuzz '^FuzzWithoutComments$$' -fuzztime $(FUZZTIME)
 	go test ./internal/annotate -run '^$$' -fuzz '^FuzzFill$$' -fuzztime $(FUZZTIME)
 
 clean:

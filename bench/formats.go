@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // Settings of the spreadsheet and presentation benchmark.
@@ -74,7 +74,7 @@ func formatsBenchmark() result {
 
 	var n strings.Builder
 	fmt.Fprintf(&n, "Same server settings as the DOCX section (QUIRE_CONVERT_WORKERS=%d, recycling after a number of jobs off). "+
-		"Files made by the benchmark (internal/convert/convtest): a table of 120 rows and 3 columns as XLSX, ODS and CSV (3 pages), "+
+		"Files made by the benchmark (internal/libreoffice/convtest): a table of 120 rows and 3 columns as XLSX, ODS and CSV (3 pages), "+
 		"and 4 slides as PPTX and ODP. One client posts each file once unmeasured, then %d times, without `from` (told from the file); "+
 		"wall and engine times as in the DOCX section. Cold baseline: `soffice --convert-to pdf` with a fresh profile, %d runs per file, "+
 		"with quire stopped. CSV converts in the warm workers since LibreOffice 25.2 (7.4's LibreOfficeKit had Calc's CSV import "+

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // request builds the i-th request of a load run.
@@ -122,7 +122,7 @@ func statTicks(pid, n int) time.Duration {
 // ended count through the process that reaped them.
 func treeCPU(pid int) time.Duration {
 	var t time.Duration
-	for _, p := range convert.ProcessTree(pid) {
+	for _, p := range engine.ProcessTree(pid) {
 		t += statTicks(p, 4)
 	}
 	return t

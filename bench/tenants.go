@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // Settings of the two-tenants benchmark (issue #25).

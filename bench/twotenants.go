@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // Goals of issue #41 for two tenants, on each engine.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The DOCX conversion of the LibreOffice installed against an older one
@@ -329,7 +329,7 @@ func workerPID(server int) int {
 // workerPIDs are the processes of the server's conversion workers.
 func workerPIDs(server int) []int {
 	var pids []int
-	for _, pid := range convert.ProcessTree(server)[1:] {
+	for _, pid := range engine.ProcessTree(server)[1:] {
 		if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("convert-worker")) {
 			pids = append(pids, pid)
 		}

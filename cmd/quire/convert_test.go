@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/pdfatest"
+	"github.com/quire-dev/quire/internal/libreoffice/pdfatest"
 )
 
 // requireConvertEngine fails (not skips) when LibreOffice or pdfinfo is
@@ -69,7 +69,7 @@ func TestConvertCommandErrors(t *testing.T) {
 
 // TestConvertCommandLoadsNothingOutside: quire convert starts its worker
 // from this program, not from the server, and must keep documents inside
-// as the server does (internal/convert's resource table has every case):
+// as the server does (internal/libreoffice's resource table has every case):
 // an HTML page whose style sheet names a loopback listener and whose
 // inline SVG draws a local image, and an RTF document whose field
 // includes a local text.

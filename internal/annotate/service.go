@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
 // Converter turns a filled DOCX into a PDF: the template as opened, with
 // the filling's edits, which it checks (the template) and writes out (the
-// edits with its own) once; *convert.Pool is one. nil refuses PDF output.
+// edits with its own) once; *libreoffice.Pool is one. nil refuses PDF output.
 type Converter interface {
 	ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error)
 }
@@ -92,7 +92,7 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 	}
 	pdf, err := s.conv.ConvertEdited(ctx, template, edits)
 	if err != nil {
-		return Result{}, convert.ToAPIError(err, 5*time.Second)
+		return Result{}, engine.ToAPIError(err, 5*time.Second)
 	}
 	return Result{Document: pdf, ContentType: ContentTypePDF, Report: rep}, nil
 }

@@ -26,11 +26,11 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/gotenberg"
 	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdfsign"
@@ -69,7 +69,7 @@ type App struct {
 	Annotate  *annotate.Service
 	PDFTools  *pdftools.Service // merge, split, stamp, protect... PDFs
 	Jobs      *jobs.Service     // requests answered later (Prefer: respond-async), their webhooks
-	Convert   *convert.Pool     // the LibreOffice workers; nil: off, or OnDemand
+	Convert   *libreoffice.Pool // the LibreOffice workers; nil: off, or OnDemand
 	Chromium  *chromium.Pool    // the browsers printing web pages; nil: off
 	// Conversion converts documents over Convert and Chromium, for the
 	// HTTP routes and their jobs (with OnDemand: no engine, every

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -11,9 +12,17 @@ import (
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/ooxml"
 )
+
+// RunWorker is the main function of the hidden worker mode (`quire
+// convert-worker`) that the engines' pools start this program in: a
+// LibreOffice worker, or the program that confines a browser or a cold
+// soffice before it executes them (libreoffice.RunWorker). It returns the
+// process's exit code.
+func RunWorker(stdin io.Reader, stdout io.Writer) int { return libreoffice.RunWorker(stdin, stdout) }
 
 // startEngines starts the LibreOffice workers and the browsers as the
 // Config says, or prepares the on-demand worker. Pools warm up in the
@@ -32,7 +41,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 	} else {
 		opt := convertOptions(cfg, a.Log)
 		opt.Registerer = a.Metrics
-		if a.Convert, err = convert.NewPool(opt); err != nil {
+		if a.Convert, err = libreoffice.NewPool(opt); err != nil {
 			return err
 		}
 		a.converter = a.Convert
@@ -51,7 +60,7 @@ func (a *App) startEngines(onDemand bool) (err error) {
 }
 
 // newConversion is the conversion service over the pools, nil ones off.
-func newConversion(office *convert.Pool, browser *chromium.Pool) *conversion.Service {
+func newConversion(office *libreoffice.Pool, browser *chromium.Pool) *conversion.Service {
 	var o conversion.Office // a nil pool must stay a nil interface: the service tells "off" by it
 	var b conversion.Browser
 	if office != nil {
@@ -68,11 +77,11 @@ type printer struct{ pool *chromium.Pool }
 
 func (p printer) RetryAfter() time.Duration { return p.pool.RetryAfter() }
 
-func (p printer) Check(page conversion.Page, opts convert.JobOptions) error {
+func (p printer) Check(page conversion.Page, opts engine.JobOptions) error {
 	return p.pool.Check(chromiumPage(page), opts)
 }
 
-func (p printer) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+func (p printer) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
 	return p.pool.Convert(ctx, chromiumPage(page), opts)
 }
 
@@ -124,10 +133,10 @@ func (a *App) stopEngines(ctx context.Context) error {
 // that commands that never convert start no LibreOffice, and a browser
 // started for each page it prints.
 type OnDemand struct {
-	opt      convert.Options
+	opt      libreoffice.Options
 	chromium chromium.Options
 	once     sync.Once
-	pool     *convert.Pool
+	pool     *libreoffice.Pool
 	err      error
 }
 
@@ -150,13 +159,13 @@ func (l *OnDemand) Conversion() *conversion.Service {
 }
 
 // Status is the one worker's, converting one file at a time.
-func (l *OnDemand) Status() convert.Status { return convert.Status{Workers: 1} }
+func (l *OnDemand) Status() engine.Status { return engine.Status{Workers: 1} }
 
 // RetryAfter is no wait: nothing but this command's file waits.
 func (l *OnDemand) RetryAfter() time.Duration { return 0 }
 
 // Check checks in as the worker would convert it, starting the worker.
-func (l *OnDemand) Check(r convert.Request, in []byte) error {
+func (l *OnDemand) Check(r engine.Request, in []byte) error {
 	if err := l.start(); err != nil {
 		return err
 	}
@@ -164,9 +173,9 @@ func (l *OnDemand) Check(r convert.Request, in []byte) error {
 }
 
 // ConvertRequest converts in as r asks, starting the worker.
-func (l *OnDemand) ConvertRequest(ctx context.Context, r convert.Request, in []byte) (convert.Result, error) {
+func (l *OnDemand) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	if err := l.start(); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return l.pool.ConvertRequest(ctx, r, in)
 }
@@ -177,19 +186,19 @@ type onDemandBrowser struct{ opt chromium.Options }
 
 func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
 
-func (b onDemandBrowser) Check(page conversion.Page, opts convert.JobOptions) error {
+func (b onDemandBrowser) Check(page conversion.Page, opts engine.JobOptions) error {
 	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
 }
 
-func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts convert.JobOptions) (convert.Result, error) {
+func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
 	if err := b.Check(page, opts); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
 	if err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -197,19 +206,19 @@ func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts
 		pool.Close(ctx)
 	}()
 	if err := pool.WaitReady(ctx); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return pool.Convert(ctx, chromiumPage(page), opts)
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := l.ConvertWith(ctx, in, from, convert.ToPDF, convert.JobOptions{})
+	r, err := l.ConvertWith(ctx, in, from, engine.ToPDF, engine.JobOptions{})
 	return r.Output, err
 }
 
-func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error) {
+func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
 	if err := l.start(); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	return l.pool.ConvertWith(ctx, in, from, to, opts)
 }
@@ -218,7 +227,7 @@ func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, 
 func (l *OnDemand) start() error {
 	l.once.Do(func() {
 		l.opt.Workers, l.opt.QueueLength = 1, 1
-		l.pool, l.err = convert.NewPool(l.opt)
+		l.pool, l.err = libreoffice.NewPool(l.opt)
 	})
 	return l.err
 }

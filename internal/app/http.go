@@ -12,9 +12,12 @@ import (
 // Handler is the HTTP API with the pages for people, over the services.
 func (a *App) Handler(version string) *httpapi.Server {
 	cfg := a.Config
-	pages := web.New(web.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Convert: a.Convert, Jobs: a.Jobs, Limiter: a.Limiter,
-		Limits: a.Limits, APIUsage: a.DB, Logger: a.Log, Version: version},
-		web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
+	wd := web.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Jobs: a.Jobs, Limiter: a.Limiter,
+		Limits: a.Limits, APIUsage: a.DB, Logger: a.Log, Version: version}
+	if a.Convert != nil { // a nil pool must stay a nil interface: the pages tell "off" by it
+		wd.Convert = a.Convert
+	}
+	pages := web.New(wd, web.Options{PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, SessionTTL: cfg.AdminSessionTTL, LoginRate: cfg.AdminLoginPerIP, Now: a.now})
 	d := httpapi.Deps{Auth: a.Auth, Telemetry: a.Telemetry, Signing: a.Signing, Annotate: a.Annotate, PDFTools: a.PDFTools, Jobs: a.Jobs, DB: a.DB,
 		Limits: a.Limits, Meter: a.Meter, APIUsage: a.DB, Logger: a.Log, Metrics: a.Metrics, Version: version, Pages: pages.Routes()}
 	if cfg.MemoryBudget > 0 {

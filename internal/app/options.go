@@ -11,11 +11,13 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdftools"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // The services' options, built from the settings: config only reads them.
@@ -34,8 +36,8 @@ func Check(cfg *config.Config) error {
 }
 
 // convertOptions are the options of the conversion engine.
-func convertOptions(cfg *config.Config, log *slog.Logger) convert.Options {
-	return convert.Options{PoolOptions: enginePool(cfg, log, cfg.ConvertWorkers, cfg.ConvertMaxJobs, int64(cfg.ConvertMaxMemory), int64(cfg.ConvertMaxWorkerRSS)),
+func convertOptions(cfg *config.Config, log *slog.Logger) libreoffice.Options {
+	return libreoffice.Options{PoolOptions: enginePool(cfg, log, cfg.ConvertWorkers, cfg.ConvertMaxJobs, int64(cfg.ConvertMaxMemory), int64(cfg.ConvertMaxWorkerRSS)),
 		MaxInputBytes: int64(cfg.ConvertMaxInputBytes), MaxExpandedBytes: int64(cfg.ConvertMaxExpanded),
 		MaxCompressionRatio: cfg.ConvertMaxRatio, MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells, Dir: cfg.ConvertDir, ProgramDir: cfg.LibreOfficeDir}
 }
@@ -44,15 +46,15 @@ func convertOptions(cfg *config.Config, log *slog.Logger) convert.Options {
 // have the conversion's timeout and queue.
 func chromiumOptions(cfg *config.Config, log *slog.Logger) chromium.Options {
 	return chromium.Options{PoolOptions: enginePool(cfg, log, cfg.ChromiumWorkers, cfg.ChromiumMaxJobs, int64(cfg.ChromiumMaxMemory), int64(cfg.ChromiumMaxMemory)*2/3),
-		Path: cfg.ChromiumPath, Text: convert.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells},
+		Path: cfg.ChromiumPath, Text: safeinput.TextLimits{MaxNesting: cfg.ConvertMaxNesting, MaxTableCells: cfg.ConvertMaxTableCells},
 		Page: chromium.PageLimits{ScriptTimeout: cfg.ChromiumScriptTimeout, MaxPages: cfg.ChromiumMaxPages}}
 }
 
 // enginePool is the pool settings of an engine: its own count, jobs and
 // memory limits (during a job, and after one), and the queue and time
 // limits that both engines share.
-func enginePool(cfg *config.Config, log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) convert.PoolOptions {
-	return convert.PoolOptions{Workers: workers, QueueLength: cfg.ConvertQueue, JobTimeout: cfg.ConvertJobTimeout, StartTimeout: cfg.ConvertStartTimeout,
+func enginePool(cfg *config.Config, log *slog.Logger, workers, maxJobs int, maxMemory, maxRSS int64) engine.PoolOptions {
+	return engine.PoolOptions{Workers: workers, QueueLength: cfg.ConvertQueue, JobTimeout: cfg.ConvertJobTimeout, StartTimeout: cfg.ConvertStartTimeout,
 		MaxJobsPerWorker: maxJobs, MaxWorkerMemory: maxMemory, MaxWorkerRSS: maxRSS, Logger: log}
 }
 

@@ -7,8 +7,9 @@ import (
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 func TestSignLevel(t *testing.T) {
@@ -46,7 +47,7 @@ func TestDefaultsAgree(t *testing.T) {
 	if got, want := annotateLimits(&cfg), annotate.DefaultLimits; got != want {
 		t.Errorf("annotate limits %+v, want annotate.DefaultLimits %+v", got, want)
 	}
-	if o := convertOptions(&cfg, nil); o.MaxNesting != convert.DefaultMaxNesting || o.MaxTableCells != convert.DefaultMaxTableCells || o.ProgramDir != convert.DefaultProgramDir {
+	if o := convertOptions(&cfg, nil); o.MaxNesting != safeinput.DefaultMaxNesting || o.MaxTableCells != safeinput.DefaultMaxTableCells || o.ProgramDir != libreoffice.DefaultProgramDir {
 		t.Errorf("conversion defaults: nesting %d, cells %d, program %s", o.MaxNesting, o.MaxTableCells, o.ProgramDir)
 	}
 	for _, s := range cfg.Settings() {

@@ -14,8 +14,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
-
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // proxyToNowhere is the proxy every request that escaped the
@@ -89,7 +88,7 @@ func launch(o *Options, dir string, isolated, noSandbox bool) (*browserProc, err
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			cmd.Dir = dir
 			if isolated {
-				convert.Confine(cmd, convert.Confinement{Executable: o.Executable, WorkerArgs: o.WorkerArgs,
+				engine.Confine(cmd, engine.Confinement{Executable: o.Executable, WorkerArgs: o.WorkerArgs,
 					Root: filepath.Join(dir, "root"), Dirs: []string{dir, tmp}, Dir: dir, NormalPriority: true})
 				return
 			}
@@ -192,9 +191,9 @@ func (ps *processes) rss(pid int) int64 {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if time.Since(ps.found) >= findProcessesEvery {
-		ps.pids, ps.found = convert.ProcessTree(pid), time.Now()
+		ps.pids, ps.found = engine.ProcessTree(pid), time.Now()
 	}
-	return convert.PrivateRSS(ps.pids)
+	return engine.PrivateRSS(ps.pids)
 }
 
 // forget makes the next sample find the processes again.

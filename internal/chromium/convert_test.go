@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // find returns the first word of pages whose text is w.
@@ -30,7 +30,7 @@ func find(t *testing.T, pages [][]word, w string) word {
 	return word{}
 }
 
-func html(doc string) Page { return Page{Doc: []byte(doc), From: convert.FromHTML} }
+func html(doc string) Page { return Page{Doc: []byte(doc), From: engine.FromHTML} }
 
 // TestGridSideBySide: a CSS grid of two cells comes out side by side
 // (LibreOffice's HTML import stacks them).
@@ -39,7 +39,7 @@ func TestGridSideBySide(t *testing.T) {
 	t.Parallel()
 	r, err := p.Convert(context.Background(), html(`<!DOCTYPE html><html><head><style>
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1cm }
-</style></head><body><div class="grid"><div>Leftcell</div><div>Rightcell</div></div></body></html>`), convert.JobOptions{})
+</style></head><body><div class="grid"><div>Leftcell</div><div>Rightcell</div></div></body></html>`), engine.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestAssetsByRelativeName(t *testing.T) {
 	page := html(`<!DOCTYPE html><html><head><link rel="stylesheet" href="style.css"></head>
 <body><p class="mark">Body</p><img src="images/dot.png"></body></html>`)
 	page.Assets = []Asset{{Name: "style.css", Data: []byte(`.mark::after { content: " Fromstylesheet" }`)}, {Name: "images/dot.png", Data: pngOf(t, 37, 23)}}
-	r, err := p.Convert(context.Background(), page, convert.JobOptions{})
+	r, err := p.Convert(context.Background(), page, engine.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestMarkdownWithOptions(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
 	md := "# Title\n\nFirstpage text.\n\n<div style=\"break-before: page\"></div>\n\n" + strings.Repeat("More text.\n\n", 200) + "Lastword\n"
-	r, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: convert.FromMarkdown},
-		convert.JobOptions{Paper: "Letter", Margin: "1in", Landscape: true, PageRanges: "1"})
+	r, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: engine.FromMarkdown},
+		engine.JobOptions{Paper: "Letter", Margin: "1in", Landscape: true, PageRanges: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func pdfInfo(t *testing.T, pdf []byte) string {
 // TestOptionsRefused: bad options never reach a browser.
 func TestOptionsRefused(t *testing.T) {
 	p := newPool(t, 1, nil)
-	for _, o := range []convert.JobOptions{{Paper: "B7"}, {Margin: "3 apples"}, {Scale: 3}, {Paper: "10x10mm"}, {Margin: "150mm"}, {Engine: "gecko"}, {PDFA: "PDF/A-1b", Engine: "chromium"}, {DecorativeImages: true}} {
+	for _, o := range []engine.JobOptions{{Paper: "B7"}, {Margin: "3 apples"}, {Scale: 3}, {Paper: "10x10mm"}, {Margin: "150mm"}, {Engine: "gecko"}, {PDFA: "PDF/A-1b", Engine: "chromium"}, {DecorativeImages: true}} {
 		_, err := p.Convert(context.Background(), html("<p>x</p>"), o)
 		if !isValidation(err) {
 			t.Errorf("%+v: %v, want a validation error", o, err)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestHostilePages: pages that reach for the network or the disk, or
@@ -62,7 +62,7 @@ func TestHostilePages(t *testing.T) {
 			p := newPool(t, 1, func(o *Options) { o.JobTimeout, o.hostNamespaces = timeout, !confined })
 			for _, c := range pages {
 				t0 := time.Now()
-				r, err := p.Convert(context.Background(), html(c.doc), convert.JobOptions{JavaScript: c.js, PrintBackground: true})
+				r, err := p.Convert(context.Background(), html(c.doc), engine.JobOptions{JavaScript: c.js, PrintBackground: true})
 				took := time.Since(t0)
 				t.Logf("%s: %v after %v", c.name, err, took.Round(time.Millisecond))
 				switch {
@@ -90,7 +90,7 @@ func TestHostilePages(t *testing.T) {
 // well before the job's time limit, and the pool serves on.
 func TestEndlessScript(t *testing.T) {
 	p := newPool(t, 1, func(o *Options) { o.JobTimeout, o.Page.ScriptTimeout = 10*time.Minute, 2*time.Second })
-	_, err := p.Convert(context.Background(), html(`<p>x</p><script>for (;;) {}</script>`), convert.JobOptions{JavaScript: true})
+	_, err := p.Convert(context.Background(), html(`<p>x</p><script>for (;;) {}</script>`), engine.JobOptions{JavaScript: true})
 	if !errors.Is(err, ErrScriptTimeout) || !is4xx(err) {
 		t.Fatalf("got %v, want %v", err, ErrScriptTimeout)
 	}
@@ -104,9 +104,9 @@ func TestEndlessScript(t *testing.T) {
 // stopped at the browser's memory bound (422), and the pool serves on.
 func TestMemoryLimit(t *testing.T) {
 	p := newPool(t, 1, func(o *Options) { o.MaxWorkerMemory = 400 << 20 })
-	_, err := p.Convert(context.Background(), html(`<script>const a = []; for (;;) a.push(new Float64Array(1 << 20).fill(1))</script>`), convert.JobOptions{JavaScript: true})
-	if !errors.Is(err, convert.ErrMemoryLimit) {
-		t.Fatalf("got %v, want %v", err, convert.ErrMemoryLimit)
+	_, err := p.Convert(context.Background(), html(`<script>const a = []; for (;;) a.push(new Float64Array(1 << 20).fill(1))</script>`), engine.JobOptions{JavaScript: true})
+	if !errors.Is(err, engine.ErrMemoryLimit) {
+		t.Fatalf("got %v, want %v", err, engine.ErrMemoryLimit)
 	}
 	if c := p.Status().Counters; c.OverMemory != 1 {
 		t.Errorf("counters %+v, want one browser over memory", c)
@@ -133,7 +133,7 @@ func TestBrowserDiesWhileIdle(t *testing.T) {
 // stillServes checks that p prints a plain page.
 func stillServes(t *testing.T, p *Pool) {
 	t.Helper()
-	r, err := p.Convert(context.Background(), html("<p>Still serving</p>"), convert.JobOptions{})
+	r, err := p.Convert(context.Background(), html("<p>Still serving</p>"), engine.JobOptions{})
 	if err != nil {
 		t.Fatalf("the pool does not serve anymore: %v", err)
 	}
@@ -144,7 +144,7 @@ func stillServes(t *testing.T, p *Pool) {
 // format, size or unprocessable-document error.
 func is4xx(err error) bool {
 	var e *quire.Error
-	if !errors.As(convert.ToAPIError(err, 0), &e) {
+	if !errors.As(engine.ToAPIError(err, 0), &e) {
 		return false
 	}
 	switch e.Code {
@@ -161,9 +161,9 @@ func is4xx(err error) bool {
 func TestLargeTableRefused(t *testing.T) {
 	p := newPool(t, 1, nil)
 	md := "|" + strings.Repeat(" a |", 50_000) + "\n|" + strings.Repeat("---|", 50_000) + "\n|" + strings.Repeat(" b |", 50_000) + "\n"
-	_, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: convert.FromMarkdown}, convert.JobOptions{})
-	if !errors.Is(err, convert.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS") {
-		t.Fatalf("got %v, want %v naming the limit (the check's answer, before goldmark renders anything)", err, convert.ErrUnprocessable)
+	_, err := p.Convert(context.Background(), Page{Doc: []byte(md), From: engine.FromMarkdown}, engine.JobOptions{})
+	if !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS") {
+		t.Fatalf("got %v, want %v naming the limit (the check's answer, before goldmark renders anything)", err, engine.ErrUnprocessable)
 	}
 	if c := p.Status().Counters; c.Converted+c.Failed != 0 {
 		t.Errorf("counters %+v: the table reached the browser", c)

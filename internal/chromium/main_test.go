@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/engine/enginetest"
 )
 
@@ -17,7 +18,11 @@ import (
 // when the pool starts it so (Options.Executable, WorkerArgs).
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "quire-test-worker" && os.Args[2] == "confine" {
-		os.Exit(convert.RunWorker(os.Stdin, os.Stdout))
+		if code, asked := engine.RunConfined(false); asked {
+			os.Exit(code)
+		}
+		fmt.Fprintln(os.Stderr, "quire-test-worker confine: started without a program to confine (engine.Confine)")
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }
@@ -76,7 +81,7 @@ func newPool(t testing.TB, n int, adjust func(*Options)) *Pool {
 // waits until they are ready. It returns the pool, to be closed, even
 // when they are not.
 func startPool(dir string, n int, adjust func(*Options)) (*Pool, error) {
-	o := Options{PoolOptions: convert.PoolOptions{Workers: n, JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
+	o := Options{PoolOptions: engine.PoolOptions{Workers: n, JobTimeout: 60 * time.Second, StartTimeout: 2 * time.Minute, Executable: os.Args[0],
 		WorkerArgs: []string{"quire-test-worker", "confine"}}, Dir: dir}
 	if adjust != nil {
 		adjust(&o)

@@ -30,7 +30,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	qpdf "github.com/quire-dev/quire/internal/pdf"
 )
 
@@ -263,15 +263,15 @@ func (l PageLimits) withDefaults() PageLimits {
 
 // The page's own failures, 422s.
 var (
-	ErrNavigatedAway = fmt.Errorf("%w: the page navigated away from itself", convert.ErrUnprocessable)
-	ErrScriptTimeout = fmt.Errorf("%w: the page's scripts ran past their time limit (QUIRE_CHROMIUM_SCRIPT_TIMEOUT)", convert.ErrUnprocessable)
-	ErrTooManyPages  = fmt.Errorf("%w: the page prints to more pages than the limit (QUIRE_CHROMIUM_MAX_PAGES)", convert.ErrUnprocessable)
+	ErrNavigatedAway = fmt.Errorf("%w: the page navigated away from itself", engine.ErrUnprocessable)
+	ErrScriptTimeout = fmt.Errorf("%w: the page's scripts ran past their time limit (QUIRE_CHROMIUM_SCRIPT_TIMEOUT)", engine.ErrUnprocessable)
+	ErrTooManyPages  = fmt.Errorf("%w: the page prints to more pages than the limit (QUIRE_CHROMIUM_MAX_PAGES)", engine.ErrUnprocessable)
 )
 
 // printPage loads pg in tb, answering its requests from pg's files alone,
 // and prints it. It ends early when ctx (the client's) ends, and with the
 // page's failure when it navigates away or runs its scripts too long.
-func printPage(ctx context.Context, tb *tab, pg Page, o convert.JobOptions, lim PageLimits, logger *slog.Logger) ([]byte, error) {
+func printPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim PageLimits, logger *slog.Logger) ([]byte, error) {
 	st := newSteps()
 	defer st.log(logger, "chromium: page printed")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
@@ -374,7 +374,7 @@ func stopScripts(ctx context.Context, t *chromedp.Target) error {
 // capRanges is the page ranges of a print limited to its first n pages
 // ("" is every page): the browser prints no page past them, so that a
 // page of endless content is refused after n pages, not after all of
-// them. Validated ranges (convert.JobOptions) are pages and closed
+// them. Validated ranges (engine.JobOptions) are pages and closed
 // ranges; false when they select no page among the first n.
 func capRanges(ranges string, n int) (string, bool) {
 	if ranges == "" {
@@ -444,8 +444,8 @@ var tagged = true
 var outline = true
 
 // printParams are Page.printToPDF's parameters for o (validated).
-func printParams(o convert.JobOptions) page.PrintToPDFParams {
-	a4 := convert.PaperSizes["A4"]
+func printParams(o engine.JobOptions) page.PrintToPDFParams {
+	a4 := engine.PaperSizes["A4"]
 	w, h, preferCSS := a4[0], a4[1], true // a page's own @page size wins over the default
 	if o.Paper != "" {
 		w, h, _ = o.PaperSize()

@@ -6,8 +6,8 @@
 //
 // Each slot of the Pool holds one browser process, started with a
 // profile directory of its own and, where the kernel allows, in the same
-// namespaces and confined filesystem as the LibreOffice workers (package
-// convert's Confine): no network at all, none of the host's files but the
+// namespaces and confined filesystem as the LibreOffice workers
+// (engine.Confine): no network at all, none of the host's files but the
 // system's programs, libraries and fonts. A browser prints one page at a
 // time. A page with scripts on prints in a fresh browser context (an
 // incognito-like profile in memory) that is disposed of afterwards, so
@@ -33,10 +33,10 @@
 // bound on what the browser's processes grow by while it prints (counted
 // per job, so that a page that prints alone prints beside others and
 // after them): past either, the browser is killed
-// and replaced, and the job fails with convert.ErrTimeout or
-// convert.ErrMemoryLimit. A browser that dies is replaced, and a job on
+// and replaced, and the job fails with engine.ErrTimeout or
+// engine.ErrMemoryLimit. A browser that dies is replaced, and a job on
 // which it died is tried once more on the new one (a second death:
-// convert.ErrCrashed); a browser is
+// engine.ErrCrashed); a browser is
 // also replaced after MaxJobsPerWorker jobs or when it holds more than
 // MaxWorkerRSS after a job, which bounds slow leaks.
 package chromium
@@ -54,8 +54,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // Options configure a Pool. The zero value of a field selects its default.
@@ -63,21 +63,21 @@ type Options struct {
 	// PoolOptions are the browsers' count (Workers; each holds about
 	// 150-250 MB when warm), queue (QueueLength, for each key), time and
 	// memory limits (MaxWorkerMemory: what a browser's processes grow by
-	// during one page) and program, with convert.DefaultPoolOptions but for
+	// during one page) and program, with engine.DefaultPoolOptions but for
 	// StartTimeout (DefaultStartTimeout). The program confines itself and
 	// then executes the browser.
-	convert.PoolOptions
+	engine.PoolOptions
 	// Path is the browser's program (default DefaultPath()).
 	Path string
 	// Dir holds the browsers' profiles (default: a new directory under
 	// os.TempDir(), removed by Close).
 	Dir string
-	// Text bounds the nesting and tables of a page, as convert.Options'
+	// Text bounds the nesting and tables of a page, as libreoffice.Options'
 	// MaxNesting and MaxTableCells do LibreOffice's.
-	Text convert.TextLimits
+	Text safeinput.TextLimits
 	// Page bounds what a page's scripts and print may do (page.go).
 	Page PageLimits
-	// Registerer is where the engine's metrics go (convert.Collector,
+	// Registerer is where the engine's metrics go (engine.Collector,
 	// named quire_chromium_...); nil: nowhere.
 	Registerer prometheus.Registerer
 
@@ -109,7 +109,7 @@ func DefaultPath() string {
 const DefaultStartTimeout = 30 * time.Second
 
 func (o Options) withDefaults() (Options, error) {
-	def := convert.DefaultPoolOptions
+	def := engine.DefaultPoolOptions
 	def.StartTimeout = DefaultStartTimeout
 	var err error
 	if o.PoolOptions, err = o.PoolOptions.WithDefaults(def); err != nil {
@@ -141,9 +141,9 @@ type Pool struct {
 	abortCh  chan struct{} // closed with aborting set
 
 	mu        sync.Mutex            // guards the fields below
-	states    []string              // each slot's state: convert.State*
+	states    []string              // each slot's state: engine.State*
 	procs     map[*browserProc]bool // the running browsers
-	counts    convert.Counters
+	counts    engine.Counters
 	lastError string
 	version   string
 }
@@ -169,12 +169,12 @@ func NewPool(opts Options) (*Pool, error) {
 	}
 	p.states = make([]string, o.Workers)
 	for i := range o.Workers {
-		p.states[i] = convert.StateStarting
+		p.states[i] = engine.StateStarting
 		p.wg.Add(1)
 		go p.run(i)
 	}
 	if o.Registerer != nil {
-		o.Registerer.MustRegister(convert.NewCollector("quire_chromium", "browser", p.Status))
+		o.Registerer.MustRegister(engine.NewCollector("quire_chromium", "browser", p.Status))
 	}
 	return p, nil
 }
@@ -183,7 +183,7 @@ func NewPool(opts Options) (*Pool, error) {
 // files it may load by their relative names.
 type Page struct {
 	Doc    []byte
-	From   string // convert.FromHTML or convert.FromMarkdown
+	From   string // engine.FromHTML or engine.FromMarkdown
 	Assets []Asset
 	Name   string // the page's file name: its title when it has none, for PDF/UA
 }
@@ -198,14 +198,14 @@ type Asset struct {
 type job struct {
 	ctx      context.Context
 	page     Page
-	opts     convert.JobOptions
+	opts     engine.JobOptions
 	enqueued time.Time
 	ticket   *engine.Ticket[*job] // its place in the queue
 	done     chan jobResult       // buffered: the browser never waits for the caller
 }
 
 type jobResult struct {
-	res convert.Result
+	res engine.Result
 	err error
 }
 
@@ -213,59 +213,59 @@ type jobResult struct {
 // options, the page's format and its nesting. A job's submission runs
 // it, so that a page the print would refuse is refused before it is
 // queued, as it would be.
-func (p *Pool) Check(page Page, opts convert.JobOptions) error {
+func (p *Pool) Check(page Page, opts engine.JobOptions) error {
 	return CheckPage(page, opts, p.opts.Text)
 }
 
 // CheckPage is Pool.Check for a pool of Options.Text limits, for a caller
 // that starts its browser only for a page that passes (quire convert).
-func CheckPage(page Page, opts convert.JobOptions, limits convert.TextLimits) error {
-	if err := opts.Validate(page.From, convert.ToPDF); err != nil {
+func CheckPage(page Page, opts engine.JobOptions, limits safeinput.TextLimits) error {
+	if err := opts.Validate(page.From, engine.ToPDF); err != nil {
 		return err
 	}
-	if err := convert.Check(page.Doc, page.From); err != nil {
+	if err := safeinput.Check(page.Doc, page.From); err != nil {
 		return err
 	}
-	return convert.CheckText(page.Doc, page.From, limits)
+	return safeinput.CheckText(page.Doc, page.From, limits)
 }
 
 // Convert prints page to PDF with the options of opts that apply
 // (paper, margin, landscape, printBackground, pageRanges, scale,
 // javascript), then makes it conform to the PDF/A and PDF/UA opts asks
-// for (convert.Conform). Its errors match convert's Err* values, or ctx's error.
-func (p *Pool) Convert(ctx context.Context, page Page, opts convert.JobOptions) (convert.Result, error) {
+// for (engine.Conform). Its errors match engine's Err* values, or ctx's error.
+func (p *Pool) Convert(ctx context.Context, page Page, opts engine.JobOptions) (engine.Result, error) {
 	t0 := time.Now()
 	if err := p.Check(page, opts); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
-	if page.From == convert.FromMarkdown {
-		html, err := convert.MarkdownPage(page.Doc)
+	if page.From == engine.FromMarkdown {
+		html, err := safeinput.MarkdownPage(page.Doc)
 		if err != nil {
-			return convert.Result{}, err
+			return engine.Result{}, err
 		}
-		page = Page{Doc: html, From: convert.FromHTML, Assets: page.Assets, Name: page.Name}
+		page = Page{Doc: html, From: engine.FromHTML, Assets: page.Assets, Name: page.Name}
 	}
 	give, err := quire.TakeEngineTurn(ctx)
 	if err != nil {
-		return convert.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
+		return engine.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
 	}
 	defer give()
 	j := &job{ctx: ctx, page: page, opts: opts, enqueued: t0, done: make(chan jobResult, 1)}
 	if err := p.submit(j); err != nil {
-		return convert.Result{}, err
+		return engine.Result{}, err
 	}
 	select {
 	case r := <-j.done:
-		res, err := convert.Conform(ctx, r.res, r.err, page.Name, opts)
+		res, err := engine.Conform(ctx, r.res, r.err, page.Name, opts)
 		res.Total = time.Since(t0)
 		return res, err
 	case <-ctx.Done():
 		p.queue.Remove(j.ticket)
-		return convert.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
+		return engine.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
 	}
 }
 
-var errClosed = fmt.Errorf("%w: the Chromium pool is closed", convert.ErrUnavailable)
+var errClosed = fmt.Errorf("%w: the Chromium pool is closed", engine.ErrUnavailable)
 
 // submit queues j unless the pool is closed, no browser can start, or
 // its key's line is full.
@@ -274,7 +274,7 @@ func (p *Pool) submit(j *job) error {
 	failed, last := p.allFailed(), p.lastError
 	p.mu.Unlock()
 	if failed {
-		return fmt.Errorf("%w: no browser starts: %s", convert.ErrUnavailable, last)
+		return fmt.Errorf("%w: no browser starts: %s", engine.ErrUnavailable, last)
 	}
 	// The queue itself refuses jobs once Close has begun, so that no job
 	// slips in between a check and Close's drain.
@@ -283,7 +283,7 @@ func (p *Pool) submit(j *job) error {
 	case engine.Closed:
 		return errClosed
 	case engine.Full:
-		return fmt.Errorf("%w: %d jobs of this key are waiting", convert.ErrBusy, p.opts.QueueLength)
+		return fmt.Errorf("%w: %d jobs of this key are waiting", engine.ErrBusy, p.opts.QueueLength)
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func (p *Pool) submit(j *job) error {
 // allFailed reports whether every browser's last start failed; p.mu held.
 func (p *Pool) allFailed() bool {
 	for _, s := range p.states {
-		if s != convert.StateFailed {
+		if s != engine.StateFailed {
 			return false
 		}
 	}
@@ -307,7 +307,7 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 		st := p.Status()
 		switch {
 		case st.FailedStart > 0:
-			return fmt.Errorf("%w: %s", convert.ErrUnavailable, st.LastError)
+			return fmt.Errorf("%w: %s", engine.ErrUnavailable, st.LastError)
 		case st.Ready+st.Busy == st.Workers:
 			return nil
 		}
@@ -319,20 +319,20 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 	}
 }
 
-// Status is a snapshot of the pool, in the LibreOffice pool's terms.
-func (p *Pool) Status() convert.Status {
+// Status is a snapshot of the pool, in every engine's terms (engine.Status).
+func (p *Pool) Status() engine.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := convert.Status{Workers: len(p.states), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength, Counters: p.counts, LastError: p.lastError}
+	st := engine.Status{Workers: len(p.states), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength, Counters: p.counts, LastError: p.lastError}
 	for _, s := range p.states {
 		switch s {
-		case convert.StateReady:
+		case engine.StateReady:
 			st.Ready++
-		case convert.StateBusy:
+		case engine.StateBusy:
 			st.Busy++
-		case convert.StateStarting:
+		case engine.StateStarting:
 			st.Starting++
-		case convert.StateFailed:
+		case engine.StateFailed:
 			st.FailedStart++
 		}
 	}
@@ -371,7 +371,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		<-done
 	}
 	for _, t := range p.queue.Drain() { // a job that no browser took: every browser stopped
-		t.Job.done <- jobResult{err: fmt.Errorf("%w: %v", convert.ErrUnavailable, errStopped)}
+		t.Job.done <- jobResult{err: fmt.Errorf("%w: %v", engine.ErrUnavailable, errStopped)}
 	}
 	if p.ownDir {
 		os.RemoveAll(p.dir)
@@ -385,7 +385,7 @@ func (p *Pool) setState(slot int, state string) {
 	p.mu.Unlock()
 }
 
-func (p *Pool) count(f func(*convert.Counters)) {
+func (p *Pool) count(f func(*engine.Counters)) {
 	p.mu.Lock()
 	f(&p.counts)
 	p.mu.Unlock()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestPagesBounded: a page's dialogs are dismissed, its navigation away
@@ -21,7 +21,7 @@ func TestPagesBounded(t *testing.T) {
 		o.JobTimeout = 10 * time.Minute // never reached: the page's own limits answer
 		o.Page = PageLimits{ScriptTimeout: 5 * time.Second, MaxPages: 5}
 	})
-	js := convert.JobOptions{JavaScript: true}
+	js := engine.JobOptions{JavaScript: true}
 
 	r, err := p.Convert(context.Background(), html(`<script>alert(1); confirm("sure?"); prompt("name?"); onbeforeunload = () => "stay"</script><p>Dismissed</p>`), js)
 	if err != nil {
@@ -33,16 +33,16 @@ func TestPagesBounded(t *testing.T) {
 
 	for _, c := range []struct {
 		name, doc string
-		opts      convert.JobOptions
+		opts      engine.JobOptions
 		want      error
 	}{
 		{"blocked navigation", `<script>location.href = "http://10.1.2.3/away.html"</script><p>x</p>`, js, ErrNavigatedAway},
 		{"navigation within the origin", `<script>location.href = "/other.html"</script><p>x</p>`, js, ErrNavigatedAway},
 		{"endless script after the load", `<p>x</p><script>onload = () => setTimeout(() => { while (true) {} }, 0)</script>`, js, nil},
-		{"past the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 500), convert.JobOptions{}, ErrTooManyPages},
-		{"ranges past the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 20), convert.JobOptions{PageRanges: "7-9"}, ErrTooManyPages},
-		{"within the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 5), convert.JobOptions{}, nil},
-		{"ranges within the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 20), convert.JobOptions{PageRanges: "2-4,9"}, nil},
+		{"past the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 500), engine.JobOptions{}, ErrTooManyPages},
+		{"ranges past the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 20), engine.JobOptions{PageRanges: "7-9"}, ErrTooManyPages},
+		{"within the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 5), engine.JobOptions{}, nil},
+		{"ranges within the page cap", strings.Repeat(`<p style="break-after: page">page</p>`, 20), engine.JobOptions{PageRanges: "2-4,9"}, nil},
 	} {
 		_, err := p.Convert(context.Background(), html(c.doc), c.opts)
 		switch {

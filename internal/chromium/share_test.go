@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // largePage is an HTML page of 134 A4 pages: a report of sections, each
@@ -74,10 +74,10 @@ func TestFourLargePagesAtOnce(t *testing.T) {
 	page := largePage()
 	ctx := quire.WithTenant(context.Background(), "A")
 	var wg sync.WaitGroup
-	results := make([]convert.Result, 4)
+	results := make([]engine.Result, 4)
 	errs := make([]error, 4)
 	for i := range 4 {
-		wg.Go(func() { results[i], errs[i] = p.Convert(ctx, page, convert.JobOptions{}) })
+		wg.Go(func() { results[i], errs[i] = p.Convert(ctx, page, engine.JobOptions{}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -107,7 +107,7 @@ func TestQuietKeyBesideFlood(t *testing.T) {
 	p := newPool(t, 2, func(o *Options) { o.JobTimeout = 10 * time.Minute }) // a loaded machine prints A's page slowly
 	large, small := largePage(), html("<p>Quiet</p>")
 	ctxA, ctxB := quire.WithTenant(t.Context(), "A"), quire.WithTenant(t.Context(), "B")
-	if _, err := p.Convert(ctxA, large, convert.JobOptions{}); err != nil { // warm both keys' paths, and check A's page
+	if _, err := p.Convert(ctxA, large, engine.JobOptions{}); err != nil { // warm both keys' paths, and check A's page
 		t.Fatal(err)
 	}
 	flood, stop := context.WithCancel(ctxA)
@@ -116,22 +116,22 @@ func TestQuietKeyBesideFlood(t *testing.T) {
 	for range 6 {
 		wg.Go(func() {
 			for flood.Err() == nil {
-				if _, err := p.Convert(flood, large, convert.JobOptions{}); err == nil {
+				if _, err := p.Convert(flood, large, engine.JobOptions{}); err == nil {
 					endedA.Add(1)
 				}
 			}
 		})
 	}
 	defer func() { stop(); wg.Wait() }()
-	waitStatus(t, p, "A's flood fills both browsers and waits", func(s convert.Status) bool { return s.Busy == 2 && s.Queued >= 2 })
-	if _, err := p.Convert(ctxB, small, convert.JobOptions{}); err != nil { // B's first waits for one of A's
+	waitStatus(t, p, "A's flood fills both browsers and waits", func(s engine.Status) bool { return s.Busy == 2 && s.Queued >= 2 })
+	if _, err := p.Convert(ctxB, small, engine.JobOptions{}); err != nil { // B's first waits for one of A's
 		t.Fatal(err)
 	}
 	const samples = 10
 	waited := 0
 	for range samples {
 		before := endedA.Load()
-		if _, err := p.Convert(ctxB, small, convert.JobOptions{}); err != nil {
+		if _, err := p.Convert(ctxB, small, engine.JobOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if endedA.Load() != before {
@@ -145,7 +145,7 @@ func TestQuietKeyBesideFlood(t *testing.T) {
 
 // waitStatus polls p's status until ok holds, or fails the test after a
 // minute.
-func waitStatus(t *testing.T, p *Pool, what string, ok func(convert.Status) bool) {
+func waitStatus(t *testing.T, p *Pool, what string, ok func(engine.Status) bool) {
 	t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // TestSharedTabIsolation: two jobs with scripts off print one after the
@@ -25,7 +25,7 @@ func TestSharedTabIsolation(t *testing.T) {
 	p := newPool(t, 1, nil)
 	first := html(`<link rel="stylesheet" href="style.css"><p class="mark">Jobone</p><img src="pic.png">`)
 	first.Assets = []Asset{{Name: "style.css", Data: []byte(`.mark::after { content: " Fromjobone" }`)}, {Name: "pic.png", Data: pngOf(t, 53, 31)}}
-	r, err := p.Convert(context.Background(), first, convert.JobOptions{})
+	r, err := p.Convert(context.Background(), first, engine.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSharedTabIsolation(t *testing.T) {
 	}
 	tb := sharedTab(p)
 	r, err = p.Convert(context.Background(), html(`<link rel="stylesheet" href="style.css"><p class="mark">Jobtwo</p><img src="pic.png">`+
-		`<script>document.body.append("Scriptran")</script>`), convert.JobOptions{})
+		`<script>document.body.append("Scriptran")</script>`), engine.JobOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,18 +61,18 @@ func TestSharedTabIsolation(t *testing.T) {
 func TestSharedTabPerTenant(t *testing.T) {
 	p := newPool(t, 1, nil)
 	alice, bob := quire.WithTenant(context.Background(), "alice"), quire.WithTenant(context.Background(), "bob")
-	convertIn := func(ctx context.Context, o convert.JobOptions) *tab {
+	convertIn := func(ctx context.Context, o engine.JobOptions) *tab {
 		t.Helper()
 		if _, err := p.Convert(ctx, html("<p>x</p>"), o); err != nil {
 			t.Fatal(err)
 		}
 		return sharedTab(p)
 	}
-	a := convertIn(alice, convert.JobOptions{})
-	if convertIn(alice, convert.JobOptions{JavaScript: true}) != a || convertIn(alice, convert.JobOptions{}) != a {
+	a := convertIn(alice, engine.JobOptions{})
+	if convertIn(alice, engine.JobOptions{JavaScript: true}) != a || convertIn(alice, engine.JobOptions{}) != a {
 		t.Fatal("alice's jobs did not keep her shared tab")
 	}
-	if b := convertIn(bob, convert.JobOptions{}); b == a || b.tenant != "bob" {
+	if b := convertIn(bob, engine.JobOptions{}); b == a || b.tenant != "bob" {
 		t.Errorf("bob's job printed in alice's tab")
 	}
 }
@@ -133,7 +133,7 @@ func TestClientLeavesSharedTab(t *testing.T) {
 		} else {
 			time.AfterFunc(after, cancel)
 		}
-		r, err := p.Convert(ctx, long, convert.JobOptions{})
+		r, err := p.Convert(ctx, long, engine.JobOptions{})
 		switch {
 		case err == nil && (after < 0 || !bytes.HasPrefix(r.Output, []byte("%PDF-"))):
 			t.Errorf("client left after %v: no error, %d bytes, want the conversion abandoned", after, len(r.Output))

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -27,7 +26,7 @@ func (p *Pool) run(slot int) {
 			p.forget(b)
 			b.stop()
 		}
-		p.setState(slot, convert.StateStopped)
+		p.setState(slot, engine.StateStopped)
 	}()
 	wait := firstRestartWait
 	for !p.aborting.Load() {
@@ -50,7 +49,7 @@ func (p *Pool) run(slot int) {
 			}
 			// The browser died while idle: chromedp lost it.
 			p.opts.Logger.Warn("chromium: browser died while idle", "slot", slot+1, "pid", b.pid)
-			p.count(func(c *convert.Counters) { c.Crashes++; c.Restarts++ })
+			p.count(func(c *engine.Counters) { c.Crashes++; c.Restarts++ })
 			p.forget(b)
 			b.stop()
 			b = nil
@@ -68,7 +67,7 @@ func (p *Pool) runJob(slot int, dir string, b *browserProc, j *job) *browserProc
 		j.done <- jobResult{err: fmt.Errorf("conversion cancelled before it started: %w", err)}
 		return b
 	}
-	p.setState(slot, convert.StateBusy)
+	p.setState(slot, engine.StateBusy)
 	keep, retry := p.serve(b, j, 1)
 	if !keep {
 		p.forget(b)
@@ -77,7 +76,7 @@ func (p *Pool) runJob(slot int, dir string, b *browserProc, j *job) *browserProc
 	}
 	if retry { // the browser died on the job: once more, on a new one
 		if b, _ = p.start(slot, dir); b == nil {
-			j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", convert.ErrUnavailable, p.Status().LastError)}
+			j.done <- jobResult{err: fmt.Errorf("%w: the browser died, and no new one starts: %s", engine.ErrUnavailable, p.Status().LastError)}
 			return nil
 		}
 		if keep, _ = p.serve(b, j, 2); !keep {
@@ -87,7 +86,7 @@ func (p *Pool) runJob(slot int, dir string, b *browserProc, j *job) *browserProc
 		}
 	}
 	if b != nil {
-		p.setState(slot, convert.StateReady)
+		p.setState(slot, engine.StateReady)
 	}
 	return b
 }
@@ -102,10 +101,10 @@ func (p *Pool) forget(b *browserProc) {
 // start launches the slot's browser, in namespaces unless the kernel
 // refuses them (then without, once and for all, with a warning).
 func (p *Pool) start(slot int, dir string) (*browserProc, error) {
-	p.setState(slot, convert.StateStarting)
+	p.setState(slot, engine.StateStarting)
 	isolated := p.isolation.Load()
 	b, err := launch(&p.opts, dir, isolated, isolated || p.refused.Load())
-	if err != nil && isolated && convert.NamespaceRefused(err) {
+	if err != nil && isolated && engine.NamespaceRefused(err) {
 		p.refused.Store(true)
 		if p.isolation.Swap(false) {
 			p.opts.Logger.Warn("chromium: the kernel refuses namespaces, which Chromium's own sandbox needs too; the browser runs with the host's network and files and without its sandbox, behind its request interception and proxy only", "err", err)
@@ -115,12 +114,12 @@ func (p *Pool) start(slot int, dir string) (*browserProc, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
-		p.states[slot] = convert.StateFailed
+		p.states[slot] = engine.StateFailed
 		p.lastError = "browser start: " + err.Error()
 		p.opts.Logger.Error("chromium: browser start failed", "slot", slot+1, "err", err)
 		return nil, err
 	}
-	p.states[slot] = convert.StateReady
+	p.states[slot] = engine.StateReady
 	p.procs[b] = true
 	p.version = b.version
 	p.opts.Logger.Info("chromium: browser started", "slot", slot+1, "pid", b.pid, "version", b.version, "confined", isolated)
@@ -169,26 +168,26 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	keep = true
 	switch {
 	case timedOut.Load():
-		err, keep = fmt.Errorf("%w (%v)", convert.ErrTimeout, p.opts.JobTimeout), false
-		p.count(func(c *convert.Counters) { c.Timeouts++ })
+		err, keep = fmt.Errorf("%w (%v)", engine.ErrTimeout, p.opts.JobTimeout), false
+		p.count(func(c *engine.Counters) { c.Timeouts++ })
 	case over:
-		err, keep = fmt.Errorf("%w of %d MiB (the page had taken %d MiB when the browser was stopped)", convert.ErrMemoryLimit, p.opts.MaxWorkerMemory>>20, peak>>20), false
-		p.count(func(c *convert.Counters) { c.OverMemory++ })
+		err, keep = fmt.Errorf("%w of %d MiB (the page had taken %d MiB when the browser was stopped)", engine.ErrMemoryLimit, p.opts.MaxWorkerMemory>>20, peak>>20), false
+		p.count(func(c *engine.Counters) { c.OverMemory++ })
 	case err != nil && j.ctx.Err() != nil: // the client left; the tab was closed
 		err = fmt.Errorf("conversion abandoned while running: %w", j.ctx.Err())
 	case err != nil && !b.healthy():
-		err, keep = fmt.Errorf("%w", convert.ErrCrashed), false
-		p.count(func(c *convert.Counters) { c.Crashes++ })
+		err, keep = fmt.Errorf("%w", engine.ErrCrashed), false
+		p.count(func(c *engine.Counters) { c.Crashes++ })
 		if attempt == 1 && j.ctx.Err() == nil {
-			p.count(func(c *convert.Counters) { c.Retried++; c.Restarts++ })
+			p.count(func(c *engine.Counters) { c.Retried++; c.Restarts++ })
 			return false, true
 		}
-	case errors.Is(err, convert.ErrUnprocessable): // the page's own doing (page.go), said as it is
+	case errors.Is(err, engine.ErrUnprocessable): // the page's own doing (page.go), said as it is
 	case err != nil: // the browser's words go to the log; the client gets quire's
 		p.opts.Logger.Info("chromium: the browser could not print a page", "err", err)
-		err = fmt.Errorf("%w: Chromium could not print the page", convert.ErrUnprocessable)
+		err = fmt.Errorf("%w: Chromium could not print the page", engine.ErrUnprocessable)
 	}
-	p.count(func(c *convert.Counters) {
+	p.count(func(c *engine.Counters) {
 		if err != nil {
 			c.Failed++
 		} else {
@@ -198,12 +197,12 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.restarting(c)
 		}
 	})
-	j.done <- jobResult{res: convert.Result{Output: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	j.done <- jobResult{res: engine.Result{Output: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
 	// After the answer: reading the memory of the browser's processes
 	// takes a few milliseconds, more under load.
 	if keep && p.dueForRecycling(b) {
 		keep = false
-		p.count(func(c *convert.Counters) { c.Recycled++; p.restarting(c) })
+		p.count(func(c *engine.Counters) { c.Recycled++; p.restarting(c) })
 	}
 	if keep && tb != nil {
 		b.release(tb, err != nil) // after the answer: the client does not wait for it
@@ -213,7 +212,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 
 // restarting counts a browser stopped to be replaced, unless the pool is
 // closing; p.mu held.
-func (p *Pool) restarting(c *convert.Counters) {
+func (p *Pool) restarting(c *engine.Counters) {
 	if p.closed.Err() == nil {
 		c.Restarts++
 	}

@@ -312,10 +312,10 @@ func Default() Config {
 		ConvertMaxMemory:      1536 << 20,
 		ConvertMaxExpanded:    256 << 20,
 		ConvertMaxRatio:       200,
-		ConvertMaxNesting:     200,     // convert.DefaultMaxNesting
-		ConvertMaxTableCells:  100_000, // convert.DefaultMaxTableCells
+		ConvertMaxNesting:     200,     // safeinput.DefaultMaxNesting
+		ConvertMaxTableCells:  100_000, // safeinput.DefaultMaxTableCells
 		ConvertMaxFiles:       10,
-		LibreOfficeDir:        "/usr/lib/libreoffice/program", // convert.DefaultProgramDir
+		LibreOfficeDir:        "/usr/lib/libreoffice/program", // libreoffice.DefaultProgramDir
 		ChromiumMaxMemory:     1 << 30,
 		ChromiumMaxJobs:       200,
 		ChromiumScriptTimeout: 10 * time.Second, // chromium.DefaultScriptTimeout

@@ -14,32 +14,32 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/zipout"
 )
 
-// Office converts office documents with LibreOffice (*convert.Pool).
+// Office converts office documents with LibreOffice (*libreoffice.Pool).
 type Office interface {
-	Status() convert.Status
+	Status() engine.Status
 	RetryAfter() time.Duration
-	Check(req convert.Request, in []byte) error
-	ConvertRequest(ctx context.Context, req convert.Request, in []byte) (convert.Result, error)
+	Check(req engine.Request, in []byte) error
+	ConvertRequest(ctx context.Context, req engine.Request, in []byte) (engine.Result, error)
 }
 
 // Browser prints web pages to PDF with Chromium (*chromium.Pool, as
 // internal/app passes it).
 type Browser interface {
 	RetryAfter() time.Duration
-	Check(page Page, opts convert.JobOptions) error
-	Convert(ctx context.Context, page Page, opts convert.JobOptions) (convert.Result, error)
+	Check(page Page, opts engine.JobOptions) error
+	Convert(ctx context.Context, page Page, opts engine.JobOptions) (engine.Result, error)
 }
 
 // Page is a web page to print: an HTML or Markdown document, and the
 // files it may load by their names relative to it (images, style sheets).
 type Page struct {
 	Doc    []byte
-	From   string // convert.FromHTML or convert.FromMarkdown
+	From   string // engine.FromHTML or engine.FromMarkdown
 	Name   string // the page's file name: its title when it has none, for PDF/UA
 	Assets []File
 }
@@ -62,9 +62,9 @@ type File struct {
 }
 
 // Request is one conversion: its files, with the options of POST
-// /v1/convert (convert.Request, whose Name each file's is).
+// /v1/convert (engine.Request, whose Name each file's is).
 type Request struct {
-	convert.Request
+	engine.Request
 	Files []File
 	// OfficeOnly sends every file to LibreOffice, web pages too (the
 	// Gotenberg LibreOffice route, whose pages are not printed).
@@ -77,7 +77,7 @@ type Request struct {
 // Validate reports what is wrong with r as a whole, before any file is
 // read: that it has no file. What the options allow depends on each
 // file's format, which the engine tells while it opens the file, so the
-// engine validates them with it (convert.Request.Validate), once per
+// engine validates them with it (engine.Request.Validate), once per
 // file.
 func (r Request) Validate() error {
 	if len(r.Files) == 0 {
@@ -104,9 +104,9 @@ type Result struct {
 
 // contentTypes are the media types of the output formats.
 var contentTypes = map[string]string{
-	convert.ToPDF:  "application/pdf",
-	convert.ToDOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-	"zip":          "application/zip",
+	engine.ToPDF:  "application/pdf",
+	engine.ToDOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"zip":         "application/zip",
 }
 
 // Convert converts r's files as r asks: Output is the one output, the
@@ -139,7 +139,7 @@ func (s *Service) ConvertEach(ctx context.Context, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var results []convert.Result
+	var results []engine.Result
 	if printed {
 		results, err = s.print(ctx, r, from)
 	} else {
@@ -194,7 +194,7 @@ func (s *Service) Check(r Request) error {
 // Print prints a web page with Chromium, counting its pages: for the
 // routes that make the page themselves (Gotenberg's, which take a URL
 // or an index.html).
-func (s *Service) Print(ctx context.Context, p Page, opts convert.JobOptions) (Result, error) {
+func (s *Service) Print(ctx context.Context, p Page, opts engine.JobOptions) (Result, error) {
 	if s.browser == nil {
 		return Result{}, quire.Errorf(quire.CodeEngineBusy, "The Chromium engine is disabled on this server.")
 	}
@@ -203,19 +203,19 @@ func (s *Service) Print(ctx context.Context, p Page, opts convert.JobOptions) (R
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Result{}, ctxErr // the client left
 		}
-		return Result{}, convert.ToAPIError(err, s.browser.RetryAfter())
+		return Result{}, engine.ToAPIError(err, s.browser.RetryAfter())
 	}
-	return summed(convert.ToPDF, []File{{Name: p.Name}}, []convert.Result{res}), nil
+	return summed(engine.ToPDF, []File{{Name: p.Name}}, []engine.Result{res}), nil
 }
 
 // summed is the result of the conversions of files to format to: their
 // outputs as Parts (the first as Output), their pages and times summed.
-func summed(to string, files []File, results []convert.Result) Result {
+func summed(to string, files []File, results []engine.Result) Result {
 	res := Result{Parts: make([]File, len(results)), Total: results[0].Total}
 	for i, c := range results {
 		res.Parts[i] = File{Name: files[i].Name, Data: c.Output}
 		res.Engine, res.Queued = res.Engine+c.Engine, res.Queued+c.Queued
-		if to == convert.ToPDF {
+		if to == engine.ToPDF {
 			res.Pages += pdf.PageCount(c.Output)
 		}
 	}
@@ -224,7 +224,7 @@ func summed(to string, files []File, results []convert.Result) Result {
 }
 
 // document is the engine's request for the file f of r.
-func (r Request) document(f File) convert.Request {
+func (r Request) document(f File) engine.Request {
 	c := r.Request
 	c.Name = f.Name
 	return c

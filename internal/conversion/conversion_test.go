@@ -8,26 +8,26 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // office is a LibreOffice pool that answers each file with its own bytes,
 // or fails the file named bad as a damaged document.
 type office struct{ bad string }
 
-func (office) Status() convert.Status              { return convert.Status{Workers: 2} }
-func (office) RetryAfter() time.Duration           { return time.Second }
-func (office) Check(convert.Request, []byte) error { return nil }
+func (office) Status() engine.Status              { return engine.Status{Workers: 2} }
+func (office) RetryAfter() time.Duration          { return time.Second }
+func (office) Check(engine.Request, []byte) error { return nil }
 
-func (o office) ConvertRequest(_ context.Context, r convert.Request, in []byte) (convert.Result, error) {
+func (o office) ConvertRequest(_ context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	if r.Name == o.bad {
-		return convert.Result{}, fmt.Errorf("%w: damaged", convert.ErrUnprocessable)
+		return engine.Result{}, fmt.Errorf("%w: damaged", engine.ErrUnprocessable)
 	}
-	return convert.Result{Output: in, Engine: time.Millisecond}, nil
+	return engine.Result{Output: in, Engine: time.Millisecond}, nil
 }
 
 func request(merge bool, names ...string) Request {
-	r := Request{Request: convert.Request{To: convert.ToPDF, Merge: merge}}
+	r := Request{Request: engine.Request{To: engine.ToPDF, Merge: merge}}
 	for _, n := range names {
 		r.Files = append(r.Files, File{Name: n, Data: []byte("PK\x03\x04 " + n)})
 	}
@@ -53,7 +53,7 @@ func TestServiceRoutesAndCombines(t *testing.T) {
 	if !errors.As(err, &qe) || qe.Code != quire.CodeEngineBusy {
 		t.Errorf("no engine: %v", err)
 	}
-	page := Request{Request: convert.Request{To: convert.ToPDF, Options: convert.JobOptions{Engine: convert.EngineChromium}},
+	page := Request{Request: engine.Request{To: engine.ToPDF, Options: engine.JobOptions{Engine: engine.EngineChromium}},
 		Files: []File{{Name: "a.html", Data: []byte("<p>a</p>")}}}
 	if err := New(office{}, nil).Check(page); !errors.As(err, &qe) || qe.Code != quire.CodeEngineBusy || qe.RetryAfter == 0 {
 		t.Errorf("a page for Chromium without Chromium: %v", err)

@@ -5,19 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // ParamMerge is the query parameter that merges several files' PDFs.
 const ParamMerge = "merge"
 
 // route tells whether r goes to Chromium, and the format of its first
-// file: a web page (HTML or Markdown, convert.PageFormat) made into PDF,
-// with options that choose Chromium (convert.JobOptions.EngineFor). The
+// file: a web page (HTML or Markdown, safeinput.PageFormat) made into PDF,
+// with options that choose Chromium (engineFor). The
 // other files are then the page's. Without Chromium on this server, the
 // default engine is LibreOffice, and asking for Chromium is a 503.
 // Anything else (a query that did not decode, another output, another
@@ -25,13 +27,13 @@ const ParamMerge = "merge"
 // cannot do.
 func (s *Service) route(r Request) (string, bool, error) {
 	first := r.Files[0]
-	from := cmp.Or(r.From, convert.PageFormat(first.Name, first.Data))
-	if r.OfficeOnly || len(r.Malformed) > 0 || r.To != convert.ToPDF || (from != convert.FromHTML && from != convert.FromMarkdown) ||
-		r.Options.EngineFor(from, r.To) != convert.EngineChromium {
+	from := cmp.Or(r.From, safeinput.PageFormat(first.Name, first.Data))
+	if r.OfficeOnly || len(r.Malformed) > 0 || r.To != engine.ToPDF || (from != engine.FromHTML && from != engine.FromMarkdown) ||
+		engineFor(r.Options, from, r.To) != engine.EngineChromium {
 		return from, false, nil
 	}
 	switch {
-	case s.browser == nil && r.Options.Engine == "" && !r.Options.NeedsChromium():
+	case s.browser == nil && r.Options.Engine == "" && len(r.Options.ChromiumParams()) == 0:
 		return from, false, nil
 	case s.browser == nil:
 		return "", false, &quire.Error{Code: quire.CodeEngineBusy, Message: "The Chromium engine is disabled on this server (QUIRE_CHROMIUM_WORKERS < 0).", RetryAfter: time.Minute}
@@ -44,15 +46,15 @@ func (s *Service) route(r Request) (string, bool, error) {
 
 // print prints the page of r's first file (of format from) with Chromium,
 // the other files being its assets.
-func (s *Service) print(ctx context.Context, r Request, from string) ([]convert.Result, error) {
+func (s *Service) print(ctx context.Context, r Request, from string) ([]engine.Result, error) {
 	res, err := s.browser.Convert(ctx, page(from, r.Files), r.Options)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr // the client left
 		}
-		return nil, fileError(convert.ToAPIError(err, s.browser.RetryAfter()), r.Files[:1], 0)
+		return nil, fileError(engine.ToAPIError(err, s.browser.RetryAfter()), r.Files[:1], 0)
 	}
-	return []convert.Result{res}, nil
+	return []engine.Result{res}, nil
 }
 
 // page is the page of files[0], of format from, with the other files as
@@ -65,13 +67,13 @@ func page(from string, files []File) Page {
 // names or else of the one its name and content tell, as many at once as
 // the engine has workers. The first failure cancels the others and is
 // answered, naming its file.
-func (s *Service) convertAll(parent context.Context, r Request) ([]convert.Result, error) {
+func (s *Service) convertAll(parent context.Context, r Request) ([]engine.Result, error) {
 	if s.office == nil {
 		return nil, quire.Errorf(quire.CodeEngineBusy, "Conversion is disabled on this server.")
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	results := make([]convert.Result, len(r.Files))
+	results := make([]engine.Result, len(r.Files))
 	errs := make([]error, len(r.Files))
 	slots := make(chan struct{}, max(1, s.office.Status().Workers))
 	var wg sync.WaitGroup
@@ -96,7 +98,7 @@ func (s *Service) convertAll(parent context.Context, r Request) ([]convert.Resul
 	wg.Wait()
 	for i, err := range errs { // the first file that failed, not one cancelled because of it
 		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, fileError(convert.ToAPIError(err, s.office.RetryAfter()), r.Files, i)
+			return nil, fileError(engine.ToAPIError(err, s.office.RetryAfter()), r.Files, i)
 		}
 	}
 	if err := parent.Err(); err != nil {
@@ -111,7 +113,7 @@ func (s *Service) convertAll(parent context.Context, r Request) ([]convert.Resul
 // VALIDATION_ERROR is the request's, not the file's, and is returned as
 // it is.
 func fileError(err error, files []File, i int) error {
-	err = convert.ToAPIError(err, 0)
+	err = engine.ToAPIError(err, 0)
 	var qe *quire.Error
 	if !errors.As(err, &qe) || qe.Code == quire.CodeEngineBusy || qe.Code == quire.CodeValidation {
 		return err
@@ -122,4 +124,19 @@ func fileError(err error, files []File, i int) error {
 		field, issue, message = fmt.Sprintf("file[%d]", i), which+": "+qe.Message, "In "+which+": "+qe.Message
 	}
 	return &quire.Error{Code: qe.Code, Message: message, Details: append([]quire.Detail{{Field: field, Issue: issue}}, qe.Details...)}
+}
+
+// engineFor returns the engine that converts a document of format from
+// to format to with o: the one o names, or else Chromium for HTML and
+// Markdown to PDF unless o sets an option only LibreOffice has (PDF/A-1b
+// among them: Chromium paints with transparency and soft masks, which
+// PDF/A-1 forbids), and LibreOffice for the rest.
+func engineFor(o engine.JobOptions, from, to string) string {
+	switch {
+	case o.Engine != "":
+		return strings.ToLower(o.Engine)
+	case to == engine.ToPDF && engine.IsWebPage(from) && len(o.LibreOfficeParams()) == 0:
+		return engine.EngineChromium
+	}
+	return engine.EngineLibreOffice
 }

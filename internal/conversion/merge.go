@@ -3,12 +3,12 @@ package conversion
 import (
 	"context"
 
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdftools"
 )
 
 // merge joins the PDFs of r's files, and makes the result conform as
-// each part did (convert.Conform): the merge writes metadata of its own
+// each part did (engine.Conform): the merge writes metadata of its own
 // (and, unless told, cross-reference streams, which PDF/A-1 forbids).
 // The result is named after the first file.
 func merge(ctx context.Context, r Request, parts []File) ([]byte, error) {
@@ -22,6 +22,6 @@ func merge(ctx context.Context, r Request, parts []File) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := convert.Conform(ctx, convert.Result{Output: out}, nil, name, r.Options)
-	return res.Output, convert.ToAPIError(err, 0)
+	res, err := engine.Conform(ctx, engine.Result{Output: out}, nil, name, r.Options)
+	return res.Output, engine.ToAPIError(err, 0)
 }

@@ -11,9 +11,10 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // The sources of POST /forms/chromium/convert/{source}.
@@ -101,7 +102,7 @@ func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page
 		if err != nil {
 			return conversion.Page{}, "", fetch.ToAPIError(err, "url")
 		}
-		return conversion.Page{Doc: got.Data, From: convert.FromHTML}, "page", nil
+		return conversion.Page{Doc: got.Data, From: engine.FromHTML}, "page", nil
 	}
 	var index []byte
 	var assets []conversion.File
@@ -125,7 +126,7 @@ func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page
 		}
 		index = doc
 	}
-	return conversion.Page{Doc: index, From: convert.FromHTML, Assets: assets}, "index", nil
+	return conversion.Page{Doc: index, From: engine.FromHTML, Assets: assets}, "index", nil
 }
 
 func missing(field, issue string) error {
@@ -144,7 +145,7 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 		if !ok {
 			return "", fmt.Errorf("file '%s' is not among the uploaded files", name)
 		}
-		html, err := convert.MarkdownPage(md)
+		html, err := safeinput.MarkdownPage(md)
 		return template.HTML(html), err
 	}
 	t, err := template.New("index.html").Funcs(template.FuncMap{"toHTML": toHTML}).Parse(string(index))
@@ -162,8 +163,8 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 // prints on Letter paper with 0.39in margins unless told otherwise;
 // preferCssPageSize lets the page's own @page size win (quire's default,
 // on A4 when the page has none).
-func pageOptions(v *values) convert.JobOptions {
-	o := convert.JobOptions{Engine: convert.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
+func pageOptions(v *values) engine.JobOptions {
+	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
 		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges")}
 	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
 	paper := v.has("paperWidth") || v.has("paperHeight")

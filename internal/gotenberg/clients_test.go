@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 )
 
 // npmClients drives the routes with Gotenberg's npm clients, unchanged

@@ -21,7 +21,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/metering"
@@ -42,7 +42,7 @@ type Deps struct {
 // Conversion converts documents as the routes ask (*conversion.Service).
 type Conversion interface {
 	ConvertEach(ctx context.Context, req conversion.Request) (conversion.Result, error)
-	Print(ctx context.Context, page conversion.Page, opts convert.JobOptions) (conversion.Result, error)
+	Print(ctx context.Context, page conversion.Page, opts engine.JobOptions) (conversion.Result, error)
 }
 
 // Fetcher downloads a page or a file by URL, never from a private

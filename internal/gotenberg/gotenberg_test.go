@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert/convtest"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/ratelimit"
 	"github.com/quire-dev/quire/internal/store/storetest"

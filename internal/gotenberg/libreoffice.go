@@ -6,7 +6,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 )
 
@@ -46,7 +46,7 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	req := conversion.Request{OfficeOnly: true, Request: convert.Request{To: convert.ToPDF, Merge: f.bool("merge"), Options: convert.JobOptions{
+	req := conversion.Request{OfficeOnly: true, Request: engine.Request{To: engine.ToPDF, Merge: f.bool("merge"), Options: engine.JobOptions{
 		Landscape: f.bool("landscape"), PageRanges: f.str("nativePageRanges"), Password: f.str("password"),
 		PDFA: f.str("pdfa"), PDFUA: f.bool("pdfua"), LosslessImageCompression: f.bool("losslessImageCompression"),
 		Quality: f.int("quality"), ReduceImageResolution: f.bool("reduceImageResolution"), MaxImageResolution: f.int("maxImageResolution"),

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/convtest"
+	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
 

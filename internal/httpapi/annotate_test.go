@@ -17,7 +17,7 @@ import (
 	"unicode"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/ooxml"
@@ -238,7 +238,7 @@ func TestAnnotateFixtures(t *testing.T) {
 // convertsInLibreOffice converts a filled DOCX through the warm pool.
 func (e *env) convertsInLibreOffice(t *testing.T, docx []byte) []byte {
 	t.Helper()
-	pdf, err := e.Convert.Convert(context.Background(), docx, convert.FromDOCX)
+	pdf, err := e.Convert.Convert(context.Background(), docx, engine.FromDOCX)
 	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 		t.Fatalf("LibreOffice did not convert the filled DOCX: %v", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/pdfatest"
 	"github.com/quire-dev/quire/internal/httpapi/apitest"
+	"github.com/quire-dev/quire/internal/libreoffice/pdfatest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 

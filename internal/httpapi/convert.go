@@ -9,7 +9,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // multipartOverhead is the room a multipart body needs beyond its file.
@@ -20,7 +20,7 @@ func (s *Server) convertRoutes() []Route {
 }
 
 // convertDocument answers the PDF (or DOCX, to=docx) of the multipart field
-// "file", converted with the options of the query (convert.JobOptions);
+// "file", converted with the options of the query (engine.JobOptions);
 // with several files, one merged PDF (merge=true) or a ZIP of the
 // converted files, as the conversion service makes them
 // (internal/conversion). The Server-Timing header tells the engine's own
@@ -63,8 +63,8 @@ const defaultConvertMaxFiles = 10
 func (s *Server) conversionRequestOf(r *http.Request) (conversion.Request, error) {
 	start := time.Now()
 	q := newQueryDecoder(r.URL.Query(), convertParams)
-	req := conversion.Request{Start: start, Request: convert.Request{From: strings.ToLower(q.string("from")),
-		To: strings.ToLower(cmp.Or(q.string("to"), convert.ToPDF)), Merge: q.bool(conversion.ParamMerge), Options: q.convertOptions()}}
+	req := conversion.Request{Start: start, Request: engine.Request{From: strings.ToLower(q.string("from")),
+		To: strings.ToLower(cmp.Or(q.string("to"), engine.ToPDF)), Merge: q.bool(conversion.ParamMerge), Options: q.convertOptions()}}
 	req.Malformed = q.details
 	files, err := FileParts(r, "file", cmp.Or(s.opt.ConvertMaxFiles, defaultConvertMaxFiles))
 	for _, f := range files {
@@ -85,7 +85,7 @@ func convertStatus(pool Engine) string {
 
 // engineStatus is the health check line of an engine whose processes
 // (unit: "workers", "browsers") are in st.
-func engineStatus(st convert.Status, unit string) string {
+func engineStatus(st engine.Status, unit string) string {
 	line := fmt.Sprintf("%d/%d %s ready, %d busy, %d queued", st.Ready, st.Workers, unit, st.Busy, st.Queued)
 	if st.Ready == 0 && st.LastError != "" {
 		line += "; last error: " + st.LastError
@@ -100,4 +100,4 @@ func convertReady(pool Engine) bool {
 }
 
 // engineReady reports whether an engine in st can take a job now.
-func engineReady(st convert.Status) bool { return st.Ready+st.Busy > 0 }
+func engineReady(st engine.Status) bool { return st.Ready+st.Busy > 0 }

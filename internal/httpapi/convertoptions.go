@@ -9,22 +9,22 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 )
 
 // The query parameters of POST /v1/convert: the formats, merge, then the
-// conversion options (convert.JobOptions), named as Gotenberg's
+// conversion options (engine.JobOptions), named as Gotenberg's
 // LibreOffice route names those it has. Anything else is refused, with a
 // hint at the nearest known name.
 var convertParams = []string{"from", "to", conversion.ParamMerge,
-	convert.ParamPDFA, convert.ParamPDFUA, convert.ParamDecorativeImages, convert.ParamPageRanges, convert.ParamLandscape,
-	convert.ParamExportFormFields, convert.ParamLosslessImageCompression, convert.ParamQuality,
-	convert.ParamReduceImageResolution, convert.ParamMaxImageResolution, convert.ParamPassword,
-	convert.ParamEngine, convert.ParamPaper, convert.ParamMargin, convert.ParamPrintBackground, convert.ParamScale, convert.ParamJavaScript}
+	engine.ParamPDFA, engine.ParamPDFUA, engine.ParamDecorativeImages, engine.ParamPageRanges, engine.ParamLandscape,
+	engine.ParamExportFormFields, engine.ParamLosslessImageCompression, engine.ParamQuality,
+	engine.ParamReduceImageResolution, engine.ParamMaxImageResolution, engine.ParamPassword,
+	engine.ParamEngine, engine.ParamPaper, engine.ParamMargin, engine.ParamPrintBackground, engine.ParamScale, engine.ParamJavaScript}
 
 // signParams are the query parameters of POST /v1/sign, whose JSON body
 // has a fixed schema (the hosted API's SignRequest forbids other fields).
-var signParams = []string{convert.ParamPDFA, paramLevel, paramStrict}
+var signParams = []string{engine.ParamPDFA, paramLevel, paramStrict}
 
 // The query parameters of POST /v1/sign that ask for a PAdES level
 // (signing.Request.Level and Strict).
@@ -36,7 +36,7 @@ const (
 // queryDecoder reads query parameters, collecting the details of
 // everything wrong with them: unknown names, repeated parameters and
 // values of the wrong type. The rules of the values are the services'
-// own (convert.Request.Validate, for one).
+// own (engine.Request.Validate, for one).
 type queryDecoder struct {
 	q       url.Values
 	details []quire.Detail
@@ -120,24 +120,24 @@ func (d *queryDecoder) err(message string) error {
 }
 
 // convertOptions reads the conversion options.
-func (d *queryDecoder) convertOptions() convert.JobOptions {
-	return convert.JobOptions{
-		PDFA:                     d.string(convert.ParamPDFA),
-		PDFUA:                    d.bool(convert.ParamPDFUA),
-		DecorativeImages:         d.bool(convert.ParamDecorativeImages),
-		PageRanges:               d.string(convert.ParamPageRanges),
-		Landscape:                d.bool(convert.ParamLandscape),
-		ExportFormFields:         d.optionalBool(convert.ParamExportFormFields),
-		LosslessImageCompression: d.bool(convert.ParamLosslessImageCompression),
-		Quality:                  d.int(convert.ParamQuality),
-		ReduceImageResolution:    d.bool(convert.ParamReduceImageResolution),
-		MaxImageResolution:       d.int(convert.ParamMaxImageResolution),
-		Password:                 d.string(convert.ParamPassword),
-		Engine:                   d.string(convert.ParamEngine),
-		Paper:                    d.string(convert.ParamPaper),
-		Margin:                   d.string(convert.ParamMargin),
-		PrintBackground:          d.bool(convert.ParamPrintBackground),
-		Scale:                    d.float(convert.ParamScale),
-		JavaScript:               d.bool(convert.ParamJavaScript),
+func (d *queryDecoder) convertOptions() engine.JobOptions {
+	return engine.JobOptions{
+		PDFA:                     d.string(engine.ParamPDFA),
+		PDFUA:                    d.bool(engine.ParamPDFUA),
+		DecorativeImages:         d.bool(engine.ParamDecorativeImages),
+		PageRanges:               d.string(engine.ParamPageRanges),
+		Landscape:                d.bool(engine.ParamLandscape),
+		ExportFormFields:         d.optionalBool(engine.ParamExportFormFields),
+		LosslessImageCompression: d.bool(engine.ParamLosslessImageCompression),
+		Quality:                  d.int(engine.ParamQuality),
+		ReduceImageResolution:    d.bool(engine.ParamReduceImageResolution),
+		MaxImageResolution:       d.int(engine.ParamMaxImageResolution),
+		Password:                 d.string(engine.ParamPassword),
+		Engine:                   d.string(engine.ParamEngine),
+		Paper:                    d.string(engine.ParamPaper),
+		Margin:                   d.string(engine.ParamMargin),
+		PrintBackground:          d.bool(engine.ParamPrintBackground),
+		Scale:                    d.float(engine.ParamScale),
+		JavaScript:               d.bool(engine.ParamJavaScript),
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/convert/pdfatest"
+	"github.com/quire-dev/quire/internal/libreoffice/pdfatest"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )

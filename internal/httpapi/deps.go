@@ -7,7 +7,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdftools"
@@ -58,7 +58,7 @@ type Filler interface {
 // Engine is what the API watches of a pool of engine processes: its
 // state for /v1/health and /metrics, and the wait it suggests when full.
 type Engine interface {
-	Status() convert.Status
+	Status() engine.Status
 	RetryAfter() time.Duration
 }
 

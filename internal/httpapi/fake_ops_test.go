@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 )
 
@@ -64,9 +64,9 @@ func TestFakeHealthUnavailable(t *testing.T) {
 	}{
 		{"database", func(f *fakes) { f.db.err = errDown }, quire.CodeUnavailable, "database", "unreachable"},
 		{"convert", func(f *fakes) {
-			f.convert = &fakeEngine{st: convert.Status{Workers: 2, Starting: 2, LastError: "soffice exited"}}
+			f.convert = &fakeEngine{st: engine.Status{Workers: 2, Starting: 2, LastError: "soffice exited"}}
 		}, quire.CodeEngineBusy, "convert", "0/2 workers ready, 0 busy, 0 queued; last error: soffice exited"},
-		{"chromium", func(f *fakes) { f.chromium = &fakeEngine{st: convert.Status{Workers: 1}} }, quire.CodeEngineBusy, "chromium", "0/1 browsers ready"},
+		{"chromium", func(f *fakes) { f.chromium = &fakeEngine{st: engine.Status{Workers: 1}} }, quire.CodeEngineBusy, "chromium", "0/1 browsers ready"},
 	} {
 		f := newFakes()
 		c.set(f)

@@ -21,7 +21,7 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
 	"github.com/quire-dev/quire/internal/conversion"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
@@ -224,15 +224,15 @@ func (f *fakeConversion) Convert(_ context.Context, req conversion.Request) (con
 
 // fakeEngine is a pool in the state st.
 type fakeEngine struct {
-	st      convert.Status
+	st      engine.Status
 	version string // Printer's
 }
 
-func (f *fakeEngine) Status() convert.Status    { return f.st }
+func (f *fakeEngine) Status() engine.Status     { return f.st }
 func (f *fakeEngine) RetryAfter() time.Duration { return 5 * time.Second }
 func (f *fakeEngine) Version() string           { return f.version }
 func readyEngine(version string) *fakeEngine {
-	return &fakeEngine{st: convert.Status{Workers: 1, Ready: 1, Version: version}, version: version}
+	return &fakeEngine{st: engine.Status{Workers: 1, Ready: 1, Version: version}, version: version}
 }
 
 // fakePDFTools answers res, or err, and records the request.

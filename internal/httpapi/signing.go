@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/signing"
 )
 
@@ -80,7 +80,7 @@ func (s *Server) signRequestOf(r *http.Request) (signing.Request, error) {
 		return signing.Request{}, err
 	}
 	req, err := decodeSignRequest(body, s.deps.Signing.MaxDocumentBytes())
-	req.PDFA = q.string(convert.ParamPDFA)
+	req.PDFA = q.string(engine.ParamPDFA)
 	req.Level, req.Strict = q.string(paramLevel), q.bool(paramStrict)
 	if qerr := q.err(signInvalid); qerr != nil {
 		return signing.Request{}, qerr

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert/pdfatest"
+	"github.com/quire-dev/quire/internal/libreoffice/pdfatest"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )

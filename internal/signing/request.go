@@ -15,7 +15,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdfsign"
 )
 
@@ -42,7 +42,7 @@ type Request struct {
 	EventID     string         // empty: Sign generates a UUID
 	Metadata    map[string]any // nil when absent
 	Certificate bool           // append the certificate pages
-	PDFA        string         // a DOCX becomes this PDF/A version (convert.PDFAVersions) before signing; "" for none
+	PDFA        string         // a DOCX becomes this PDF/A version (engine.PDFAVersions) before signing; "" for none
 	// Level is the PAdES level asked (B-B, B-T, B-LT or B-LTA); "" for
 	// the configured one. Strict refuses (422) to deliver less than it.
 	Level  string
@@ -79,7 +79,7 @@ func (r Request) Validate() error {
 		p.add("level", "must be B-B, B-T, B-LT or B-LTA")
 	}
 	var invalid *quire.Error // the conversion's own rule for pdfa
-	if errors.As(convert.JobOptions{PDFA: r.PDFA}.Validate(convert.FromDOCX, convert.ToPDF), &invalid) {
+	if errors.As(engine.JobOptions{PDFA: r.PDFA}.Validate(engine.FromDOCX, engine.ToPDF), &invalid) {
 		p = append(p, invalid.Details...)
 	}
 	return quire.InvalidRequest("The sign request is not valid.", r.Malformed, p)

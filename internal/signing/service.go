@@ -15,19 +15,20 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/certpage"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/fetch"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
 	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
+	"github.com/quire-dev/quire/internal/safeinput"
 )
 
-// Converter turns a DOCX into a PDF, with options (PDF/A); *convert.Pool
+// Converter turns a DOCX into a PDF, with options (PDF/A); *libreoffice.Pool
 // is one. A nil Converter means that DOCX input is refused.
 type Converter interface {
 	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
-	ConvertWith(ctx context.Context, in []byte, from, to string, opts convert.JobOptions) (convert.Result, error)
+	ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error)
 }
 
 // Recorder keeps the record of each signature and the signing roots of
@@ -309,9 +310,9 @@ func (s *Service) asPDF(ctx context.Context, in []byte, pdfa string) ([]byte, er
 	if err := s.checkFormat(in, pdfa); err != nil || isPDF(in) {
 		return in, err
 	}
-	r, err := s.conv.ConvertWith(ctx, in, convert.FromDOCX, convert.ToPDF, convert.JobOptions{PDFA: pdfa})
+	r, err := s.conv.ConvertWith(ctx, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFA: pdfa})
 	if err != nil {
-		return nil, convert.ToAPIError(err, 5*time.Second)
+		return nil, engine.ToAPIError(err, 5*time.Second)
 	}
 	return r.Output, nil
 }
@@ -326,13 +327,13 @@ func (s *Service) checkFormat(in []byte, pdfa string) error {
 	if isPDF(in) {
 		return nil
 	}
-	err := convert.Check(in, convert.FromDOCX)
+	err := safeinput.Check(in, engine.FromDOCX)
 	switch {
-	case errors.Is(err, convert.ErrInvalidFormat):
+	case errors.Is(err, engine.ErrInvalidFormat):
 		return &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
 			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
 	case err != nil:
-		return convert.ToAPIError(err, 0)
+		return engine.ToAPIError(err, 0)
 	case s.conv == nil:
 		return quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
 	}

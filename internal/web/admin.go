@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/keylimit"
 )
@@ -140,10 +140,10 @@ type dashboardData struct {
 	CSRF       string
 	Licenses   []quire.License
 	Keys       []keyRow
-	Limits     bool            // the keys' limits are shown
-	Engine     *convert.Status // nil: conversion disabled
-	Jobs       *jobsView       // nil: jobs not served
-	Created    string          // id of the licence just created
+	Limits     bool           // the keys' limits are shown
+	Engine     *engine.Status // nil: conversion disabled
+	Jobs       *jobsView      // nil: jobs not served
+	Created    string         // id of the licence just created
 	Error      string
 	ErrorIn    string     // the section of the refused form: licenses or keys
 	Form       url.Values // the refused form

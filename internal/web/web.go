@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/quire-dev/quire/internal/auth"
-	"github.com/quire-dev/quire/internal/convert"
+	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
@@ -32,13 +32,19 @@ type Deps struct {
 	Auth      *auth.Service
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
-	Convert   *convert.Pool      // nil: conversion disabled
+	Convert   Engine             // the LibreOffice pool; nil: conversion disabled
 	Jobs      *jobs.Service      // the jobs' progress; nil: not shown
 	Limits    *keylimit.Enforcer // the per-key limits; nil: not shown
 	APIUsage  metering.Store     // where GET /v1/usage/api reads; nil: not shown
 	Limiter   *ratelimit.Limiter // counts admin login attempts; required with an admin token
 	Logger    *slog.Logger
 	Version   string
+}
+
+// Engine is what the dashboard shows of a pool of engine processes
+// (*libreoffice.Pool): its state.
+type Engine interface {
+	Status() engine.Status
 }
 
 // Options are the pages' settings.

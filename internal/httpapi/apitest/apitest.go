@@ -22,10 +22,10 @@ import (
 	"github.com/quire-dev/quire/internal/auth"
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
-	"github.com/quire-dev/quire/internal/convert"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/jobs"
 	"github.com/quire-dev/quire/internal/keylimit"
+	"github.com/quire-dev/quire/internal/libreoffice"
 	"github.com/quire-dev/quire/internal/mail"
 	"github.com/quire-dev/quire/internal/mail/mailtest"
 	"github.com/quire-dev/quire/internal/metering"
@@ -78,7 +78,7 @@ type Config struct {
 func RunWorkerIfAsked() {
 	pdftools.RunWorkerIfAsked()
 	if len(os.Args) == 2 && os.Args[1] == "convert-worker" {
-		os.Exit(convert.RunWorker(os.Stdin, os.Stdout))
+		os.Exit(app.RunWorker(os.Stdin, os.Stdout))
 	}
 }
 
@@ -97,7 +97,7 @@ type Server struct {
 	Telemetry *telemetry.Service
 	Signing   *signing.Service
 	Annotate  *annotate.Service
-	Convert   *convert.Pool // nil unless Config.ConvertWorkers > 0
+	Convert   *libreoffice.Pool // nil unless Config.ConvertWorkers > 0
 	Limits    *keylimit.Enforcer
 	Meter     *metering.Recorder
 	Chromium  *chromium.Pool // nil unless Config.ChromiumBrowsers > 0

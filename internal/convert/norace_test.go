@@ -1,5 +1,0 @@
-//go:build !race
-
-package convert
-
-const raceBuild = false

@@ -1,0 +1,66 @@
+package libreoffice
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/quire-dev/quire/internal/engine"
+)
+
+// How a conversion's memory is bounded. A document can make LibreOffice
+// allocate far more than its size: a DOCX of 1 MB whose one text run holds
+// 1000 MiB of spaces, or 200 KB of two million empty paragraphs, took
+// gigabytes. Two bounds stop that:
+//
+//   - before a job, the expanded size of a ZIP package (DOCX, ODT) and of
+//     the packages nested in it is measured by inflating it, which bounds
+//     what LibreOffice can be asked to read (safeinput/expand.go);
+//   - during a job, the supervisor samples the worker's resident memory
+//     (engine.WatchMemory) and kills its process group past
+//     Options.MaxWorkerMemory; the job fails with ErrMemoryLimit (422), is
+//     not retried (the document, not the worker, is at fault), and a new
+//     worker takes the slot. The cold soffice (cold.go) is watched the same
+//     way, its child processes included.
+//
+// An address-space limit (RLIMIT_AS) was not used: a warm worker maps
+// 1.8 GB of virtual memory for 170-250 MB resident (libraries, jemalloc's
+// and Go's reservations), so such a limit says little about the memory
+// really used, and LibreOffice answers a failed allocation by aborting or
+// by a load error that would send the document on to the cold soffice.
+
+// LibreOffice runs at a lower priority than the supervisor
+// (engine.LowPriority): where the cores are busy, the memory sampling
+// waits for one, and LibreOffice waits longer, so it cannot run far past
+// its limit meanwhile. The peak reported is the kernel's own count (the
+// worker's VmHWM, reset before each job).
+
+// resetPeak resets the kernel's count of the peak resident memory of
+// process pid (its VmHWM), so that the peak read after a job is the job's.
+func resetPeak(pid int) {
+	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
+
+// memoryError is ErrMemoryLimit with its figures.
+type memoryError struct {
+	limit   int64 // bytes
+	peak    int64 // the highest of sampled and kernelPeak
+	sampled int64 // the highest sample
+	kernel  int64 // the kernel's count (VmHWM since the job began), 0 if unknown
+}
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("%v of %d MiB (the conversion was stopped at %d MiB)", engine.ErrMemoryLimit, e.limit>>20, e.peak>>20)
+}
+
+func (e *memoryError) Unwrap() error { return engine.ErrMemoryLimit }
+
+// treeRSS returns the resident memory of process pid and of all its
+// descendants.
+func treeRSS(pid int) int64 {
+	var total int64
+	for _, p := range engine.ProcessTree(pid) {
+		total += engine.RSS(p)
+	}
+	return total
+}

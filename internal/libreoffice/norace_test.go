@@ -1,0 +1,5 @@
+//go:build !race
+
+package libreoffice
+
+const raceBuild = false
