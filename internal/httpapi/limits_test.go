@@ -114,14 +114,7 @@ func TestKeyConcurrencyLimit(t *testing.T) {
 // that request has ended (its row in the database gone).
 func TestKeyConcurrencyAcrossInstances(t *testing.T) {
 	u := storetest.URL(t, "postgres")
-	db := storetest.Open(t, u)
-	options := []envOption{withPrivateFetch(), withKeyLimits(keylimit.Limits{Concurrent: 1})}
-	a, b := newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
-	key := a.key("ann@example.com")
-	slow, arrived, release := heldDocument(t)
-	first := make(chan response)
-	go func() { first <- a.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
-	<-arrived // instance a's request is in progress
+	_, b, key, release, first := inProgressOnA(t, storetest.Open(t, u), withPrivateFetch(), withKeyLimits(keylimit.Limits{Concurrent: 1}))
 	body := signBody(inline(pdftest.OnePage("b")))
 	r := b.signPDF(key, body)
 	tooMany(t, r, 1)
@@ -207,6 +200,19 @@ func noneInProgress(t *testing.T, u string) {
 // release (which may be called more than once, and is called when the
 // test ends, before the server closes); arrived is closed when the first
 // request comes.
+// inProgressOnA starts two instances, a and b, on db, and on a a request
+// of a new key that stays in progress until release is called; first
+// gives its answer then.
+func inProgressOnA(t *testing.T, db *store.DB, options ...envOption) (a, b *env, key string, release func(), first <-chan response) {
+	a, b = newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
+	key = a.key("ann@example.com")
+	slow, arrived, release := heldDocument(t)
+	answer := make(chan response)
+	go func() { answer <- a.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
+	<-arrived
+	return a, b, key, release, answer
+}
+
 func heldDocument(t *testing.T) (url string, arrived <-chan struct{}, release func()) {
 	came, held := make(chan struct{}), make(chan struct{})
 	first := sync.OnceFunc(func() { close(came) })
@@ -345,14 +351,8 @@ func TestKeyQuotaExactAcrossInstances(t *testing.T) {
 // comes, is refused when counted).
 func TestKeyQuotaHeldAcrossInstances(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		options := []envOption{withPrivateFetch(), withKeyLimits(keylimit.Limits{Quota: 1}),
-			withSettings(func(c *config.Config) { c.JobLease = time.Second })}
-		a, b := newEnv(t, db, unlimited(), options...), newEnv(t, db, unlimited(), options...)
-		key := a.key("ann@example.com")
-		slow, arrived, release := heldDocument(t)
-		first := make(chan response)
-		go func() { first <- a.signPDF(key, signBody(`{"url":"`+slow+`/doc.pdf"}`)) }()
-		<-arrived // instance a's request is in progress
+		a, b, key, release, first := inProgressOnA(t, db, withPrivateFetch(), withKeyLimits(keylimit.Limits{Quota: 1}),
+			withSettings(func(c *config.Config) { c.JobLease = time.Second }))
 		body := signBody(inline(pdftest.OnePage("b")))
 		r := b.signPDF(key, body)
 		tooMany(t, r, 1)
