@@ -94,7 +94,7 @@ type Options struct {
 }
 
 // DefaultProgramDir is where Debian's LibreOffice packages install it.
-const DefaultProgramDir = "/usr/lib/libreoffice/program"
+const DefaultProgramDir = engine.LibreOfficeProgramDir
 
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() (Options, error) {
