@@ -199,14 +199,18 @@ func TestMergeOfOwnPDFs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Merge, classic %t: %v", classic, err)
 		}
-		// Not qpdf --check: about one classic output in ten has a trailer
-		// /Size two above its highest object number, which qpdf warns of
-		// (pdfcpu's optimisation; reported with issue #42's coverage).
+		// qpdf --check of the default only: about one classic output in
+		// ten (4 of 40 measured) has a trailer /Size above its highest
+		// object number plus one, which qpdf warns of; a defect of Merge
+		// for its own fix, not this test's.
+		if !classic {
+			qpdfClean(t, out)
+		}
 		if n := pages(t, out); n != 3 || !strings.Contains(textOf(t, out, 1), "Alpha") {
 			t.Errorf("Merge, classic %t: %d pages, want 3, Alpha first", classic, n)
 		}
-		if streams.Match(out) == classic {
-			t.Errorf("Merge, classic %t: cross-reference or object streams %t", classic, !classic)
+		if found := streams.Match(out); found == classic {
+			t.Errorf("Merge, classic %t: cross-reference or object streams %t, want %t", classic, found, !classic)
 		}
 	}
 }
