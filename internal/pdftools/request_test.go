@@ -37,6 +37,7 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 		{Request{Op: OpRotate, Angle: 90, Pages: "5-2", Files: pdf}, "pages"},
 		{Request{Op: OpSplit, Files: pdf}, "ranges"},
 		{Request{Op: OpSplit, Every: -1, Files: pdf}, "every"},
+		{Request{Op: OpSplit, Every: 2, Unify: true, Files: pdf}, "every"},
 		{Request{Op: OpSplit, Ranges: "1-3;4-", Files: pdf}, "ranges"},
 		{Request{Op: OpSplit, Ranges: strings.Repeat("1,", maxRanges) + "1", Files: pdf}, "ranges"},
 		{Request{Op: OpSplit, Ranges: "0-2", Files: pdf}, "ranges"},
