@@ -1,6 +1,7 @@
-// Command worker is the PDF worker of pdftools' tests: built by their
-// TestMain without the race detector, it serves the task it was started
-// with, as the quire binary does.
+// Command worker is the PDF worker of pdftools' tests when they run
+// without -cover (see buildWorker): built by their TestMain without the
+// race detector, it serves the task it was started with, as the quire
+// binary does.
 package main
 
 import (

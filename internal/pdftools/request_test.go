@@ -1,0 +1,107 @@
+package pdftools
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quire-dev/quire"
+	"github.com/quire-dev/quire/internal/pdf"
+	"github.com/quire-dev/quire/internal/pdf/pdftest"
+)
+
+// TestValidateNamesTheBadOption gives requests each wrong in one option
+// and wants a VALIDATION_ERROR naming that option, and it alone.
+func TestValidateNamesTheBadOption(t *testing.T) {
+	t.Parallel()
+	pdf := one("in.pdf", []byte("%PDF")) // Validate reads no file
+	two := append(slices.Clone(pdf), File{"b.pdf", []byte("%PDF")})
+	long := strings.Repeat("x", 128)
+	for _, c := range []struct {
+		req   Request
+		field string
+	}{
+		{Request{Op: OpRotate, Angle: 90}, "file"},
+		{Request{Op: OpRotate, Angle: 90, Files: slices.Repeat(pdf, 21)}, "file"},
+		{Request{Op: OpMerge, Files: pdf}, "file"},
+		{Request{Op: OpAttach, Files: pdf}, "file"},
+		{Request{Op: OpWatermark, Files: pdf}, "file"},
+		{Request{Op: OpWatermark, Text: "x", Files: two}, "file"},
+		{Request{Op: OpRotate, Angle: 90, Files: two}, "file"},
+		{Request{Op: OpAttach, FacturX: true, Files: append(slices.Clone(pdf), File{"invoice.xml", nil})}, "file"},
+		{Request{Op: OpRotate, Angle: 45, Files: pdf}, "angle"},
+		{Request{Op: OpRotate, Angle: 90, Pages: "1-3,x", Files: pdf}, "pages"},
+		{Request{Op: OpRotate, Angle: 90, Pages: "5-2", Files: pdf}, "pages"},
+		{Request{Op: OpSplit, Files: pdf}, "ranges"},
+		{Request{Op: OpSplit, Every: -1, Files: pdf}, "every"},
+		{Request{Op: OpSplit, Every: 2, Unify: true, Files: pdf}, "every"},
+		{Request{Op: OpSplit, Ranges: "1-3;4-", Files: pdf}, "ranges"},
+		{Request{Op: OpSplit, Ranges: strings.Repeat("1,", maxRanges) + "1", Files: pdf}, "ranges"},
+		{Request{Op: OpSplit, Ranges: "0-2", Files: pdf}, "ranges"},
+		{Request{Op: OpMetadata, Set: map[string]string{"colour": "red"}, Files: pdf}, "set.colour"},
+		{Request{Op: OpMetadata, Set: map[string]string{"title": strings.Repeat("x", maxProperty+1)}, Files: pdf}, "set.title"},
+		{Request{Op: OpEncrypt, Files: pdf}, "userPassword"},
+		{Request{Op: OpEncrypt, UserPassword: long, Files: pdf}, "userPassword"},
+		{Request{Op: OpEncrypt, OwnerPassword: long, Files: pdf}, "ownerPassword"},
+		{Request{Op: OpEncrypt, UserPassword: "pw", Allow: []string{"print", "fly"}, Files: pdf}, "allow"},
+		{Request{Op: OpWatermark, Text: strings.Repeat("x", maxText+1), Files: pdf}, "text"},
+		{Request{Op: OpWatermark, Text: "x", Opacity: 1.5, Files: pdf}, "opacity"},
+		{Request{Op: OpWatermark, Text: "x", Angle: 400, Files: pdf}, "angle"},
+		{Request{Op: OpRender, Page: 0, DPI: DefaultDPI, Files: pdf}, "page"},
+		{Request{Op: OpRender, Page: DefaultPage, DPI: maxDPI + 1, Files: pdf}, "dpi"},
+	} {
+		err := c.req.Validate(20)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Code != quire.CodeValidation || len(qe.Details) != 1 || qe.Details[0].Field != c.field {
+			t.Errorf("%s %+v: %v, want a %s naming %s alone", c.req.Op, c.req, err, quire.CodeValidation, c.field)
+		}
+	}
+	if err := (&Request{Op: "compress", Files: pdf}).Validate(20); quire.ErrorCode(err) != quire.CodeNotFound {
+		t.Errorf("an unknown operation: %v, want %s", err, quire.CodeNotFound)
+	}
+}
+
+// TestCheckRefusesWhatDoRefuses: what a job's submission refuses through
+// Check is what Do would refuse, with the same code; a sound request
+// passes.
+func TestCheckRefusesWhatDoRefuses(t *testing.T) {
+	s := testService()
+	encrypted := do(t, Request{Op: OpEncrypt, UserPassword: "pw", Files: one("in.pdf", pdftest.OnePage("x"))}).Data
+	for _, c := range []struct {
+		req  Request
+		code string
+		says string
+	}{
+		{Request{Op: OpRotate, Angle: 45, Files: one("in.pdf", pdftest.OnePage("x"))}, quire.CodeValidation, "angle"},
+		{Request{Op: OpWatermark, Text: "draft \U000F0001", Files: one("in.pdf", pdftest.OnePage("x"))}, quire.CodeValidation, "U+F0001"},
+		{Request{Op: OpRotate, Angle: 90, Files: one("notes.txt", []byte("not a PDF"))}, quire.CodeUnprocessable, `"notes.txt" cannot be read`},
+		{Request{Op: OpRotate, Angle: 90, Files: one("locked.pdf", encrypted)}, quire.CodeUnprocessable, `"locked.pdf" is encrypted`},
+	} {
+		checked := s.Check(context.Background(), c.req)
+		_, done := s.Do(context.Background(), c.req)
+		if quire.ErrorCode(checked) != c.code || !strings.Contains(checked.Error(), c.says) || quire.ErrorCode(done) != c.code {
+			t.Errorf("%s of %s: Check %v, Do %v; want %s saying %s from both", c.req.Op, c.req.Files[0].Name, checked, done, c.code, c.says)
+		}
+	}
+	if err := s.Check(context.Background(), Request{Op: OpRotate, Angle: 90, Files: one("in.pdf", pdftest.Generated(3, true, 0))}); err != nil {
+		t.Errorf("a sound request: %v", err)
+	}
+}
+
+// TestLimitsOfTheOptions: a service answers the limits it was given, and
+// refuses a file over its size limit as too large.
+func TestLimitsOfTheOptions(t *testing.T) {
+	t.Parallel()
+	in := pdftest.Generated(3, false, 0)
+	s := New(Options{Limits: pdf.DefaultLimits(), MaxBytes: int64(len(in)) - 1, MaxFiles: 3, Logger: slog.New(slog.DiscardHandler), Worker: testWorker}, nil)
+	if s.MaxBytes() != int64(len(in))-1 || s.MaxFiles() != 3 {
+		t.Fatalf("MaxBytes %d, MaxFiles %d; want %d, 3", s.MaxBytes(), s.MaxFiles(), len(in)-1)
+	}
+	err := s.Check(context.Background(), Request{Op: OpRotate, Angle: 90, Files: one("big.pdf", in)})
+	if quire.ErrorCode(err) != quire.CodePayloadTooLarge || !strings.Contains(err.Error(), "big.pdf") {
+		t.Errorf("a file over MaxBytes: %v, want %s naming it", err, quire.CodePayloadTooLarge)
+	}
+}
