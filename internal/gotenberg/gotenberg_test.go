@@ -201,6 +201,7 @@ func TestGotenberg(t *testing.T) {
 		chromiumMarkdown,
 		chromiumURL,
 		chromiumRefusals,
+		screenshots,
 		referenceRoutesAndFields,
 		npmClients,
 		meteredAsOnV1,
