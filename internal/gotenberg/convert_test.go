@@ -224,6 +224,16 @@ func downloadFromAddsFiles(t *testing.T, e *env) {
 		plainError(t, 400, "The document could not be downloaded")
 }
 
+func chromiumPDFA(t *testing.T, e *env) {
+	archival := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(page)), field("pdfa", "PDF/A-2b"),
+		field("pdfua", "true")).pdf(t)
+	if !bytes.Contains(archival, []byte("pdfaid:part")) || !bytes.Contains(archival, []byte("pdfuaid:part")) {
+		t.Error("Chromium with pdfa=PDF/A-2b pdfua=true: no PDF/A and PDF/UA identification in the XMP")
+	}
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(page)), field("pdfa", "PDF/A-1b")).
+		plainError(t, 400, "form field 'pdfa'")
+}
+
 func screenshots(t *testing.T, e *env) {
 	a := e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), file("style.css", []byte("h1 { color: #c00 }")))
 	img, err := png.Decode(bytes.NewReader(a.body))

@@ -202,6 +202,7 @@ func TestGotenberg(t *testing.T) {
 		chromiumURL,
 		chromiumRefusals,
 		screenshots,
+		chromiumPDFA,
 		referenceRoutesAndFields,
 		npmClients,
 		meteredAsOnV1,

@@ -16,7 +16,7 @@ var screenshotForm = spec{
 	unsupported: func() map[string]string {
 		m := maps.Clone(chromiumForm.unsupported)
 		delete(m, "omitBackground")
-		for _, pdfOnly := range []string{"singlePage", "pdfa", "pdfua", "generateDocumentOutline"} {
+		for _, pdfOnly := range []string{"singlePage", "generateDocumentOutline"} {
 			delete(m, pdfOnly)
 		}
 		return m
