@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -268,12 +269,13 @@ var (
 	ErrTooManyPages  = fmt.Errorf("%w: the page prints to more pages than the limit (QUIRE_CHROMIUM_MAX_PAGES)", engine.ErrUnprocessable)
 )
 
-// printPage loads pg in tb, answering its requests from pg's files alone,
-// and prints it. It ends early when ctx (the client's) ends, and with the
-// page's failure when it navigates away or runs its scripts too long.
-func printPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim PageLimits, logger *slog.Logger) ([]byte, error) {
+// renderPage loads pg in tb, answering its requests from pg's files
+// alone, and prints it, or captures its image when o asks for a Shot. It
+// ends early when ctx (the client's) ends, and with the page's failure
+// when it navigates away or runs its scripts too long.
+func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim PageLimits, logger *slog.Logger) (out []byte, err error) {
 	st := newSteps()
-	defer st.log(logger, "chromium: page printed")
+	defer st.log(logger, "chromium: page rendered")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
 	defer stop()
 	pctx, fail := context.WithCancelCause(tb.ctx)
@@ -283,6 +285,18 @@ func printPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim P
 	defer files.stop()
 	files.start(pctx, tb.page)
 	guard(pctx, tb.page, fail)
+	if o.Shot.Format != "" {
+		// The viewport is the tab's until the shot is taken; a tab that
+		// could not be given back its own fails the job, and is closed.
+		if err := emulate(pctx, tb.page, o.Shot); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if rerr := unemulate(tb.ctx, tb.page); err == nil && rerr != nil {
+				out, err = nil, rerr
+			}
+		}()
+	}
 	if o.JavaScript {
 		if err := scripts(pctx, tb.page, true); err != nil {
 			return nil, err
@@ -296,6 +310,11 @@ func printPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim P
 		if err := stopScripts(pctx, tb.page); err != nil {
 			return nil, cmp.Or(context.Cause(pctx), err)
 		}
+	}
+	if o.Shot.Format != "" {
+		img, err := capture(pctx, tb.page, o.Shot)
+		st.done("capture")
+		return img, cmp.Or(context.Cause(pctx), err)
 	}
 	params := printParams(o)
 	var ok bool
@@ -315,6 +334,57 @@ func printPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim P
 		return nil, fmt.Errorf("%w (%d)", ErrTooManyPages, lim.MaxPages)
 	}
 	return res.Data, nil
+}
+
+// setBackground is Emulation.setDefaultBackgroundColorOverride with its
+// color as sent: cdproto's type drops an alpha of 0, transparent.
+var setBackground = cdp.Command[map[string]any, cdp.Empty]{Method: emulation.CommandSetDefaultBackgroundColorOverride}
+
+// emulate lays the page out in s's viewport, on a transparent background
+// when s omits it.
+func emulate(ctx context.Context, t *chromedp.Target, s engine.Shot) error {
+	_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride,
+		emulation.SetDeviceMetricsOverrideParams{Width: int64(s.Width), Height: int64(s.Height), DeviceScaleFactor: 1})
+	if err == nil && s.OmitBackground {
+		_, err = cdp.Call(ctx, t, setBackground, map[string]any{"color": map[string]any{"r": 0, "g": 0, "b": 0, "a": 0}})
+	}
+	return err
+}
+
+// unemulate gives the tab back its own viewport and background.
+func unemulate(ctx context.Context, t *chromedp.Target) error {
+	_, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+	if err == nil {
+		_, err = cdp.Call(ctx, t, setBackground, map[string]any{})
+	}
+	return err
+}
+
+// capture takes the image s asks of the loaded page: its viewport
+// (Clip), or the whole page, as tall as its content, up to
+// engine.MaxShotHeight.
+func capture(ctx context.Context, t *chromedp.Target, s engine.Shot) ([]byte, error) {
+	params := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormat(s.Format), OptimizeForSpeed: &s.OptimizeForSpeed}
+	if s.Quality > 0 && s.Format != "png" {
+		q := int64(s.Quality)
+		params.Quality = &q
+	}
+	if !s.Clip {
+		m, err := cdp.Call(ctx, t, page.GetLayoutMetrics, cdp.Empty{})
+		if err != nil {
+			return nil, err
+		}
+		h := math.Ceil(m.CSSContentSize.Height)
+		if h > engine.MaxShotHeight {
+			return nil, fmt.Errorf("%w: the page is %.0f pixels tall; an image of a whole page is at most %d (clip=true takes the viewport)",
+				engine.ErrUnprocessable, h, engine.MaxShotHeight)
+		}
+		beyond := true
+		params.CaptureBeyondViewport = &beyond
+		params.Clip = &page.Viewport{Width: float64(s.Width), Height: max(h, float64(s.Height)), Scale: 1}
+	}
+	res, err := cdp.Call(ctx, t, page.CaptureScreenshot, params)
+	return res.Data, err
 }
 
 // guard dismisses the page's JavaScript dialogs (alert, confirm, prompt,

@@ -153,11 +153,11 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	// take does not depend on what ran before it.
 	watch := engine.WatchJobMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
-	var pdf []byte
+	var out []byte
 	tb, err := b.tabFor(j)
 	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
-		pdf, err = printPage(j.ctx, tb, j.page, j.opts, p.opts.Page, p.opts.Logger)
+		out, err = renderPage(j.ctx, tb, j.page, j.opts, p.opts.Page, p.opts.Logger)
 	} else { // not the job's fault: the browser is failing, and is replaced
 		b.kill()
 	}
@@ -197,7 +197,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.restarting(c)
 		}
 	})
-	j.done <- jobResult{res: engine.Result{Output: pdf, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	j.done <- jobResult{res: engine.Result{Output: out, Engine: took, Queued: queued, Attempts: attempt}, err: err}
 	// After the answer: reading the memory of the browser's processes
 	// takes a few milliseconds, more under load.
 	if keep && p.dueForRecycling(b) {

@@ -195,17 +195,38 @@ func (s *Service) Check(r Request) error {
 // routes that make the page themselves (Gotenberg's, which take a URL
 // or an index.html).
 func (s *Service) Print(ctx context.Context, p Page, opts engine.JobOptions) (Result, error) {
+	res, err := s.browse(ctx, p, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return summed(engine.ToPDF, []File{{Name: p.Name}}, []engine.Result{res}), nil
+}
+
+// Screenshot captures the image of a web page that opts.Shot asks for,
+// with Chromium, counted as one page (Gotenberg's screenshot routes).
+func (s *Service) Screenshot(ctx context.Context, p Page, opts engine.JobOptions) (Result, error) {
+	res, err := s.browse(ctx, p, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Output: res.Output, ContentType: engine.ShotFormats[opts.Shot.Format], Parts: []File{{Name: p.Name, Data: res.Output}},
+		Pages: 1, Engine: res.Engine, Queued: res.Queued, Total: res.Total}, nil
+}
+
+// browse runs a page the caller made through Chromium: its print, or its
+// image.
+func (s *Service) browse(ctx context.Context, p Page, opts engine.JobOptions) (engine.Result, error) {
 	if s.browser == nil {
-		return Result{}, quire.Errorf(quire.CodeEngineBusy, "The Chromium engine is disabled on this server.")
+		return engine.Result{}, quire.Errorf(quire.CodeEngineBusy, "The Chromium engine is disabled on this server.")
 	}
 	res, err := s.browser.Convert(ctx, p, opts)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr // the client left
+			return engine.Result{}, ctxErr // the client left
 		}
-		return Result{}, engine.ToAPIError(err, s.browser.RetryAfter())
+		return engine.Result{}, engine.ToAPIError(err, s.browser.RetryAfter())
 	}
-	return summed(engine.ToPDF, []File{{Name: p.Name}}, []engine.Result{res}), nil
+	return res, nil
 }
 
 // summed is the result of the conversions of files to format to: their

@@ -62,6 +62,9 @@ type JobOptions struct {
 	Scale float64
 	// JavaScript runs the page's scripts, still without any network.
 	JavaScript bool
+	// Shot, when its Format is set, asks Chromium for an image of the
+	// page instead of its print.
+	Shot Shot
 }
 
 // PDFAVersions are the accepted values of JobOptions.PDFA, with the
@@ -144,6 +147,7 @@ func (o JobOptions) Validate(from, to string) error {
 		}
 	}
 	d = append(d, o.engineDetails(from, to)...)
+	d = append(d, o.Shot.details()...)
 	if len(d) == 0 {
 		return nil
 	}

@@ -30,18 +30,17 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // reads "url".
 var chromiumForm = spec{
 	served: append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf"}, postProcessingFields...),
+		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua"}, postProcessingFields...),
 	unsupported: merged(conversionDefaults, map[string]string{
 		"singlePage": "false", "omitBackground": "false", "waitDelay": "", "waitForExpression": "", "waitForSelector": "",
 		"emulatedMediaType": "print", "emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
 		"skipNetworkAlmostIdleEvent": "true", "userAgent": "", "extraHttpHeaders": "", "failOnHttpStatusCodes": "[499,599]",
 		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
-		"ignoreResourceHttpStatusDomains": "", "pdfa": "", "pdfua": "false",
+		"ignoreResourceHttpStatusDomains": "",
 	}),
 	why: map[string]string{
 		"waitDelay": "pages print once loaded, with JavaScript off", "waitForExpression": "pages print once loaded, with JavaScript off",
-		"waitForSelector": "pages print once loaded, with JavaScript off", "pdfa": "convert HTML with /forms/libreoffice/convert for PDF/A",
-		"pdfua": "Chromium's PDFs are tagged already", "extraHttpHeaders": "pages load nothing from the network",
+		"waitForSelector": "pages print once loaded, with JavaScript off", "extraHttpHeaders": "pages load nothing from the network",
 		"cookies": "pages load nothing from the network", "userAgent": "pages load nothing from the network",
 	},
 }
@@ -165,8 +164,12 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 // on A4 when the page has none).
 func pageOptions(v *values) engine.JobOptions {
 	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
-		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges")}
+		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua")}
 	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
+	if o.PDFA == engine.PDFAVersions[0] {
+		v.bad = append(v.bad, quire.Detail{Field: "pdfa",
+			Issue: "is not supported by quire with 'PDF/A-1b' on Chromium's routes: use PDF/A-2b or PDF/A-3b, or convert the HTML with /forms/libreoffice/convert"})
+	}
 	paper := v.has("paperWidth") || v.has("paperHeight")
 	switch {
 	case v.bool("preferCssPageSize") && paper:

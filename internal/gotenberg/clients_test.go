@@ -1,6 +1,9 @@
 package gotenberg_test
 
 import (
+	"bytes"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,6 +69,9 @@ func npmClients(t *testing.T, e *env) {
 	}
 	if got := info(t, read("gjc-merge.pdf").pdf(t), "Pages"); got != "2" {
 		t.Errorf("gotenberg-js-client's merge: %s pages", got)
+	}
+	if img, err := png.Decode(bytes.NewReader(read("chromiumly-shot.png").body)); err != nil || img.Bounds() != image.Rect(0, 0, 640, 480) {
+		t.Errorf("chromiumly's screenshot: %v, want a PNG of 640x480", err)
 	}
 	if parts := read("chromiumly-split.zip").unzip(t); len(parts) != 2 {
 		t.Errorf("chromiumly's split: %v", keys(parts))

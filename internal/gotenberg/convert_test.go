@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -220,4 +222,42 @@ func downloadFromAddsFiles(t *testing.T, e *env) {
 	// The url route's page, refused by its server: Gotenberg's 400, not a 500.
 	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL+"/files/1.pdf")).
 		plainError(t, 400, "The document could not be downloaded")
+}
+
+func chromiumPDFA(t *testing.T, e *env) {
+	archival := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(page)), field("pdfa", "PDF/A-2b"),
+		field("pdfua", "true")).pdf(t)
+	if !bytes.Contains(archival, []byte("pdfaid:part")) || !bytes.Contains(archival, []byte("pdfuaid:part")) {
+		t.Error("Chromium with pdfa=PDF/A-2b pdfua=true: no PDF/A and PDF/UA identification in the XMP")
+	}
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(page)), field("pdfa", "PDF/A-1b")).
+		plainError(t, 400, "form field 'pdfa'")
+}
+
+func screenshots(t *testing.T, e *env) {
+	a := e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), file("style.css", []byte("h1 { color: #c00 }")))
+	img, err := png.Decode(bytes.NewReader(a.body))
+	if a.status != http.StatusOK || a.header.Get("Content-Type") != "image/png" || err != nil || img.Bounds().Dx() != 800 {
+		t.Fatalf("html screenshot: %d %s %v, want an image/png 800 wide (Gotenberg's default)", a.status, a.header.Get("Content-Type"), err)
+	}
+	if cd := a.header.Get("Content-Disposition"); cd != "attachment; filename=index.png" {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	a = e.post(t, "/forms/chromium/screenshot/markdown", e.bearer(), file("index.html", []byte(`<html><body>{{ toHTML "a.md" }}</body></html>`)),
+		file("a.md", []byte("# Notes")), field("format", "jpeg"), field("quality", "60"), field("width", "400"), field("height", "300"), field("clip", "true"))
+	if img, format, err := image.Decode(bytes.NewReader(a.body)); err != nil || format != "jpeg" || img.Bounds() != image.Rect(0, 0, 400, 300) {
+		t.Errorf("markdown screenshot, jpeg 400x300 clipped: %s %v %v", format, img, err)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`<html><body><p>Remote</p></body></html>`))
+	}))
+	defer site.Close()
+	a = e.post(t, "/forms/chromium/screenshot/url", e.bearer(), field("url", site.URL), field("format", "webp"))
+	if a.status != http.StatusOK || a.header.Get("Content-Type") != "image/webp" || !bytes.HasPrefix(a.body, []byte("RIFF")) || !bytes.Contains(a.body[:16], []byte("WEBP")) {
+		t.Errorf("url screenshot as webp: %d %s %.16q", a.status, a.header.Get("Content-Type"), a.body)
+	}
+	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), field("format", "gif")).
+		plainError(t, 400, "form field 'format' must be one of jpeg, png, webp")
+	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), field("waitDelay", "2s")).
+		plainError(t, 400, "form field 'waitDelay' is not supported by quire")
 }

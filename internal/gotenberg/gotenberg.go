@@ -43,6 +43,7 @@ type Deps struct {
 type Conversion interface {
 	ConvertEach(ctx context.Context, req conversion.Request) (conversion.Result, error)
 	Print(ctx context.Context, page conversion.Page, opts engine.JobOptions) (conversion.Result, error)
+	Screenshot(ctx context.Context, page conversion.Page, opts engine.JobOptions) (conversion.Result, error)
 }
 
 // Fetcher downloads a page or a file by URL, never from a private
@@ -84,7 +85,8 @@ func (a *API) Routes() []httpapi.Route {
 		a.route("/forms/libreoffice/convert", a.libreOffice, convertLimit, quire.OpConvert),
 	}
 	for _, from := range chromiumSources {
-		rs = append(rs, a.route("/forms/chromium/convert/"+from, a.chromium(from), convertLimit, quire.OpConvert))
+		rs = append(rs, a.route("/forms/chromium/convert/"+from, a.chromium(from), convertLimit, quire.OpConvert),
+			a.route("/forms/chromium/screenshot/"+from, a.screenshot(from), convertLimit, quire.OpConvert))
 	}
 	if a.d.PDFTools != nil {
 		for _, p := range pdfRoutes {
@@ -116,14 +118,11 @@ func (a *API) Routes() []httpapi.Route {
 // route, as a field quire cannot honour does, rather than 404, which
 // would read as a wrong URL.
 var unsupportedRoutes = map[string]string{
-	"/forms/chromium/screenshot/html":     "render a page of the PDF with POST /v1/pdf/render",
-	"/forms/chromium/screenshot/markdown": "render a page of the PDF with POST /v1/pdf/render",
-	"/forms/chromium/screenshot/url":      "render a page of the PDF with POST /v1/pdf/render",
-	"/forms/pdfengines/convert":           "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
-	"/forms/pdfengines/bookmarks/read":    "",
-	"/forms/pdfengines/bookmarks/write":   "",
-	"/forms/pdfengines/factur-x":          "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdf/validate":                 "",
+	"/forms/pdfengines/convert":         "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
+	"/forms/pdfengines/bookmarks/read":  "",
+	"/forms/pdfengines/bookmarks/write": "",
+	"/forms/pdfengines/factur-x":        "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
+	"/forms/pdf/validate":               "",
 }
 
 // unsupported answers a route quire does not serve.

@@ -201,6 +201,8 @@ func TestGotenberg(t *testing.T) {
 		chromiumMarkdown,
 		chromiumURL,
 		chromiumRefusals,
+		screenshots,
+		chromiumPDFA,
 		referenceRoutesAndFields,
 		npmClients,
 		meteredAsOnV1,

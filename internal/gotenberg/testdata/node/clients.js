@@ -8,7 +8,7 @@
 const fs = require('fs');
 const path = require('path');
 const { Readable } = require('stream');
-const { Chromiumly, HtmlConverter, MarkdownConverter, UrlConverter, LibreOffice, PDFEngines } = require('chromiumly');
+const { Chromiumly, HtmlConverter, HtmlScreenshot, MarkdownConverter, UrlConverter, LibreOffice, PDFEngines } = require('chromiumly');
 const gjc = require('gotenberg-js-client');
 
 const out = process.argv[2];
@@ -36,6 +36,9 @@ async function chromiumly() {
     markdown: Buffer.from('# Release notes\n\n- first item\n'),
   }));
   await save('chromiumly-url.pdf', await new UrlConverter().convert({ url: PAGE_URL }));
+  await save('chromiumly-shot.png', await new HtmlScreenshot().capture({
+    html: Buffer.from(page), properties: { format: 'png', width: 640, height: 480, clip: true },
+  }));
   await save('chromiumly-office.pdf', await LibreOffice.convert({ files: [DOCX], properties: { nativePageRanges: { from: 1, to: 1 } } }));
   const merged = await PDFEngines.merge({ files: [path.join(out, 'chromiumly-html.pdf'), path.join(out, 'chromiumly-url.pdf')] });
   await save('chromiumly-merge.pdf', merged);
