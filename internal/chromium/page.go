@@ -285,10 +285,11 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 	defer files.stop()
 	files.start(pctx, tb.page)
 	guard(pctx, tb.page, fail)
-	if o.Shot.Format != "" {
-		// The viewport is the tab's until the shot is taken; a tab that
-		// could not be given back its own fails the job, and is closed.
-		if err := emulate(pctx, tb.page, o.Shot); err != nil {
+	if o.Shot.Format != "" || o.Media != "" {
+		// The viewport and media are the tab's until the page is
+		// rendered; a tab that could not be given back its own fails the
+		// job, and is closed.
+		if err := emulate(pctx, tb.page, o); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -340,20 +341,30 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 // color as sent: cdproto's type drops an alpha of 0, transparent.
 var setBackground = cdp.Command[map[string]any, cdp.Empty]{Method: emulation.CommandSetDefaultBackgroundColorOverride}
 
-// emulate lays the page out in s's viewport, on a transparent background
-// when s omits it.
-func emulate(ctx context.Context, t *chromedp.Target, s engine.Shot) error {
-	_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride,
-		emulation.SetDeviceMetricsOverrideParams{Width: int64(s.Width), Height: int64(s.Height), DeviceScaleFactor: 1})
-	if err == nil && s.OmitBackground {
+// emulate lays the page out for o's media type, and in its Shot's
+// viewport, on a transparent background when the Shot omits it.
+func emulate(ctx context.Context, t *chromedp.Target, o engine.JobOptions) error {
+	var err error
+	if o.Media != "" {
+		_, err = cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: o.Media})
+	}
+	if s := o.Shot; err == nil && s.Format != "" {
+		_, err = cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride,
+			emulation.SetDeviceMetricsOverrideParams{Width: int64(s.Width), Height: int64(s.Height), DeviceScaleFactor: 1})
+	}
+	if err == nil && o.Shot.OmitBackground {
 		_, err = cdp.Call(ctx, t, setBackground, map[string]any{"color": map[string]any{"r": 0, "g": 0, "b": 0, "a": 0}})
 	}
 	return err
 }
 
-// unemulate gives the tab back its own viewport and background.
+// unemulate gives the tab back its own media type, viewport and
+// background.
 func unemulate(ctx context.Context, t *chromedp.Target) error {
-	_, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+	_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+	if err == nil {
+		_, err = cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+	}
 	if err == nil {
 		_, err = cdp.Call(ctx, t, setBackground, map[string]any{})
 	}

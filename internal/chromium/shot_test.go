@@ -65,3 +65,31 @@ func TestScreenshot(t *testing.T) {
 		t.Error("a print after the screenshots answered an image")
 	}
 }
+
+// A page laid out for the screen shows what its CSS keeps for screens in
+// its print, and the next page of the tab is laid out for print again.
+func TestEmulatedMedia(t *testing.T) {
+	p := sharedPool(t)
+	media := html(`<!DOCTYPE html><html><head><style>
+@media screen { .print { display: none } }
+@media print { .screen { display: none } }
+</style></head><body><p class="screen">Screenonly</p><p class="print">Printonly</p></body></html>`)
+	for _, c := range []struct{ media, want, not string }{{"screen", "Screenonly", "Printonly"}, {"", "Printonly", "Screenonly"}, {"print", "Printonly", "Screenonly"}} {
+		r, err := p.Convert(context.Background(), media, engine.JobOptions{Media: c.media})
+		if err != nil {
+			t.Fatalf("media %q: %v", c.media, err)
+		}
+		text := ""
+		for _, page := range pdfWords(t, r.Output) {
+			for _, w := range page {
+				text += w.Text + " "
+			}
+		}
+		if !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
+			t.Errorf("media %q: the PDF reads %q, want %s and not %s", c.media, text, c.want, c.not)
+		}
+	}
+	if _, err := p.Convert(context.Background(), media, engine.JobOptions{Media: "tv"}); err == nil || !strings.Contains(err.Error(), "emulatedMediaType") {
+		t.Errorf("media tv: %v, want a refusal naming emulatedMediaType", err)
+	}
+}

@@ -65,6 +65,10 @@ type JobOptions struct {
 	// Shot, when its Format is set, asks Chromium for an image of the
 	// page instead of its print.
 	Shot Shot
+	// Media is the CSS media type the page is laid out for, "print" or
+	// "screen"; "": print for a PDF, screen for a Shot (Gotenberg's
+	// emulatedMediaType).
+	Media string
 }
 
 // PDFAVersions are the accepted values of JobOptions.PDFA, with the
@@ -148,6 +152,9 @@ func (o JobOptions) Validate(from, to string) error {
 	}
 	d = append(d, o.engineDetails(from, to)...)
 	d = append(d, o.Shot.details()...)
+	if o.Media != "" && o.Media != "print" && o.Media != "screen" {
+		bad("emulatedMediaType", "must be print or screen")
+	}
 	if len(d) == 0 {
 		return nil
 	}

@@ -30,10 +30,10 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // reads "url".
 var chromiumForm = spec{
 	served: append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua"}, postProcessingFields...),
+		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua", "emulatedMediaType"}, postProcessingFields...),
 	unsupported: merged(conversionDefaults, map[string]string{
 		"singlePage": "false", "omitBackground": "false", "waitDelay": "", "waitForExpression": "", "waitForSelector": "",
-		"emulatedMediaType": "print", "emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
+		"emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
 		"skipNetworkAlmostIdleEvent": "true", "userAgent": "", "extraHttpHeaders": "", "failOnHttpStatusCodes": "[499,599]",
 		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
 		"ignoreResourceHttpStatusDomains": "",
@@ -164,7 +164,7 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 // on A4 when the page has none).
 func pageOptions(v *values) engine.JobOptions {
 	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
-		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua")}
+		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua"), Media: v.str("emulatedMediaType")}
 	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
 	if o.PDFA == engine.PDFAVersions[0] {
 		v.bad = append(v.bad, quire.Detail{Field: "pdfa",

@@ -167,6 +167,12 @@ func chromiumRefusals(t *testing.T, e *env) {
 	// Gotenberg's defaults are what quire does.
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("emulatedMediaType", "print"),
 		field("failOnHttpStatusCodes", "[499, 599]"), field("skipNetworkIdleEvent", "true")).pdf(t)
+	screen := file("index.html", []byte(`<html><head><style>@media print { .screen { display: none } }</style></head><body><p class="screen">Screenonly</p></body></html>`))
+	if got := text(t, e.post(t, "/forms/chromium/convert/html", e.bearer(), screen, field("emulatedMediaType", "screen")).pdf(t)); !strings.Contains(got, "Screenonly") {
+		t.Errorf("emulatedMediaType=screen: %q, want the text CSS keeps for screens", got)
+	}
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("emulatedMediaType", "tv")).
+		plainError(t, 400, "form field 'emulatedMediaType' must be print or screen")
 }
 
 func archivesAreUnpackedAsFiles(t *testing.T, e *env) {

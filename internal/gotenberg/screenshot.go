@@ -12,7 +12,7 @@ import (
 // and the page-loading fields of the Chromium routes, which quire
 // honours at their defaults only; the url route also reads "url".
 var screenshotForm = spec{
-	served: []string{"width", "height", "clip", "format", "quality", "omitBackground", "optimizeForSpeed"},
+	served: []string{"width", "height", "clip", "format", "quality", "omitBackground", "optimizeForSpeed", "emulatedMediaType"},
 	unsupported: func() map[string]string {
 		m := maps.Clone(chromiumForm.unsupported)
 		delete(m, "omitBackground")
@@ -57,7 +57,7 @@ func (a *API) screenshot(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		res, err := a.d.Conversion.Screenshot(r.Context(), page, engine.JobOptions{Engine: engine.EngineChromium, Shot: shot})
+		res, err := a.d.Conversion.Screenshot(r.Context(), page, engine.JobOptions{Engine: engine.EngineChromium, Shot: shot, Media: f.str("emulatedMediaType")})
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
