@@ -21,7 +21,7 @@ import (
 
 // memoryMargin is how far past its limit a worker may get before the
 // watchdog's kill lands: the growth of a sampling interval and a kill's
-// latency, with room for a loaded machine.
+// latency, with room for a loaded machine (grow's pace sets how much).
 const memoryMargin = 64 << 20
 
 // checkMemoryError fails the test unless err is ErrMemoryLimit for limit,
