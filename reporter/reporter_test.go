@@ -277,9 +277,10 @@ func TestEnabledConnectsToListener(t *testing.T) {
 	}
 }
 
-// hangingServer starts an endpoint on 127.0.0.1 that answers each request
-// only after hang, or when the client gives up, or when the test ends.
-func hangingServer(t *testing.T, hang time.Duration) (*httptest.Server, *atomic.Int64) {
+// hangingServer starts an endpoint on 127.0.0.1 that answers no request
+// until the client gives up or the test ends: a reporter that waited for
+// it would hang the test.
+func hangingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var requests atomic.Int64
 	release := make(chan struct{})
@@ -288,7 +289,6 @@ func hangingServer(t *testing.T, hang time.Duration) (*httptest.Server, *atomic.
 		// Reading the body lets the server notice a client hanging up.
 		io.Copy(io.Discard, r.Body)
 		select {
-		case <-time.After(hang):
 		case <-r.Context().Done():
 		case <-release:
 		}
@@ -299,25 +299,17 @@ func hangingServer(t *testing.T, hang time.Duration) (*httptest.Server, *atomic.
 }
 
 // TestOpenNeverBlocks opens far more documents than the buffer holds while
-// the endpoint hangs: every Open returns at once and the excess is dropped.
+// the endpoint hangs, until the test ends: every Open returns (one that
+// waited for the endpoint would hang the test) and the excess is dropped.
 func TestOpenNeverBlocks(t *testing.T) {
-	const hang = 5 * time.Second
-	srv, requests := hangingServer(t, hang)
+	srv, requests := hangingServer(t)
 	r := New(Config{Telemetry: Telemetry{Endpoint: srv.URL}})
 	docx := testDOCX(t)
 	const opens = 200
-	start := time.Now()
 	for range opens {
-		t0 := time.Now()
 		if _, err := r.Open(docx); err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(t0); d > time.Second {
-			t.Fatalf("Open took %v while the endpoint hangs for %v", d, hang)
-		}
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("%d opens took %v", opens, d)
 	}
 	if l := len(r.queue); l > QueueSize {
 		t.Errorf("queue holds %d events, capacity %d", l, QueueSize)
@@ -327,14 +319,11 @@ func TestOpenNeverBlocks(t *testing.T) {
 		t.Errorf("dropped %d, want %d or %d", d, opens-QueueSize-1, opens-QueueSize)
 	}
 
+	// Close returns when its context ends, the endpoint still hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start = time.Now()
 	if err := r.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Close: %v, want DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > hang/2 {
-		t.Errorf("Close took %v", d)
 	}
 	s := r.Stats()
 	if s.Sent != 0 || s.Sent+s.Failed+s.Dropped != opens || requests.Load() != 1 {
@@ -345,7 +334,8 @@ func TestOpenNeverBlocks(t *testing.T) {
 	}
 }
 
-func TestOpenDoesNotBlockOnRefusedConnection(t *testing.T) {
+// Each event sent to an address nothing listens at is counted as failed.
+func TestOpenOnRefusedConnectionCountsFailures(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -354,14 +344,10 @@ func TestOpenDoesNotBlockOnRefusedConnection(t *testing.T) {
 	ln.Close() // nothing listens there any more
 	r := New(Config{Telemetry: Telemetry{Endpoint: endpoint}})
 	const opens = 10
-	start := time.Now()
 	for range opens {
 		if _, err := r.Open(testDOCX(t)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("%d opens took %v", opens, d)
 	}
 	closeReporter(t, r)
 	if s := r.Stats(); s != (Stats{Failed: opens}) {
@@ -370,7 +356,7 @@ func TestOpenDoesNotBlockOnRefusedConnection(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	srv, _ := hangingServer(t, 5*time.Second)
+	srv, _ := hangingServer(t)
 	r := New(Config{Telemetry: Telemetry{Endpoint: srv.URL}, Timeout: 50 * time.Millisecond})
 	if _, err := r.Open(testDOCX(t)); err != nil {
 		t.Fatal(err)
