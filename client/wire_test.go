@@ -320,13 +320,11 @@ func TestContextCancellationAbortsTheRequest(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-entered; cancel() }()
-	start := time.Now()
+	// The handler answers only when the test ends: a call that ignored
+	// its context would hang the test.
 	_, err := client.New(srv.URL).Health(ctx)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "GET /v1/health") {
 		t.Fatalf("error %v, want context.Canceled naming the call", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the cancelled request took %v", d)
 	}
 	var e *client.Error
 	if errors.As(err, &e) {
@@ -345,13 +343,11 @@ func TestContextDeadlineAbortsAnUpload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	src := newCountingReader(50 << 20)
-	start := time.Now()
+	// The handler answers only when the test ends: a call that ignored its
+	// deadline would hang the test.
 	_, err := client.New(srv.URL).Convert(ctx, src, "big.docx", "docx")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want context.DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Convert returned %v after the deadline of 200ms", d)
 	}
 	// The upload stopped with the request: only what the connection could
 	// hold was read.

@@ -341,32 +341,29 @@ func receive(t *testing.T, done <-chan error, what string) error {
 	}
 }
 
-// closeWithin closes p with a deadline of limit, expects Close to give up
-// (DeadlineExceeded) and to return within a few seconds of it.
-func closeWithin(t *testing.T, p *Pool, limit time.Duration) {
+// closeByDeadline closes p with a deadline of limit and expects Close to
+// give up (DeadlineExceeded). Its callers' processes sleep for an hour: a
+// Close that waited for them would hang the test.
+func closeByDeadline(t *testing.T, p *Pool, limit time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	t0 := time.Now()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Close: %v, want DeadlineExceeded", err)
-	}
-	if d := time.Since(t0); d > limit+3*time.Second {
-		t.Errorf("Close took %v, its deadline was %v", d, limit)
 	}
 }
 
 func TestCloseDuringWorkerStart(t *testing.T) {
 	programDir := t.TempDir()
 	started := filepath.Join(t.TempDir(), "started")
-	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("touch "+started+" sleep 60s"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(programDir, "script-start"), []byte("touch "+started+" sleep 1h"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startTestPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, StartTimeout: 2 * time.Minute}, ProgramDir: programDir})
 	waitForFile(t, started) // the worker is in its handshake
 	queued := convertAsync(p, context.Background(), "queued")
 	waitFor(t, p, "the job waits", func(s engine.Status) bool { return s.Queued == 1 })
-	closeWithin(t, p, 500*time.Millisecond)
+	closeByDeadline(t, p, 500*time.Millisecond)
 	if err := receive(t, queued, "the queued job"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("job queued at Close: %v, want ErrUnavailable", err)
 	}
@@ -419,11 +416,11 @@ func TestNoReplacementAfterClose(t *testing.T) {
 
 func TestCloseKillsColdSoffice(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "soffice-started")
-	programDir := fakeProgramDir(t, "touch '"+started+"'\nexec sleep 60")
+	programDir := fakeProgramDir(t, "touch '"+started+"'\nexec sleep 3600")
 	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}, ProgramDir: programDir})
 	job := convertAsync(p, context.Background(), "unloadable")
 	waitForFile(t, started)
-	closeWithin(t, p, 500*time.Millisecond)
+	closeByDeadline(t, p, 500*time.Millisecond)
 	if err := receive(t, job, "the cold job"); !errors.Is(err, engine.ErrUnavailable) {
 		t.Errorf("cold job at Close: %v, want ErrUnavailable", err)
 	}
