@@ -1,5 +1,0 @@
-//go:build !race
-
-package libreoffice
-
-const raceBuild = false
