@@ -47,10 +47,7 @@ var chromiumForm = spec{
 
 // chromium prints the page of source (html, markdown or url) to PDF.
 func (a *API) chromium(source string) http.HandlerFunc {
-	form := chromiumForm
-	if source == sourceURL {
-		form.served = append([]string{"url"}, form.served...)
-	}
+	form := sourceForm(chromiumForm, source)
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := a.readForm(r, form, a.convertLimits())
 		if err != nil {
@@ -82,6 +79,15 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 		}
 	}
+}
+
+// sourceForm is s for the pages of source: the url route also reads
+// "url".
+func sourceForm(s spec, source string) spec {
+	if source == sourceURL {
+		s.served = append([]string{"url"}, s.served...)
+	}
+	return s
 }
 
 // page is the page to print, and the name its PDF is given.

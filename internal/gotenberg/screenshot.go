@@ -1,6 +1,7 @@
 package gotenberg
 
 import (
+	"cmp"
 	"maps"
 	"net/http"
 
@@ -27,27 +28,14 @@ var screenshotForm = spec{
 // screenshot captures the page of source (html, markdown or url) as an
 // image: Gotenberg's screenshot routes, on the Chromium pool that prints.
 func (a *API) screenshot(source string) http.HandlerFunc {
-	form := screenshotForm
-	if source == sourceURL {
-		form.served = append([]string{"url"}, form.served...)
-	}
+	form := sourceForm(screenshotForm, source)
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := a.readForm(r, form, a.convertLimits())
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		shot := engine.Shot{Format: f.str("format"), Width: f.int("width"), Height: f.int("height"), Clip: f.bool("clip"),
-			Quality: f.int("quality"), OmitBackground: f.bool("omitBackground"), OptimizeForSpeed: f.bool("optimizeForSpeed")}
-		if shot.Format == "" {
-			shot.Format = "png"
-		}
-		if !f.has("width") {
-			shot.Width = 800
-		}
-		if !f.has("height") {
-			shot.Height = 600
-		}
+		shot := shotOptions(&f.values)
 		if err := f.err(); err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -67,4 +55,18 @@ func (a *API) screenshot(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 		}
 	}
+}
+
+// shotOptions are the image's options from Gotenberg's fields, with its
+// defaults: a PNG of an 800x600 viewport.
+func shotOptions(v *values) engine.Shot {
+	s := engine.Shot{Format: cmp.Or(v.str("format"), "png"), Width: v.int("width"), Height: v.int("height"), Clip: v.bool("clip"),
+		Quality: v.int("quality"), OmitBackground: v.bool("omitBackground"), OptimizeForSpeed: v.bool("optimizeForSpeed")}
+	if !v.has("width") {
+		s.Width = 800
+	}
+	if !v.has("height") {
+		s.Height = 600
+	}
+	return s
 }
