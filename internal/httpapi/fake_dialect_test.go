@@ -162,3 +162,60 @@ func TestFakeDialectForm(t *testing.T) {
 		t.Errorf("a part cut short: %d %q", r.status, r.body)
 	}
 }
+
+// laterDialect is plainDialect whose requests with X-Later run as jobs,
+// delivered to the address X-Later names, X-Bad refused, and accepted
+// with 204 and the job's id in X-Job.
+var laterDialect = &httpapi.Dialect{
+	Key:  plainDialect.Key,
+	Fail: plainDialect.Fail,
+	Async: func(r *http.Request) ([]httpapi.Webhook, bool, error) {
+		if r.Header.Get("X-Bad") != "" {
+			return nil, false, quire.Invalid("The request is not valid.", quire.Detail{Field: "X-Bad", Issue: "is refused"})
+		}
+		if url := r.Header.Get("X-Later"); url != "" {
+			return []httpapi.Webhook{{Header: "X-Later", URL: url}}, true, nil
+		}
+		return nil, false, nil
+	},
+	Accepted: func(w http.ResponseWriter, r *http.Request, j quire.Job) {
+		w.Header().Set("X-Job", j.ID+" "+j.Webhook.URL)
+		w.WriteHeader(http.StatusNoContent)
+	},
+}
+
+// TestFakeDialectAsync: a dialect that asks for jobs its own way has its
+// requests stored as jobs and answered its way; without a jobs service
+// they are refused (503), not run at once; its refusals are its errors;
+// and a job's run of the request runs it, not asks for a job again.
+func TestFakeDialectAsync(t *testing.T) {
+	t.Parallel()
+	for _, withJobs := range []bool{true, false} {
+		f := newFakes()
+		jobs := &fakeJobs{}
+		if withJobs {
+			f.jobs = jobs
+		}
+		f.foreign = []httpapi.Route{{Method: "POST", Path: "/forms/zip", Handler: formZIP, Dialect: laterDialect, MaxBody: 4 << 20, Async: true, Metered: quire.OpConvert}}
+		a := f.serve(t)
+		body, ct := form(t, "", [3]string{"files", "a.pdf", "%PDF-"})
+		r := a.send("POST", "/forms/zip", body, "Content-Type", ct, "X-Key", goodKey, "X-Later", "https://hooks.example/done")
+		switch {
+		case withJobs && (r.status != http.StatusNoContent || r.header.Get("X-Job") != "j1 https://hooks.example/done" || len(jobs.submitted) != 1):
+			t.Errorf("with jobs: %d %v, %d submitted; want 204 with the job and its webhook", r.status, r.header, len(jobs.submitted))
+		case !withJobs && (r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "disabled on this server")):
+			t.Errorf("without jobs: %d %q, want the dialect's 503", r.status, r.body)
+		}
+		body, ct = form(t, "", [3]string{"files", "a.pdf", "%PDF-"})
+		if r := a.send("POST", "/forms/zip", body, "Content-Type", ct, "X-Key", goodKey, "X-Bad", "1"); r.status != 400 || string(r.body) != "400 The request is not valid." {
+			t.Errorf("refused by the dialect: %d %q", r.status, r.body)
+		}
+		if !withJobs {
+			continue
+		}
+		res, err := a.api.RunJob(t.Context(), quire.Job{ID: "j1", KeyID: "k1"}, jobs.submitted[0])
+		if err != nil || res.Status != http.StatusOK || !bytes.HasPrefix(res.Body, []byte("PK")) {
+			t.Errorf("the job's run: %v %d %.40q, want the handler's ZIP", err, res.Status, res.Body)
+		}
+	}
+}

@@ -42,13 +42,17 @@ func prefersAsync(r *http.Request) bool {
 // Quire-Webhook-Url, or what rt's dialect reads instead. A job's own run
 // of its request is never asked again.
 func (s *Server) asksAsync(rt Route, r *http.Request) ([]Webhook, bool, error) {
-	if !rt.Async || s.deps.Jobs == nil || r.Context().Value(jobKeyCtx{}) != nil {
+	if !rt.Async || r.Context().Value(jobKeyCtx{}) != nil {
 		return nil, false, nil
 	}
 	if rt.Dialect != nil && rt.Dialect.Async != nil {
-		return rt.Dialect.Async(r)
+		webhooks, async, err := rt.Dialect.Async(r)
+		if async && s.deps.Jobs == nil { // what the dialect asks cannot be ignored, as a preference is
+			return nil, false, quire.Errorf(quire.CodeEngineBusy, "Requests run later are disabled on this server.")
+		}
+		return webhooks, async, err
 	}
-	if !prefersAsync(r) {
+	if s.deps.Jobs == nil || !prefersAsync(r) {
 		return nil, false, nil
 	}
 	if url := r.Header.Get("Quire-Webhook-Url"); url != "" {
