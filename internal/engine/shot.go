@@ -38,7 +38,9 @@ func (s Shot) details() []quire.Detail {
 		return nil
 	}
 	var d []quire.Detail
-	bad := func(field, issue string, a ...any) { d = append(d, quire.Detail{Field: field, Issue: fmt.Sprintf(issue, a...)}) }
+	bad := func(field, issue string, a ...any) {
+		d = append(d, quire.Detail{Field: field, Issue: fmt.Sprintf(issue, a...)})
+	}
 	if _, ok := ShotFormats[s.Format]; !ok {
 		bad("format", "must be one of %s", strings.Join(slices.Sorted(maps.Keys(ShotFormats)), ", "))
 	}

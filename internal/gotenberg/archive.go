@@ -14,13 +14,6 @@ import (
 	"github.com/quire-dev/quire/internal/memory"
 )
 
-// limits bound what a route reads of its form: the files, uploaded or
-// unpacked from archives, and the bytes unpacked from its archives.
-type limits struct {
-	files int
-	bytes int64
-}
-
 // unpack returns the files of a ZIP uploaded under archives, as if each
 // had been uploaded under files (named by its base name; folders and
 // macOS's resource forks left out), at most room of them, holding at most

@@ -36,6 +36,14 @@ type form struct {
 	values
 }
 
+// limits bound what a route reads of its form: the files, uploaded,
+// unpacked from archives or downloaded, and the bytes unpacked from its
+// archives.
+type limits struct {
+	files int
+	bytes int64
+}
+
 // readForm reads and checks the form of r against s: every text field
 // known to the route, and, among those quire cannot honour, only their
 // defaults. Its files are those uploaded, unpacked from archives and

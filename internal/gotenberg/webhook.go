@@ -90,6 +90,7 @@ func callbackOf(h http.Header) (jobs.Callback, error) {
 	cb := jobs.Callback{
 		Success:     jobs.Target{URL: h.Get(hookURL), Method: cmp.Or(strings.ToUpper(h.Get(hookMethod)), http.MethodPost), Header: header},
 		Failure:     jobs.Target{URL: h.Get(hookErrorURL), Method: cmp.Or(strings.ToUpper(h.Get(hookErrorMethod)), http.MethodPost), Header: header},
+		Keep:        []string{"Content-Type", "Content-Disposition", "Gotenberg-Trace"},
 		FailureBody: failureBody,
 	}
 	for name, method := range map[string]string{hookMethod: cb.Success.Method, hookErrorMethod: cb.Failure.Method} {

@@ -13,11 +13,13 @@ import (
 
 // Callback is the delivery of a job's answer itself, as a foreign API's
 // asynchronous requests ask for it (Gotenberg's webhooks): an answer of
-// 2xx to Success, as the synchronous route gave it; any other, or a job
-// that failed without one, to Failure, in the body FailureBody makes.
-// Both are signed as the events of Standard Webhooks are.
+// 2xx to Success, as the synchronous route gave it, with its headers
+// named in Keep; any other, or a job that failed without one, to Failure,
+// in the body FailureBody makes. Both are signed as the events of
+// Standard Webhooks are.
 type Callback struct {
 	Success, Failure Target
+	Keep             []string
 	FailureBody      func(status int, message string) []byte
 }
 
@@ -27,10 +29,6 @@ type Target struct {
 	URL, Method string
 	Header      http.Header
 }
-
-// answerHeaders are the headers of a job's answer that a Callback's
-// delivery of it keeps.
-var answerHeaders = []string{"Content-Type", "Content-Disposition", "Gotenberg-Trace", "X-Request-Id"}
 
 // callBack delivers j's answer as cb asks.
 func (s *Service) callBack(ctx context.Context, j quire.Job, cb Callback) error {
@@ -44,7 +42,7 @@ func (s *Service) callBack(ctx context.Context, j quire.Job, cb Callback) error 
 	}
 	to, header, body := cb.Success, http.Header{}, res.Body
 	if res.Status/100 == 2 {
-		for _, h := range answerHeaders {
+		for _, h := range cb.Keep {
 			if v := http.Header(res.Header).Values(h); len(v) > 0 {
 				header[h] = v
 			}
