@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -29,7 +30,8 @@ var downloadFields = []string{"extraHttpHeaders", "cookies"}
 // script time limit.
 const DefaultMaxWait = 10 * time.Second
 
-// pageExtras are the page's options from Gotenberg's fields. A wait
+// pageExtras are the page's options from Gotenberg's fields, with
+// failOnHttpStatusCodes checked (failOnStatus). A wait
 // turns the page's scripts on, as javascript=true does on /v1/convert:
 // what it waits for is the scripts' doing. A waitDelay must be shorter
 // than maxWait, the scripts' time limit, which its load shares.
@@ -200,7 +202,8 @@ func cookieHeader(v *values, u *url.URL) string {
 func forURL(c cookie, u *url.URL) bool {
 	host, domain := strings.ToLower(u.Hostname()), strings.ToLower(strings.TrimPrefix(c.Domain, "."))
 	path, cpath := cmp.Or(u.EscapedPath(), "/"), cmp.Or(c.Path, "/")
-	return (host == domain || strings.HasSuffix(host, "."+domain)) &&
+	_, ipErr := netip.ParseAddr(host) // an address matches itself only
+	return (host == domain || ipErr != nil && strings.HasSuffix(host, "."+domain)) &&
 		(path == cpath || strings.HasPrefix(path, strings.TrimSuffix(cpath, "/")+"/")) &&
 		(!c.Secure || u.Scheme == "https")
 }
