@@ -184,7 +184,8 @@ func TestUserAgent(t *testing.T) {
 }
 
 // A screenshot at a device scale factor of 2 has twice the viewport's
-// pixels on each side.
+// pixels on each side; one of more pixels than the largest image at
+// scale 1 is refused.
 func TestDeviceScaleFactor(t *testing.T) {
 	p := sharedPool(t)
 	r, err := p.Convert(context.Background(), html(`<p>Scaled</p>`), engine.JobOptions{Shot: engine.Shot{Format: "png", Width: 300, Height: 200, Clip: true, DeviceScaleFactor: 2}})
@@ -197,5 +198,9 @@ func TestDeviceScaleFactor(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dx() != 600 || b.Dy() != 400 {
 		t.Errorf("an image of %v, want 600x400", b)
+	}
+	huge := engine.Shot{Format: "png", Width: 4096, Height: 4096, Clip: true, DeviceScaleFactor: 4}
+	if _, err := p.Convert(context.Background(), html(`<p>Scaled</p>`), engine.JobOptions{Shot: huge}); !errors.Is(err, engine.ErrUnprocessable) || !strings.Contains(err.Error(), "at most 67108864") {
+		t.Errorf("an image of 16384x16384 pixels: %v, want ErrUnprocessable naming the bound", err)
 	}
 }
