@@ -33,7 +33,8 @@ func (a *App) Handler(version string) *httpapi.Server {
 	d.Conversion = a.Conversion
 	d.Foreign = gotenberg.New(gotenberg.Deps{Conversion: a.Conversion, Convert: d.Convert, Chromium: d.Chromium, PDFTools: d.PDFTools,
 		Fetch: a.fetcher(int64(cfg.ConvertMaxInputBytes)), Version: version},
-		gotenberg.Options{Anonymous: cfg.GotenbergAnonymous, ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles}).Routes()
+		gotenberg.Options{Anonymous: cfg.GotenbergAnonymous, ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles,
+			MaxWait: min(cfg.ChromiumScriptTimeout, cfg.ConvertJobTimeout)}).Routes()
 	return httpapi.New(d, httpapi.Options{MaxBodyBytes: int64(cfg.MaxBodyBytes), TrustedProxies: cfg.TrustedProxies, AdminToken: cfg.AdminToken,
 		ConvertMaxBytes: int64(cfg.ConvertMaxInputBytes), ConvertMaxFiles: cfg.ConvertMaxFiles,
 		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, CORSOrigins: cfg.CORSOrigins})

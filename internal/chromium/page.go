@@ -267,6 +267,8 @@ var (
 	ErrNavigatedAway = fmt.Errorf("%w: the page navigated away from itself", engine.ErrUnprocessable)
 	ErrScriptTimeout = fmt.Errorf("%w: the page's scripts ran past their time limit (QUIRE_CHROMIUM_SCRIPT_TIMEOUT)", engine.ErrUnprocessable)
 	ErrTooManyPages  = fmt.Errorf("%w: the page prints to more pages than the limit (QUIRE_CHROMIUM_MAX_PAGES)", engine.ErrUnprocessable)
+	ErrWaitTimeout   = fmt.Errorf("%w: what the page was to wait for (waitDelay, waitForSelector, waitForExpression) did not come within the scripts' time limit (QUIRE_CHROMIUM_SCRIPT_TIMEOUT), its load included", engine.ErrUnprocessable)
+	ErrTooTall       = fmt.Errorf("%w: the page is too tall for one PDF page (singlePage: at most %d inches)", engine.ErrUnprocessable, engine.MaxSinglePageInches)
 )
 
 // renderPage loads pg in tb, answering its requests from pg's files
@@ -285,10 +287,10 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 	defer files.stop()
 	files.start(pctx, tb.page)
 	guard(pctx, tb.page, fail)
-	if o.Shot.Format != "" || o.Media != "" {
-		// The viewport and media are the tab's until the page is
-		// rendered; a tab that could not be given back its own fails the
-		// job, and is closed.
+	if emulates(o) {
+		// The viewport, media and user agent are the tab's until the page
+		// is rendered; a tab that could not be given back its own fails
+		// the job, and is closed.
 		if err := emulate(pctx, tb.page, o); err != nil {
 			return nil, err
 		}
@@ -303,7 +305,7 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 			return nil, err
 		}
 	}
-	if err := loadWithin(pctx, tb.page, origin+"/", o.JavaScript, lim.ScriptTimeout); err != nil {
+	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout); err != nil {
 		return nil, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
@@ -318,6 +320,11 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 		return img, cmp.Or(context.Cause(pctx), err)
 	}
 	params := printParams(o)
+	if o.Page.SinglePage {
+		if err := fitOnePage(pctx, tb.page, o, &params); err != nil {
+			return nil, cmp.Or(context.Cause(pctx), err)
+		}
+	}
 	var ok bool
 	if params.PageRanges, ok = capRanges(params.PageRanges, lim.MaxPages+1); !ok {
 		return nil, fmt.Errorf("%w (%d): pageRanges asks for pages past it only", ErrTooManyPages, lim.MaxPages)
@@ -341,25 +348,53 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 // color as sent: cdproto's type drops an alpha of 0, transparent.
 var setBackground = cdp.Command[map[string]any, cdp.Empty]{Method: emulation.CommandSetDefaultBackgroundColorOverride}
 
-// emulate lays the page out for o's media type, and in its Shot's
-// viewport, on a transparent background when the Shot omits it.
+// emulates reports whether o lays the page out otherwise than the tab's
+// own settings do.
+func emulates(o engine.JobOptions) bool {
+	return o.Shot.Format != "" || o.Media != "" || len(o.Page.MediaFeatures) > 0 || o.Page.UserAgent != "" || o.Page.SinglePage
+}
+
+// emulate lays the page out for o's media type and features, and in its
+// Shot's viewport, on a transparent background when the Shot omits it,
+// and gives its scripts o's user agent.
 func emulate(ctx context.Context, t *chromedp.Target, o engine.JobOptions) error {
 	var err error
-	if o.Media != "" {
-		_, err = cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: o.Media})
+	if o.Media != "" || len(o.Page.MediaFeatures) > 0 {
+		err = emulateMedia(ctx, t, o.Media, o.Page.MediaFeatures)
 	}
 	if s := o.Shot; err == nil && s.Format != "" {
-		_, err = cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride,
-			emulation.SetDeviceMetricsOverrideParams{Width: int64(s.Width), Height: int64(s.Height), DeviceScaleFactor: 1})
+		err = viewport(ctx, t, s.Width, s.Height, cmp.Or(s.DeviceScaleFactor, 1))
 	}
 	if err == nil && o.Shot.OmitBackground {
 		_, err = cdp.Call(ctx, t, setBackground, map[string]any{"color": map[string]any{"r": 0, "g": 0, "b": 0, "a": 0}})
 	}
+	if err == nil && o.Page.UserAgent != "" {
+		_, err = cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: o.Page.UserAgent})
+	}
 	return err
 }
 
-// unemulate gives the tab back its own media type, viewport and
-// background.
+// emulateMedia lays the page out for the media type (print or screen;
+// "" for the tab's own) and features.
+func emulateMedia(ctx context.Context, t *chromedp.Target, media string, features []engine.MediaFeature) error {
+	p := emulation.SetEmulatedMediaParams{Media: media}
+	for _, f := range features {
+		p.Features = append(p.Features, &emulation.MediaFeature{Name: f.Name, Value: f.Value})
+	}
+	_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, p)
+	return err
+}
+
+// viewport lays the page out in a viewport of w by h CSS pixels, of
+// scale device pixels each.
+func viewport(ctx context.Context, t *chromedp.Target, w, h int, scale float64) error {
+	_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride,
+		emulation.SetDeviceMetricsOverrideParams{Width: int64(w), Height: int64(h), DeviceScaleFactor: scale})
+	return err
+}
+
+// unemulate gives the tab back its own media type and features,
+// viewport, background and user agent ("" ends the override).
 func unemulate(ctx context.Context, t *chromedp.Target) error {
 	_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 	if err == nil {
@@ -367,6 +402,9 @@ func unemulate(ctx context.Context, t *chromedp.Target) error {
 	}
 	if err == nil {
 		_, err = cdp.Call(ctx, t, setBackground, map[string]any{})
+	}
+	if err == nil {
+		_, err = cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{})
 	}
 	return err
 }
@@ -394,8 +432,22 @@ func capture(ctx context.Context, t *chromedp.Target, s engine.Shot) ([]byte, er
 		params.CaptureBeyondViewport = &beyond
 		params.Clip = &page.Viewport{Width: float64(s.Width), Height: max(h, float64(s.Height)), Scale: 1}
 	}
+	if px, scale := shotPixels(params.Clip, s), cmp.Or(s.DeviceScaleFactor, 1); px > engine.MaxShotWidth*engine.MaxShotHeight {
+		return nil, fmt.Errorf("%w: the image would be %.0f pixels at deviceScaleFactor %g; at most %d", engine.ErrUnprocessable,
+			px, scale, engine.MaxShotWidth*engine.MaxShotHeight)
+	}
 	res, err := cdp.Call(ctx, t, page.CaptureScreenshot, params)
 	return res.Data, err
+}
+
+// shotPixels is the number of pixels of s's image of clip (nil: the
+// viewport), in device pixels.
+func shotPixels(clip *page.Viewport, s engine.Shot) float64 {
+	w, h, scale := float64(s.Width), float64(s.Height), cmp.Or(s.DeviceScaleFactor, 1)
+	if clip != nil {
+		w, h = clip.Width, clip.Height
+	}
+	return w * scale * h * scale
 }
 
 // guard dismisses the page's JavaScript dialogs (alert, confirm, prompt,
@@ -428,9 +480,10 @@ func guard(ctx context.Context, t *chromedp.Target, fail context.CancelCauseFunc
 	}()
 }
 
-// loadWithin loads url in t, within timeout when scripts run.
-func loadWithin(ctx context.Context, t *chromedp.Target, url string, scripts bool, timeout time.Duration) error {
-	if scripts {
+// loadWithin loads url in t, and waits as o asks: within timeout, load
+// and waits together, when scripts run (waits need them).
+func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.JobOptions, timeout time.Duration) error {
+	if o.JavaScript {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrScriptTimeout)
 		defer cancel()
@@ -438,7 +491,11 @@ func loadWithin(ctx context.Context, t *chromedp.Target, url string, scripts boo
 	if err := load(ctx, t, url); err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
-	return nil
+	err := wait(ctx, t, o.Page)
+	if err != nil && errors.Is(context.Cause(ctx), ErrScriptTimeout) {
+		return ErrWaitTimeout
+	}
+	return err
 }
 
 // stopScripts ends the script running in t, if any (an endless one
@@ -536,13 +593,24 @@ func printParams(o engine.JobOptions) page.PrintToPDFParams {
 	if o.Margin != "" {
 		m, _ = o.Margins()
 	}
-	return page.PrintToPDFParams{
+	p := page.PrintToPDFParams{
 		Landscape: &o.Landscape, PrintBackground: &o.PrintBackground, Scale: cmp.Or(o.Scale, 1),
 		PaperWidth: w, PaperHeight: h, PreferCSSPageSize: &preferCSS,
 		MarginTop: &m[0], MarginRight: &m[1], MarginBottom: &m[2], MarginLeft: &m[3],
 		PageRanges: o.PageRanges, GenerateTaggedPDF: &tagged, GenerateDocumentOutline: &outline,
 	}
+	if o.Page.HeaderHTML != "" || o.Page.FooterHTML != "" {
+		// Without a template of its own, the other side would get
+		// Chromium's: the date and title, or the page's address and numbers.
+		on := true
+		p.DisplayHeaderFooter = &on
+		p.HeaderTemplate, p.FooterTemplate = cmp.Or(o.Page.HeaderHTML, emptyTemplate), cmp.Or(o.Page.FooterHTML, emptyTemplate)
+	}
+	return p
 }
+
+// emptyTemplate is a header or footer that shows nothing.
+const emptyTemplate = "<span></span>"
 
 // fileServer answers the paused requests of a page: its own document and
 // files from memory, a failure for everything else.

@@ -69,6 +69,9 @@ type JobOptions struct {
 	// "screen"; "": print for a PDF, screen for a Shot (Gotenberg's
 	// emulatedMediaType).
 	Media string
+	// Page holds Gotenberg's Chromium options, which /v1/convert does
+	// not take (pagemore.go).
+	Page PageExtras
 }
 
 // PDFAVersions are the accepted values of JobOptions.PDFA, with the
@@ -152,6 +155,7 @@ func (o JobOptions) Validate(from, to string) error {
 	}
 	d = append(d, o.engineDetails(from, to)...)
 	d = append(d, o.Shot.details()...)
+	d = append(d, o.Page.details(o)...)
 	if o.Media != "" && o.Media != "print" && o.Media != "screen" {
 		bad("emulatedMediaType", "must be print or screen")
 	}

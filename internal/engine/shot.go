@@ -20,6 +20,9 @@ type Shot struct {
 	Quality          int  // jpeg and webp, 0 to 100 (png has none); 0: the browser's default
 	OmitBackground   bool // transparent where the page paints no background (png, webp)
 	OptimizeForSpeed bool // a faster encoding, a larger image
+	// DeviceScaleFactor is the device pixels per CSS pixel of the image,
+	// from MinDeviceScale to MaxDeviceScale; 0 for 1.
+	DeviceScaleFactor float64
 }
 
 // ShotFormats are the formats of a Shot, and their media types.
@@ -30,6 +33,13 @@ var ShotFormats = map[string]string{"png": "image/png", "jpeg": "image/jpeg", "w
 const (
 	MaxShotWidth  = 4096
 	MaxShotHeight = 16384
+)
+
+// Bounds of Shot.DeviceScaleFactor; the image's pixels are also at most
+// those of the largest image at scale 1 (MaxShotWidth by MaxShotHeight).
+const (
+	MinDeviceScale = 0.25
+	MaxDeviceScale = 4.0
 )
 
 // details name what is wrong with s, by Gotenberg's field names.
@@ -49,6 +59,9 @@ func (s Shot) details() []quire.Detail {
 	}
 	if s.Height < 1 || s.Height > MaxShotHeight {
 		bad("height", "must be from 1 to %d pixels", MaxShotHeight)
+	}
+	if s.DeviceScaleFactor != 0 && (s.DeviceScaleFactor < MinDeviceScale || s.DeviceScaleFactor > MaxDeviceScale) {
+		bad("deviceScaleFactor", "must be from %g to %g", MinDeviceScale, MaxDeviceScale)
 	}
 	if s.Quality < 0 || s.Quality > 100 {
 		bad("quality", "must be from 0 to 100")

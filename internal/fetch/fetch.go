@@ -156,7 +156,8 @@ type Download struct {
 }
 
 // Download is Get with header added to the request (a client's
-// credentials for its own server), keeping the file name the server gave.
+// credentials for its own server, its own User-Agent), keeping the file
+// name the server gave.
 func (f *Fetcher) Download(ctx context.Context, rawURL string, header http.Header) (Download, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {
@@ -168,10 +169,10 @@ func (f *Fetcher) Download(ctx context.Context, rawURL string, header http.Heade
 	if err != nil {
 		return Download{}, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
+	req.Header.Set("User-Agent", userAgent) // unless the client names its own (Gotenberg's userAgent)
 	for k, v := range header {
 		req.Header[http.CanonicalHeaderKey(k)] = v
 	}
-	req.Header.Set("User-Agent", userAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		return Download{}, f.explain(dctx, err)

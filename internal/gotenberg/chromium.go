@@ -2,12 +2,14 @@ package gotenberg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
@@ -27,21 +29,21 @@ const (
 var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 
 // chromiumForm is what the Chromium routes read; the url route also
-// reads "url".
+// reads "url" and the download's fields (sourceForm).
 var chromiumForm = spec{
-	served: append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua", "emulatedMediaType"}, postProcessingFields...),
+	served: append(append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
+		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua", "emulatedMediaType", "singlePage"},
+		pageFields...), postProcessingFields...),
 	unsupported: merged(conversionDefaults, map[string]string{
-		"singlePage": "false", "omitBackground": "false", "waitDelay": "", "waitForExpression": "", "waitForSelector": "",
-		"emulatedMediaFeatures": "", "cookies": "", "skipNetworkIdleEvent": "true",
-		"skipNetworkAlmostIdleEvent": "true", "userAgent": "", "extraHttpHeaders": "", "failOnHttpStatusCodes": "[499,599]",
+		"omitBackground": "false", "cookies": "", "skipNetworkIdleEvent": "true",
+		"skipNetworkAlmostIdleEvent": "true", "extraHttpHeaders": "",
 		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
 		"ignoreResourceHttpStatusDomains": "",
 	}),
 	why: map[string]string{
-		"waitDelay": "pages print once loaded, with JavaScript off", "waitForExpression": "pages print once loaded, with JavaScript off",
-		"waitForSelector": "pages print once loaded, with JavaScript off", "extraHttpHeaders": "pages load nothing from the network",
-		"cookies": "pages load nothing from the network", "userAgent": "pages load nothing from the network",
+		"extraHttpHeaders":              "they apply to the url route's download: an uploaded page loads nothing from the network",
+		"cookies":                       "they apply to the url route's download: an uploaded page loads nothing from the network",
+		"failOnResourceHttpStatusCodes": "a page's files are the upload's, and nothing else loads: no resource has an HTTP status",
 	},
 }
 
@@ -55,11 +57,16 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			return
 		}
 		opts, steps := pageOptions(&f.values), postSteps(&f.values)
+		opts.Page = pageExtras(&f.values, a.maxWait())
+		opts.Page.SinglePage = f.bool("singlePage")
+		opts.Page.HeaderHTML, opts.Page.FooterHTML = templates(f)
+		opts.JavaScript = opts.Page.Waits()
+		header := fetchHeader(&f.values, f.str("url"))
 		if err := f.err(); err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		page, name, err := a.page(r.Context(), source, f)
+		page, name, err := a.page(r.Context(), source, f, header)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -82,16 +89,20 @@ func (a *API) chromium(source string) http.HandlerFunc {
 }
 
 // sourceForm is s for the pages of source: the url route also reads
-// "url".
+// "url" and the download's fields.
 func sourceForm(s spec, source string) spec {
 	if source == sourceURL {
-		s.served = append([]string{"url"}, s.served...)
+		s.served = append(append([]string{"url"}, downloadFields...), s.served...)
 	}
 	return s
 }
 
-// page is the page to print, and the name its PDF is given.
-func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page, string, error) {
+// maxWait is the longest waitDelay.
+func (a *API) maxWait() time.Duration { return cmp.Or(a.o.MaxWait, DefaultMaxWait) }
+
+// page is the page to print, and the name its PDF is given; the url
+// route downloads it with header.
+func (a *API) page(ctx context.Context, source string, f *form, header http.Header) (conversion.Page, string, error) {
 	switch source {
 	case sourceURL:
 		if !f.has("url") {
@@ -103,7 +114,7 @@ func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page
 		if a.d.Fetch == nil {
 			return conversion.Page{}, "", quire.Errorf(quire.CodeEngineBusy, "Fetching pages is disabled on this server.")
 		}
-		got, err := a.d.Fetch.Download(ctx, f.str("url"), nil)
+		got, err := a.d.Fetch.Download(ctx, f.str("url"), header)
 		if err != nil {
 			return conversion.Page{}, "", fetch.ToAPIError(err, "url")
 		}
@@ -115,8 +126,8 @@ func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page
 		switch name := file.Name; name {
 		case "index.html":
 			index = file.Data
-		case "header.html", "footer.html":
-			return conversion.Page{}, "", missing("files", fmt.Sprintf("holds '%s': headers and footers are not supported by quire", name))
+		case "header.html", "footer.html": // the convert routes took theirs
+			return conversion.Page{}, "", missing("files", fmt.Sprintf("holds '%s': a header or a footer is a PDF's, not an image's", name))
 		default:
 			assets = append(assets, conversion.File{Name: name, Data: file.Data})
 		}

@@ -58,6 +58,11 @@ func npmClients(t *testing.T, e *env) {
 			t.Errorf("%s: text %q, want %q", name, got, want)
 		}
 	}
+	extras := read("chromiumly-extras.pdf").pdf(t)
+	if got := text(t, extras); !strings.Contains(got, "Chromiumlyhead 1") || !strings.Contains(got, "Chromiumlyfoot") ||
+		!strings.Contains(got, "ChromiumlyAgent/6") || strings.Contains(got, "Lightscheme") || info(t, extras, "Pages") != "1" {
+		t.Errorf("chromiumly's header, footer, wait, user agent, dark scheme and single page: %q", got)
+	}
 	if got := info(t, read("chromiumly-html.pdf").body, "Page size"); !strings.Contains(got, "(A4)") {
 		t.Errorf("chromiumly's A4 page: %q", got)
 	}

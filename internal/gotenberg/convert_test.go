@@ -156,10 +156,10 @@ func chromiumURL(t *testing.T, e *env) {
 
 func chromiumRefusals(t *testing.T, e *env) {
 	index := file("index.html", []byte(page))
-	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("waitDelay", "2s")).
-		plainError(t, 400, "form field 'waitDelay' is not supported by quire")
-	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, file("header.html", []byte("<p>head</p>"))).
-		plainError(t, 400, "header.html")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("failOnResourceHttpStatusCodes", "[404]")).
+		plainError(t, 400, "form field 'failOnResourceHttpStatusCodes' is not supported by quire")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("extraHttpHeaders", `{"X-A":"b"}`)).
+		plainError(t, 400, "form field 'extraHttpHeaders' is not supported by quire: they apply to the url route's download")
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), file("page.html", []byte(page))).
 		plainError(t, 400, "must hold 'index.html'")
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("paperWidth", "wide")).
@@ -264,6 +264,6 @@ func screenshots(t *testing.T, e *env) {
 	}
 	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), field("format", "gif")).
 		plainError(t, 400, "form field 'format' must be one of jpeg, png, webp")
-	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), field("waitDelay", "2s")).
-		plainError(t, 400, "form field 'waitDelay' is not supported by quire")
+	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), file("header.html", []byte("<p>head</p>"))).
+		plainError(t, 400, "holds 'header.html': a header or a footer is a PDF's")
 }

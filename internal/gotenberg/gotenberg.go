@@ -59,6 +59,10 @@ type Options struct {
 	Anonymous       string
 	ConvertMaxBytes int64 // largest document to convert
 	ConvertMaxFiles int   // most files in one conversion request
+	// MaxWait bounds waitDelay: the time limit of a page's scripts
+	// (QUIRE_CHROMIUM_SCRIPT_TIMEOUT), which its load and its waits
+	// share, within the job's (default DefaultMaxWait).
+	MaxWait time.Duration
 }
 
 // API is Gotenberg's API.

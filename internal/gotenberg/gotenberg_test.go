@@ -201,6 +201,8 @@ func TestGotenberg(t *testing.T) {
 		chromiumMarkdown,
 		chromiumURL,
 		chromiumRefusals,
+		chromiumPageFields,
+		chromiumURLDownloadFields,
 		screenshots,
 		chromiumPDFA,
 		referenceRoutesAndFields,

@@ -36,12 +36,12 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`<html><body><p>Remote page</p></body></html>`))
+		w.Write([]byte(`<html><body><p>Remote page</p>` + ready + `</body></html>`))
 	}))
 	defer site.Close()
 	files := map[string][]part{
-		"html":       {file("index.html", []byte(page))},
-		"markdown":   {file("index.html", []byte(`{{ toHTML "a.md" }}`)), file("a.md", []byte("# Title"))},
+		"html":       {file("index.html", []byte(page+ready))},
+		"markdown":   {file("index.html", []byte(`{{ toHTML "a.md" }}`+ready)), file("a.md", []byte("# Title"))},
 		"url":        {field("url", site.URL)},
 		"office":     {file("a.docx", convtest.DOCX(1))},
 		"pdf":        {file("a.pdf", twoPages(t, e))},
@@ -69,6 +69,10 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 		}
 	}
 }
+
+// ready is what the reference's waits wait for (waitForSelector
+// "#ready", waitForExpression "window.ready === true").
+const ready = `<p id="ready">Ready</p><script>window.ready = true</script>`
 
 // without is form without the field name.
 func without(form []part, name string) []part {

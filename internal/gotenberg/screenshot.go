@@ -10,16 +10,15 @@ import (
 )
 
 // screenshotForm is what the screenshot routes read: the image's fields,
-// and the page-loading fields of the Chromium routes, which quire
-// honours at their defaults only; the url route also reads "url".
+// and the page-loading fields of the Chromium routes; the url route also
+// reads "url" and the download's fields.
 var screenshotForm = spec{
-	served: []string{"width", "height", "clip", "format", "quality", "omitBackground", "optimizeForSpeed", "emulatedMediaType"},
+	served: append([]string{"width", "height", "clip", "format", "quality", "omitBackground", "optimizeForSpeed", "emulatedMediaType",
+		"deviceScaleFactor"}, pageFields...),
 	unsupported: func() map[string]string {
 		m := maps.Clone(chromiumForm.unsupported)
 		delete(m, "omitBackground")
-		for _, pdfOnly := range []string{"singlePage", "generateDocumentOutline"} {
-			delete(m, pdfOnly)
-		}
+		delete(m, "generateDocumentOutline") // a PDF's
 		return m
 	}(),
 	why: chromiumForm.why,
@@ -35,23 +34,26 @@ func (a *API) screenshot(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		shot := shotOptions(&f.values)
+		opts := engine.JobOptions{Engine: engine.EngineChromium, Shot: shotOptions(&f.values), Media: f.str("emulatedMediaType"),
+			Page: pageExtras(&f.values, a.maxWait())}
+		opts.JavaScript = opts.Page.Waits()
+		header := fetchHeader(&f.values, f.str("url"))
 		if err := f.err(); err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		page, name, err := a.page(r.Context(), source, f)
+		page, name, err := a.page(r.Context(), source, f, header)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		res, err := a.d.Conversion.Screenshot(r.Context(), page, engine.JobOptions{Engine: engine.EngineChromium, Shot: shot, Media: f.str("emulatedMediaType")})
+		res, err := a.d.Conversion.Screenshot(r.Context(), page, opts)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
 		}
 		count(r.Context(), 1, res.Engine, res.Pages)
-		if err := send(w, r, []string{name}, [][]byte{res.Output}, shot.Format, res.ContentType); err != nil {
+		if err := send(w, r, []string{name}, [][]byte{res.Output}, opts.Shot.Format, res.ContentType); err != nil {
 			httpapi.Fail(w, r, err)
 		}
 	}
@@ -61,7 +63,8 @@ func (a *API) screenshot(source string) http.HandlerFunc {
 // defaults: a PNG of an 800x600 viewport.
 func shotOptions(v *values) engine.Shot {
 	s := engine.Shot{Format: cmp.Or(v.str("format"), "png"), Width: v.int("width"), Height: v.int("height"), Clip: v.bool("clip"),
-		Quality: v.int("quality"), OmitBackground: v.bool("omitBackground"), OptimizeForSpeed: v.bool("optimizeForSpeed")}
+		Quality: v.int("quality"), OmitBackground: v.bool("omitBackground"), OptimizeForSpeed: v.bool("optimizeForSpeed"),
+		DeviceScaleFactor: v.float("deviceScaleFactor")}
 	if !v.has("width") {
 		s.Width = 800
 	}

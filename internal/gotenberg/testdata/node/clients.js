@@ -36,6 +36,14 @@ async function chromiumly() {
     markdown: Buffer.from('# Release notes\n\n- first item\n'),
   }));
   await save('chromiumly-url.pdf', await new UrlConverter().convert({ url: PAGE_URL }));
+  await save('chromiumly-extras.pdf', await new HtmlConverter().convert({
+    html: Buffer.from('<html><body><p id="ua"></p><script>document.getElementById("ua").textContent = navigator.userAgent; window.ready = true</script>' +
+      '<style>@media (prefers-color-scheme: dark) { .light { display: none } }</style><p class="light">Lightscheme</p></body></html>'),
+    header: Buffer.from('<div style="font-size: 10px; margin-left: 1cm">Chromiumlyhead <span class="pageNumber"></span></div>'),
+    footer: Buffer.from('<div style="font-size: 10px; margin-left: 1cm">Chromiumlyfoot</div>'),
+    waitForExpression: 'window.ready === true', userAgent: 'ChromiumlyAgent/6',
+    emulatedMediaFeatures: [{ name: 'prefers-color-scheme', value: 'dark' }], properties: { singlePage: true },
+  }));
   await save('chromiumly-shot.png', await new HtmlScreenshot().capture({
     html: Buffer.from(page), properties: { format: 'png', width: 640, height: 480, clip: true },
   }));

@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quire-dev/quire"
+)
+
+// Gotenberg's page options are validated with the others, each bad one
+// named by Gotenberg's field: the waits need the page's scripts.
+func TestPageExtrasValidate(t *testing.T) {
+	pdf, shot := JobOptions{}, JobOptions{Shot: Shot{Format: "png", Width: 800, Height: 600}}
+	with := func(o JobOptions, p PageExtras, js bool) JobOptions { o.Page, o.JavaScript = p, js; return o }
+	dark := []MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}
+	for _, c := range []struct {
+		o    JobOptions
+		want []string
+	}{
+		{with(pdf, PageExtras{HeaderHTML: "<p>h</p>", FooterHTML: "<p>f</p>", SinglePage: true, MediaFeatures: dark, UserAgent: "UA/1"}, false), nil},
+		{with(shot, PageExtras{WaitDelay: time.Second, WaitForSelector: "#a", WaitForExpression: "window.ok"}, true), nil},
+		{with(pdf, PageExtras{WaitDelay: time.Second, WaitForSelector: "#a", WaitForExpression: "x"}, false),
+			[]string{"waitDelay", "waitForSelector", "waitForExpression"}},
+		{with(pdf, PageExtras{WaitDelay: -time.Second}, true), []string{"waitDelay"}},
+		{with(shot, PageExtras{HeaderHTML: "h", SinglePage: true}, false), []string{"header.html", "singlePage"}},
+		{with(pdf, PageExtras{FooterHTML: strings.Repeat("x", MaxTemplateBytes+1)}, false), []string{"footer.html"}},
+		{with(JobOptions{PageRanges: "1"}, PageExtras{SinglePage: true}, false), []string{"singlePage"}},
+		{with(pdf, PageExtras{UserAgent: "a\r\nX-Evil: 1"}, false), []string{"userAgent"}},
+		{with(pdf, PageExtras{WaitForExpression: strings.Repeat("1", MaxScriptTextBytes+1)}, true), []string{"waitForExpression"}},
+		{with(pdf, PageExtras{MediaFeatures: []MediaFeature{{Name: "width", Value: "1"}}}, false), []string{"emulatedMediaFeatures"}},
+		{with(pdf, PageExtras{MediaFeatures: []MediaFeature{{Name: "prefers-color-scheme"}}}, false), []string{"emulatedMediaFeatures"}},
+		{JobOptions{Shot: Shot{Format: "png", Width: 800, Height: 600, DeviceScaleFactor: 5}}, []string{"deviceScaleFactor"}},
+	} {
+		err := c.o.Validate(FromHTML, ToPDF)
+		var fields []string
+		var qe *quire.Error
+		if errors.As(err, &qe) {
+			for _, d := range qe.Details {
+				fields = append(fields, d.Field)
+			}
+		}
+		if !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
+			t.Errorf("%+v: %v, want the fields %v", c.o.Page, err, c.want)
+		}
+	}
+}
