@@ -141,9 +141,9 @@ func (s *Supervisor[J]) runTask(sl *slot[J], w Worker[J], t *task[J]) bool {
 	case err != nil && s.aborting(): // Close killed the worker
 		w.Kill()
 		t.finish(Result{}, s.closedError("was"))
-	case err != nil && t.ctx.Err() != nil:
+	case err != nil && ended(t.ctx):
 		return s.abandoned(sl, w, t, err)
-	case err != nil && (killed || ctx.Err() != nil): // killed: its timer may run before ctx's
+	case err != nil && (killed || ended(ctx)):
 		s.timedOut(sl, w, t)
 	case err != nil:
 		return s.failed(sl, w, t, err, queued)
@@ -277,6 +277,14 @@ func (s *Supervisor[J]) dueForRecycling(sl *slot[J], w Worker[J]) bool {
 	s.count(func(c *Counters) { c.Recycled++ })
 	s.opts.Logger.Info(s.opts.Log+" "+s.opts.Unit+" recycled", s.opts.Unit, sl.id, "pid", sl.pid, "reason", reason)
 	return true
+}
+
+// ended reports whether ctx has ended, or its deadline passed: a
+// driver's own clock (a pipe's deadline, the kill timer) may tell before
+// ctx's timer does.
+func ended(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }
 
 func (s *Supervisor[J]) setState(sl *slot[J], state string, w Worker[J]) {
