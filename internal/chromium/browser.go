@@ -52,10 +52,12 @@ type browserProc struct {
 	allocCancel context.CancelFunc
 	pid         int
 	dir, tmp    string // its files, and its temporary files
-	jobs        int
 	version     string
+	confined    bool             // it runs in namespaces of its own
+	limits      PageLimits       // what its pages may do (page.go)
 	next        []chan tabResult // the next jobs' tabs, made ahead of them, oldest first
 	shared      *tab             // where jobs with scripts off print, one after the other (tabFor)
+	last        *tab             // the tab of its last job (Classify disposes of it)
 	procs       processes        // its processes, for its memory samples
 	logger      *slog.Logger
 }

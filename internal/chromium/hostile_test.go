@@ -119,11 +119,9 @@ func TestMemoryLimit(t *testing.T) {
 // the supervisor notices, and is then retried on a new one).
 func TestBrowserDiesWhileIdle(t *testing.T) {
 	p := newPool(t, 1, nil)
-	p.mu.Lock()
-	for b := range p.procs {
-		b.kill()
+	for _, b := range p.sup.Workers() {
+		b.Kill()
 	}
-	p.mu.Unlock()
 	stillServes(t, p)
 	if c := p.Status().Counters; c.Crashes != 1 || c.Failed != 0 {
 		t.Errorf("counters %+v, want one crash and no failed job", c)

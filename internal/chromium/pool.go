@@ -29,31 +29,29 @@
 // Jobs wait in the fair scheduler of package engine, in a line per key,
 // as LibreOffice's do.
 //
-// The supervisor gives each job the convert job timeout and a memory
+// The supervisor (engine.Supervisor, of which the Pool is a driver:
+// supervise.go) gives each job the convert job timeout and a memory
 // bound on what the browser's processes grow by while it prints (counted
 // per job, so that a page that prints alone prints beside others and
 // after them): past either, the browser is killed
 // and replaced, and the job fails with engine.ErrTimeout or
 // engine.ErrMemoryLimit. A browser that dies is replaced, and a job on
-// which it died is tried once more on the new one (a second death:
-// engine.ErrCrashed); a browser is
+// which it died is tried once more, on the next browser free (a second
+// death: engine.ErrCrashed); a browser is
 // also replaced after MaxJobsPerWorker jobs or when it holds more than
 // MaxWorkerRSS after a job, which bounds slow leaks.
 package chromium
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/safeinput"
 )
@@ -122,30 +120,20 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Pool is the supervisor of the browsers. It is safe for concurrent use.
+// Pool prints pages with browsers: a driver of the engine's Supervisor
+// (supervise.go), which holds the browsers, their queue and their limits.
+// It is safe for concurrent use.
 type Pool struct {
 	opts   Options
 	dir    string
 	ownDir bool
-	queue  *engine.Scheduler[*job]
-	closed context.Context // done once Close has begun
-	close  context.CancelFunc
-	wg     sync.WaitGroup
 	// isolation is true while the kernel lets browsers start in
 	// namespaces of their own.
 	isolation atomic.Bool
 	// refused is true once the kernel refused the namespaces: Chromium's
 	// own sandbox needs them too, so the browser then runs without it.
-	refused  atomic.Bool
-	aborting atomic.Bool   // Close gave up waiting: kill everything
-	abortCh  chan struct{} // closed with aborting set
-
-	mu        sync.Mutex            // guards the fields below
-	states    []string              // each slot's state: engine.State*
-	procs     map[*browserProc]bool // the running browsers
-	counts    engine.Counters
-	lastError string
-	version   string
+	refused atomic.Bool
+	sup     *engine.Supervisor[*job]
 }
 
 // NewPool starts the browsers and returns at once; they start in the
@@ -155,9 +143,7 @@ func NewPool(opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opts: o, dir: o.Dir, queue: engine.NewScheduler[*job](o.QueueLength, o.Workers), procs: map[*browserProc]bool{}}
-	p.closed, p.close = context.WithCancel(context.Background())
-	p.abortCh = make(chan struct{})
+	p := &Pool{opts: o, dir: o.Dir}
 	p.isolation.Store(!o.hostNamespaces)
 	if p.dir == "" {
 		if p.dir, err = os.MkdirTemp("", "quire-chromium-"); err != nil {
@@ -167,12 +153,9 @@ func NewPool(opts Options) (*Pool, error) {
 	} else if p.dir, err = filepath.Abs(p.dir); err != nil { // a confined browser sees it at its absolute path
 		return nil, fmt.Errorf("chromium: %w", err)
 	}
-	p.states = make([]string, o.Workers)
-	for i := range o.Workers {
-		p.states[i] = engine.StateStarting
-		p.wg.Add(1)
-		go p.run(i)
-	}
+	p.sup = engine.NewSupervisor(engine.SupervisorOptions{PoolOptions: o.PoolOptions,
+		Names:            engine.Names{Log: "chromium", Unit: "browser", Pool: "Chromium pool"},
+		FirstRestartWait: firstRestartWait}, p.startBrowser)
 	if o.Registerer != nil {
 		o.Registerer.MustRegister(engine.NewCollector("quire_chromium", "browser", p.Status))
 	}
@@ -194,19 +177,11 @@ type Asset struct {
 	Data []byte
 }
 
-// job is one page waiting for, or printed by, a browser.
+// job is one page, as a browser receives it.
 type job struct {
-	ctx      context.Context
-	page     Page
-	opts     engine.JobOptions
-	enqueued time.Time
-	ticket   *engine.Ticket[*job] // its place in the queue
-	done     chan jobResult       // buffered: the browser never waits for the caller
-}
-
-type jobResult struct {
-	res engine.Result
-	err error
+	ctx  context.Context // its client's: whose page it is (tabFor)
+	page Page
+	opts engine.JobOptions
 }
 
 // Check runs the checks of Convert that spend no browser time: the
@@ -245,151 +220,34 @@ func (p *Pool) Convert(ctx context.Context, page Page, opts engine.JobOptions) (
 		}
 		page = Page{Doc: html, From: engine.FromHTML, Assets: page.Assets, Name: page.Name}
 	}
-	give, err := quire.TakeEngineTurn(ctx)
-	if err != nil {
-		return engine.Result{}, fmt.Errorf("conversion cancelled before it started: %w", err)
-	}
-	defer give()
-	j := &job{ctx: ctx, page: page, opts: opts, enqueued: t0, done: make(chan jobResult, 1)}
-	if err := p.submit(j); err != nil {
-		return engine.Result{}, err
-	}
-	select {
-	case r := <-j.done:
-		res, err := engine.Conform(ctx, r.res, r.err, page.Name, opts)
-		res.Total = time.Since(t0)
-		return res, err
-	case <-ctx.Done():
-		p.queue.Remove(j.ticket)
-		return engine.Result{}, fmt.Errorf("conversion abandoned: %w", ctx.Err())
-	}
-}
-
-var errClosed = fmt.Errorf("%w: the Chromium pool is closed", engine.ErrUnavailable)
-
-// submit queues j unless the pool is closed, no browser can start, or
-// its key's line is full.
-func (p *Pool) submit(j *job) error {
-	p.mu.Lock()
-	failed, last := p.allFailed(), p.lastError
-	p.mu.Unlock()
-	if failed {
-		return fmt.Errorf("%w: no browser starts: %s", engine.ErrUnavailable, last)
-	}
-	// The queue itself refuses jobs once Close has begun, so that no job
-	// slips in between a check and Close's drain.
-	j.ticket = engine.NewTicket(quire.Tenant(j.ctx), j)
-	switch p.queue.Push(j.ticket) {
-	case engine.Closed:
-		return errClosed
-	case engine.Full:
-		return fmt.Errorf("%w: %d jobs of this key are waiting", engine.ErrBusy, p.opts.QueueLength)
-	}
-	return nil
-}
-
-// allFailed reports whether every browser's last start failed; p.mu held.
-func (p *Pool) allFailed() bool {
-	for _, s := range p.states {
-		if s != engine.StateFailed {
-			return false
-		}
-	}
-	return true
+	r, err := p.sup.Do(ctx, t0, &job{ctx: ctx, page: page, opts: opts})
+	res, err := engine.Conform(ctx, r, err, page.Name, opts)
+	res.Total = time.Since(t0)
+	return res, err
 }
 
 // WaitReady waits until every browser has started, or ctx ends; it fails
 // at once when a browser's start failed.
-func (p *Pool) WaitReady(ctx context.Context) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st := p.Status()
-		switch {
-		case st.FailedStart > 0:
-			return fmt.Errorf("%w: %s", engine.ErrUnavailable, st.LastError)
-		case st.Ready+st.Busy == st.Workers:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
+func (p *Pool) WaitReady(ctx context.Context) error { return p.sup.WaitReady(ctx) }
 
 // Status is a snapshot of the pool, in every engine's terms (engine.Status).
-func (p *Pool) Status() engine.Status {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st := engine.Status{Workers: len(p.states), Queued: p.queue.Len(), QueueLength: p.opts.QueueLength, Counters: p.counts, LastError: p.lastError}
-	for _, s := range p.states {
-		switch s {
-		case engine.StateReady:
-			st.Ready++
-		case engine.StateBusy:
-			st.Busy++
-		case engine.StateStarting:
-			st.Starting++
-		case engine.StateFailed:
-			st.FailedStart++
-		}
-	}
-	return st
-}
+func (p *Pool) Status() engine.Status { return p.sup.Status() }
 
 // Version is the browser's product and version, such as
 // "HeadlessChrome/156.0.8078.108" (the headless shell) or
 // "Chrome/156.0.8078.108", once a browser has started; "" before.
-func (p *Pool) Version() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.version
-}
+func (p *Pool) Version() string { return p.sup.Version() }
 
-// RetryAfter is the wait suggested to a client refused with ErrBusy: about
-// the time the queue takes to drain.
-func (p *Pool) RetryAfter() time.Duration {
-	st := p.Status()
-	return time.Duration(1+st.Queued/max(1, st.Workers)) * time.Second
-}
+// RetryAfter is the wait suggested to a client refused with ErrBusy:
+// about the time the queued and running jobs take, at least one second.
+func (p *Pool) RetryAfter() time.Duration { return p.sup.RetryAfter() }
 
 // Close stops taking jobs, lets the browsers finish the jobs queued
-// until ctx ends, then stops them.
+// until ctx ends, then stops them (killed, when ctx ended first).
 func (p *Pool) Close(ctx context.Context) error {
-	p.queue.Close()
-	p.close()
-	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("chromium: stopping the browsers: %w", ctx.Err())
-		p.abort()
-		<-done
-	}
-	for _, t := range p.queue.Drain() { // a job that no browser took: every browser stopped
-		t.Job.done <- jobResult{err: fmt.Errorf("%w: %v", engine.ErrUnavailable, errStopped)}
-	}
+	err := p.sup.Close(ctx)
 	if p.ownDir {
 		os.RemoveAll(p.dir)
 	}
 	return err
 }
-
-func (p *Pool) setState(slot int, state string) {
-	p.mu.Lock()
-	p.states[slot] = state
-	p.mu.Unlock()
-}
-
-func (p *Pool) count(f func(*engine.Counters)) {
-	p.mu.Lock()
-	f(&p.counts)
-	p.mu.Unlock()
-}
-
-// errStopped ends a job still queued when Close gave up waiting.
-var errStopped = errors.New("the Chromium pool stopped")

@@ -80,10 +80,8 @@ func TestSharedTabPerTenant(t *testing.T) {
 // sharedTab is the shared tab of p's one browser, read after a job
 // (which set it before answering).
 func sharedTab(p *Pool) *tab {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for b := range p.procs {
-		return b.shared
+	for _, b := range p.sup.Workers() {
+		return b.(*browserProc).shared
 	}
 	return nil
 }

@@ -222,7 +222,7 @@ func (c *Config) Settings() []Setting {
 		{"convert-max-jobs-per-worker", "QUIRE_CONVERT_MAX_JOBS_PER_WORKER", "a worker is replaced after that many conversions (bounds LibreOffice's leaks); negative: never", (*intValue)(&c.ConvertMaxJobs), false},
 		{"convert-max-worker-rss", "QUIRE_CONVERT_MAX_WORKER_RSS", "a worker whose memory exceeds it after a conversion is replaced", &c.ConvertMaxWorkerRSS, false},
 		{"convert-max-input-bytes", "QUIRE_CONVERT_MAX_INPUT_BYTES", "largest document to convert (larger: 413)", &c.ConvertMaxInputBytes, false},
-		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a worker whose resident memory exceeds it during a conversion is killed and replaced, and the request gets 422", &c.ConvertMaxMemory, false},
+		{"convert-max-worker-memory", "QUIRE_CONVERT_MAX_WORKER_MEMORY", "a conversion that grows its worker's resident memory by more is stopped (the worker killed and replaced), and the request gets 422", &c.ConvertMaxMemory, false},
 		{"convert-max-expanded-bytes", "QUIRE_CONVERT_MAX_EXPANDED_BYTES", "most a DOCX, XLSX, PPTX, ODT, ODS or ODP package, with the packages nested in it, may inflate to (more: 422)", &c.ConvertMaxExpanded, false},
 		{"convert-max-compression-ratio", "QUIRE_CONVERT_MAX_COMPRESSION_RATIO", "highest ratio of inflated to compressed size of a part of such a package larger than 1 MiB (more: 422; real documents stay under 35); negative: no limit", (*intValue)(&c.ConvertMaxRatio), false},
 		{"convert-max-nesting", "QUIRE_CONVERT_MAX_NESTING", "deepest nesting of block quotes and list items in Markdown, and of elements in HTML, to convert (deeper: 422, before any engine); negative: no limit", (*intValue)(&c.ConvertMaxNesting), false},

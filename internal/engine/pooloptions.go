@@ -32,9 +32,9 @@ type PoolOptions struct {
 	// MaxWorkerRSS replaces a worker whose resident memory exceeds it
 	// after a job, in bytes (negative: never).
 	MaxWorkerRSS int64
-	// MaxWorkerMemory bounds a worker's resident memory during a job:
+	// MaxWorkerMemory bounds what a job grows its worker's memory by:
 	// past it the worker is killed and replaced, and the job fails with
-	// ErrMemoryLimit (negative: no limit). See memory.go.
+	// ErrMemoryLimit (negative: no limit). See memory.go (WatchJobMemory).
 	MaxWorkerMemory int64
 	// Executable is the program that starts a confined worker (default
 	// os.Executable()), with WorkerArgs (default ["convert-worker"]): this

@@ -1,8 +1,10 @@
 // Package engine holds what every conversion engine shares, whatever the
 // engine (the LibreOffice workers of package libreoffice, the browsers of
-// package chromium), and what the layers above know of them: the fair
-// scheduler that hands jobs to an engine's workers, the memory watch, the
-// pools' options, status and metrics, the confinement of their processes;
+// package chromium), and what the layers above know of them: the
+// supervisor of their pools, of which each engine is a driver
+// (Supervisor, Worker), the fair scheduler that hands jobs to an engine's
+// workers, the memory watch, the pools' options, status and metrics, the
+// confinement of their processes;
 // and the vocabulary of a conversion: its formats, options (JobOptions,
 // named after the query parameters), Request, Result and errors
 // (ToAPIError translates them for the HTTP contract).

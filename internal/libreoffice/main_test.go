@@ -80,6 +80,16 @@ func sharedPool(t *testing.T) *Pool {
 // grow makes the process resident in mib more MiB of memory, a page at a
 // time, as a document that LibreOffice expands does, and then hangs.
 func grow(mib int) {
+	held := allocate(mib)
+	time.Sleep(time.Hour) // and then holds it until killed
+	runtime.KeepAlive(held)
+}
+
+// kept is what "keep" jobs left in the worker, for the jobs after them.
+var kept [][]byte
+
+// allocate takes mib MiB, resident, a MiB a millisecond.
+func allocate(mib int) [][]byte {
 	var held [][]byte
 	for range mib {
 		b := make([]byte, 1<<20)
@@ -89,8 +99,7 @@ func grow(mib int) {
 		held = append(held, b)
 		time.Sleep(time.Millisecond) // a worker that grows over time: the behaviour under test
 	}
-	time.Sleep(time.Hour) // and then holds it until killed
-	runtime.KeepAlive(held)
+	return held
 }
 
 // holdPool is the main function of "quire-test-worker pool": it opens a
@@ -143,7 +152,7 @@ func startScript(programDir, profileDir string) (officeEngine, error) {
 
 func (scriptEngine) version() string { return "script" }
 
-var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable|grow) ?([^\s<]*)`)
+var scriptCommand = regexp.MustCompile(`(sleep|crash-once|crash|touch|refuse|unloadable|grow|keep) ?([^\s<]*)`)
 
 func (scriptEngine) convert(in, out, filter, password string) (func(), error) {
 	src, err := os.ReadFile(in)
@@ -181,6 +190,9 @@ func obeyScript(src, in string) error {
 		case "grow":
 			mib, _ := strconv.Atoi(c[2])
 			grow(mib)
+		case "keep": // a job that leaves memory behind, as LibreOffice's caches do
+			mib, _ := strconv.Atoi(c[2])
+			kept = append(kept, allocate(mib)...)
 		}
 	}
 	return nil

@@ -16,12 +16,15 @@ import (
 //   - before a job, the expanded size of a ZIP package (DOCX, ODT) and of
 //     the packages nested in it is measured by inflating it, which bounds
 //     what LibreOffice can be asked to read (safeinput/expand.go);
-//   - during a job, the supervisor samples the worker's resident memory
-//     (engine.WatchMemory) and kills its process group past
-//     Options.MaxWorkerMemory; the job fails with ErrMemoryLimit (422), is
-//     not retried (the document, not the worker, is at fault), and a new
-//     worker takes the slot. The cold soffice (cold.go) is watched the same
-//     way, its child processes included.
+//   - during a job, the supervisor (engine.Supervisor) samples the worker's
+//     resident memory and kills it once the job has grown it by more than
+//     Options.MaxWorkerMemory (engine.WatchJobMemory: what the worker held
+//     before, what earlier documents left in LibreOffice's caches, is not
+//     the job's, so that a document that converts alone converts after
+//     others); the job fails with ErrMemoryLimit (422), is not retried (the
+//     document, not the worker, is at fault), and a new worker takes the
+//     slot. The cold soffice (cold.go), a process of its own, is watched
+//     from its start, its child processes included.
 //
 // An address-space limit (RLIMIT_AS) was not used: a warm worker maps
 // 1.8 GB of virtual memory for 170-250 MB resident (libraries, jemalloc's
@@ -32,8 +35,9 @@ import (
 // LibreOffice runs at a lower priority than the supervisor
 // (engine.LowPriority): where the cores are busy, the memory sampling
 // waits for one, and LibreOffice waits longer, so it cannot run far past
-// its limit meanwhile. The peak reported is the kernel's own count (the
-// worker's VmHWM, reset before each job).
+// its limit meanwhile. The growth reported is the higher of the samples'
+// and the kernel's own count (the worker's VmHWM, reset before each job,
+// less what the worker held then).
 
 // resetPeak resets the kernel's count of the peak resident memory of
 // process pid (its VmHWM), so that the peak read after a job is the job's.
@@ -44,9 +48,9 @@ func resetPeak(pid int) {
 // memoryError is ErrMemoryLimit with its figures.
 type memoryError struct {
 	limit   int64 // bytes
-	peak    int64 // the highest of sampled and kernelPeak
-	sampled int64 // the highest sample
-	kernel  int64 // the kernel's count (VmHWM since the job began), 0 if unknown
+	peak    int64 // the highest of sampled and kernel
+	sampled int64 // the highest sample of the job's growth
+	kernel  int64 // the job's growth as the kernel counted it (VmHWM since the job began), 0 if unknown
 }
 
 func (e *memoryError) Error() string {

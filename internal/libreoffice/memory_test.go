@@ -20,7 +20,7 @@ import (
 )
 
 // checkMemoryError fails the test unless err is ErrMemoryLimit for limit,
-// answered 422, with a peak over the limit. How far over depends on when
+// answered 422, with a job's growth over the limit. How far over depends on when
 // the watchdog's samples land, a matter of time: that the kill comes at
 // the first sample over the limit is engine's TestWatchJobMemory*.
 func checkMemoryError(t *testing.T, what string, err error, limit int64) {
@@ -67,6 +67,29 @@ func TestJobOverMemoryLimitIsKilled(t *testing.T) {
 	}
 	_, err = p.Convert(context.Background(), []byte("unloadable"), "md")
 	checkMemoryError(t, "cold soffice", err, limit)
+}
+
+// TestMemoryLimitIsPerJob: the limit bounds what a job grows its worker
+// by, not what the worker holds, so that a job that succeeds alone does
+// not fail because of the jobs before it: each "keep" job leaves most of
+// the limit behind in the worker, which ends up holding more than the
+// limit, and the next jobs still succeed; a job past the limit still fails.
+func TestMemoryLimitIsPerJob(t *testing.T) {
+	const limit = 256 << 20
+	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1, MaxWorkerMemory: limit, MaxWorkerRSS: -1}})
+	for i := range 3 {
+		if _, err := p.Convert(context.Background(), []byte("keep 100"), "md"); err != nil {
+			t.Fatalf("job %d, within the limit on a worker holding %d MiB: %v", i+1, p.Status().Details[0].RSSBytes>>20, err)
+		}
+	}
+	if held := p.Status().Details[0].RSSBytes; held <= limit {
+		t.Fatalf("the worker holds %d MiB, want over the limit of %d MiB for the test to mean anything", held>>20, limit>>20)
+	}
+	_, err := p.Convert(context.Background(), []byte("grow 600"), "md")
+	checkMemoryError(t, "a job past the limit", err, limit)
+	if c := p.Counters(); c.OverMemory != 1 || c.Converted != 3 {
+		t.Errorf("counters %+v, want 3 converted and 1 over memory", c)
+	}
 }
 
 // hugeRunDOCX is the DOCX of the issue: one w:t of 1000 MiB of spaces,

@@ -27,7 +27,6 @@ type process struct {
 	exited  chan struct{} // closed once the process has been reaped
 	version string        // LibreOffice's version information
 	warm    time.Duration // start and warm-up time, measured in the worker
-	jobs    int           // jobs run by this process
 	confine bool          // it runs in namespaces of its own and confines its filesystem (sandbox.go)
 }
 

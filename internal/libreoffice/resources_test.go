@@ -241,10 +241,7 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 	r.l.settle(t)
 	r.l.accepted.Store(0) // writing the DOC is not the service's doing
 	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
-	p.mu.Lock()
-	confined := p.slots[0].proc.confine
-	p.mu.Unlock()
-	if !confined {
+	if !p.sup.Workers()[0].(*worker).proc.confine {
 		t.Fatal("the worker is not confined: this machine's kernel refuses namespaces, and the test would not show what it is meant to")
 	}
 	checkResources(t, p, r, docs)
