@@ -51,8 +51,10 @@ func crashOpen(kind string, c, i int, acme string) (body, key, doc string) {
 // CLI while the server runs, which applies them within
 // QUIRE_TELEMETRY_HOSTS_REFRESH (shortened here).
 func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
+	t.Parallel()
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			data := t.TempDir()
 			dbURL := storetest.URL(t, backend)
 			env := []string{"QUIRE_DATABASE_URL=" + dbURL, "QUIRE_TELEMETRY_HOSTS_REFRESH=100ms"}
@@ -205,6 +207,7 @@ func awaitHosts(t *testing.T, in *instance, license string) {
 }
 
 func TestLicenseAndUsageCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, "QUIRE_ADMIN_TOKEN=cli-admin-token-0123456789")
 	out, err := runCLI(t, data, nil, "license", "create", "--org", "Acme Corp", "--email", "Billing@Acme.example")
