@@ -20,8 +20,8 @@ func withChromium() envOption {
 // where they cannot apply; /v1/health reports the browsers and their
 // version. It counts the pages of its own browsers.
 func TestConvertWithChromium(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) {
-		c.ConvertWorkers, c.ChromiumBrowsers = 1, 1
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion(), withConfig(func(c *apitest.Config) {
+		c.ChromiumBrowsers, c.OwnChromium = 1, true
 	}))
 	key := e.key("chromium@example.com")
 	page := upload{"page.html", []byte(`<link rel="stylesheet" href="look.css"><p class="a">Hello</p>`)}

@@ -66,7 +66,11 @@ type Config struct {
 	// starting new ones: its LibreOffice pool when ConvertWorkers > 0,
 	// its Chromium pool when ChromiumBrowsers > 0 (one worker each,
 	// whatever the count). Settings then do not reach those pools.
-	Engines        *Engines
+	Engines *Engines
+	// OwnChromium keeps the Chromium pool of the server its own while
+	// Engines lends the LibreOffice pool: its counters and metrics are
+	// the server's.
+	OwnChromium    bool
 	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
 	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
 
@@ -126,7 +130,7 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 	log := slog.New(slog.NewJSONHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := app.Options{Logger: log, DB: db, Now: s.Clock.Now, Identity: cfg.Identity, Timestamper: cfg.Timestamper}
 	if cfg.Engines != nil {
-		o.Convert, o.Chromium = cfg.Engines.pools(t, cfg.ConvertWorkers > 0, cfg.ChromiumBrowsers > 0)
+		o.Convert, o.Chromium = cfg.Engines.pools(t, cfg.ConvertWorkers > 0, cfg.ChromiumBrowsers > 0 && !cfg.OwnChromium)
 	}
 	a, err := app.Open(context.Background(), s.settings(t, cfg), o)
 	if err != nil {
