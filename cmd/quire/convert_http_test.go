@@ -33,7 +33,6 @@ func multipartFile(name string, content []byte) (*bytes.Buffer, string) {
 // LibreOffice worker: POST /v1/convert answers a PDF, and POST /v1/sign
 // takes a DOCX and answers a signed PDF.
 func TestConvertAndSignDOCXThroughTheService(t *testing.T) {
-	t.Parallel()
 	requireConvertEngine(t)
 	docx := corpusDOCX(t)
 	data := t.TempDir()

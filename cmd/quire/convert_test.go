@@ -29,7 +29,6 @@ func requireConvertEngine(t *testing.T) {
 }
 
 func TestConvertCommand(t *testing.T) {
-	t.Parallel()
 	requireConvertEngine(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "notes.md")
@@ -46,7 +45,6 @@ func TestConvertCommand(t *testing.T) {
 }
 
 func TestConvertCommandErrors(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	pdf := filepath.Join(dir, "a.pdf")
 	os.WriteFile(pdf, []byte("%PDF-1.7\n"), 0o600)
@@ -76,7 +74,6 @@ func TestConvertCommandErrors(t *testing.T) {
 // inline SVG draws a local image, and an RTF document whose field
 // includes a local text.
 func TestConvertCommandLoadsNothingOutside(t *testing.T) {
-	t.Parallel()
 	requireConvertEngine(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +123,6 @@ func TestConvertCommandLoadsNothingOutside(t *testing.T) {
 // TestConvertCommandOptions: the options of POST /v1/convert, by the same
 // names, reach the engine; bad ones are refused before LibreOffice starts.
 func TestConvertCommandOptions(t *testing.T) {
-	t.Parallel()
 	requireConvertEngine(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "notes.md")

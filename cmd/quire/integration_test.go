@@ -63,7 +63,8 @@ func TestMain(m *testing.M) {
 // waiting is how many tests run at once unless -parallel says otherwise:
 // most of these tests wait for the servers they start (a lease to expire,
 // a slow document, a shutdown), not for this machine's processors. Those
-// that load it (200,000-page PDFs, tables of millions of cells) are not
+// that load it (200,000-page PDFs, tables of millions of cells, starting
+// LibreOffice or Chromium, whose start has a time limit) are not
 // parallel: they run one at a time, before the others.
 const waiting = 4
 

@@ -17,7 +17,6 @@ import (
 // LibreOffice when --engine libreoffice asks for it. The PDF's producer
 // tells the engine: Chromium's Skia, or LibreOffice.
 func TestConvertCommandPrintsWithChromium(t *testing.T) {
-	t.Parallel()
 	requireConvertEngine(t)
 	if _, err := os.Stat(chromium.DefaultPath()); err != nil {
 		t.Fatal("quire convert prints HTML with Chromium: apt-get install chromium-headless-shell (or chromium)")

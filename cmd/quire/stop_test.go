@@ -10,7 +10,6 @@ import (
 // TestCleanStopSaysOnlyWhatHappened: SIGTERM to an idle server with warm
 // conversion workers stops it with exit 0 and no warning.
 func TestCleanStopSaysOnlyWhatHappened(t *testing.T) {
-	t.Parallel()
 	in := start(t, t.TempDir(), "QUIRE_CONVERT_WORKERS=1")
 	deadline := time.Now().Add(90 * time.Second)
 	tick := time.Tick(100 * time.Millisecond)
