@@ -50,11 +50,9 @@ func crashOpen(kind string, c, i int, acme string) (body, key, doc string) {
 // opens and the other-host opens. The license's hosts are set with the
 // CLI while the server runs, which applies them within
 // QUIRE_TELEMETRY_HOSTS_REFRESH (shortened here).
-func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
-	t.Parallel()
+func TestCrashLosesNoAcknowledgedEvent(t *testing.T) { // not parallel: its clients load the machine
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
 			data := t.TempDir()
 			dbURL := storetest.URL(t, backend)
 			env := []string{"QUIRE_DATABASE_URL=" + dbURL, "QUIRE_TELEMETRY_HOSTS_REFRESH=100ms"}
