@@ -32,6 +32,7 @@ type signed struct {
 // a fresh directory and served, accepts the keys, verifies the documents
 // signed before it and reports the usage recorded before it.
 func TestBackupWhileServingAndRestore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	limits := []string{"QUIRE_RATE_REGISTER_IP=0", "QUIRE_RATE_VERIFY_IP=0"}
@@ -268,6 +269,7 @@ func checkRestoredModes(t *testing.T, dir string) {
 // TestBackupOnPostgreSQL: the archive holds the secret and the signing
 // identity, not the database (pg_dump's job), and says so.
 func TestBackupOnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	env := []string{"QUIRE_DATABASE_URL=" + storetest.URL(t, "postgres")}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")

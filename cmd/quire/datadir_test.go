@@ -15,6 +15,7 @@ import (
 // refuses a data directory they have not set up, names it (absolute) and
 // says how to fix it, and creates nothing.
 func TestCommandsRefuseAMissingDataDir(t *testing.T) {
+	t.Parallel()
 	pdf := filepath.Join(t.TempDir(), "in.pdf")
 	os.WriteFile(pdf, []byte("%PDF-1.4\n"), 0o600)
 	commands := [][]string{
@@ -49,6 +50,7 @@ func TestCommandsRefuseAMissingDataDir(t *testing.T) {
 // TestInitSetsUpTheDataDirForCommands: quire init creates what serve would,
 // and the commands then run against it.
 func TestInitSetsUpTheDataDirForCommands(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	if out, err := runCLI(t, data, nil, "init"); err != nil || !strings.Contains(out, data) {
 		t.Fatalf("init (%v):\n%s", err, out)
@@ -84,6 +86,7 @@ func dirNames(entries []os.DirEntry) string {
 // A data directory whose signing key is in a token has no signing/: the
 // commands must not refuse it for that.
 func TestDataDirWithTokenNeedsNoSigningDir(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.PKCS11Module = "/usr/lib/softhsm/libsofthsm2.so"
 	if parts := dataDirParts(&cfg); slices.Contains(parts, "signing") {

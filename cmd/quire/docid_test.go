@@ -48,6 +48,7 @@ func docidRun(args ...string) (code int, stdout, stderr string) {
 }
 
 func TestDocidPrintsID(t *testing.T) {
+	t.Parallel()
 	path := writeDOCX(t, t.TempDir(), "a.docx", map[string]string{
 		"word/settings.xml": `<w:settings xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:w15="http://schemas.microsoft.com/office/word/2012/wordml"><w15:docId w15:val="{1B2C3D4E-5F60-4A7B-8C9D-0E1F2A3B4C5D}"/></w:settings>`,
 		"docProps/core.xml": `<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dcterms="http://purl.org/dc/terms/"><dcterms:created>2024-01-15T10:30:00Z</dcterms:created></cp:coreProperties>`,
@@ -59,6 +60,7 @@ func TestDocidPrintsID(t *testing.T) {
 }
 
 func TestDocidStamp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeDOCX(t, dir, "in.docx", nil)
 	out := filepath.Join(dir, "out.docx")
@@ -82,6 +84,7 @@ func TestDocidStamp(t *testing.T) {
 }
 
 func TestDocidErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := writeDOCX(t, dir, "a.docx", nil)
 	text := filepath.Join(dir, "a.txt")

@@ -12,6 +12,7 @@ import (
 // /v1/health answers 503 ENGINE_UNAVAILABLE with Retry-After and says why,
 // /v1/health/live answers 200, and neither probe is logged at INFO.
 func TestHealthIsReadiness(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), "QUIRE_CONVERT_WORKERS=1", "QUIRE_LIBREOFFICE_DIR=/nonexistent")
 	var h struct {
 		Code, Status string
@@ -54,6 +55,7 @@ func TestHealthIsReadiness(t *testing.T) {
 
 // TestHealthShape: ready, /v1/health has the hosted API's fields.
 func TestHealthShape(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir())
 	st, b := in.get("/v1/health")
 	var h struct {

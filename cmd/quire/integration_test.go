@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,6 +48,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	flag.Parse()
+	setParallel()
 	binary = filepath.Join(dir, "quire")
 	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+builtVersion, "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build quire: %v\n%s", err, out)
@@ -54,6 +58,23 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// waiting is how many tests run at once unless -parallel says otherwise:
+// most of these tests wait for the servers they start (a lease to expire,
+// a slow document, a shutdown), not for this machine's processors. Those
+// that load it (200,000-page PDFs, tables of millions of cells, starting
+// LibreOffice or Chromium, whose start has a time limit) are not
+// parallel: they run one at a time, before the others.
+const waiting = 4
+
+// setParallel sets -test.parallel to waiting, unless it was given.
+func setParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(waiting))
+	}
 }
 
 // instance is one running `quire serve`.
@@ -193,6 +214,7 @@ func runCLI(t *testing.T, data string, env []string, args ...string) (string, er
 }
 
 func TestServeOnDefaultsWithOutboxAndKeysCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data)
 	key := issueKey(t, in, in, "ops@example.com")
@@ -236,6 +258,7 @@ func TestServeOnDefaultsWithOutboxAndKeysCLI(t *testing.T) {
 }
 
 func TestTwoInstancesShareOnePostgres(t *testing.T) {
+	t.Parallel()
 	db := storetest.URL(t, "postgres")
 	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_SECRET=" + strings.Repeat("ab", 32)}
 	a := start(t, t.TempDir(), env...)
@@ -277,6 +300,7 @@ func TestTwoInstancesShareOnePostgres(t *testing.T) {
 // with a mail relay that takes its time to greet, sends SIGTERM meanwhile,
 // and expects that request answered and then an exit status of 0.
 func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
+	t.Parallel()
 	relay, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +356,7 @@ func TestSIGTERMFinishesRequestsInFlight(t *testing.T) {
 }
 
 func TestBadConfigurationIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, env := range []string{"QUIRE_RATE_VERIFY_IP=lots", "QUIRE_KEY_PREFIX=SD", "QUIRE_SMTP_URL=ftp://x", "QUIRE_DATABASE_URL=mysql://u:pw@h/d", "QUIRE_PUBLIC_URL=docs.example.com"} {
 		out, err := runCLI(t, t.TempDir(), []string{env, "QUIRE_ADDR=127.0.0.1:0"}, "serve")
 		name := strings.SplitN(env, "=", 2)[0]

@@ -140,8 +140,10 @@ func waitJobs(t *testing.T, data string, env []string, ids []string, within time
 // and every job succeeds, its answer stored once, its webhook delivered
 // once (twice at most, with one webhook-id).
 func TestJobsSurviveKill(t *testing.T) {
+	t.Parallel()
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			data, db := t.TempDir(), storetest.URL(t, backend)
 			env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_FETCH_ALLOW_PRIVATE=true",
 				"QUIRE_JOB_WORKERS=2", "QUIRE_JOB_TIMEOUT=10m", "QUIRE_KEY_RATE=0", "QUIRE_SIGN_MAX_BYTES=1MiB"}
@@ -251,6 +253,7 @@ func checkEndedOnce(t *testing.T, data string, env []string, dbURL string, ids [
 // has expired, long before their timeout (10 minutes here), and every job
 // succeeds once.
 func TestJobsOfAKilledInstanceRunOnTheOther(t *testing.T) {
+	t.Parallel()
 	db := storetest.URL(t, "postgres")
 	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_FETCH_ALLOW_PRIVATE=true", "QUIRE_JOB_WORKERS=2", "QUIRE_KEY_RATE=0",
 		"QUIRE_JOB_TIMEOUT=10m", "QUIRE_SIGN_MAX_BYTES=1MiB", "QUIRE_SECRET=" + strings.Repeat("ab", 32), "QUIRE_WEBHOOK_SECRET=whsec_" + strings.Repeat("A", 40)}
@@ -288,6 +291,7 @@ func TestJobsOfAKilledInstanceRunOnTheOther(t *testing.T) {
 // Two instances on one PostgreSQL drain one queue: every job runs once,
 // and both instances run some.
 func TestTwoInstancesDrainOneQueue(t *testing.T) {
+	t.Parallel()
 	db := storetest.URL(t, "postgres")
 	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_FETCH_ALLOW_PRIVATE=true", "QUIRE_JOB_WORKERS=2", "QUIRE_KEY_RATE=0",
 		"QUIRE_SECRET=" + strings.Repeat("ab", 32)}
@@ -327,6 +331,7 @@ func deref(s *string) string {
 // quire jobs cancel ends a queued job as failed, and it never runs; quire
 // jobs show prints it.
 func TestJobsCancelCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	env := []string{"QUIRE_JOB_WORKERS=-1"} // nothing runs: the job stays queued
 	in := start(t, data, env...)
@@ -352,6 +357,7 @@ func TestJobsCancelCLI(t *testing.T) {
 // The list tells a queued job that ran into a limit from one not yet
 // tried; show gives why it waits.
 func TestJobsListShowsWaiting(t *testing.T) {
+	t.Parallel()
 	var list, show strings.Builder
 	waiting := quire.Job{ID: "j1", KeyID: "k", Operation: quire.OpConvert, Status: quire.JobQueued, Waiting: "The conversion engine is busy or unavailable; retry later."}
 	printJobs(&list, []quire.Job{waiting, {ID: "j2", KeyID: "k", Operation: quire.OpSign, Status: quire.JobQueued}})

@@ -97,6 +97,7 @@ func signRequests(rep metering.Report, email string) int64 {
 // exactly, and apply a change of quire keys limit (within the refresh of internal/keylimit). The window
 // is a UTC day, so that the test never spans two windows but at midnight.
 func TestTwoInstancesShareAKeysRate(t *testing.T) {
+	t.Parallel()
 	db := storetest.URL(t, "postgres")
 	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_SECRET=" + strings.Repeat("cd", 32), "QUIRE_KEY_RATE=40/24h", "QUIRE_KEY_MAX_CONCURRENT=0"}
 	a := start(t, t.TempDir(), env...)
@@ -157,6 +158,7 @@ func TestTwoInstancesShareAKeysRate(t *testing.T) {
 // under concurrent requests: the quota's signings are answered, the rest
 // refused with 429, and exactly the quota is counted.
 func TestTwoInstancesHoldAKeysQuota(t *testing.T) {
+	t.Parallel()
 	db := storetest.URL(t, "postgres")
 	env := []string{"QUIRE_DATABASE_URL=" + db, "QUIRE_SECRET=" + strings.Repeat("ef", 32), "QUIRE_KEY_QUOTA=25/month", "QUIRE_KEY_RATE=0", "QUIRE_KEY_MAX_CONCURRENT=0"}
 	a := start(t, t.TempDir(), env...)
@@ -171,7 +173,7 @@ func TestTwoInstancesHoldAKeysQuota(t *testing.T) {
 }
 
 // Every signing a client received answered before a kill -9 is counted.
-func TestCrashLosesNoAnsweredRequest(t *testing.T) {
+func TestCrashLosesNoAnsweredRequest(t *testing.T) { // not parallel: its clients load the machine, and give up at a 5 s answer
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			data := t.TempDir()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPDFCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.pdf"), filepath.Join(dir, "b.pdf")
 	os.WriteFile(a, pdftest.OnePage("Alpha"), 0o600)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSignAndVerifyCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	if o, err := runCLI(t, data, nil, "init"); err != nil {
 		t.Fatalf("init: %v\n%s", err, o)
@@ -43,6 +44,7 @@ func TestSignAndVerifyCLI(t *testing.T) {
 // TestSignCLIAppliesTheAPIRules: quire sign refuses what POST /v1/sign
 // refuses, naming every bad field, and writes nothing.
 func TestSignCLIAppliesTheAPIRules(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	if o, err := runCLI(t, data, nil, "init"); err != nil {
 		t.Fatalf("quire init: %v\n%s", err, o)

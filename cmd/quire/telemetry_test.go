@@ -50,7 +50,7 @@ func crashOpen(kind string, c, i int, acme string) (body, key, doc string) {
 // opens and the other-host opens. The license's hosts are set with the
 // CLI while the server runs, which applies them within
 // QUIRE_TELEMETRY_HOSTS_REFRESH (shortened here).
-func TestCrashLosesNoAcknowledgedEvent(t *testing.T) {
+func TestCrashLosesNoAcknowledgedEvent(t *testing.T) { // not parallel: its clients load the machine
 	for _, backend := range storetest.Backends {
 		t.Run(backend, func(t *testing.T) {
 			data := t.TempDir()
@@ -205,6 +205,7 @@ func awaitHosts(t *testing.T, in *instance, license string) {
 }
 
 func TestLicenseAndUsageCLI(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, "QUIRE_ADMIN_TOKEN=cli-admin-token-0123456789")
 	out, err := runCLI(t, data, nil, "license", "create", "--org", "Acme Corp", "--email", "Billing@Acme.example")

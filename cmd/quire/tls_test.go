@@ -22,6 +22,7 @@ import (
 // TestServeTLS: with QUIRE_TLS_CERT and QUIRE_TLS_KEY quire answers HTTPS
 // with that certificate, and one without the other stops it at start.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certPEM, keyPEM := selfSigned(t)
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")

@@ -15,7 +15,7 @@ import (
 // usage, jobs) and verify run once the token is gone: they do not open
 // it. quire verify still trusts the instance's signature, by the root
 // recorded in the database; quire sign, which needs the key, fails.
-func TestCommandsOpenOnlyWhatTheyUse(t *testing.T) {
+func TestCommandsOpenOnlyWhatTheyUse(t *testing.T) { // not parallel: the token's SOFTHSM2_CONF is set in the environment
 	tok := softhsmtest.New(t, "quire") // SOFTHSM2_CONF, in the environment the commands get
 	env := []string{"QUIRE_SIGNING_PKCS11_MODULE=" + tok.Module, "QUIRE_SIGNING_PKCS11_TOKEN=" + tok.Label, "QUIRE_SIGNING_PKCS11_PIN=" + tok.PIN}
 	data := filepath.Join(t.TempDir(), "data")

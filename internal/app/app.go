@@ -55,6 +55,13 @@ type Options struct {
 	// default the engines' pools are started as the Config says, warming up
 	// in the background.
 	OnDemand bool
+	// Convert and Chromium are pools the caller started (NewConvertPool,
+	// NewChromiumPool) and closes: the App uses them instead of starting
+	// its Config's, and leaves them running at Close, so that several Apps
+	// share them (the tests' servers, which would otherwise each warm up
+	// their own).
+	Convert  *libreoffice.Pool
+	Chromium *chromium.Pool
 }
 
 // App is every service of quire, built from one Config.
@@ -85,6 +92,7 @@ type App struct {
 	fonts     *certpage.Lazy // the certificate page's, loaded at first use; text watermarks use them too
 	ownDB     bool           // the database and the identity were opened here, and are closed with the app
 	ownID     bool           // (the identity may hold a token's session)
+	lent      Options        // the pools of Options.Convert and Options.Chromium, not closed here
 	jobsOn    bool           // the jobs' workers were started (StartJobs)
 	stopCheck func()         // ends the startup check of the time-stamp authority (Signing.CheckLongTerm)
 	now       func() time.Time
@@ -189,7 +197,7 @@ func (a *App) openRecords(ctx context.Context) (err error) {
 // openServices builds, over the records, the engines and the services
 // that use them, in order, each from those before it.
 func (a *App) openServices(ctx context.Context, o Options) (err error) {
-	if err := a.startEngines(o.OnDemand); err != nil {
+	if err := a.startEngines(o); err != nil {
 		return err
 	}
 	if err := a.openSigning(ctx, o.Timestamper); err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/quire-dev/quire/internal/chromium"
 	"github.com/quire-dev/quire/internal/config"
 	"github.com/quire-dev/quire/internal/conversion"
@@ -25,38 +27,57 @@ import (
 func RunWorker(stdin io.Reader, stdout io.Writer) int { return libreoffice.RunWorker(stdin, stdout) }
 
 // startEngines starts the LibreOffice workers and the browsers as the
-// Config says, or prepares the on-demand worker. Pools warm up in the
-// background: a machine without LibreOffice or Chromium still serves
-// everything else, while /v1/health says which engine is down.
-func (a *App) startEngines(onDemand bool) (err error) {
-	cfg := a.Config
-	if onDemand {
-		a.onDemand = NewOnDemand(cfg, a.Log)
+// Config says (unless o lends its pools), or prepares the on-demand
+// worker. Pools warm up in the background: a machine without LibreOffice
+// or Chromium still serves everything else, while /v1/health says which
+// engine is down.
+func (a *App) startEngines(o Options) (err error) {
+	if o.OnDemand {
+		a.onDemand = NewOnDemand(a.Config, a.Log)
 		a.converter = a.onDemand
 		a.Conversion = newConversion(nil, nil) // commands run by hand serve no conversion
 		return nil
 	}
-	if cfg.ConvertWorkers < 0 {
-		a.Log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
-	} else {
-		opt := convertOptions(cfg, a.Log)
-		opt.Registerer = a.Metrics
-		if a.Convert, err = libreoffice.NewPool(opt); err != nil {
+	a.lent = Options{Convert: o.Convert, Chromium: o.Chromium}
+	if a.Convert = o.Convert; a.Convert == nil {
+		if a.Convert, err = NewConvertPool(a.Config, a.Log, a.Metrics); err != nil {
 			return err
 		}
+	}
+	if a.Convert != nil {
 		a.converter = a.Convert
 	}
-	if cfg.ChromiumWorkers < 0 {
-		a.Log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
-	} else {
-		opt := chromiumOptions(cfg, a.Log)
-		opt.Registerer = a.Metrics
-		if a.Chromium, err = chromium.NewPool(opt); err != nil {
+	if a.Chromium = o.Chromium; a.Chromium == nil {
+		if a.Chromium, err = NewChromiumPool(a.Config, a.Log, a.Metrics); err != nil {
 			return err
 		}
 	}
 	a.Conversion = newConversion(a.Convert, a.Chromium)
 	return nil
+}
+
+// NewConvertPool starts the LibreOffice workers of cfg, their metrics in
+// reg (nil: none); nil when QUIRE_CONVERT_WORKERS turns them off.
+func NewConvertPool(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*libreoffice.Pool, error) {
+	if cfg.ConvertWorkers < 0 {
+		log.Info("conversion disabled (QUIRE_CONVERT_WORKERS < 0)")
+		return nil, nil
+	}
+	opt := convertOptions(cfg, log)
+	opt.Registerer = reg
+	return libreoffice.NewPool(opt)
+}
+
+// NewChromiumPool starts the browsers of cfg, their metrics in reg (nil:
+// none); nil when QUIRE_CHROMIUM_WORKERS turns them off.
+func NewChromiumPool(cfg *config.Config, log *slog.Logger, reg prometheus.Registerer) (*chromium.Pool, error) {
+	if cfg.ChromiumWorkers < 0 {
+		log.Info("Chromium off (QUIRE_CHROMIUM_WORKERS < 0): HTML and Markdown go to LibreOffice")
+		return nil, nil
+	}
+	opt := chromiumOptions(cfg, log)
+	opt.Registerer = reg
+	return chromium.NewPool(opt)
 }
 
 // newConversion is the conversion service over the pools, nil ones off.
@@ -109,16 +130,16 @@ func (a *App) WaitReady(ctx context.Context) error {
 	return nil
 }
 
-// stopEngines stops the workers and browsers; past ctx's deadline they
+// stopEngines stops the workers and browsers it started; past ctx's deadline they
 // are killed.
 func (a *App) stopEngines(ctx context.Context) error {
 	var errs []error
-	if a.Convert != nil {
+	if a.Convert != nil && a.Convert != a.lent.Convert {
 		if err := a.Convert.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("conversion engine stop: %w", err))
 		}
 	}
-	if a.Chromium != nil {
+	if a.Chromium != nil && a.Chromium != a.lent.Chromium {
 		if err := a.Chromium.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("Chromium engine stop: %w", err))
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/httpapi"
-	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/ooxml"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
@@ -31,8 +30,6 @@ const (
 	nsWP  = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
 	mtDOC = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 )
-
-func withConvert() envOption { return func(c *apitest.Config) { c.ConvertWorkers = 1 } }
 
 // templates lists the corpus templates, skipping when the corpus is absent.
 func templates(t *testing.T) []string {
@@ -193,7 +190,7 @@ func docField(b []byte) map[string]string {
 // place; images, signatures and table rows as DOCX, which LibreOffice
 // must convert.
 func TestAnnotateFixtures(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConvert())
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion())
 	key := e.key("ann@example.com")
 	n := 0
 	for _, path := range templates(t) {

@@ -67,8 +67,7 @@ func TestBodyNotReceivedIsTheClientsFault(t *testing.T) {
 	}
 	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) {
 		c.ReadTimeout = time.Second // the stalled bodies below wait this long
-		c.ConvertWorkers = 1
-	}))
+	}), withConversion())
 	key := e.key("body@example.com")
 	pdf := pdftest.OnePage("cut")
 	verifyForm, verifyType := multipartFile("file", "a.pdf", pdf)

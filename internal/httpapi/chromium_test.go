@@ -9,15 +9,20 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-func withChromium() envOption { return func(c *apitest.Config) { c.ChromiumBrowsers = 1 } }
+// withChromium lends the server the tests' shared Chromium pool.
+func withChromium() envOption {
+	return func(c *apitest.Config) { c.ChromiumBrowsers, c.Engines = 1, engines }
+}
 
 // TestConvertWithChromium: HTML and Markdown to PDF go to Chromium, with
 // the request's other files as the page's; engine=libreoffice and a
 // LibreOffice option keep the old path; Chromium's options are refused
 // where they cannot apply; /v1/health reports the browsers and their
-// version.
+// version. It counts the pages of its own browsers.
 func TestConvertWithChromium(t *testing.T) {
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion(), withChromium())
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion(), withConfig(func(c *apitest.Config) {
+		c.ChromiumBrowsers, c.OwnChromium = 1, true
+	}))
 	key := e.key("chromium@example.com")
 	page := upload{"page.html", []byte(`<link rel="stylesheet" href="look.css"><p class="a">Hello</p>`)}
 	css := upload{"look.css", []byte(`.a::after { content: " Styled" }`)}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -17,7 +16,7 @@ func TestOneAnswerForOneFault(t *testing.T) {
 	if err != nil {
 		t.Skip("the shared corpus is not here (../shared/corpus): ", err)
 	}
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) { c.ConvertWorkers = 1 }))
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion())
 	key := e.key("same@example.com")
 	for _, c := range []struct {
 		name   string

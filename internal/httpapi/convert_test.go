@@ -10,7 +10,10 @@ import (
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
-func withConversion() envOption { return func(c *apitest.Config) { c.ConvertWorkers = 1 } }
+// withConversion lends the server the tests' shared LibreOffice pool.
+func withConversion() envOption {
+	return func(c *apitest.Config) { c.ConvertWorkers, c.Engines = 1, engines }
+}
 
 // convert posts content as the multipart field "file" to /v1/convert?query.
 func (e *env) convert(key, query, name string, content []byte) response {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quire-dev/quire/internal/httpapi"
+	"github.com/quire-dev/quire/internal/httpapi/apitest"
 	"github.com/quire-dev/quire/internal/store/storetest"
 )
 
@@ -15,13 +16,14 @@ import (
 // `soffice --version` prints, and the documents that used to hold a
 // worker for the whole job timeout (a DTD in a DOCX, Markdown and HTML
 // nested without end) answer 422 without holding a worker until its
-// time runs out: no worker was killed for its time, none crashed.
+// time runs out: no worker was killed for its time, none crashed (in its
+// own pool, whose metrics are the server's).
 func TestEnginesOnLibreOffice(t *testing.T) {
 	out, err := exec.Command("soffice", "--version").Output()
 	if err != nil {
 		t.Fatalf("soffice --version: %v (install libreoffice-writer-nogui from bookworm-backports: scripts/setup)", err)
 	}
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion())
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConfig(func(c *apitest.Config) { c.ConvertWorkers = 1 }))
 	var h httpapi.Health
 	e.get("/v1/health").json(t, &h)
 	if fields := strings.Fields(string(out)); len(fields) < 2 || h.Engines["libreoffice"] != fields[1] {

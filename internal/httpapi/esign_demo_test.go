@@ -26,7 +26,7 @@ func TestESignDemo(t *testing.T) {
 		w.Write(template)
 	}))
 	defer files.Close()
-	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConvert(), withPrivateFetch())
+	e := newEnv(t, storetest.Open(t, storetest.URL(t, "sqlite")), unlimited(), withConversion(), withPrivateFetch())
 	key := e.key("demo@example.com")
 
 	values := map[string]string{

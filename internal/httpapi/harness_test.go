@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,11 +38,23 @@ func withSettings(f func(*config.Config)) envOption {
 func withPrivateFetch() envOption                  { return func(c *apitest.Config) { c.AllowPrivateFetch = true } }
 func withConfig(f func(*apitest.Config)) envOption { return f }
 
-// The conversion pool of tests that start one runs this binary as its
-// workers.
+// engines are the LibreOffice and Chromium pools that the tests share
+// (withConversion, withChromium); a test that needs a fresh pool, or
+// asserts a pool's counters or metrics, starts its own.
+var engines = &apitest.Engines{}
+
+// The conversion pools of the tests run this binary as their workers.
 func TestMain(m *testing.M) {
 	apitest.RunWorkerIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := engines.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "closing the shared engines:", err)
+		code = 1
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "the shared engines' log:\n%s", &engines.Logs)
+	}
+	os.Exit(code)
 }
 
 func newEnv(t *testing.T, db *store.DB, opt auth.Options, options ...envOption) *env {

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http/httptest"
@@ -61,8 +62,17 @@ type Config struct {
 	// confined by the test binary (RunWorkerIfAsked); 0: HTML and Markdown
 	// go to LibreOffice.
 	ChromiumBrowsers int
-	AdminLoginRate   ratelimit.Rate  // admin login attempts per address; zero: unlimited
-	TrustedProxies   config.Prefixes // whose X-Forwarded-* headers are believed
+	// Engines, when not nil, lends the server its shared pools instead of
+	// starting new ones: its LibreOffice pool when ConvertWorkers > 0,
+	// its Chromium pool when ChromiumBrowsers > 0 (one worker each,
+	// whatever the count). Settings then do not reach those pools.
+	Engines *Engines
+	// OwnChromium keeps the Chromium pool of the server its own while
+	// Engines lends the LibreOffice pool: its counters and metrics are
+	// the server's.
+	OwnChromium    bool
+	AdminLoginRate ratelimit.Rate  // admin login attempts per address; zero: unlimited
+	TrustedProxies config.Prefixes // whose X-Forwarded-* headers are believed
 
 	Identity    *pdfsign.Identity   // the signing identity; nil: a new CA and certificate
 	Timestamper pdfsign.Timestamper // nil: signatures without time-stamps
@@ -118,8 +128,11 @@ func Start(t testing.TB, db *store.DB, cfg Config) *Server {
 		}
 	})
 	log := slog.New(slog.NewJSONHandler(s.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := app.Open(context.Background(), s.settings(t, cfg), app.Options{Logger: log, DB: db, Now: s.Clock.Now,
-		Identity: cfg.Identity, Timestamper: cfg.Timestamper})
+	o := app.Options{Logger: log, DB: db, Now: s.Clock.Now, Identity: cfg.Identity, Timestamper: cfg.Timestamper}
+	if cfg.Engines != nil {
+		o.Convert, o.Chromium = cfg.Engines.pools(t, cfg.ConvertWorkers > 0, cfg.ChromiumBrowsers > 0 && !cfg.OwnChromium)
+	}
+	a, err := app.Open(context.Background(), s.settings(t, cfg), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,16 +192,22 @@ func (s *Server) settings(t testing.TB, tc Config) *config.Config {
 	cfg.MemoryBudget, cfg.MemoryKeyShare = config.Bytes(tc.MemoryBudget), cmp.Or(tc.MemoryKeyShare, 100)
 	cfg.KeyMaxConcurrent, cfg.KeyRate, cfg.KeyQuota = tc.KeyLimits.Concurrent, tc.KeyLimits.Rate, keylimit.Quota(tc.KeyLimits.Quota)
 	cfg.ConvertMaxFiles = 8
-	cfg.ConvertWorkers, cfg.ChromiumWorkers = engineCount(tc.ConvertWorkers), engineCount(tc.ChromiumBrowsers)
+	engineSettings(&cfg, tc.ConvertWorkers, tc.ChromiumBrowsers)
 	cfg.JobWorkers, cfg.JobTimeout, cfg.JobRetention, cfg.WebhookRetryFor = engineCount(tc.JobWorkers), 2*time.Minute, time.Hour, time.Minute
 	cfg.WebhookSecret = "whsec_" + base64.StdEncoding.EncodeToString(WebhookSecret)
-	if tc.ChromiumBrowsers > 0 {
-		cfg.ConvertJobTimeout = 2 * time.Minute // a loaded machine's first pages
-	}
 	if tc.Settings != nil {
 		tc.Settings(&cfg)
 	}
 	return &cfg
+}
+
+// engineSettings set the engines' counts; with browsers, the longer job
+// timeout of a loaded machine's first pages.
+func engineSettings(cfg *config.Config, workers, browsers int) {
+	cfg.ConvertWorkers, cfg.ChromiumWorkers = engineCount(workers), engineCount(browsers)
+	if browsers > 0 {
+		cfg.ConvertJobTimeout = 2 * time.Minute
+	}
 }
 
 // engineCount is the setting that starts n engine processes: none is off.
@@ -197,6 +216,64 @@ func engineCount(n int) int {
 		return -1
 	}
 	return n
+}
+
+// Engines are a LibreOffice pool and a Chromium pool that the servers of
+// a test package share (Config.Engines), so that each test does not warm
+// up its own: each is started at its first use, with one worker, and
+// serves its tests one after another. A shared pool's counters, metrics
+// and log lines are not those of any one server: a test that asserts
+// them, or that needs other engine settings or a fresh pool, starts its
+// own. Close them when the tests have run (TestMain).
+type Engines struct {
+	Logs     Buffer // the pools' log lines
+	mu       sync.Mutex
+	convert  *libreoffice.Pool
+	chromium *chromium.Pool
+}
+
+// pools are the shared pools asked for, started if not yet.
+func (e *Engines) pools(t testing.TB, convert, browse bool) (*libreoffice.Pool, *chromium.Pool) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cfg := config.Default()
+	engineSettings(&cfg, 1, 1)
+	log := slog.New(slog.NewJSONHandler(&e.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var err error
+	if convert && e.convert == nil {
+		if e.convert, err = app.NewConvertPool(&cfg, log, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if browse && e.chromium == nil {
+		if e.chromium, err = app.NewChromiumPool(&cfg, log, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c *libreoffice.Pool
+	var b *chromium.Pool
+	if convert {
+		c = e.convert
+	}
+	if browse {
+		b = e.chromium
+	}
+	return c, b
+}
+
+// Close stops the pools started.
+func (e *Engines) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	if e.convert != nil {
+		errs = append(errs, e.convert.Close(ctx))
+	}
+	if e.chromium != nil {
+		errs = append(errs, e.chromium.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // Clock is the time of the server's services, moved by the test.
