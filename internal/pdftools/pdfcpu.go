@@ -155,6 +155,9 @@ func (t task) merge() ([]byte, int, error) {
 	if err != nil {
 		return nil, failed, err
 	}
+	if err := compact(dest); err != nil {
+		return nil, -1, err
+	}
 	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
 	return out, -1, err
 }
@@ -179,6 +182,9 @@ func Merge(pdfs [][]byte, classic bool) ([]byte, error) {
 	dest, _, err := mergeAll(pdfs, conf)
 	if err == nil && conf.OptimizeBeforeWriting {
 		err = api.OptimizeContext(dest)
+	}
+	if err == nil {
+		err = compact(dest)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pdftools: merge: %w", err)
