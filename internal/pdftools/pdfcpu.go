@@ -130,6 +130,10 @@ func (t task) run() (a answer) {
 		a.Data, a.Failed, err = t.imageWatermark()
 	case taskRewrite:
 		a.Data, err = rewriteWhole(t.Inputs[0])
+	case taskBookmarks:
+		a.Data, err = t.readBookmarks()
+	case taskSetBookmarks:
+		a.Data, err = t.writeBookmarks()
 	default:
 		err = fmt.Errorf("no task %q", t.Kind)
 	}
