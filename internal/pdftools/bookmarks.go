@@ -83,8 +83,8 @@ func lastPage(bms []Bookmark) int {
 }
 
 // bookmarks answers the outline of the PDF as JSON.
-func (s *Service) bookmarks(ctx context.Context, in *input) (Result, error) {
-	a, err := s.inWorker(ctx, task{Kind: taskBookmarks, Inputs: [][]byte{in.doc.Bytes()}}, []string{in.name})
+func (s *Service) bookmarks(ctx context.Context, in *input, req Request) (Result, error) {
+	a, err := s.inWorker(ctx, task{Kind: taskBookmarks, Inputs: [][]byte{in.doc.Bytes()}, Req: req}, []string{in.name})
 	if err != nil {
 		return Result{}, err
 	}

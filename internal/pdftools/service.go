@@ -159,7 +159,7 @@ func (s *Service) operate(ctx context.Context, req Request) (res Result, err err
 	case OpAttach:
 		return s.attach(in, req)
 	case OpBookmarks:
-		return s.bookmarks(ctx, in)
+		return s.bookmarks(ctx, in, req)
 	case OpSetBookmarks:
 		return s.setBookmarks(ctx, in, req)
 	default:
