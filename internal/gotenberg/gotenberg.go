@@ -93,7 +93,8 @@ func (a *API) Routes() []httpapi.Route {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
 		rs = append(rs, a.route("/forms/pdf/pipe", a.pipe, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF),
-			a.route("/forms/pdfengines/bookmarks/write", a.writeBookmarks8, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
+			a.route("/forms/pdfengines/bookmarks/write", a.writeBookmarks8, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF),
+			a.route("/forms/pdfengines/factur-x", a.facturX, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		for path, rt := range readRoutes {
 			read := a.route(path, a.read(rt), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
 			read.Async = false // answers JSON at once, as Gotenberg's read routes do
@@ -119,9 +120,9 @@ func (a *API) Routes() []httpapi.Route {
 // route, as a field quire cannot honour does, rather than 404, which
 // would read as a wrong URL.
 var unsupportedRoutes = map[string]string{
-	"/forms/pdfengines/convert":  "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
-	"/forms/pdfengines/factur-x": "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdf/validate":        "",
+	"/forms/pdfengines/convert": "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
+	"/forms/pdf/validate": "quire has no PDF/A or PDF/UA validator to run on a request; it makes PDF/A and PDF/UA " +
+		"with pdfa and pdfua on the conversion routes, and Factur-X invoices with /forms/pdfengines/factur-x",
 }
 
 // unsupported answers a route quire does not serve.

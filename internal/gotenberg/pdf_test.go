@@ -3,6 +3,9 @@ package gotenberg_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,6 +20,70 @@ func TestGotenbergPDF(t *testing.T) {
 	e := start(t, apitest.Config{})
 	t.Run("bookmarksWrittenAndReadInEachVersionsShape", func(t *testing.T) { bookmarksWrittenAndReadInEachVersionsShape(t, e) })
 	t.Run("bookmarksRefusedByField", func(t *testing.T) { bookmarksRefusedByField(t, e) })
+	t.Run("facturXInvoiceInEachPDF", func(t *testing.T) { facturXInvoiceInEachPDF(t, e) })
+	t.Run("validateIsRefusedNamingTheRoute", func(t *testing.T) {
+		e.post(t, "/forms/pdf/validate", e.bearer(), file("a.pdf", pdftest.OnePage("a")), field("profile", "PDF/A-3b")).
+			plainError(t, 400, "route '/forms/pdf/validate' is not supported by quire: quire has no PDF/A or PDF/UA validator")
+	})
+}
+
+// invoiceXML is a Factur-X (CII) invoice of the guideline id.
+func invoiceXML(id string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100">
+<rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>` + id + `</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>
+<rsm:ExchangedDocument><ram:ID>INV-1</ram:ID><ram:TypeCode>380</ram:TypeCode></rsm:ExchangedDocument>
+</rsm:CrossIndustryInvoice>`
+}
+
+// pdfaFile is the shared corpus's PDF/A-1b file, found beside the
+// repository (or its worktree).
+func pdfaFile(t *testing.T) []byte {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if b, err := os.ReadFile(filepath.Join(dir, "shared", "corpus", "pdf", "pypdf-samples__crazyones-pdfa.pdf")); err == nil {
+			return b
+		}
+	}
+	t.Skip("the shared PDF corpus (shared/corpus/pdf beside the repository) is absent")
+	return nil
+}
+
+func facturXInvoiceInEachPDF(t *testing.T, e *env) {
+	pdfa := pdfaFile(t)
+	xml := part{field: "facturxXml", name: "invoice-2026.xml", value: invoiceXML("urn:cen.eu:en16931:2017")}
+	out := e.post(t, "/forms/pdfengines/factur-x", e.bearer(), file("invoice.pdf", pdfa), xml,
+		field("facturxConformanceLevel", "EN 16931"), field("facturxDocumentType", "INVOICE"), field("pdfa", "PDF/A-3b")).pdf(t)
+	pdftest.RequireTool(t, "pdfdetach", "poppler-utils")
+	list, err := exec.Command("pdfdetach", "-list", pdftest.WriteTemp(t, out)).Output()
+	if err != nil || !strings.Contains(string(list), "1 embedded files") || !strings.Contains(string(list), "factur-x.xml") {
+		t.Errorf("pdfdetach -list: %v %s, want factur-x.xml alone", err, list)
+	}
+	meta, err := exec.Command("pdfinfo", "-meta", pdftest.WriteTemp(t, out)).Output()
+	for _, want := range []string{"<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>", "<fx:DocumentType>INVOICE</fx:DocumentType>", "pdfaid:part"} {
+		if err != nil || !strings.Contains(string(meta), want) {
+			t.Errorf("pdfinfo -meta: %v, XMP lacks %s", err, want)
+		}
+	}
+	base := []part{file("invoice.pdf", pdfa)}
+	for _, c := range []struct {
+		form []part
+		want string
+	}{
+		{[]part{xml}, "form field 'facturxConformanceLevel' is required"},
+		{[]part{xml, field("facturxConformanceLevel", "MINIMUM")}, "form field 'facturxConformanceLevel' is invalid (got 'MINIMUM'): the invoice's guideline is of the level EN 16931"},
+		{[]part{xml, field("facturxConformanceLevel", "XRECHNUNG")}, "form field 'facturxConformanceLevel' is not supported by quire (got 'XRECHNUNG')"},
+		{[]part{field("facturxConformanceLevel", "EN 16931")}, "form field 'facturxXml' is required"},
+		{[]part{{field: "facturxXml", name: "i.xml", value: "not xml"}, field("facturxConformanceLevel", "EN 16931")}, "form field 'facturxXml' is invalid"},
+		{[]part{xml, field("facturxConformanceLevel", "EN 16931"), field("facturxDocumentType", "ORDER")}, "form field 'facturxDocumentType' is not supported by quire"},
+		{[]part{xml, field("facturxConformanceLevel", "EN 16931"), field("pdfa", "PDF/A-3u")}, "form field 'pdfa' is not supported by quire"},
+	} {
+		e.post(t, "/forms/pdfengines/factur-x", e.bearer(), append(base, c.form...)...).plainError(t, 400, c.want)
+	}
+	// A PDF that is not PDF/A: Gotenberg converts it, quire refuses it.
+	e.post(t, "/forms/pdfengines/factur-x", e.bearer(), file("plain.pdf", pdftest.OnePage("x")), xml, field("facturxConformanceLevel", "EN 16931")).
+		plainError(t, 400, "is not PDF/A")
 }
 
 // readJSON posts files to a read route and decodes its JSON answer.
