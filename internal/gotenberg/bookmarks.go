@@ -1,6 +1,7 @@
 package gotenberg
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -164,6 +165,66 @@ func bookmarks8(v *values, names []string) (all []pdftools.Bookmark, byName map[
 	v.bad = append(v.bad, quire.Detail{Field: "bookmarks",
 		Issue: `is required: a JSON list of bookmarks, such as [{"title":"Chapter 1","page":1,"children":[]}], or an object of such lists by file name`})
 	return nil, nil
+}
+
+// mergeOutlineFields are the fields of 8.x's merge that set the merged
+// PDF's bookmarks.
+var mergeOutlineFields = []string{"bookmarks", "autoIndexBookmarks"}
+
+// mergeOutline is the outline a merge's form asks for the merged PDF:
+// bookmarks as a list, as it is; as lists by file name, each list's pages
+// moved by the pages of the files before its own; autoIndexBookmarks, the
+// files' own bookmarks moved so. nil when the form asks for none, or the
+// route is not merge.
+func (a *API) mergeOutline(ctx context.Context, op string, f *form) ([]pdftools.Bookmark, error) {
+	auto := f.bool("autoIndexBookmarks")
+	if op != pdftools.OpMerge || (!f.has("bookmarks") && !auto) {
+		return nil, f.err()
+	}
+	names := make([]string, len(f.files))
+	for i, file := range f.files {
+		names[i] = file.Name
+	}
+	var all []pdftools.Bookmark
+	var byName map[string][]pdftools.Bookmark
+	if f.has("bookmarks") {
+		all, byName = bookmarks8(&f.values, names)
+	}
+	if auto && f.has("bookmarks") {
+		f.bad = append(f.bad, quire.Detail{Field: "autoIndexBookmarks", Issue: "is not supported by quire with 'bookmarks': give one or the other"})
+	}
+	if err := f.err(); err != nil || all != nil {
+		return all, err
+	}
+	var outline []pdftools.Bookmark
+	offset := 0
+	for _, file := range f.files {
+		res, err := a.d.PDFTools.Do(ctx, pdftools.Request{Op: pdftools.OpBookmarks, Files: []pdftools.File{{Name: file.Name, Data: file.Data}}})
+		if err != nil {
+			return nil, err
+		}
+		own, set := byName[file.Name]
+		if auto {
+			if err := json.Unmarshal(res.Data, &own); err != nil {
+				return nil, err
+			}
+			set = true
+		}
+		if set {
+			outline = append(outline, shifted(own, offset)...)
+		}
+		offset += res.Pages
+	}
+	return outline, nil
+}
+
+// shifted is bms with their pages moved by offset.
+func shifted(bms []pdftools.Bookmark, offset int) []pdftools.Bookmark {
+	out := make([]pdftools.Bookmark, len(bms))
+	for i, bm := range bms {
+		out[i] = pdftools.Bookmark{Title: bm.Title, Page: bm.Page + offset, Children: shifted(bm.Children, offset)}
+	}
+	return out
 }
 
 // writeBookmarks8 is 8.x's /forms/pdfengines/bookmarks/write.

@@ -22,6 +22,9 @@ type pdfRoute struct {
 	op    string
 	form  spec
 	only9 bool // a route of 9.x alone
+	// routeOnly are fields of form.served the route takes and its stage
+	// does not.
+	routeOnly []string
 	// request fills the operation's options from the form.
 	request func(*values, *pdftools.Request)
 }
@@ -39,7 +42,7 @@ var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/meta
 var pdfRoutes = func() []pdfRoute {
 	var rs []pdfRoute
 	for _, r := range []pdfRoute{
-		{path: "merge", op: pdftools.OpMerge, request: func(*values, *pdftools.Request) {}},
+		{path: "merge", op: pdftools.OpMerge, form: spec{served: mergeOutlineFields}, routeOnly: mergeOutlineFields, request: func(*values, *pdftools.Request) {}},
 		{path: "split", op: pdftools.OpSplit, form: spec{served: []string{"splitMode", "splitSpan", "splitUnify"}}, request: split},
 		{path: "flatten", op: pdftools.OpFlatten, request: func(*values, *pdftools.Request) {}},
 		{path: "rotate", op: pdftools.OpRotate, form: spec{served: []string{"rotateAngle", "rotatePages", "angle", "pages"}}, request: rotate},
@@ -94,6 +97,11 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("embeds", "is required: the files to embed"))
 			return
 		}
+		outline, err := a.mergeOutline(r.Context(), p.op, f)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
 		extra := f.embeds
 		if p.op == pdftools.OpWatermark && req.Text == "" {
 			if extra, err = f.take(markPrefix(req)+"Expression", "with '"+markPrefix(req)+"Source' image, it names the image"); err != nil {
@@ -102,6 +110,10 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			}
 		}
 		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, extra)
+		if err == nil && outline != nil {
+			_, outs, _, _, err = a.apply(r.Context(), pdftools.Request{Op: pdftools.OpSetBookmarks, Bookmarks: outline},
+				[]httpapi.Upload{{Name: names[0], Data: outs[0]}}, nil)
+		}
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return

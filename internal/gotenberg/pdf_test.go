@@ -20,6 +20,7 @@ func TestGotenbergPDF(t *testing.T) {
 	e := start(t, apitest.Config{})
 	t.Run("bookmarksWrittenAndReadInEachVersionsShape", func(t *testing.T) { bookmarksWrittenAndReadInEachVersionsShape(t, e) })
 	t.Run("bookmarksRefusedByField", func(t *testing.T) { bookmarksRefusedByField(t, e) })
+	t.Run("mergeSetsTheBookmarksAsked", func(t *testing.T) { mergeSetsTheBookmarksAsked(t, e) })
 	t.Run("facturXInvoiceInEachPDF", func(t *testing.T) { facturXInvoiceInEachPDF(t, e) })
 	t.Run("validateIsRefusedNamingTheRoute", func(t *testing.T) {
 		e.post(t, "/forms/pdf/validate", e.bearer(), file("a.pdf", pdftest.OnePage("a")), field("profile", "PDF/A-3b")).
@@ -172,4 +173,32 @@ func bookmarksRefusedByField(t *testing.T, e *env) {
 	}
 	long := `[{"title":"` + strings.Repeat("a", 501) + `","pageNumber":1}]`
 	e.post(t, "/forms/pdf/set-bookmarks", e.bearer(), doc, field("bookmarks", long)).plainError(t, 400, "bookmarks[0].title is longer than 500 bytes")
+}
+
+// mergeSetsTheBookmarksAsked: 8.x's merge takes bookmarks (a list for the
+// merged PDF, or lists by file name moved by the pages before the file)
+// or autoIndexBookmarks (the files' own, moved so).
+func mergeSetsTheBookmarksAsked(t *testing.T, e *env) {
+	a := e.post(t, "/forms/pdf/set-bookmarks", e.bearer(), file("a.pdf", pdftest.Generated(3, false, 0)),
+		field("bookmarks", `[{"title":"A","pageNumber":2,"children":[{"title":"A1","pageNumber":3}]}]`)).pdf(t)
+	b := e.post(t, "/forms/pdf/set-bookmarks", e.bearer(), file("b.pdf", pdftest.Generated(2, false, 0)),
+		field("bookmarks", `[{"title":"B","pageNumber":2}]`)).pdf(t)
+	files := []part{file("a.pdf", a), file("b.pdf", b)}
+	for value, want := range map[string]string{
+		`autoIndexBookmarks=true`:                              `[{"title":"A","pageNumber":2,"children":[{"title":"A1","pageNumber":3}]},{"title":"B","pageNumber":5}]`,
+		`bookmarks={"b.pdf":[{"title":"Second","page":1}]}`:    `[{"title":"Second","pageNumber":4}]`,
+		`bookmarks=[{"title":"Whole","page":5,"children":[]}]`: `[{"title":"Whole","pageNumber":5}]`,
+	} {
+		name, v, _ := strings.Cut(value, "=")
+		merged := e.post(t, "/forms/pdfengines/merge", e.bearer(), append(files, field(name, v))...).pdf(t)
+		if got := e.readJSON(t, "/forms/pdf/bookmarks", file("m.pdf", merged)); !reflect.DeepEqual(got["m.pdf"], decoded(t, want)) {
+			t.Errorf("merge with %s: bookmarks %v, want %s", value, got["m.pdf"], want)
+		}
+	}
+	e.post(t, "/forms/pdfengines/merge", e.bearer(), append(files, field("autoIndexBookmarks", "true"), field("bookmarks", `[{"title":"x","page":1}]`))...).
+		plainError(t, 400, "form field 'autoIndexBookmarks' is not supported by quire with 'bookmarks'")
+	e.post(t, "/forms/pdfengines/merge", e.bearer(), append(files, field("bookmarks", `[{"title":"x","page":6}]`))...).
+		plainError(t, 400, "form field 'bookmarks' is invalid: a bookmark opens page 6, past the last page")
+	e.post(t, "/forms/pdf/pipe", e.bearer(), append(files, field("stages", `[{"op":"merge","autoIndexBookmarks":true}]`))...).
+		plainError(t, 400, "form field 'stages' stage 1 ('merge') has a field quire does not take: 'autoIndexBookmarks'")
 }

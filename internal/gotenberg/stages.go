@@ -55,7 +55,7 @@ func stageStep(stage map[string]any) (pdftools.Request, string) {
 		if k == "op" {
 			continue
 		}
-		if !slices.Contains(route.form.served, k) {
+		if !slices.Contains(route.form.served, k) || slices.Contains(route.routeOnly, k) {
 			return pdftools.Request{}, fmt.Sprintf("('%s') has a field quire does not take: '%s'", op, k)
 		}
 		fields.m[k] = []string{fieldText(val)}
