@@ -137,7 +137,7 @@ func fromPdfcpu(bms []pdfcpu.Bookmark) []Bookmark {
 // title in the document's named destinations, so that two items of the
 // same title open the same page. Here each item opens its page directly
 // (/Dest [page /Fit]); the former outline, no longer reached from the
-// catalog, is not written.
+// catalog, is dropped.
 func (t task) writeBookmarks() ([]byte, error) {
 	pc, err := api.ReadAndValidate(bytes.NewReader(t.Inputs[0]), config())
 	if err != nil {
@@ -158,6 +158,11 @@ func (t task) writeBookmarks() ([]byte, error) {
 	}
 	outlines["First"], outlines["Last"], outlines["Count"] = *first, *last, types.Integer(count)
 	root["Outlines"] = *ref
+	// The former outline is left behind: renumbered without it, the file
+	// has no number below /Size that is not written (compact).
+	if err := compact(pc); err != nil {
+		return nil, err
+	}
 	return written(func(w *bytes.Buffer) error { return api.WriteContext(pc, w) })
 }
 

@@ -8,10 +8,10 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 )
 
-// compact renumbers the objects of a merged document 1 to n, in the
-// order they are reached from the catalog and then the information
-// dictionary (a dictionary's keys in sorted order), and drops the
-// objects neither reaches, setting /Size to n+1.
+// compact renumbers the objects of a document pdfcpu changed (a merge,
+// a new outline) 1 to n, in the order they are reached from the catalog
+// and then the information dictionary (a dictionary's keys in sorted
+// order), and drops the objects neither reaches, setting /Size to n+1.
 //
 // Why: pdfcpu's merge gives the appended document's objects numbers in
 // the order of a Go map (its lookupTable), and frees or leaves behind the
