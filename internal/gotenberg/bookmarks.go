@@ -145,7 +145,7 @@ func decodeStrict(s string, v any) error {
 // an object of lists by file name (a file it does not name is answered
 // as it is). names are the files uploaded.
 func bookmarks8(v *values, names []string) (all []pdftools.Bookmark, byName map[string][]pdftools.Bookmark) {
-	field := strings.TrimSpace(v.str("bookmarks"))
+	field := v.str("bookmarks")
 	var list []json.RawMessage
 	var lists map[string][]json.RawMessage
 	switch {

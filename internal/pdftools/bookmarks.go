@@ -95,17 +95,9 @@ func (s *Service) bookmarks(ctx context.Context, in *input, req Request) (Result
 func (s *Service) setBookmarks(ctx context.Context, in *input, req Request) (Result, error) {
 	if last := lastPage(req.Bookmarks); last > in.pages {
 		return Result{}, quire.Invalid("The PDF set-bookmarks request is not valid.", quire.Detail{Field: "bookmarks",
-			Issue: fmt.Sprintf("is invalid: a bookmark opens page %d, past the last page of %s (%d)", last, displayName(in.name), in.pages)})
+			Issue: fmt.Sprintf("is invalid: a bookmark opens page %d, past the last page of %q (%d)", last, baseName(in.name), in.pages)})
 	}
 	return s.rewrite(ctx, taskSetBookmarks, in, req)
-}
-
-// displayName names a file in a message, lower case.
-func displayName(name string) string {
-	if name == "" {
-		return "the PDF"
-	}
-	return fmt.Sprintf("%q", baseName(name))
 }
 
 // readBookmarks reads the outline with pdfcpu, in the worker: items
