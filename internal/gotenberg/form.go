@@ -26,13 +26,16 @@ type spec struct {
 	why map[string]string
 	// embeds: the route takes the files to embed under "embeds".
 	embeds bool
+	// invoice: the route takes a Factur-X invoice under "facturxXml".
+	invoice bool
 }
 
 // form is a route's form, its files in alphanumeric order of their names
 // (as Gotenberg takes them: "2.pdf" before "10.pdf").
 type form struct {
-	files  []httpapi.Upload
-	embeds []httpapi.Upload // the files to embed, in their order
+	files   []httpapi.Upload
+	embeds  []httpapi.Upload // the files to embed, in their order
+	invoice []httpapi.Upload // the Factur-X invoice (facturxXml)
 	values
 }
 
@@ -67,6 +70,9 @@ func (a *API) readForm(r *http.Request, s spec, lim limits) (*form, error) {
 			continue
 		case field == "embeds":
 			refused[field] = "is not supported by quire on this route: embed files with /forms/pdfengines/embed"
+		case field == "facturxXml" && s.invoice:
+			out.invoice = append(out.invoice, f.Files[i])
+			continue
 		case field == "archives":
 			files, err := unpack(r.Context(), f.Files[i], max(lim.files-len(out.files), 0), &unpacked, lim)
 			if err != nil {

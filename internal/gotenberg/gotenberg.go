@@ -96,9 +96,11 @@ func (a *API) Routes() []httpapi.Route {
 		for _, p := range pdfRoutes {
 			rs = append(rs, a.route(p.path, a.pdf(p), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
 		}
-		rs = append(rs, a.route("/forms/pdf/pipe", a.pipe, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
-		for path, tags := range metadataReads {
-			read := a.route(path, a.metadataRead(tags), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
+		rs = append(rs, a.route("/forms/pdf/pipe", a.pipe, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF),
+			a.route("/forms/pdfengines/bookmarks/write", a.writeBookmarks8, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF),
+			a.route("/forms/pdfengines/factur-x", a.facturX, a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF))
+		for path, rt := range readRoutes {
+			read := a.route(path, a.read(rt), a.d.PDFTools.MaxBytes()+multipartOverhead, quire.OpPDF)
 			read.Async = false // answers JSON at once, as Gotenberg's read routes do
 			rs = append(rs, read)
 		}
@@ -122,11 +124,9 @@ func (a *API) Routes() []httpapi.Route {
 // route, as a field quire cannot honour does, rather than 404, which
 // would read as a wrong URL.
 var unsupportedRoutes = map[string]string{
-	"/forms/pdfengines/convert":         "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
-	"/forms/pdfengines/bookmarks/read":  "",
-	"/forms/pdfengines/bookmarks/write": "",
-	"/forms/pdfengines/factur-x":        "make a Factur-X invoice with POST /v1/pdf/attach?facturx=true",
-	"/forms/pdf/validate":               "",
+	"/forms/pdfengines/convert": "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
+	"/forms/pdf/validate": "quire has no PDF/A or PDF/UA validator to run on a request; it makes PDF/A and PDF/UA " +
+		"with pdfa and pdfua on the conversion routes, and Factur-X invoices with /forms/pdfengines/factur-x",
 }
 
 // unsupported answers a route quire does not serve.

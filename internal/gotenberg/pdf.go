@@ -22,6 +22,9 @@ type pdfRoute struct {
 	op    string
 	form  spec
 	only9 bool // a route of 9.x alone
+	// routeOnly are fields of form.served the route takes and its stage
+	// does not.
+	routeOnly []string
 	// request fills the operation's options from the form.
 	request func(*values, *pdftools.Request)
 }
@@ -39,7 +42,7 @@ var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/meta
 var pdfRoutes = func() []pdfRoute {
 	var rs []pdfRoute
 	for _, r := range []pdfRoute{
-		{path: "merge", op: pdftools.OpMerge, request: func(*values, *pdftools.Request) {}},
+		{path: "merge", op: pdftools.OpMerge, form: spec{served: mergeOutlineFields}, routeOnly: mergeOutlineFields, request: func(*values, *pdftools.Request) {}},
 		{path: "split", op: pdftools.OpSplit, form: spec{served: []string{"splitMode", "splitSpan", "splitUnify"}}, request: split},
 		{path: "flatten", op: pdftools.OpFlatten, request: func(*values, *pdftools.Request) {}},
 		{path: "rotate", op: pdftools.OpRotate, form: spec{served: []string{"rotateAngle", "rotatePages", "angle", "pages"}}, request: rotate},
@@ -49,6 +52,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 		{path: "embed", op: pdftools.OpAttach, form: spec{embeds: true}, request: func(*values, *pdftools.Request) {}},
 		{path: "select", op: pdftools.OpSplit, form: spec{served: []string{"pages"}}, request: selectPages, only9: true},
+		{path: "set-bookmarks", op: pdftools.OpSetBookmarks, form: spec{served: []string{"bookmarks"}}, request: setBookmarks9, only9: true},
 	} {
 		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
 		for k, v := range pdfDefaults {
@@ -93,6 +97,11 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			httpapi.Fail(w, r, missing("embeds", "is required: the files to embed"))
 			return
 		}
+		outline, err := a.mergeOutline(r.Context(), p.op, f)
+		if err != nil {
+			httpapi.Fail(w, r, err)
+			return
+		}
 		extra := f.embeds
 		if p.op == pdftools.OpWatermark && req.Text == "" {
 			if extra, err = f.take(markPrefix(req)+"Expression", "with '"+markPrefix(req)+"Source' image, it names the image"); err != nil {
@@ -101,6 +110,10 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			}
 		}
 		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, extra)
+		if err == nil && outline != nil {
+			_, outs, _, _, err = a.apply(r.Context(), pdftools.Request{Op: pdftools.OpSetBookmarks, Bookmarks: outline},
+				[]httpapi.Upload{{Name: names[0], Data: outs[0]}}, nil)
+		}
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -363,13 +376,33 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 	}
 }
 
-// metadataReads are the routes that read the PDFs' metadata, each with
-// the names of its version: 9.x's are those metadata/write takes, 8.x's
-// are ExifTool's tags; 9.x's info answers the document's traits.
-var metadataReads = map[string]func(pdftools.Metadata) map[string]any{
-	"/forms/pdf/metadata":             metadataOf9,
-	"/forms/pdfengines/metadata/read": metadataOf8,
-	"/forms/pdf/info":                 infoOf,
+// readRoute is a route that reads the PDFs: each file's answer to op,
+// as answer words it (with the pages the file has), in JSON keyed by
+// file name.
+type readRoute struct {
+	op     string
+	answer func(pdftools.Result) (any, int, error)
+}
+
+// readRoutes are the routes that read the PDFs: their metadata, each
+// with the names of its version (9.x's are those metadata/write takes,
+// 8.x's are ExifTool's tags), 9.x's info on the document's traits, and
+// the bookmarks (bookmarks.go).
+var readRoutes = map[string]readRoute{
+	"/forms/pdf/metadata":              {pdftools.OpMetadata, metadataAs(metadataOf9)},
+	"/forms/pdfengines/metadata/read":  {pdftools.OpMetadata, metadataAs(metadataOf8)},
+	"/forms/pdf/info":                  {pdftools.OpMetadata, metadataAs(infoOf)},
+	"/forms/pdf/bookmarks":             {pdftools.OpBookmarks, bookmarksAs(bookmarkOf9)},
+	"/forms/pdfengines/bookmarks/read": {pdftools.OpBookmarks, bookmarksAs(bookmarkOf8)},
+}
+
+// metadataAs reads a metadata operation's answer, named by tags.
+func metadataAs(tags func(pdftools.Metadata) map[string]any) func(pdftools.Result) (any, int, error) {
+	return func(res pdftools.Result) (any, int, error) {
+		var m pdftools.Metadata
+		err := json.Unmarshal(res.Data, &m)
+		return tags(m), m.Pages, err
+	}
 }
 
 // infoOf is 9.x's info on m. encrypted is always false: quire refuses an
@@ -379,9 +412,8 @@ func infoOf(m pdftools.Metadata) map[string]any {
 		"linearized": m.Linearized, "formFields": m.FormFields}
 }
 
-// metadataRead answers, as JSON keyed by file name, the metadata of each
-// file, named by tags.
-func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.HandlerFunc {
+// read answers, as JSON keyed by file name, what rt reads of each file.
+func (a *API) read(rt readRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := a.readForm(r, spec{}, a.pdfLimits())
 		switch {
@@ -394,18 +426,18 @@ func (a *API) metadataRead(tags func(pdftools.Metadata) map[string]any) http.Han
 			httpapi.Fail(w, r, err)
 			return
 		}
-		answer, pages := map[string]map[string]any{}, 0
+		answer, pages := map[string]any{}, 0
 		for _, file := range f.files {
-			res, err := a.d.PDFTools.Do(r.Context(), pdftools.Request{Op: pdftools.OpMetadata, Files: []pdftools.File{{Name: file.Name, Data: file.Data}}})
-			var m pdftools.Metadata
+			res, err := a.d.PDFTools.Do(r.Context(), pdftools.Request{Op: rt.op, Files: []pdftools.File{{Name: file.Name, Data: file.Data}}})
+			n := 0
 			if err == nil {
-				err = json.Unmarshal(res.Data, &m)
+				answer[file.Name], n, err = rt.answer(res)
 			}
 			if err != nil {
 				httpapi.Fail(w, r, err)
 				return
 			}
-			answer[file.Name], pages = tags(m), pages+m.Pages
+			pages += n
 		}
 		count(r.Context(), len(f.files), 0, int64(pages))
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")

@@ -18,7 +18,7 @@ import (
 // Gotenberg's published reference, with an example value of each.
 type reference struct {
 	Routes map[string]struct {
-		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds
+		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds, pdfa+invoice
 		Base   map[string]string // fields the route needs besides the one tried
 		Fields map[string]string
 	}
@@ -47,6 +47,8 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 		"pdf":        {file("a.pdf", twoPages(t, e))},
 		"pdfs":       {file("a.pdf", pdftest.OnePage("a")), file("b.pdf", pdftest.OnePage("b"))},
 		"pdf+embeds": {file("a.pdf", pdftest.OnePage("a")), {field: "embeds", name: "invoice.xml", value: "<Invoice/>"}},
+		"pdfa+invoice": {file("a.pdf", e.post(t, "/forms/libreoffice/convert", e.bearer(), file("a.docx", convtest.DOCX(1)), field("pdfa", "PDF/A-3b")).pdf(t)),
+			{field: "facturxXml", name: "invoice.xml", value: invoiceXML("urn:cen.eu:en16931:2017")}},
 	}
 	for _, path := range slices.Sorted(maps.Keys(ref.Routes)) {
 		rt := ref.Routes[path]

@@ -14,7 +14,7 @@ import (
 
 // stageOps are the stages of Gotenberg 9 that quire runs: each takes the
 // fields of its own route (/forms/pdf/OP), as {"op":"rotate","angle":90}.
-var stageOps = []string{"merge", "select", "rotate", "flatten", "encrypt"}
+var stageOps = []string{"merge", "select", "rotate", "flatten", "encrypt", "set-bookmarks"}
 
 // maxStages bounds the stages of one request.
 const maxStages = 20
@@ -55,10 +55,10 @@ func stageStep(stage map[string]any) (pdftools.Request, string) {
 		if k == "op" {
 			continue
 		}
-		if !slices.Contains(route.form.served, k) {
+		if !slices.Contains(route.form.served, k) || slices.Contains(route.routeOnly, k) {
 			return pdftools.Request{}, fmt.Sprintf("('%s') has a field quire does not take: '%s'", op, k)
 		}
-		fields.m[k] = []string{fmt.Sprint(val)}
+		fields.m[k] = []string{fieldText(val)}
 	}
 	step := pdftools.Request{Op: route.op}
 	route.request(&fields, &step)
@@ -66,6 +66,16 @@ func stageStep(stage map[string]any) (pdftools.Request, string) {
 		return pdftools.Request{}, fmt.Sprintf("('%s'): '%s' %s", op, fields.bad[0].Field, fields.bad[0].Issue)
 	}
 	return step, ""
+}
+
+// fieldText is a stage's field as its route's form would send it: a
+// string as it is, anything else (bookmarks' list) as JSON.
+func fieldText(val any) string {
+	if s, ok := val.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(val) // decoded from JSON: it encodes back
+	return string(b)
 }
 
 // pipe is 9.x's /forms/pdf/pipe: the stages, in their order, on the PDFs.

@@ -25,7 +25,6 @@ var testFonts = certpage.NewLazy(certpage.Options{})
 
 // testService is a service with the default limits of the settings.
 func testService() *Service {
-	DisableConfigDir()
 	return New(Options{Limits: pdf.DefaultLimits(), MaxBytes: 50 << 20, MaxFiles: 20, RenderMaxPixels: 40_000_000, Timeout: time.Minute,
 		Logger: slog.New(slog.DiscardHandler), Fonts: testFonts, Worker: testWorker}, nil)
 }

@@ -319,7 +319,7 @@ func (s *Service) facturXOf(in *input, cat pdf.Dict, parts []File) (*facturX, er
 		if attachmentName(f) != FacturXName {
 			continue
 		}
-		level, err := facturXLevel(f.Data)
+		level, err := FacturXLevel(f.Data)
 		if err != nil {
 			return nil, quire.Invalid("The Factur-X invoice is not valid.", quire.Detail{Field: "file", Issue: FacturXName + ": " + err.Error()})
 		}
@@ -339,8 +339,9 @@ var facturXLevels = []struct{ id, level string }{
 	{"urn:cen.eu:en16931:2017", "EN 16931"},
 }
 
-// facturXLevel reads the profile of a Factur-X (CII) invoice.
-func facturXLevel(b []byte) (string, error) {
+// FacturXLevel reads the conformance level of a Factur-X (CII) invoice
+// from its guideline: MINIMUM, BASIC WL, BASIC, EN 16931 or EXTENDED.
+func FacturXLevel(b []byte) (string, error) {
 	if bytes.Contains(b, []byte("<!DOCTYPE")) {
 		return "", fmt.Errorf("a DTD is not allowed")
 	}

@@ -20,6 +20,9 @@ var testWorker string
 // without one.
 func TestMain(m *testing.M) {
 	RunWorkerIfAsked()
+	// Once, as the server does: pdfcpu's setting is a global that the
+	// tests' in-process merges (Merge) read in parallel.
+	DisableConfigDir()
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "pdftools-worker-")
 	if err == nil {

@@ -130,6 +130,10 @@ func (t task) run() (a answer) {
 		a.Data, a.Failed, err = t.imageWatermark()
 	case taskRewrite:
 		a.Data, err = rewriteWhole(t.Inputs[0])
+	case taskBookmarks:
+		a.Data, err = t.readBookmarks()
+	case taskSetBookmarks:
+		a.Data, err = t.writeBookmarks()
 	default:
 		err = fmt.Errorf("no task %q", t.Kind)
 	}
@@ -155,6 +159,9 @@ func (t task) merge() ([]byte, int, error) {
 	if err != nil {
 		return nil, failed, err
 	}
+	if err := compact(dest); err != nil {
+		return nil, -1, err
+	}
 	out, err := written(func(w *bytes.Buffer) error { return api.WriteContext(dest, w) })
 	return out, -1, err
 }
@@ -179,6 +186,9 @@ func Merge(pdfs [][]byte, classic bool) ([]byte, error) {
 	dest, _, err := mergeAll(pdfs, conf)
 	if err == nil && conf.OptimizeBeforeWriting {
 		err = api.OptimizeContext(dest)
+	}
+	if err == nil {
+		err = compact(dest)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pdftools: merge: %w", err)

@@ -29,6 +29,13 @@ const (
 // Operations lists them, in the order of the documentation.
 var Operations = []string{OpMerge, OpSplit, OpRotate, OpFlatten, OpMetadata, OpEncrypt, OpWatermark, OpAttach, OpRender}
 
+// The operations of Gotenberg's API (internal/gotenberg) that /v1 has no
+// route for: reading the outline (as JSON: []Bookmark) and replacing it.
+const (
+	OpBookmarks    = "bookmarks"
+	OpSetBookmarks = "set-bookmarks"
+)
+
 // MetadataKeys are the document properties metadata sets (set.KEY), as
 // named in the document information dictionary, lower-cased.
 var MetadataKeys = []string{"title", "author", "subject", "keywords", "creator", "producer"}
@@ -72,6 +79,8 @@ type Request struct {
 
 	FacturX bool // attach: FacturXName is the invoice of a Factur-X PDF/A-3b
 
+	Bookmarks []Bookmark // set-bookmarks: the new outline
+
 	Page int // render: 1-based (DefaultPage when not given)
 	DPI  int // render: 1 to 1200 (DefaultDPI when not given)
 }
@@ -103,7 +112,7 @@ func (r *Request) Validate(maxFiles int) error {
 	bad := func(field, format string, a ...any) {
 		d = append(d, quire.Detail{Field: field, Issue: fmt.Sprintf(format, a...)})
 	}
-	if !slices.Contains(Operations, r.Op) {
+	if !slices.Contains(Operations, r.Op) && r.Op != OpBookmarks && r.Op != OpSetBookmarks {
 		return quire.Errorf(quire.CodeNotFound, "There is no PDF operation %q (operations: %s).", r.Op, strings.Join(Operations, ", "))
 	}
 	n := len(r.Files)
@@ -136,6 +145,8 @@ func (r *Request) Validate(maxFiles int) error {
 		r.validateEncrypt(bad)
 	case OpWatermark:
 		r.validateWatermark(bad)
+	case OpSetBookmarks:
+		r.validateBookmarks(bad)
 	case OpAttach:
 		if r.FacturX && !slices.ContainsFunc(r.Files[min(1, n):], func(f File) bool { return strings.EqualFold(baseName(f.Name), FacturXName) }) {
 			bad("file", "facturx=true needs a part whose file name is "+FacturXName)

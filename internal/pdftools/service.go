@@ -158,6 +158,10 @@ func (s *Service) operate(ctx context.Context, req Request) (res Result, err err
 		return s.watermark(ctx, in, req)
 	case OpAttach:
 		return s.attach(in, req)
+	case OpBookmarks:
+		return s.bookmarks(ctx, in, req)
+	case OpSetBookmarks:
+		return s.setBookmarks(ctx, in, req)
 	default:
 		return s.render(ctx, in, req)
 	}
@@ -172,8 +176,9 @@ type input struct {
 }
 
 // incremental are the operations written as an incremental update,
-// which keeps a signed PDF's signatures valid; render only reads.
-var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true}
+// which keeps a signed PDF's signatures valid; render and bookmarks only
+// read.
+var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true, OpBookmarks: true}
 
 // open reads f within the limits, charges its shape to the request's
 // memory reservation, reads every object (CheckAll), and refuses a signed

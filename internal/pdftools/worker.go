@@ -58,6 +58,9 @@ const (
 	taskEncrypt   = "encrypt"
 	taskWatermark = "watermark" // an image watermark
 	taskRewrite   = "rewrite"   // write the file anew from its catalog
+
+	taskBookmarks    = "bookmarks"     // read the outline, as JSON
+	taskSetBookmarks = "set-bookmarks" // replace the outline
 )
 
 // task is one call of pdfcpu: its inputs, and the request's options.
