@@ -233,9 +233,9 @@ func (l *OnDemand) start() error {
 }
 
 // ConvertEdited converts a filled DOCX template (annotate's ?to=pdf).
-func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
+func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
 	if err := l.start(); err != nil {
-		return nil, err
+		return engine.Result{}, err
 	}
 	return l.pool.ConvertEdited(ctx, template, edits)
 }

@@ -154,10 +154,11 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 	watch := engine.WatchJobMemory(p.opts.MaxWorkerMemory, b.rss, b.kill)
 	t0 := time.Now()
 	var out []byte
+	var pages int64
 	tb, err := b.tabFor(j)
 	p.opts.Logger.Debug("chromium: tab taken", "waited_ms", float64(time.Since(t0).Microseconds())/1000)
 	if err == nil {
-		out, err = renderPage(j.ctx, tb, j.page, j.opts, p.opts.Page, p.opts.Logger)
+		out, pages, err = renderPage(j.ctx, tb, j.page, j.opts, p.opts.Page, p.opts.Logger)
 	} else { // not the job's fault: the browser is failing, and is replaced
 		b.kill()
 	}
@@ -197,7 +198,7 @@ func (p *Pool) serve(b *browserProc, j *job, attempt int) (keep, retry bool) {
 			p.restarting(c)
 		}
 	})
-	j.done <- jobResult{res: engine.Result{Output: out, Engine: took, Queued: queued, Attempts: attempt}, err: err}
+	j.done <- jobResult{res: engine.Result{Output: out, Pages: pages, Engine: took, Queued: queued, Attempts: attempt}, err: err}
 	// After the answer: reading the memory of the browser's processes
 	// takes a few milliseconds, more under load.
 	if keep && p.dueForRecycling(b) {

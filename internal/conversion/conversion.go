@@ -15,7 +15,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
-	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/zipout"
 )
 
@@ -210,7 +209,7 @@ func (s *Service) Screenshot(ctx context.Context, p Page, opts engine.JobOptions
 		return Result{}, err
 	}
 	return Result{Output: res.Output, ContentType: engine.ShotFormats[opts.Shot.Format], Parts: []File{{Name: p.Name, Data: res.Output}},
-		Pages: 1, Engine: res.Engine, Queued: res.Queued, Total: res.Total}, nil
+		Pages: res.Pages, Engine: res.Engine, Queued: res.Queued, Total: res.Total}, nil
 }
 
 // browse runs a page the caller made through Chromium: its print, or its
@@ -230,15 +229,13 @@ func (s *Service) browse(ctx context.Context, p Page, opts engine.JobOptions) (e
 }
 
 // summed is the result of the conversions of files to format to: their
-// outputs as Parts (the first as Output), their pages and times summed.
+// outputs as Parts (the first as Output), their pages (as each engine
+// counted them) and times summed.
 func summed(to string, files []File, results []engine.Result) Result {
 	res := Result{Parts: make([]File, len(results)), Total: results[0].Total}
 	for i, c := range results {
 		res.Parts[i] = File{Name: files[i].Name, Data: c.Output}
-		res.Engine, res.Queued = res.Engine+c.Engine, res.Queued+c.Queued
-		if to == engine.ToPDF {
-			res.Pages += pdf.PageCount(c.Output)
-		}
+		res.Engine, res.Queued, res.Pages = res.Engine+c.Engine, res.Queued+c.Queued, res.Pages+c.Pages
 	}
 	res.Output, res.ContentType = res.Parts[0].Data, contentTypes[to]
 	return res

@@ -136,14 +136,13 @@ func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) 
 // and edited (annotate fills one): safeinput.PrepareEdited checks the
 // template's own entries, cleans them with the caller's edits, and writes
 // the package out once.
-func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
+func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
 	t0 := time.Now()
 	in, err := safeinput.PrepareEdited(template, edits, p.opts.inputLimits())
 	if err != nil {
-		return nil, err
+		return engine.Result{}, err
 	}
-	r, err := p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
-	return r.Output, err
+	return p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
 }
 
 // queueJob queues the prepared input in, of format from, as a job converting
@@ -524,7 +523,7 @@ func (p *Pool) exchange(proc *process, j *job) (*message, error) {
 
 // answer delivers the worker's result m to j.
 func (p *Pool) answer(proc *process, j *job, m *message, queued time.Duration) {
-	res := engine.Result{Output: m.Body, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
+	res := engine.Result{Output: m.Body, Pages: m.Pages, Engine: m.Engine, Queued: queued, Attempts: j.attempts + 1}
 	switch m.Class {
 	case "":
 		p.count(func(c *engine.Counters) { c.Converted++ })
@@ -557,7 +556,7 @@ func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Durati
 			engine.ErrUnprocessable, m.Error))
 		return
 	}
-	pdf, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, filterOptions(j.opts, j.to), p.opts.JobTimeout)
+	pdf, pages, took, err := coldConvert(p.abortCtx, &p.opts, proc.dir, j.input, j.from, j.to, filterOptions(j.opts, j.to), p.opts.JobTimeout)
 	if err != nil {
 		if p.aborting() { // Close killed soffice
 			j.finish(engine.Result{}, fmt.Errorf("%w: the conversion pool was closed", engine.ErrUnavailable))
@@ -576,7 +575,7 @@ func (p *Pool) convertCold(proc *process, j *job, m *message, queued time.Durati
 		return
 	}
 	p.count(func(c *engine.Counters) { c.Converted++; c.Cold++ })
-	j.finish(engine.Result{Output: pdf, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
+	j.finish(engine.Result{Output: pdf, Pages: pages, Engine: took, Queued: queued, Attempts: j.attempts + 1, Cold: true}, nil)
 }
 
 // crashed handles a worker that died (or broke the protocol) during j.
