@@ -181,7 +181,7 @@ func (l *OnDemand) ConvertRequest(ctx context.Context, r engine.Request, in []by
 }
 
 // onDemandBrowser prints each page with one headless Chromium, started
-// for it, once the page passed its checks, and stopped after.
+// for it and stopped after.
 type onDemandBrowser struct{ opt chromium.Options }
 
 func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
@@ -190,10 +190,11 @@ func (b onDemandBrowser) Check(page conversion.Page, opts engine.JobOptions) err
 	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
 }
 
+// Convert prints page on a browser of its own. The pool checks the page,
+// once, before it waits for its browser (Pool.Convert): a page it refuses
+// is answered at once, whether a browser could start or not, and the one
+// starting is stopped. A browser that cannot start fails the print.
 func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
-	if err := b.Check(page, opts); err != nil {
-		return engine.Result{}, err
-	}
 	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
@@ -205,10 +206,18 @@ func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts
 		defer cancel()
 		pool.Close(ctx)
 	}()
-	if err := pool.WaitReady(ctx); err != nil {
-		return engine.Result{}, err
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	go func() { // the job would wait for a browser that does not start
+		if err := pool.WaitReady(ctx); err != nil {
+			fail(err)
+		}
+	}()
+	res, err := pool.Convert(ctx, chromiumPage(page), opts)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, engine.ErrUnavailable) {
+		return engine.Result{}, cause
 	}
-	return pool.Convert(ctx, chromiumPage(page), opts)
+	return res, err
 }
 
 func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
