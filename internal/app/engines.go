@@ -166,18 +166,39 @@ func (l *OnDemand) RetryAfter() time.Duration { return 0 }
 
 // Check checks in as the worker would convert it, starting the worker.
 func (l *OnDemand) Check(r engine.Request, in []byte) error {
-	if err := l.start(); err != nil {
+	p, err := l.started()
+	if err != nil {
 		return err
 	}
-	return l.pool.Check(r, in)
+	return p.Check(r, in)
 }
 
 // ConvertRequest converts in as r asks, starting the worker.
 func (l *OnDemand) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
-	if err := l.start(); err != nil {
+	p, err := l.started()
+	if err != nil {
 		return engine.Result{}, err
 	}
-	return l.pool.ConvertRequest(ctx, r, in)
+	return p.ConvertRequest(ctx, r, in)
+}
+
+// ConvertEdited converts a filled DOCX template (annotate's ?to=pdf),
+// starting the worker.
+func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
+	p, err := l.started()
+	if err != nil {
+		return engine.Result{}, err
+	}
+	return p.ConvertEdited(ctx, template, edits)
+}
+
+// started returns the worker's pool, started at the first use.
+func (l *OnDemand) started() (*libreoffice.Pool, error) {
+	l.once.Do(func() {
+		l.opt.Workers, l.opt.QueueLength = 1, 1
+		l.pool, l.err = libreoffice.NewPool(l.opt)
+	})
+	return l.pool, l.err
 }
 
 // onDemandBrowser prints each page with one headless Chromium, started
@@ -218,35 +239,6 @@ func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts
 		return engine.Result{}, cause
 	}
 	return res, err
-}
-
-func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := l.ConvertWith(ctx, in, from, engine.ToPDF, engine.JobOptions{})
-	return r.Output, err
-}
-
-func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
-	if err := l.start(); err != nil {
-		return engine.Result{}, err
-	}
-	return l.pool.ConvertWith(ctx, in, from, to, opts)
-}
-
-// start starts the worker at the first use.
-func (l *OnDemand) start() error {
-	l.once.Do(func() {
-		l.opt.Workers, l.opt.QueueLength = 1, 1
-		l.pool, l.err = libreoffice.NewPool(l.opt)
-	})
-	return l.err
-}
-
-// ConvertEdited converts a filled DOCX template (annotate's ?to=pdf).
-func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
-	if err := l.start(); err != nil {
-		return engine.Result{}, err
-	}
-	return l.pool.ConvertEdited(ctx, template, edits)
 }
 
 // Close stops the worker, if one was started.
