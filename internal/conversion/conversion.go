@@ -65,9 +65,6 @@ type File struct {
 type Request struct {
 	engine.Request
 	Files []File
-	// OfficeOnly sends every file to LibreOffice, web pages too (the
-	// Gotenberg LibreOffice route, whose pages are not printed).
-	OfficeOnly bool
 	// Start is when the request arrived, where the Total of several
 	// files' conversion starts (zero: when Convert is called).
 	Start time.Time
