@@ -48,6 +48,8 @@ func TestConvertCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	pdf := filepath.Join(dir, "a.pdf")
 	os.WriteFile(pdf, []byte("%PDF-1.7\n"), 0o600)
+	deep := filepath.Join(dir, "deep.md") // for Chromium, refused by the checks before it (once: Pool.Convert's)
+	os.WriteFile(deep, []byte(strings.Repeat(">", 100_000)+" x\n"), 0o600)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -58,6 +60,7 @@ func TestConvertCommandErrors(t *testing.T) {
 		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf"), "--from", "docx"}, 1, "not a document of the declared format"},
 		{[]string{pdf, "-o", filepath.Join(dir, "out.pdf")}, 1, "cannot tell the format of"},
 		{[]string{filepath.Join(dir, "missing.docx"), "-o", filepath.Join(dir, "out.pdf")}, 1, "no such file"},
+		{[]string{deep, "-o", filepath.Join(dir, "out.pdf")}, 1, "(QUIRE_CONVERT_MAX_"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runConvert(c.args, &stdout, &stderr)

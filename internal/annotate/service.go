@@ -11,11 +11,12 @@ import (
 	"github.com/quire-dev/quire/internal/ooxml"
 )
 
-// Converter turns a filled DOCX into a PDF: the template as opened, with
-// the filling's edits, which it checks (the template) and writes out (the
-// edits with its own) once; *libreoffice.Pool is one. nil refuses PDF output.
+// Converter turns a filled DOCX into a PDF, with its pages: the template
+// as opened, with the filling's edits, which it checks (the template) and
+// writes out (the edits with its own) once; *libreoffice.Pool is one. nil
+// refuses PDF output.
 type Converter interface {
-	ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error)
+	ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error)
 }
 
 // Content types of the answers.
@@ -46,6 +47,7 @@ func (s *Service) MaxDocumentBytes() int64 { return s.maxBytes }
 type Result struct {
 	Document    []byte
 	ContentType string
+	Pages       int64 // the PDF's pages as the converter counted them, for metering; 0 for a DOCX
 	Report
 }
 
@@ -90,9 +92,9 @@ func (s *Service) Annotate(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	pdf, err := s.conv.ConvertEdited(ctx, template, edits)
+	out, err := s.conv.ConvertEdited(ctx, template, edits)
 	if err != nil {
 		return Result{}, engine.ToAPIError(err, 5*time.Second)
 	}
-	return Result{Document: pdf, ContentType: ContentTypePDF, Report: rep}, nil
+	return Result{Document: out.Output, ContentType: ContentTypePDF, Pages: out.Pages, Report: rep}, nil
 }

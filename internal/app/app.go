@@ -98,9 +98,11 @@ type App struct {
 	now       func() time.Time
 }
 
-// converter is what signing and annotate convert with.
+// converter is what signing and annotate convert with: the LibreOffice
+// pool, or the on-demand worker; each is the conversion service's Office
+// too (signing's Converter is part of it).
 type converter interface {
-	signing.Converter
+	conversion.Office
 	annotate.Converter
 }
 

@@ -187,22 +187,43 @@ func (l *OnDemand) RetryAfter() time.Duration { return 0 }
 
 // Check checks in as the worker would convert it, starting the worker.
 func (l *OnDemand) Check(r engine.Request, in []byte) error {
-	if err := l.start(); err != nil {
+	p, err := l.started()
+	if err != nil {
 		return err
 	}
-	return l.pool.Check(r, in)
+	return p.Check(r, in)
 }
 
 // ConvertRequest converts in as r asks, starting the worker.
 func (l *OnDemand) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
-	if err := l.start(); err != nil {
+	p, err := l.started()
+	if err != nil {
 		return engine.Result{}, err
 	}
-	return l.pool.ConvertRequest(ctx, r, in)
+	return p.ConvertRequest(ctx, r, in)
+}
+
+// ConvertEdited converts a filled DOCX template (annotate's ?to=pdf),
+// starting the worker.
+func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
+	p, err := l.started()
+	if err != nil {
+		return engine.Result{}, err
+	}
+	return p.ConvertEdited(ctx, template, edits)
+}
+
+// started returns the worker's pool, started at the first use.
+func (l *OnDemand) started() (*libreoffice.Pool, error) {
+	l.once.Do(func() {
+		l.opt.Workers, l.opt.QueueLength = 1, 1
+		l.pool, l.err = libreoffice.NewPool(l.opt)
+	})
+	return l.pool, l.err
 }
 
 // onDemandBrowser prints each page with one headless Chromium, started
-// for it, once the page passed its checks, and stopped after.
+// for it and stopped after.
 type onDemandBrowser struct{ opt chromium.Options }
 
 func (b onDemandBrowser) RetryAfter() time.Duration { return 0 }
@@ -211,10 +232,11 @@ func (b onDemandBrowser) Check(page conversion.Page, opts engine.JobOptions) err
 	return chromium.CheckPage(chromiumPage(page), opts, b.opt.Text)
 }
 
+// Convert prints page on a browser of its own. The pool checks the page,
+// once, before it waits for its browser (Pool.Convert): a page it refuses
+// is answered at once, whether a browser could start or not, and the one
+// starting is stopped. A browser that cannot start fails the print.
 func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts engine.JobOptions) (engine.Result, error) {
-	if err := b.Check(page, opts); err != nil {
-		return engine.Result{}, err
-	}
 	o := b.opt
 	o.Workers, o.QueueLength = 1, 1
 	pool, err := chromium.NewPool(o)
@@ -226,39 +248,18 @@ func (b onDemandBrowser) Convert(ctx context.Context, page conversion.Page, opts
 		defer cancel()
 		pool.Close(ctx)
 	}()
-	if err := pool.WaitReady(ctx); err != nil {
-		return engine.Result{}, err
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	go func() { // the job would wait for a browser that does not start
+		if err := pool.WaitReady(ctx); err != nil {
+			fail(err)
+		}
+	}()
+	res, err := pool.Convert(ctx, chromiumPage(page), opts)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, engine.ErrUnavailable) {
+		return engine.Result{}, cause
 	}
-	return pool.Convert(ctx, chromiumPage(page), opts)
-}
-
-func (l *OnDemand) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := l.ConvertWith(ctx, in, from, engine.ToPDF, engine.JobOptions{})
-	return r.Output, err
-}
-
-func (l *OnDemand) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
-	if err := l.start(); err != nil {
-		return engine.Result{}, err
-	}
-	return l.pool.ConvertWith(ctx, in, from, to, opts)
-}
-
-// start starts the worker at the first use.
-func (l *OnDemand) start() error {
-	l.once.Do(func() {
-		l.opt.Workers, l.opt.QueueLength = 1, 1
-		l.pool, l.err = libreoffice.NewPool(l.opt)
-	})
-	return l.err
-}
-
-// ConvertEdited converts a filled DOCX template (annotate's ?to=pdf).
-func (l *OnDemand) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
-	if err := l.start(); err != nil {
-		return nil, err
-	}
-	return l.pool.ConvertEdited(ctx, template, edits)
+	return res, err
 }
 
 // Close stops the worker, if one was started.

@@ -118,8 +118,8 @@ func TestMarkdownWithOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := pdfWords(t, r.Output)
-	if len(pages) != 1 {
-		t.Fatalf("pageRanges=1 printed %d pages", len(pages))
+	if len(pages) != 1 || r.Pages != 1 {
+		t.Fatalf("pageRanges=1 printed %d pages, counted %d", len(pages), r.Pages)
 	}
 	w := find(t, pages, "Title")
 	if w.XMin < 71 || w.XMin > 80 || w.YMin < 71 {

@@ -273,9 +273,11 @@ var (
 
 // renderPage loads pg in tb, answering its requests from pg's files
 // alone, and prints it, or captures its image when o asks for a Shot. It
-// ends early when ctx (the client's) ends, and with the page's failure
-// when it navigates away or runs its scripts too long.
-func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim PageLimits, logger *slog.Logger) (out []byte, err error) {
+// returns the PDF and its pages (counted for MaxPages: the metering's
+// figure too), or the image, one page. It ends early when ctx (the
+// client's) ends, and with the page's failure when it navigates away or
+// runs its scripts too long.
+func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim PageLimits, logger *slog.Logger) (out []byte, pages int64, err error) {
 	st := newSteps()
 	defer st.log(logger, "chromium: page rendered")
 	stop := context.AfterFunc(ctx, tb.cancel) // the client left
@@ -292,56 +294,56 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 		// is rendered; a tab that could not be given back its own fails
 		// the job, and is closed.
 		if err := emulate(pctx, tb.page, o); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		defer func() {
 			if rerr := unemulate(tb.ctx, tb.page); err == nil && rerr != nil {
-				out, err = nil, rerr
+				out, pages, err = nil, 0, rerr
 			}
 		}()
 	}
 	if o.JavaScript {
 		if err := scripts(pctx, tb.page, true); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout); err != nil {
-		return nil, cmp.Or(context.Cause(pctx), err)
+		return nil, 0, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
 	if o.JavaScript { // the scripts' time is up: those still running or due would hold the print
 		if err := stopScripts(pctx, tb.page); err != nil {
-			return nil, cmp.Or(context.Cause(pctx), err)
+			return nil, 0, cmp.Or(context.Cause(pctx), err)
 		}
 	}
 	if o.Shot.Format != "" {
 		img, err := capture(pctx, tb.page, o.Shot)
 		st.done("capture")
-		return img, cmp.Or(context.Cause(pctx), err)
+		return img, 1, cmp.Or(context.Cause(pctx), err)
 	}
 	params := printParams(o)
 	if o.Page.SinglePage {
 		if err := fitOnePage(pctx, tb.page, o, &params); err != nil {
-			return nil, cmp.Or(context.Cause(pctx), err)
+			return nil, 0, cmp.Or(context.Cause(pctx), err)
 		}
 	}
 	var ok bool
 	if params.PageRanges, ok = capRanges(params.PageRanges, lim.MaxPages+1); !ok {
-		return nil, fmt.Errorf("%w (%d): pageRanges asks for pages past it only", ErrTooManyPages, lim.MaxPages)
+		return nil, 0, fmt.Errorf("%w (%d): pageRanges asks for pages past it only", ErrTooManyPages, lim.MaxPages)
 	}
 	res, err := cdp.Call(pctx, tb.page, page.PrintToPDF, params)
 	st.done("print")
 	if err != nil {
-		return nil, cmp.Or(context.Cause(pctx), err)
+		return nil, 0, cmp.Or(context.Cause(pctx), err)
 	}
 	n, err := pageCount(ctx, res.Data)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("reading the printed PDF: %w", err)
+		return nil, 0, fmt.Errorf("reading the printed PDF: %w", err)
 	case n > lim.MaxPages:
-		return nil, fmt.Errorf("%w (%d)", ErrTooManyPages, lim.MaxPages)
+		return nil, 0, fmt.Errorf("%w (%d)", ErrTooManyPages, lim.MaxPages)
 	}
-	return res.Data, nil
+	return res.Data, int64(n), nil
 }
 
 // setBackground is Emulation.setDefaultBackgroundColorOverride with its

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // A screenshot is the viewport (clip) or the whole page, in the format
@@ -25,8 +26,8 @@ func TestScreenshot(t *testing.T) {
 	shot := func(s engine.Shot) (image.Image, string) {
 		t.Helper()
 		r, err := p.Convert(ctx, tall, engine.JobOptions{Shot: s})
-		if err != nil {
-			t.Fatalf("%+v: %v", s, err)
+		if err != nil || r.Pages != 1 {
+			t.Fatalf("%+v: %v, %d pages; want an image, one page", s, err, r.Pages)
 		}
 		img, format, err := image.Decode(bytes.NewReader(r.Output))
 		if err != nil {
@@ -61,6 +62,9 @@ func TestScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	find(t, pdfWords(t, r.Output), "Tall")
+	if want := pdf.PageCount(r.Output); r.Pages != want || want == 0 {
+		t.Errorf("the print after the screenshots: the browser counted %d pages, the PDF has %d", r.Pages, want)
+	}
 	if _, err := png.Decode(bytes.NewReader(r.Output)); err == nil {
 		t.Error("a print after the screenshots answered an image")
 	}

@@ -58,11 +58,11 @@ func (b *browserProc) Run(ctx context.Context, j *job) (engine.Result, engine.Fo
 		b.kill()
 		return engine.Result{}, nil, err
 	}
-	out, err := renderPage(ctx, b.last, j.page, j.opts, b.limits, b.logger)
+	out, pages, err := renderPage(ctx, b.last, j.page, j.opts, b.limits, b.logger)
 	if err == nil {
 		b.release(b.last, false)
 	}
-	return engine.Result{Output: out, Engine: time.Since(t0)}, nil, err
+	return engine.Result{Output: out, Pages: pages, Engine: time.Since(t0)}, nil, err
 }
 
 // Classify: a browser that no longer answers crashed (it may have died

@@ -15,7 +15,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
-	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/zipout"
 )
 
@@ -66,9 +65,6 @@ type File struct {
 type Request struct {
 	engine.Request
 	Files []File
-	// OfficeOnly sends every file to LibreOffice, web pages too (the
-	// Gotenberg LibreOffice route, whose pages are not printed).
-	OfficeOnly bool
 	// Start is when the request arrived, where the Total of several
 	// files' conversion starts (zero: when Convert is called).
 	Start time.Time
@@ -210,7 +206,7 @@ func (s *Service) Screenshot(ctx context.Context, p Page, opts engine.JobOptions
 		return Result{}, err
 	}
 	return Result{Output: res.Output, ContentType: engine.ShotFormats[opts.Shot.Format], Parts: []File{{Name: p.Name, Data: res.Output}},
-		Pages: 1, Engine: res.Engine, Queued: res.Queued, Total: res.Total}, nil
+		Pages: res.Pages, Engine: res.Engine, Queued: res.Queued, Total: res.Total}, nil
 }
 
 // browse runs a page the caller made through Chromium: its print, or its
@@ -230,15 +226,13 @@ func (s *Service) browse(ctx context.Context, p Page, opts engine.JobOptions) (e
 }
 
 // summed is the result of the conversions of files to format to: their
-// outputs as Parts (the first as Output), their pages and times summed.
+// outputs as Parts (the first as Output), their pages (as each engine
+// counted them) and times summed.
 func summed(to string, files []File, results []engine.Result) Result {
 	res := Result{Parts: make([]File, len(results)), Total: results[0].Total}
 	for i, c := range results {
 		res.Parts[i] = File{Name: files[i].Name, Data: c.Output}
-		res.Engine, res.Queued = res.Engine+c.Engine, res.Queued+c.Queued
-		if to == engine.ToPDF {
-			res.Pages += pdf.PageCount(c.Output)
-		}
+		res.Engine, res.Queued, res.Pages = res.Engine+c.Engine, res.Queued+c.Queued, res.Pages+c.Pages
 	}
 	res.Output, res.ContentType = res.Parts[0].Data, contentTypes[to]
 	return res

@@ -28,7 +28,7 @@ const ParamMerge = "merge"
 func (s *Service) route(r Request) (string, bool, error) {
 	first := r.Files[0]
 	from := cmp.Or(r.From, safeinput.PageFormat(first.Name, first.Data))
-	if r.OfficeOnly || len(r.Malformed) > 0 || r.To != engine.ToPDF || (from != engine.FromHTML && from != engine.FromMarkdown) ||
+	if len(r.Malformed) > 0 || r.To != engine.ToPDF || (from != engine.FromHTML && from != engine.FromMarkdown) ||
 		engineFor(r.Options, from, r.To) != engine.EngineChromium {
 		return from, false, nil
 	}

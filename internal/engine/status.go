@@ -55,6 +55,7 @@ type WorkerStatus struct {
 // before it is done.
 type Result struct {
 	Output   []byte        // the converted document: a PDF, or a DOCX (to=docx)
+	Pages    int64         // Output's pages as its engine counted them, for metering: 0 for a DOCX, 1 for a screenshot; Conform keeps them
 	Engine   time.Duration // the engine's own time (LibreOffice: load and export, measured inside the worker)
 	Queued   time.Duration // time the job waited for a worker
 	Total    time.Duration // the whole Convert call

@@ -46,8 +46,10 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	req := conversion.Request{OfficeOnly: true, Request: engine.Request{To: engine.ToPDF, Merge: f.bool("merge"), Options: engine.JobOptions{
-		Landscape: f.bool("landscape"), PageRanges: f.str("nativePageRanges"), Password: f.str("password"),
+	// Every file goes to LibreOffice, web pages too: Gotenberg's LibreOffice
+	// route does not print them (its Chromium routes do).
+	req := conversion.Request{Request: engine.Request{To: engine.ToPDF, Merge: f.bool("merge"), Options: engine.JobOptions{
+		Engine: engine.EngineLibreOffice, Landscape: f.bool("landscape"), PageRanges: f.str("nativePageRanges"), Password: f.str("password"),
 		PDFA: f.str("pdfa"), PDFUA: f.bool("pdfua"), LosslessImageCompression: f.bool("losslessImageCompression"),
 		Quality: f.int("quality"), ReduceImageResolution: f.bool("reduceImageResolution"), MaxImageResolution: f.int("maxImageResolution"),
 	}}}

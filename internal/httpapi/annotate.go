@@ -10,7 +10,6 @@ import (
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/annotate"
-	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // UnmatchedFieldsHeader lists the fields of an annotate request that no
@@ -46,7 +45,7 @@ func (s *Server) annotate(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(UnmatchedFieldsHeader, strings.Join(keys, ","))
 	}
 	if req.PDF {
-		meter(r.Context()).Pages = pdf.PageCount(res.Document)
+		meter(r.Context()).Pages = res.Pages
 	}
 	writeDocument(w, res.Document, res.ContentType)
 }

@@ -235,11 +235,11 @@ func TestAnnotateFixtures(t *testing.T) {
 // convertsInLibreOffice converts a filled DOCX through the warm pool.
 func (e *env) convertsInLibreOffice(t *testing.T, docx []byte) []byte {
 	t.Helper()
-	pdf, err := e.Convert.Convert(context.Background(), docx, engine.FromDOCX)
-	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+	r, err := e.Convert.ConvertRequest(context.Background(), engine.Request{From: engine.FromDOCX, To: engine.ToPDF}, docx)
+	if err != nil || !bytes.HasPrefix(r.Output, []byte("%PDF-")) {
 		t.Fatalf("LibreOffice did not convert the filled DOCX: %v", err)
 	}
-	return pdf
+	return r.Output
 }
 
 // TestAnnotateRequests covers the HTTP side: authentication, groups,

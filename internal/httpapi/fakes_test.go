@@ -26,6 +26,7 @@ import (
 	"github.com/quire-dev/quire/internal/keylimit"
 	"github.com/quire-dev/quire/internal/memory"
 	"github.com/quire-dev/quire/internal/metering"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdfsign"
 	"github.com/quire-dev/quire/internal/pdftools"
 	"github.com/quire-dev/quire/internal/signing"
@@ -194,6 +195,9 @@ func (f *fakeFiller) Annotate(ctx context.Context, req annotate.Request) (annota
 		return annotate.Result{}, err
 	}
 	res := annotate.Result{Document: req.Document.Bytes, ContentType: "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+	if req.PDF { // its template is the PDF, counted as the converter counts it
+		res.Pages = pdf.PageCount(res.Document)
+	}
 	res.Unmatched = f.unmatched
 	return res, nil
 }

@@ -30,21 +30,22 @@ import (
 
 // coldConvert converts in (of format from) to format to with soffice and
 // the export filter's options filter, using the directory dir for its
-// profile and files, within timeout.
+// profile and files, within timeout. It returns the output, its pages
+// (outputPages) and soffice's run time.
 // soffice is killed when ctx ends (the pool's abort), or when it and its
 // children use more than o.MaxWorkerMemory (memory.go).
-func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to, filter string, timeout time.Duration) ([]byte, time.Duration, error) {
+func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, to, filter string, timeout time.Duration) ([]byte, int64, time.Duration, error) {
 	profile, work := filepath.Join(dir, "cold-profile"), filepath.Join(dir, "cold-job")
 	if err := writeProfile(profile); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if err := resetDir(work); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer os.RemoveAll(work)
 	src := filepath.Join(work, "input."+from)
 	if err := os.WriteFile(src, in, 0o600); err != nil {
-		return nil, 0, fmt.Errorf("convert: cold conversion: %w", err)
+		return nil, 0, 0, fmt.Errorf("convert: cold conversion: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -72,12 +73,12 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 		watch := engine.WatchMemory(o.MaxWorkerMemory, func() int64 { return treeRSS(pid) }, func() { syscall.Kill(-pid, syscall.SIGKILL) })
 		err = cmd.Wait()
 		if over, peak := watch.End(); over {
-			return nil, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak, sampled: peak}
+			return nil, 0, time.Since(t0), &memoryError{limit: o.MaxWorkerMemory, peak: peak, sampled: peak}
 		}
 	}
 	took := time.Since(t0)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, took, fmt.Errorf("%w (%v, cold soffice)", engine.ErrTimeout, timeout)
+		return nil, 0, took, fmt.Errorf("%w (%v, cold soffice)", engine.ErrTimeout, timeout)
 	}
 	dst := filepath.Join(work, "input."+to)
 	pdf, readErr := os.ReadFile(dst)
@@ -86,7 +87,7 @@ func coldConvert(ctx context.Context, o *Options, dir string, in []byte, from, t
 		// client gets quire's own words.
 		o.Logger.Warn("cold soffice could not convert a document", "err", err, "read_err", readErr,
 			"output", string(bytes.TrimSpace(out.Bytes())))
-		return nil, took, errors.New("soffice could not convert it either")
+		return nil, 0, took, errors.New("soffice could not convert it either")
 	}
-	return pdf, took, nil
+	return pdf, outputPages(pdf, to), took, nil
 }

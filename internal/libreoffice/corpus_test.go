@@ -93,7 +93,8 @@ func qpdfCheck(t *testing.T, pdf []byte) string {
 
 // TestCorpusMatchesColdSoffice converts every DOCX of the corpus with two
 // warm workers (the shared pool's) and checks each PDF with qpdf and
-// against the page count of a cold soffice conversion of the same file. A file soffice cannot
+// against the page count of a cold soffice conversion of the same file,
+// which the worker's own count (Result.Pages) must equal. A file soffice cannot
 // convert must get ErrUnprocessable or ErrInvalidFormat.
 func TestCorpusMatchesColdSoffice(t *testing.T) {
 	p := sharedPool(t)
@@ -139,7 +140,8 @@ func checkCorpusFile(t *testing.T, p *Pool, file string, cold map[string]int) st
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pdf, err := p.Convert(ctx, in, "docx")
+	r, err := p.ConvertTimed(ctx, in, "docx")
+	pdf := r.Output
 	want, coldOK := cold[name]
 	switch {
 	case err != nil && !coldOK && (errors.Is(err, engine.ErrUnprocessable) || errors.Is(err, engine.ErrInvalidFormat)):
@@ -152,8 +154,8 @@ func checkCorpusFile(t *testing.T, p *Pool, file string, cold map[string]int) st
 	if msg := qpdfCheck(t, pdf); msg != "" {
 		return name + ": qpdf --check: " + msg
 	}
-	if got := pageCount(t, pdf); got != want {
-		return name + ": " + strconv.Itoa(got) + " pages, cold soffice made " + strconv.Itoa(want)
+	if got := pageCount(t, pdf); got != want || r.Pages != int64(got) {
+		return name + ": " + strconv.Itoa(got) + " pages, cold soffice made " + strconv.Itoa(want) + ", the worker counted " + strconv.FormatInt(r.Pages, 10)
 	}
 	for _, u := range linkURIs(t, pdf) {
 		if strings.Contains(u, p.opts.Dir) {

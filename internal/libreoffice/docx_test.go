@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 )
@@ -29,7 +30,7 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 		{engine.FromHTML, "<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met on Tuesday.</p><ul><li>first item</li></ul></body></html>",
 			[]string{"Minutes", "The board met on Tuesday.", "first item"}},
 	} {
-		r, err := p.ConvertTo(context.Background(), []byte(c.in), c.from, engine.ToDOCX)
+		r, err := p.ConvertWith(context.Background(), []byte(c.in), c.from, engine.ToDOCX, engine.JobOptions{})
 		if err != nil {
 			t.Errorf("%s to docx: %v", c.from, err)
 			continue
@@ -58,12 +59,15 @@ func TestMarkdownAndHTMLToDOCX(t *testing.T) {
 }
 
 // TestDOCXOnlyFromMarkdownAndHTML: the other formats do not convert to
-// DOCX, and nothing converts to a format that does not exist.
+// DOCX, and nothing converts to a format that does not exist: the
+// request is refused, naming its "to".
 func TestDOCXOnlyFromMarkdownAndHTML(t *testing.T) {
 	p := testPool(t, "script", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
 	for _, c := range []struct{ from, to string }{{engine.FromDOCX, engine.ToDOCX}, {engine.FromODT, engine.ToDOCX}, {engine.FromHTML, "odt"}} {
-		if _, err := p.ConvertTo(context.Background(), []byte("x"), c.from, c.to); !errors.Is(err, engine.ErrUnsupportedFormat) {
-			t.Errorf("%s to %s: %v, want ErrUnsupportedFormat", c.from, c.to, err)
+		_, err := p.ConvertWith(context.Background(), []byte("x"), c.from, c.to, engine.JobOptions{})
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Code != quire.CodeValidation || len(qe.Details) != 1 || qe.Details[0].Field != "to" {
+			t.Errorf("%s to %s: %v, want a VALIDATION_ERROR naming to", c.from, c.to, err)
 		}
 	}
 }

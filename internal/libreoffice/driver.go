@@ -52,7 +52,7 @@ func (w *worker) Run(ctx context.Context, j *job) (engine.Result, engine.Followu
 	}
 	switch m.Class {
 	case "":
-		return engine.Result{Output: m.Body, Engine: m.Engine}, nil, nil
+		return engine.Result{Output: m.Body, Pages: m.Pages, Engine: m.Engine}, nil, nil
 	case classLoad:
 		w.logRefusal(m)
 		if j.opts.Password != "" { // soffice takes no password on its command line
@@ -111,9 +111,9 @@ func (w *worker) logRefusal(m *message) {
 func (w *worker) convertCold(j *job, m *message) engine.Followup {
 	return func(abort context.Context) (engine.Result, error) {
 		o := &w.pool.opts
-		pdf, took, err := coldConvert(abort, o, w.proc.dir, j.input, j.from, j.to, filterOptions(j.opts, j.to), o.JobTimeout)
+		pdf, pages, took, err := coldConvert(abort, o, w.proc.dir, j.input, j.from, j.to, filterOptions(j.opts, j.to), o.JobTimeout)
 		if err == nil {
-			return engine.Result{Output: pdf, Engine: took, Cold: true}, nil
+			return engine.Result{Output: pdf, Pages: pages, Engine: took, Cold: true}, nil
 		}
 		if !errors.Is(err, engine.ErrTimeout) && !errors.Is(err, engine.ErrMemoryLimit) {
 			err = fmt.Errorf("%w: %s, and %v", engine.ErrUnprocessable, m.Error, err)

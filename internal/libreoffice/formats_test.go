@@ -46,7 +46,8 @@ func pdfText(t *testing.T, pdf []byte, n int) string {
 // presentations made here (XLSX, PPTX, ODS, ODP, CSV, and XLS and PPT
 // saved from them by soffice) with a warm worker, and checks each PDF
 // against the page count of a cold soffice conversion of the same file
-// and for the text of its first and last page.
+// (and the worker's own count, Result.Pages) and for the text of its
+// first and last page.
 func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 	p := sharedPool(t)
 	t.Parallel()
@@ -85,8 +86,8 @@ func TestSpreadsheetsAndSlidesMatchColdSoffice(t *testing.T) {
 			t.Errorf("%s: qpdf --check: %s", name, msg)
 		}
 		pages := pageCount(t, r.Output)
-		if want, ok := cold[name]; !ok || pages != want || pages < 3 {
-			t.Errorf("%s: %d pages, cold soffice %d (converted: %v); want equal, and at least 3", name, pages, want, ok)
+		if want, ok := cold[name]; !ok || pages != want || pages < 3 || r.Pages != int64(pages) {
+			t.Errorf("%s: %d pages, cold soffice %d (converted: %v), the worker counted %d; want all equal, and at least 3", name, pages, want, ok, r.Pages)
 		}
 		first, last := "row 1\n", "row 120\n"
 		if strings.HasPrefix(name, "slides") {

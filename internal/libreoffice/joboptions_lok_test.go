@@ -16,12 +16,14 @@ import (
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/libreoffice/convtest"
 	"github.com/quire-dev/quire/internal/libreoffice/pdfatest"
+	"github.com/quire-dev/quire/internal/pdf"
 	"github.com/quire-dev/quire/internal/pdf/pdftest"
 	"github.com/quire-dev/quire/internal/safeinput"
 )
 
 // TestPDFA converts to each PDF/A version, on the warm workers and on the
-// cold soffice, and checks the output with pdfatest; a plain PDF fails
+// cold soffice, and checks the output with pdfatest, and its pages as
+// counted (conformance changes the bytes, not the pages); a plain PDF fails
 // the same checks, which shows that they can fail.
 func TestPDFA(t *testing.T) {
 	p := sharedPool(t)
@@ -33,6 +35,7 @@ func TestPDFA(t *testing.T) {
 			t.Fatalf("%s: %v", version, err)
 		}
 		pdfatest.Check(t, r.Output, part+1)
+		checkPages(t, version, r)
 	}
 	html := []byte("<!DOCTYPE html><html><body><h1>Minutes</h1><p>The board met.</p></body></html>")
 	r, err := p.ConvertWith(context.Background(), html, engine.FromHTML, engine.ToPDF, engine.JobOptions{PDFA: "PDF/A-2b"})
@@ -47,6 +50,7 @@ func TestPDFA(t *testing.T) {
 		t.Fatalf("commented RTF: cold %v, %v; want the cold soffice's PDF", r.Cold, err)
 	}
 	pdfatest.Check(t, r.Output, 2)
+	checkPages(t, "commented RTF, cold", r)
 
 	plain, err := p.Convert(context.Background(), in, engine.FromDOCX)
 	if err != nil {
@@ -241,4 +245,14 @@ func pdftext(t *testing.T, pdf []byte) string {
 		t.Fatalf("pdftotext (apt-get install poppler-utils): %v", err)
 	}
 	return string(out)
+}
+
+// checkPages fails t when the pages an engine counted for r are not
+// those of its PDF as pdf.PageCount reads them (the metering's figure
+// before the engines counted them), or when it has none.
+func checkPages(t *testing.T, what string, r engine.Result) {
+	t.Helper()
+	if want := pdf.PageCount(r.Output); r.Pages != want || want == 0 {
+		t.Errorf("%s: the engine counted %d pages, the PDF has %d", what, r.Pages, want)
+	}
 }

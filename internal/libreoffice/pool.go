@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,39 +65,14 @@ func NewPool(opts Options) (*Pool, error) {
 	return p, nil
 }
 
-// Convert converts in, a document of format from (see Formats), to PDF.
-// Its errors match the Err* values of this package, or ctx's error.
-func (p *Pool) Convert(ctx context.Context, in []byte, from string) ([]byte, error) {
-	r, err := p.ConvertTimed(ctx, in, from)
-	return r.Output, err
-}
-
-// ConvertTimed is Convert, with the times spent on the job.
-func (p *Pool) ConvertTimed(ctx context.Context, in []byte, from string) (engine.Result, error) {
-	return p.ConvertTo(ctx, in, from, engine.ToPDF)
-}
-
-// ConvertTo converts in, of format from, to format to (ToPDF or ToDOCX;
-// see CanConvert); Result.Output then holds the output, whatever its format.
-func (p *Pool) ConvertTo(ctx context.Context, in []byte, from, to string) (engine.Result, error) {
-	return p.ConvertWith(ctx, in, from, to, engine.JobOptions{})
-}
-
-// ConvertWith is ConvertTo with options. A format from that is not one
-// of Formats, or that does not convert to format to, fails with
-// ErrUnsupportedFormat; options that are not valid for the conversion
-// with Request.Validate's VALIDATION_ERROR.
-func (p *Pool) ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error) {
-	if f := strings.ToLower(from); !engine.CanConvert(f, to) {
-		return engine.Result{}, safeinput.Unsupported(f, to)
-	}
-	return p.ConvertRequest(ctx, engine.Request{From: from, To: to, Options: opts}, in)
-}
-
-// ConvertRequest converts in as r asks. r is validated once, here
-// (Request.Validate), once the document's format is known: without
-// r.From, its content and r.Name tell it (safeinput.Detect) from the same
-// opened package that the checks of safeinput.Prepare then read.
+// ConvertRequest converts in as r asks (to PDF or DOCX: engine.CanConvert),
+// and makes a PDF conform to the PDF/A and PDF/UA r asks for. r is
+// validated once, here (Request.Validate: a format it does not name, or
+// that does not convert to r.To, is a VALIDATION_ERROR), once the
+// document's format is known: without r.From, its content and r.Name
+// tell it (safeinput.Detect) from the same opened package that the checks
+// of safeinput.Prepare then read. Its errors match engine's Err* values,
+// or ctx's error.
 func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error) {
 	t0 := time.Now()
 	in, from, err := safeinput.Prepare(&r, in, p.opts.inputLimits())
@@ -113,14 +87,13 @@ func (p *Pool) ConvertRequest(ctx context.Context, r engine.Request, in []byte) 
 // and edited (annotate fills one): safeinput.PrepareEdited checks the
 // template's own entries, cleans them with the caller's edits, and writes
 // the package out once.
-func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) ([]byte, error) {
+func (p *Pool) ConvertEdited(ctx context.Context, template *ooxml.Package, edits *ooxml.Edits) (engine.Result, error) {
 	t0 := time.Now()
 	in, err := safeinput.PrepareEdited(template, edits, p.opts.inputLimits())
 	if err != nil {
-		return nil, err
+		return engine.Result{}, err
 	}
-	r, err := p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
-	return r.Output, err
+	return p.queueJob(ctx, t0, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{})
 }
 
 // queueJob queues the prepared input in, of format from, as a job converting

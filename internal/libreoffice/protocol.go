@@ -20,7 +20,7 @@ import (
 //	supervisor: init{ProgramDir, ProfileDir, TempDir, CPU, Confine}
 //	worker:     ready{Version, Engine: warm-up time, Warning} or ready{Error}
 //	supervisor: job{ID, From, To, Filter, Password} + input bytes
-//	worker:     result{ID, Engine: conversion time} + output bytes, or result{ID, Error, Class, Detail}
+//	worker:     result{ID, Engine: conversion time, Pages} + output bytes, or result{ID, Error, Class, Detail}
 //	            (then it closes the document and reads the next job)
 //	...
 //
@@ -73,6 +73,7 @@ type message struct {
 	Warning string        `json:"warning,omitempty"` // ready: the worker could not confine itself, and runs all the same
 	Class   string        `json:"class,omitempty"`
 	Detail  string        `json:"detail,omitempty"` // result: the engine's own words on the failure, for the log only (they may name the worker's files)
+	Pages   int64         `json:"pages,omitempty"`  // result: the pages of a PDF output, counted in the worker (outputPages)
 
 	Body []byte `json:"-"`
 }

@@ -67,7 +67,7 @@ func TestColdSofficeIsConfined(t *testing.T) {
 	script := `while [ "$1" != "--outdir" ]; do shift; done
 { echo '%PDF-1.4'; for f in '` + canary + `' /home /root /srv /var/lib /etc/hostname /etc/shadow; do [ -e "$f" ] && echo "VISIBLE $f"; done; echo done; } > "$2/input.pdf"`
 	o := &Options{PoolOptions: engine.PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: fakeProgramDir(t, script)}
-	pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), engine.FromRTF, engine.ToPDF, pdfExportOptions, time.Minute)
+	pdf, _, _, err := coldConvert(context.Background(), o, t.TempDir(), []byte("{\\rtf1 x}"), engine.FromRTF, engine.ToPDF, pdfExportOptions, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

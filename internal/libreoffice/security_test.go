@@ -231,7 +231,7 @@ func TestNoRemoteOrLocalContentIsFetched(t *testing.T) {
 	for name, in := range map[string][]byte{"remote DOCX, cold": linkedImageDOCX(l.url("cold.png"), l.url("cfield.png")),
 		"local DOCX, cold": linkedImageDOCX(fileURL(secret), fileURL(secret))} {
 		o := &Options{PoolOptions: engine.PoolOptions{Executable: os.Args[0], WorkerArgs: []string{"quire-test-worker", "lok"}}, ProgramDir: DefaultProgramDir}
-		pdf, _, err := coldConvert(context.Background(), o, t.TempDir(), in, engine.FromDOCX, engine.ToPDF, pdfExportOptions, time.Minute)
+		pdf, _, _, err := coldConvert(context.Background(), o, t.TempDir(), in, engine.FromDOCX, engine.ToPDF, pdfExportOptions, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/libreoffice/lok"
+	"github.com/quire-dev/quire/internal/pdf"
 )
 
 // How a worker keeps LibreOffice alive inside a Go process.
@@ -202,8 +203,23 @@ func runJob(eng officeEngine, dir string, job *message) (*message, func()) {
 			res.Body = nil
 			res.Class, res.Error = classEngine, fmt.Sprintf("LibreOffice reported success but wrote no %s (%v)", strings.ToUpper(to), err)
 		}
+		res.Pages = outputPages(res.Body, to)
 	}
 	return res, cleanup
+}
+
+// outputPages counts the pages of an output of format to: a PDF's, as
+// its page tree's root declares them (pdf.PageCount, the metering's
+// figure), 0 for a DOCX. The PDF is counted where it was written, in the
+// worker (or, for a cold soffice, by the supervisor that read it), so
+// that nothing parses it again for its pages. LibreOfficeKit's parts
+// would not do: they are a spreadsheet's sheets, not its printed pages,
+// and ignore pageRanges.
+func outputPages(out []byte, to string) int64 {
+	if to != engine.ToPDF {
+		return 0
+	}
+	return pdf.PageCount(out)
 }
 
 func kindOf(m *message) string {

@@ -25,10 +25,13 @@ import (
 )
 
 // Converter turns a DOCX into a PDF, with options (PDF/A); *libreoffice.Pool
-// is one. A nil Converter means that DOCX input is refused.
+// is one. It checks the document as it converts it (ConvertRequest), so
+// that a DOCX is opened once, by the converter; Check runs those checks
+// alone, for a job's submission. A nil Converter means that DOCX input is
+// refused.
 type Converter interface {
-	Convert(ctx context.Context, in []byte, from string) ([]byte, error)
-	ConvertWith(ctx context.Context, in []byte, from, to string, opts engine.JobOptions) (engine.Result, error)
+	Check(r engine.Request, in []byte) error
+	ConvertRequest(ctx context.Context, r engine.Request, in []byte) (engine.Result, error)
 }
 
 // Recorder keeps the record of each signature and the signing roots of
@@ -302,42 +305,55 @@ func (s *Service) Load(ctx context.Context, d Document) ([]byte, error) {
 }
 
 // asPDF returns a PDF as is and converts a DOCX, to PDF/A version pdfa
-// when it is not ""; anything else is refused. A DOCX that is damaged or
-// password protected gets the answer that /v1/convert gives it (422), a
-// file that is neither PDF nor DOCX 400, and a PDF with pdfa 400: quire
-// does not turn a PDF into PDF/A.
+// when it is not ""; anything else is refused. The converter checks the
+// DOCX as it converts it: one that is damaged or password protected gets
+// the answer that /v1/convert gives it (422), a file that is neither PDF
+// nor DOCX 400 (docxError), and a PDF with pdfa 400: quire does not turn
+// a PDF into PDF/A.
 func (s *Service) asPDF(ctx context.Context, in []byte, pdfa string) ([]byte, error) {
-	if err := s.checkFormat(in, pdfa); err != nil || isPDF(in) {
-		return in, err
+	if isPDF(in) || s.conv == nil {
+		return in, s.checkFormat(in, pdfa)
 	}
-	r, err := s.conv.ConvertWith(ctx, in, engine.FromDOCX, engine.ToPDF, engine.JobOptions{PDFA: pdfa})
+	r, err := s.conv.ConvertRequest(ctx, docxRequest(pdfa), in)
 	if err != nil {
-		return nil, engine.ToAPIError(err, 5*time.Second)
+		return nil, docxError(err, 5*time.Second)
 	}
 	return r.Output, nil
 }
 
+// docxRequest is the conversion of a DOCX to sign, to PDF/A version pdfa
+// when it is not "".
+func docxRequest(pdfa string) engine.Request {
+	return engine.Request{From: engine.FromDOCX, To: engine.ToPDF, Options: engine.JobOptions{PDFA: pdfa}}
+}
+
 // checkFormat refuses what asPDF would: a document that is neither a PDF
-// nor a DOCX, a DOCX that /v1/convert would refuse or that cannot be
-// converted here, pdfa for a PDF.
+// nor a DOCX, a DOCX that /v1/convert would refuse (the converter's
+// checks) or that cannot be converted here, pdfa for a PDF.
 func (s *Service) checkFormat(in []byte, pdfa string) error {
-	if isPDF(in) && pdfa != "" {
-		return quire.Invalid("The sign request is not valid.", quire.Detail{Field: "pdfa", Issue: "applies to a DOCX document, which is converted; this document is a PDF already"})
-	}
-	if isPDF(in) {
-		return nil
-	}
-	err := safeinput.Check(in, engine.FromDOCX)
 	switch {
-	case errors.Is(err, engine.ErrInvalidFormat):
+	case isPDF(in) && pdfa != "":
+		return quire.Invalid("The sign request is not valid.", quire.Detail{Field: "pdfa", Issue: "applies to a DOCX document, which is converted; this document is a PDF already"})
+	case isPDF(in):
+		return nil
+	case s.conv != nil:
+		return docxError(s.conv.Check(docxRequest(pdfa), in), 0)
+	}
+	if err := safeinput.Check(in, engine.FromDOCX); err != nil {
+		return docxError(err, 0)
+	}
+	return quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
+}
+
+// docxError is the answer to a document that the converter refused as a
+// DOCX (err, nil for none): not a DOCX at all is neither of the formats
+// signed; the rest is answered as /v1/convert answers it.
+func docxError(err error, retryAfter time.Duration) error {
+	if errors.Is(err, engine.ErrInvalidFormat) {
 		return &quire.Error{Code: quire.CodeInvalidFormat, Message: "The document is neither a PDF nor a DOCX file.",
 			Details: []quire.Detail{{Field: "document", Issue: "must be a PDF or DOCX file"}}}
-	case err != nil:
-		return engine.ToAPIError(err, 0)
-	case s.conv == nil:
-		return quire.Errorf(quire.CodeUnprocessable, "DOCX documents cannot be signed here: the conversion engine is not enabled.")
 	}
-	return nil
+	return engine.ToAPIError(err, retryAfter)
 }
 
 // Check runs the checks of Sign that spend no time on the document's
