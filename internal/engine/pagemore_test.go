@@ -1,13 +1,10 @@
 package engine
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/quire-dev/quire"
 )
 
 // Gotenberg's page options are validated with the others, each bad one
@@ -35,14 +32,7 @@ func TestPageExtrasValidate(t *testing.T) {
 		{JobOptions{Shot: Shot{Format: "png", Width: 800, Height: 600, DeviceScaleFactor: 5}}, []string{"deviceScaleFactor"}},
 	} {
 		err := c.o.Validate(FromHTML, ToPDF)
-		var fields []string
-		var qe *quire.Error
-		if errors.As(err, &qe) {
-			for _, d := range qe.Details {
-				fields = append(fields, d.Field)
-			}
-		}
-		if !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
+		if fields := detailFields(err); !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
 			t.Errorf("%+v: %v, want the fields %v", c.o.Page, err, c.want)
 		}
 	}

@@ -24,15 +24,20 @@ func TestShotAndMediaValidate(t *testing.T) {
 		{JobOptions{Media: "tv"}, []string{"emulatedMediaType"}},
 	} {
 		err := c.o.Validate(FromHTML, ToPDF)
-		var fields []string
-		var qe *quire.Error
-		if errors.As(err, &qe) {
-			for _, d := range qe.Details {
-				fields = append(fields, d.Field)
-			}
-		}
-		if !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
+		if fields := detailFields(err); !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
 			t.Errorf("%+v: %v, want the fields %v", c.o, err, c.want)
 		}
 	}
+}
+
+// detailFields are the fields that err's details name, in their order.
+func detailFields(err error) []string {
+	var fields []string
+	var qe *quire.Error
+	if errors.As(err, &qe) {
+		for _, d := range qe.Details {
+			fields = append(fields, d.Field)
+		}
+	}
+	return fields
 }
