@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/engine"
 )
 
@@ -215,8 +216,10 @@ func TestInputLimits(t *testing.T) {
 	if _, err := p.Convert(context.Background(), []byte("%PDF-1.7"), "docx"); !errors.Is(err, engine.ErrInvalidFormat) {
 		t.Errorf("PDF as DOCX: %v, want ErrInvalidFormat", err)
 	}
-	if _, err := p.Convert(context.Background(), []byte("x"), "pages"); !errors.Is(err, engine.ErrUnsupportedFormat) {
-		t.Errorf("from=pages: %v, want ErrUnsupportedFormat", err)
+	var invalid *quire.Error // a format quire does not know is the request's fault, as the API answers it
+	if _, err := p.Convert(context.Background(), []byte("x"), "pages"); !errors.As(err, &invalid) || invalid.Code != quire.CodeValidation ||
+		len(invalid.Details) != 1 || invalid.Details[0].Field != "from" {
+		t.Errorf("from=pages: %v, want a VALIDATION_ERROR naming from", err)
 	}
 }
 

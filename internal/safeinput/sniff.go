@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -69,16 +68,7 @@ func sniffFile(in []byte, from string) error {
 		}
 		return nil
 	}
-	return Unsupported(from, engine.ToPDF)
-}
-
-// Unsupported is the ErrUnsupportedFormat of a conversion from format
-// from to format to.
-func Unsupported(from, to string) error {
-	if !slices.Contains(engine.Formats, from) {
-		return fmt.Errorf("%w %q (accepted: %s)", engine.ErrUnsupportedFormat, from, strings.Join(engine.Formats, ", "))
-	}
-	return fmt.Errorf("%w: %s documents do not convert to %s", engine.ErrUnsupportedFormat, from, to)
+	return fmt.Errorf("%w %q (accepted: %s)", engine.ErrUnsupportedFormat, from, strings.Join(engine.Formats, ", "))
 }
 
 // sniffOOXML accepts a ZIP package whose main part is of format from
