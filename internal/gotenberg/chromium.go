@@ -61,12 +61,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 		opts.Page.SinglePage = f.bool("singlePage")
 		opts.Page.HeaderHTML, opts.Page.FooterHTML = templates(f)
 		opts.JavaScript = opts.Page.Waits()
-		header := fetchHeader(&f.values, f.str("url"))
-		if err := f.err(); err != nil {
-			httpapi.Fail(w, r, err)
-			return
-		}
-		page, name, err := a.page(r.Context(), source, f, header)
+		page, name, err := a.page(r.Context(), source, f)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
@@ -100,9 +95,14 @@ func sourceForm(s spec, source string) spec {
 // maxWait is the longest waitDelay.
 func (a *API) maxWait() time.Duration { return cmp.Or(a.o.MaxWait, DefaultMaxWait) }
 
-// page is the page to print, and the name its PDF is given; the url
-// route downloads it with header.
-func (a *API) page(ctx context.Context, source string, f *form, header http.Header) (conversion.Page, string, error) {
+// page is the page to print, and the name its PDF is given, once every
+// field of f is decoded (the form's errors come first); the url route
+// downloads it with the header its fields ask for (fetchHeader).
+func (a *API) page(ctx context.Context, source string, f *form) (conversion.Page, string, error) {
+	header := fetchHeader(&f.values, f.str("url"))
+	if err := f.err(); err != nil {
+		return conversion.Page{}, "", err
+	}
 	switch source {
 	case sourceURL:
 		if !f.has("url") {

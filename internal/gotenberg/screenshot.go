@@ -37,12 +37,7 @@ func (a *API) screenshot(source string) http.HandlerFunc {
 		opts := engine.JobOptions{Engine: engine.EngineChromium, Shot: shotOptions(&f.values), Media: f.str("emulatedMediaType"),
 			Page: pageExtras(&f.values, a.maxWait())}
 		opts.JavaScript = opts.Page.Waits()
-		header := fetchHeader(&f.values, f.str("url"))
-		if err := f.err(); err != nil {
-			httpapi.Fail(w, r, err)
-			return
-		}
-		page, name, err := a.page(r.Context(), source, f, header)
+		page, name, err := a.page(r.Context(), source, f)
 		if err != nil {
 			httpapi.Fail(w, r, err)
 			return
