@@ -304,14 +304,10 @@ func (f *Fetcher) Check(ctx context.Context, rawURL string) error {
 	return err
 }
 
-// Post sends body to rawURL with header, within the fetcher's rules and
-// timeout (redirects are not followed: a receiver answers where it was
-// asked), and returns the status of the answer, whose body is discarded.
-func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, body []byte) (int, error) {
-	return f.Send(ctx, http.MethodPost, rawURL, header, body)
-}
-
-// Send is Post with another method (PUT, PATCH).
+// Send sends body to rawURL with method and header, within the fetcher's
+// rules and timeout (redirects are not followed: a receiver answers where
+// it was asked), and returns the status of the answer, whose body is
+// discarded.
 func (f *Fetcher) Send(ctx context.Context, method, rawURL string, header http.Header, body []byte) (int, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {

@@ -216,6 +216,7 @@ func TestGotenberg(t *testing.T) {
 		archivesAreUnpackedAsFiles,
 		downloadFromAddsFiles,
 		webhooksDeliverTheFileOrTheError,
+		webhookEventsTellHowTheJobEnded,
 	} {
 		name := runtime.FuncForPC(reflect.ValueOf(test).Pointer()).Name()
 		t.Run(name[strings.LastIndex(name, ".")+1:], func(t *testing.T) { test(t, e) })

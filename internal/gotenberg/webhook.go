@@ -6,23 +6,25 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/httpapi"
 	"github.com/quire-dev/quire/internal/jobs"
 )
 
-// Gotenberg's webhook headers (8.x): a request that sends them is
-// answered 204 at once and run as a job of quire's queue; its PDF (or
-// ZIP) is then sent to the webhook's address, its error to the error
-// address, as a JSON {"status", "message"}.
+// Gotenberg's webhook headers: a request that sends them is answered 204
+// at once and run as a job of quire's queue; its PDF (or ZIP) is then
+// sent to the webhook's address, its error to the error address, as a
+// JSON {"status", "message"}, and the events address (9.x's, which may
+// replace the error address) is then told how the job ended.
 const (
 	hookURL          = "Gotenberg-Webhook-Url"
 	hookErrorURL     = "Gotenberg-Webhook-Error-Url"
 	hookMethod       = "Gotenberg-Webhook-Method"
 	hookErrorMethod  = "Gotenberg-Webhook-Error-Method"
 	hookExtraHeaders = "Gotenberg-Webhook-Extra-Http-Headers"
-	hookEventsURL    = "Gotenberg-Webhook-Events-Url" // 9.x's, refused
+	hookEventsURL    = "Gotenberg-Webhook-Events-Url"
 )
 
 var hookHeaders = []string{hookURL, hookErrorURL, hookMethod, hookErrorMethod, hookExtraHeaders, hookEventsURL}
@@ -36,7 +38,7 @@ func asksWebhook(r *http.Request) bool {
 }
 
 // async is the Dialect's Async of the routes that make a file: a request
-// with the webhook headers runs as a job, delivered to its two addresses.
+// with the webhook headers runs as a job, delivered to its addresses.
 func async(r *http.Request) ([]httpapi.Webhook, bool, error) {
 	if !asksWebhook(r) {
 		return nil, false, nil
@@ -44,7 +46,13 @@ func async(r *http.Request) ([]httpapi.Webhook, bool, error) {
 	if _, err := callbackOf(r.Header); err != nil {
 		return nil, false, err
 	}
-	return []httpapi.Webhook{{Header: hookURL, URL: r.Header.Get(hookURL)}, {Header: hookErrorURL, URL: r.Header.Get(hookErrorURL)}}, true, nil
+	var hooks []httpapi.Webhook
+	for _, h := range []string{hookURL, hookErrorURL, hookEventsURL} {
+		if url := r.Header.Get(h); url != "" {
+			hooks = append(hooks, httpapi.Webhook{Header: h, URL: url})
+		}
+	}
+	return hooks, true, nil
 }
 
 // accepted answers a request taken as a job: 204, as Gotenberg does.
@@ -70,12 +78,10 @@ func callbackOf(h http.Header) (jobs.Callback, error) {
 		return quire.Errorf(quire.CodeValidation, "Invalid request header: header '%s' %s", header, issue)
 	}
 	switch {
-	case h.Get(hookEventsURL) != "":
-		return jobs.Callback{}, bad(hookEventsURL, "is not supported by quire: send "+hookErrorURL+" for the errors")
 	case h.Get(hookURL) == "":
 		return jobs.Callback{}, bad(hookURL, "is required with the other webhook headers")
-	case h.Get(hookErrorURL) == "":
-		return jobs.Callback{}, bad(hookErrorURL, "is required with "+hookURL)
+	case h.Get(hookErrorURL) == "" && h.Get(hookEventsURL) == "":
+		return jobs.Callback{}, bad(hookErrorURL, "is required with "+hookURL+", unless "+hookEventsURL+" is sent")
 	}
 	var extra map[string]string
 	if v := h.Get(hookExtraHeaders); v != "" {
@@ -90,8 +96,10 @@ func callbackOf(h http.Header) (jobs.Callback, error) {
 	cb := jobs.Callback{
 		Success:     jobs.Target{URL: h.Get(hookURL), Method: cmp.Or(strings.ToUpper(h.Get(hookMethod)), http.MethodPost), Header: header},
 		Failure:     jobs.Target{URL: h.Get(hookErrorURL), Method: cmp.Or(strings.ToUpper(h.Get(hookErrorMethod)), http.MethodPost), Header: header},
+		Events:      jobs.Target{URL: h.Get(hookEventsURL), Method: http.MethodPost, Header: header},
 		Keep:        []string{"Content-Type", "Content-Disposition", "Gotenberg-Trace"},
 		FailureBody: failureBody,
+		EventBody:   eventBody,
 	}
 	for name, method := range map[string]string{hookMethod: cb.Success.Method, hookErrorMethod: cb.Failure.Method} {
 		if !slices.Contains(hookMethods, method) {
@@ -99,6 +107,32 @@ func callbackOf(h http.Header) (jobs.Callback, error) {
 		}
 	}
 	return cb, nil
+}
+
+// event is the body of a Gotenberg webhook event: its correlation id is
+// the Gotenberg-Trace of the job's run, as the file's delivery carries it
+// (the caller's own when its request sent one), or the job's id for a job
+// that ended without an answer.
+type event struct {
+	Event         string      `json:"event"` // webhook.success, webhook.error
+	CorrelationID string      `json:"correlationId"`
+	Timestamp     string      `json:"timestamp"`
+	Error         *eventError `json:"error,omitempty"`
+}
+
+type eventError struct {
+	Status  int    `json:"status"`
+	Message string `json:"message"`
+}
+
+// eventBody is the body of the event telling how a job ended.
+func eventBody(end jobs.Ending) []byte {
+	e := event{Event: "webhook.success", CorrelationID: cmp.Or(end.Header.Get("Gotenberg-Trace"), end.Job), Timestamp: end.At.UTC().Format(time.RFC3339Nano)}
+	if end.Status/100 != 2 {
+		e.Event, e.Error = "webhook.error", &eventError{Status: end.Status, Message: end.Message}
+	}
+	b, _ := json.Marshal(e)
+	return b
 }
 
 // failureBody is the body of Gotenberg's error callback.

@@ -85,10 +85,10 @@ func webhooksDeliverTheFileOrTheError(t *testing.T, e *env) {
 	verifySignature(t, d)
 
 	for header, want := range map[string]string{
-		"Gotenberg-Webhook-Error-Url":            "header 'Gotenberg-Webhook-Error-Url' is required",
-		"Gotenberg-Webhook-Method=DELETE":        "header 'Gotenberg-Webhook-Method' must be POST, PUT or PATCH",
-		"Gotenberg-Webhook-Extra-Http-Headers=[": "header 'Gotenberg-Webhook-Extra-Http-Headers' must be a JSON object",
-		"Gotenberg-Webhook-Events-Url=" + url:    "header 'Gotenberg-Webhook-Events-Url' is not supported by quire",
+		"Gotenberg-Webhook-Error-Url":                     "header 'Gotenberg-Webhook-Error-Url' is required",
+		"Gotenberg-Webhook-Method=DELETE":                 "header 'Gotenberg-Webhook-Method' must be POST, PUT or PATCH",
+		"Gotenberg-Webhook-Extra-Http-Headers=[":          "header 'Gotenberg-Webhook-Extra-Http-Headers' must be a JSON object",
+		"Gotenberg-Webhook-Events-Url=ftp://example.com/": "Gotenberg-Webhook-Events-Url",
 	} {
 		bad := maps.Clone(hooks)
 		if name, value, set := strings.Cut(header, "="); set {
@@ -104,6 +104,66 @@ func webhooksDeliverTheFileOrTheError(t *testing.T, e *env) {
 		t.Errorf("a refused request was delivered: %s %s", d.method, d.path)
 	default:
 	}
+}
+
+// webhookEventsTellHowTheJobEnded: with Gotenberg 9's events address, a
+// job's end is told there after its file or error is delivered, and the
+// events address may stand for the error address.
+func webhookEventsTellHowTheJobEnded(t *testing.T, e *env) {
+	url, got := receiver(t)
+	hooks := e.bearer()
+	hooks["Gotenberg-Webhook-Url"] = url + "/done"
+	hooks["Gotenberg-Webhook-Events-Url"] = url + "/events"
+	hooks["Gotenberg-Webhook-Extra-Http-Headers"] = `{"X-Tenant":"acme"}`
+	hooks["Gotenberg-Trace"] = "trace-of-the-caller"
+	pdfs := []part{file("a.pdf", pdftest.OnePage("alpha")), file("b.pdf", pdftest.OnePage("beta"))}
+
+	if a := e.post(t, "/forms/pdf/merge", hooks, pdfs...); a.status != http.StatusNoContent {
+		t.Fatalf("a merge with an events address and no error address: %d %q, want 204", a.status, a.body)
+	}
+	if d := next(t, got); d.path != "/done" || d.header.Get("Gotenberg-Trace") != "trace-of-the-caller" {
+		t.Fatalf("first delivery %s %s (trace %q), want the PDF at /done with the caller's trace", d.method, d.path, d.header.Get("Gotenberg-Trace"))
+	}
+	ev := nextEvent(t, got)
+	if ev.Event != "webhook.success" || ev.CorrelationID != "trace-of-the-caller" || ev.Error != nil {
+		t.Errorf("event %+v, want webhook.success correlated with the caller's trace", ev)
+	}
+
+	if a := e.post(t, "/forms/pdf/merge", hooks, file("a.pdf", []byte("not a PDF")), pdfs[1]); a.status != http.StatusNoContent {
+		t.Fatalf("a merge of a file that is no PDF: %d %q, want 204", a.status, a.body)
+	}
+	ev = nextEvent(t, got) // no error address: the error is told as an event only
+	if ev.Event != "webhook.error" || ev.Error == nil || ev.Error.Status != http.StatusBadRequest || !strings.Contains(ev.Error.Message, "a.pdf") {
+		t.Errorf("event %+v, want webhook.error {status: 400, message naming a.pdf}", ev)
+	}
+}
+
+// webhookEvent is the body of a Gotenberg webhook event.
+type webhookEvent struct {
+	Event         string
+	CorrelationID string
+	Timestamp     time.Time
+	Error         *struct {
+		Status  int
+		Message string
+	}
+}
+
+// nextEvent is the receiver's next delivery, which must be a signed
+// event at /events carrying the extra headers and a recent timestamp.
+func nextEvent(t *testing.T, got chan delivery) webhookEvent {
+	t.Helper()
+	d := next(t, got)
+	var ev webhookEvent
+	if err := json.Unmarshal(d.body, &ev); err != nil || d.method != "POST" || d.path != "/events" ||
+		d.header.Get("Content-Type") != "application/json" || d.header.Get("X-Tenant") != "acme" {
+		t.Fatalf("delivery %s %s %v %q (%v), want a JSON event POSTed to /events with X-Tenant", d.method, d.path, d.header, d.body, err)
+	}
+	if time.Since(ev.Timestamp).Abs() > time.Hour {
+		t.Errorf("event timestamp %v, want the time of the job's end", ev.Timestamp)
+	}
+	verifySignature(t, d)
+	return ev
 }
 
 // verifySignature checks d is signed as quire's webhooks are.

@@ -93,16 +93,8 @@ func (s *Service) deliver(ctx context.Context, j quire.Job) error {
 	if err != nil {
 		return err
 	}
-	header := http.Header{"Content-Type": {"application/json"}}
-	Sign(header, s.opt.WebhookSecret, "msg_"+j.ID, s.opt.Now(), body)
-	status, err := s.fetcher.Post(ctx, j.Webhook.URL, header, body)
-	if err != nil {
-		return err
-	}
-	if status < 200 || status > 299 {
-		return fmt.Errorf("the receiver answered %d", status)
-	}
-	return nil
+	to := Target{URL: j.Webhook.URL, Method: http.MethodPost}
+	return s.send(ctx, to, http.Header{"Content-Type": {"application/json"}}, "msg_"+j.ID, body)
 }
 
 // Event is the body of a webhook.
