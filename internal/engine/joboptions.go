@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,6 +45,11 @@ type JobOptions struct {
 	MaxImageResolution int
 	// Password opens an encrypted (password-protected) document.
 	Password string
+	// Export sets properties of LibreOffice's PDF export that Gotenberg's
+	// LibreOffice route names (ExportProperties), each to true or false;
+	// an unset one keeps LibreOffice's default. /v1/convert does not take
+	// them.
+	Export map[string]bool
 
 	// Engine chooses the engine of an HTML or Markdown document made into
 	// PDF: EngineChromium or EngineLibreOffice; "" for the default
@@ -80,6 +86,25 @@ var PDFAVersions = []string{"PDF/A-1b", "PDF/A-2b", "PDF/A-3b"}
 
 // ImageResolutions are the accepted values of JobOptions.MaxImageResolution.
 var ImageResolutions = []int{75, 150, 300, 600, 1200}
+
+// ExportProperties are the accepted keys of JobOptions.Export: boolean
+// properties of LibreOffice's PDF export filter (writer_pdf_Export and its
+// Calc and Impress kin), which change what the PDF holds, not what is
+// read: bookmarks, notes and comments, hidden slides, empty pages, one
+// page per sheet, the original document attached.
+var ExportProperties = []string{"ExportBookmarks", "ExportBookmarksToPDFDestination", "ExportPlaceholders", "ExportNotes",
+	"ExportNotesPages", "ExportOnlyNotesPages", "ExportNotesInMargin", "ConvertOOoTargetToPDFTarget", "ExportHiddenSlides",
+	"IsSkipEmptyPages", "IsAddStream", "SinglePageSheets", "AllowDuplicateFieldNames"}
+
+// ParamExport names JobOptions.Export in details: the key follows it
+// (export.ExportNotes).
+const ParamExport = "export"
+
+// ExportsNotes reports whether o asks for the comments of a document in
+// its PDF, so that they must reach LibreOffice.
+func (o JobOptions) ExportsNotes() bool {
+	return o.Export["ExportNotes"] || o.Export["ExportNotesInMargin"]
+}
 
 // MaxPasswordLength bounds JobOptions.Password.
 const MaxPasswordLength = 256
@@ -138,6 +163,11 @@ func (o JobOptions) Validate(from, to string) error {
 	}
 	if o.MaxImageResolution != 0 && !o.ReduceImageResolution {
 		bad(ParamMaxImageResolution, "applies only with reduceImageResolution=true")
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Export)) {
+		if !slices.Contains(ExportProperties, k) {
+			bad(ParamExport+"."+k, "is not a property of LibreOffice's PDF export quire sets: "+strings.Join(ExportProperties, ", "))
+		}
 	}
 	if len(o.Password) > MaxPasswordLength {
 		bad(ParamPassword, fmt.Sprintf("must be at most %d bytes", MaxPasswordLength))
@@ -198,7 +228,7 @@ func (o JobOptions) pdfOnlyParams() []string {
 	return setNames(param{o.PDFA != "", ParamPDFA}, param{o.PDFUA, ParamPDFUA}, param{o.PageRanges != "", ParamPageRanges},
 		param{o.ExportFormFields != nil, ParamExportFormFields}, param{o.LosslessImageCompression, ParamLosslessImageCompression},
 		param{o.Quality != 0, ParamQuality}, param{o.ReduceImageResolution, ParamReduceImageResolution},
-		param{o.MaxImageResolution != 0, ParamMaxImageResolution})
+		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{len(o.Export) > 0, ParamExport})
 }
 
 // PDFOnly reports whether o sets an option that only PDF output has.

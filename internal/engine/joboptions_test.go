@@ -17,7 +17,7 @@ func TestJobOptionsValidate(t *testing.T) {
 	}{
 		{FromDOCX, ToPDF, JobOptions{}},
 		{FromDOCX, ToPDF, JobOptions{PDFA: "PDF/A-2b", PDFUA: true, PageRanges: "1-3,5", ExportFormFields: &no, Quality: 80,
-			ReduceImageResolution: true, MaxImageResolution: 150, Password: "secret"}},
+			ReduceImageResolution: true, MaxImageResolution: 150, Password: "secret", Export: map[string]bool{"ExportNotes": true, "ExportBookmarks": false}}},
 		{FromMarkdown, ToPDF, JobOptions{Landscape: true, LosslessImageCompression: true}},
 		{FromHTML, ToDOCX, JobOptions{Landscape: true}},
 		{"", ToPDF, JobOptions{Landscape: true, Password: "x"}}, // from unknown yet: checked again by Convert
@@ -45,6 +45,8 @@ func TestJobOptionsValidate(t *testing.T) {
 		{FromHTML, ToPDF, JobOptions{Password: "x"}, []string{ParamPassword}},
 		{FromDOCX, ToPDF, JobOptions{Password: string(make([]byte, MaxPasswordLength+1))}, []string{ParamPassword}},
 		{FromHTML, ToDOCX, JobOptions{PDFA: "PDF/A-1b"}, []string{"to"}},
+		{FromDOCX, ToPDF, JobOptions{Export: map[string]bool{"ExportNotes": true, "Printing": true}}, []string{ParamExport + ".Printing"}},
+		{FromDOCX, ToDOCX, JobOptions{Export: map[string]bool{"ExportNotes": true}}, []string{"to"}},
 		{FromRTF, ToPDF, JobOptions{PDFA: "x", Quality: -1, Landscape: true}, []string{ParamLandscape, ParamPDFA, ParamQuality}},
 	}
 	for _, c := range bad {

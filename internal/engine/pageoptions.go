@@ -33,7 +33,7 @@ func (o JobOptions) LibreOfficeParams() []string {
 	return setNames(param{o.PDFA == PDFAVersions[0], ParamPDFA},
 		param{o.ExportFormFields != nil, ParamExportFormFields}, param{o.LosslessImageCompression, ParamLosslessImageCompression},
 		param{o.Quality != 0, ParamQuality}, param{o.ReduceImageResolution, ParamReduceImageResolution},
-		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{o.Password != "", ParamPassword})
+		param{o.MaxImageResolution != 0, ParamMaxImageResolution}, param{o.Password != "", ParamPassword}, param{len(o.Export) > 0, ParamExport})
 }
 
 // ChromiumParams names the options set in o that only Chromium has.

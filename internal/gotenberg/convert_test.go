@@ -3,11 +3,13 @@ package gotenberg_test
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -41,6 +43,81 @@ func libreOffice(t *testing.T, e *env) {
 	if !bytes.Contains(archival, []byte("pdfaid:part")) || !bytes.Contains(archival, []byte("pdfuaid:part")) {
 		t.Error("pdfa=PDF/A-2b pdfua=true: no PDF/A and PDF/UA identification in the XMP")
 	}
+}
+
+// libreOfficeExportOptions: the fields that set LibreOffice's PDF export
+// properties change the PDF as LibreOffice's own dialog does.
+func libreOfficeExportOptions(t *testing.T, e *env) {
+	convert := func(name string, doc []byte, fields ...part) []byte {
+		return e.post(t, "/forms/libreoffice/convert", e.bearer(), append([]part{file(name, doc)}, fields...)...).pdf(t)
+	}
+	headed := convtest.DOCXBody(`<w:p><w:pPr><w:outlineLvl w:val="0"/></w:pPr><w:r><w:t>Chapter one</w:t></w:r></w:p>`+
+		`<w:p><w:r><w:t>Body text.</w:t></w:r></w:p>`, "")
+	if got := outlineTitles(t, e, convert("book.docx", headed)); len(got) != 1 || got[0] != "Chapter one" {
+		t.Errorf("a heading's bookmark: %q, want [Chapter one]", got)
+	}
+	if got := outlineTitles(t, e, convert("book.docx", headed, field("exportBookmarks", "false"))); len(got) != 0 {
+		t.Errorf("exportBookmarks=false: bookmarks %q, want none", got)
+	}
+
+	body, rels, parts := convtest.Commented(`<w:p><w:r><w:t>Body text.</w:t></w:r></w:p>`, "")
+	commented := convtest.DOCXWith(body, rels, parts)
+	if n := annotations(t, convert("remarks.docx", commented), "/Text"); n != 0 {
+		t.Errorf("a commented DOCX: %d comment annotations, want none (LibreOffice's default)", n)
+	}
+	if n := annotations(t, convert("remarks.docx", commented, field("exportNotes", "true")), "/Text"); n != 1 {
+		t.Errorf("exportNotes=true: %d comment annotations, want the document's one", n)
+	}
+
+	sheet := convtest.XLSX(300)
+	if got := info(t, convert("table.xlsx", sheet), "Pages"); got == "1" {
+		t.Fatalf("a 300-row sheet printed on %s page: the test needs more than one", got)
+	}
+	if got := info(t, convert("table.xlsx", sheet, field("singlePageSheets", "true")), "Pages"); got != "1" {
+		t.Errorf("singlePageSheets=true: %s pages, want 1", got)
+	}
+}
+
+// outlineTitles are the titles of pdf's top-level bookmarks, as quire's
+// 9.x bookmarks route reads them.
+func outlineTitles(t *testing.T, e *env, pdf []byte) []string {
+	t.Helper()
+	a := e.post(t, "/forms/pdf/bookmarks", e.bearer(), file("a.pdf", pdf))
+	var got map[string][]struct{ Title string }
+	if err := json.Unmarshal(a.body, &got); a.status != http.StatusOK || err != nil {
+		t.Fatalf("/forms/pdf/bookmarks: %d %q", a.status, a.body)
+	}
+	var titles []string
+	for _, b := range got["a.pdf"] {
+		titles = append(titles, b.Title)
+	}
+	return titles
+}
+
+// annotations counts the annotations of pdf's pages whose subtype is
+// subtype, as qpdf's JSON lists them.
+func annotations(t *testing.T, pdf []byte, subtype string) int {
+	t.Helper()
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	out, err := exec.Command("qpdf", "--json", "--json-key=qpdf", pdftest.WriteTemp(t, pdf)).Output()
+	if err != nil {
+		t.Fatalf("qpdf --json: %v", err)
+	}
+	var doc struct{ Qpdf []json.RawMessage } // the header, then the objects
+	var objects map[string]struct{ Value any }
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Qpdf) != 2 {
+		t.Fatalf("qpdf --json: %v (%d sections)", err, len(doc.Qpdf))
+	}
+	if err := json.Unmarshal(doc.Qpdf[1], &objects); err != nil {
+		t.Fatalf("qpdf --json's objects: %v", err)
+	}
+	n := 0
+	for _, o := range objects {
+		if d, ok := o.Value.(map[string]any); ok && d["/Type"] == "/Annot" && d["/Subtype"] == subtype {
+			n++
+		}
+	}
+	return n
 }
 
 func postProcessing(t *testing.T, e *env) {
@@ -100,8 +177,10 @@ func libreOfficeRefusals(t *testing.T, e *env) {
 	doc := file("report.docx", convtest.DOCX(1))
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("nativePageRanges", "two")).
 		plainError(t, 400, "form field 'nativePageRanges'")
-	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("exportNotes", "true")).
-		plainError(t, 400, "form field 'exportNotes' is not supported by quire")
+	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("updateIndexes", "false")).
+		plainError(t, 400, "form field 'updateIndexes' is not supported by quire")
+	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("exportNotes", "often")).
+		plainError(t, 400, "form field 'exportNotes' is invalid (got 'often', want true or false)")
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("pdfa", "PDF/A-4")).
 		plainError(t, 400, "form field 'pdfa'")
 	e.post(t, "/forms/libreoffice/convert", e.bearer(), doc, field("merge", "maybe")).

@@ -197,6 +197,7 @@ func TestGotenberg(t *testing.T) {
 		fieldsQuireCannotHonourAreRefusedByName,
 		libreOffice,
 		libreOfficeRefusals,
+		libreOfficeExportOptions,
 		chromiumHTML,
 		chromiumMarkdown,
 		chromiumURL,

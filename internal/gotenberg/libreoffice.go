@@ -2,7 +2,9 @@ package gotenberg
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/conversion"
@@ -12,14 +14,21 @@ import (
 
 // libreOfficeForm is what POST /forms/libreoffice/convert reads.
 var libreOfficeForm = spec{
-	served: append([]string{"landscape", "nativePageRanges", "exportFormFields", "password", "losslessImageCompression", "quality",
-		"reduceImageResolution", "maxImageResolution", "merge", "pdfa", "pdfua", "nativePdfFormats"}, postProcessingFields...),
-	unsupported: merged(conversionDefaults, map[string]string{
-		"updateIndexes": "true", "allowDuplicateFieldNames": "false", "exportBookmarks": "true", "exportBookmarksToPdfDestination": "false",
-		"exportPlaceholders": "false", "exportNotes": "false", "exportNotesPages": "false", "exportOnlyNotesPages": "false",
-		"exportNotesInMargin": "false", "convertOooTargetToPdfTarget": "false", "exportLinksRelativeFsys": "false",
-		"exportHiddenSlides": "false", "skipEmptyPages": "false", "addOriginalDocumentAsStream": "false", "singlePageSheets": "false",
-	}),
+	served: append(append([]string{"landscape", "nativePageRanges", "exportFormFields", "password", "losslessImageCompression", "quality",
+		"reduceImageResolution", "maxImageResolution", "merge", "pdfa", "pdfua", "nativePdfFormats", "exportLinksRelativeFsys"},
+		slices.Sorted(maps.Keys(exportFields))...), postProcessingFields...),
+	unsupported: merged(conversionDefaults, map[string]string{"updateIndexes": "true"}),
+}
+
+// exportFields are the route's fields that set a property of LibreOffice's
+// PDF export (engine.ExportProperties), each named after its property.
+var exportFields = map[string]string{
+	"exportBookmarks": "ExportBookmarks", "exportBookmarksToPdfDestination": "ExportBookmarksToPDFDestination",
+	"exportPlaceholders": "ExportPlaceholders", "exportNotes": "ExportNotes", "exportNotesPages": "ExportNotesPages",
+	"exportOnlyNotesPages": "ExportOnlyNotesPages", "exportNotesInMargin": "ExportNotesInMargin",
+	"convertOooTargetToPdfTarget": "ConvertOOoTargetToPDFTarget", "exportHiddenSlides": "ExportHiddenSlides",
+	"skipEmptyPages": "IsSkipEmptyPages", "addOriginalDocumentAsStream": "IsAddStream", "singlePageSheets": "SinglePageSheets",
+	"allowDuplicateFieldNames": "AllowDuplicateFieldNames",
 }
 
 // conversionDefaults are the fields of Gotenberg's conversion routes that
@@ -60,7 +69,16 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		export := f.bool("exportFormFields")
 		req.Options.ExportFormFields = &export
 	}
+	for field, property := range exportFields {
+		if f.has(field) {
+			if req.Options.Export == nil {
+				req.Options.Export = map[string]bool{}
+			}
+			req.Options.Export[property] = f.bool(field)
+		}
+	}
 	f.boolOr("nativePdfFormats", true) // either way, LibreOffice makes PDF/A and PDF/UA itself
+	f.bool("exportLinksRelativeFsys")  // either way, links to files are relative (filter.go): no PDF names a path of the server
 	steps := postSteps(&f.values)
 	if len(req.Files) == 0 {
 		f.bad = append(f.bad, quire.Detail{Field: "files", Issue: "is required: the documents to convert"})

@@ -53,6 +53,9 @@ func filterOptions(o engine.JobOptions, to string) string {
 		boolean("ReduceImageResolution", true)
 		long("MaxImageResolution", cmp.Or(o.MaxImageResolution, 300))
 	}
+	for name, v := range o.Export { // names Validate checked against engine.ExportProperties
+		boolean(name, v)
+	}
 	b, _ := json.Marshal(opts) // strings and a map of them: cannot fail
 	return string(b)
 }

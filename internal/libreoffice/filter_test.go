@@ -18,7 +18,8 @@ func TestFilterOptions(t *testing.T) {
 		t.Errorf("DOCX: %q, want none", got)
 	}
 	yes := true
-	o := engine.JobOptions{PDFA: "PDF/A-3b", PDFUA: true, PageRanges: "2-4", ExportFormFields: &yes, Quality: 70, ReduceImageResolution: true}
+	o := engine.JobOptions{PDFA: "PDF/A-3b", PDFUA: true, PageRanges: "2-4", ExportFormFields: &yes, Quality: 70, ReduceImageResolution: true,
+		Export: map[string]bool{"ExportNotes": true, "ExportBookmarks": false}}
 	var got map[string]filterOption
 	if err := json.Unmarshal([]byte(filterOptions(o, engine.ToPDF)), &got); err != nil {
 		t.Fatal(err)
@@ -28,6 +29,7 @@ func TestFilterOptions(t *testing.T) {
 		"PDFUACompliance": {"boolean", "true"}, "UseTaggedPDF": {"boolean", "true"}, "PageRange": {"string", "2-4"},
 		"ExportFormFields": {"boolean", "true"}, "Quality": {"long", "70"},
 		"ReduceImageResolution": {"boolean", "true"}, "MaxImageResolution": {"long", "300"},
+		"ExportNotes": {"boolean", "true"}, "ExportBookmarks": {"boolean", "false"},
 	}
 	if len(got) != len(want) {
 		t.Errorf("filter options %v, want %v", got, want)

@@ -15,7 +15,9 @@ import (
 // comment anchors and references in the text. The PDF is the same (the
 // corpus test compares page counts with a cold soffice of the original
 // file), made in about 20 ms by a warm worker instead of a second by a cold
-// soffice. ODT and RTF files with comments still go to the cold soffice.
+// soffice. ODT and RTF files with comments still go to the cold soffice,
+// and so does a DOCX whose conversion asks for its comments in the PDF
+// (Gotenberg's exportNotes).
 
 // maxCommentPartBytes bounds a part that the rewrite reads; a package
 // with a larger one is left as it is (LibreOffice judges it, as before).

@@ -57,7 +57,7 @@ func (p *officePackage) check(l Limits) error {
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}
-	p.comments = p.from == engine.FromDOCX && hasComments(p.zip.Head(documentRels, maxCommentPartBytes))
+	p.comments = p.from == engine.FromDOCX && !p.keepComments && hasComments(p.zip.Head(documentRels, maxCommentPartBytes))
 	return e.archive(p.zip, "", 0)
 }
 

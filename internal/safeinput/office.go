@@ -30,10 +30,13 @@ type officePackage struct {
 	// unclean: an entry's name is not a clean relative path
 	// (ooxml.CleanName); the rewrite drops such entries.
 	unclean bool
-	// comments: a DOCX whose main part has comments, told by a peek at
-	// its relationships before check, so that check keeps its story
-	// parts only then (most documents have none).
+	// comments: a DOCX whose main part has comments to take out, told
+	// by a peek at its relationships before check, so that check keeps
+	// its story parts only then (most documents have none).
 	comments bool
+	// keepComments: the conversion exports the comments
+	// (engine.JobOptions.ExportsNotes), so they stay.
+	keepComments bool
 }
 
 // packageLimits are those an office package is opened with: parts read
@@ -76,7 +79,7 @@ func (p *officePackage) clean() []byte {
 // parts are cleaned as edited), written out with them in one rewrite.
 func (p *officePackage) cleanWith(e *ooxml.Edits) ([]byte, error) {
 	p.withoutOutsideLinks(e)
-	if p.from == engine.FromDOCX {
+	if p.from == engine.FromDOCX && !p.keepComments {
 		p.withoutComments(e)
 	}
 	if e.Empty() && !p.unclean && !p.zip.StoredWithDescriptor() && p.in != nil {

@@ -77,6 +77,9 @@ func check(in []byte, r *engine.Request, l Limits) (pkg *officePackage, from str
 		return nil, "", false, err
 	}
 	if pkg != nil {
+		// Comments asked for in the PDF stay: LibreOffice then loads the
+		// document as it is (cold.go when LibreOfficeKit cannot).
+		pkg.keepComments = r.Options.ExportsNotes()
 		return pkg, from, false, pkg.check(l)
 	}
 	return nil, from, false, CheckText(in, from, l.Text)
@@ -85,7 +88,7 @@ func check(in []byte, r *engine.Request, l Limits) (pkg *officePackage, from str
 // Prepare checks in (CheckRequest), renders Markdown to HTML, takes out
 // what would load content from outside the document (html.go,
 // packages.go, rtf.go), and takes the comments out of a DOCX
-// (comments.go). It returns the input to convert and its format, which it
+// (comments.go) unless r's options export them. It returns the input to convert and its format, which it
 // sets in r when r names none.
 func Prepare(r *engine.Request, in []byte, l Limits) ([]byte, string, error) {
 	pkg, from, asIs, err := check(in, r, l)
