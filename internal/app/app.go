@@ -250,7 +250,7 @@ func (a *App) jobWorkers() int {
 	case n > 0:
 		return n
 	case a.Convert != nil:
-		return a.Convert.Status().Workers
+		return a.Convert.Slots()
 	}
 	return runtime.NumCPU()
 }

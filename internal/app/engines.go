@@ -179,8 +179,8 @@ func (l *OnDemand) Conversion() *conversion.Service {
 	return conversion.New(l, b)
 }
 
-// Status is the one worker's, converting one file at a time.
-func (l *OnDemand) Status() engine.Status { return engine.Status{Workers: 1} }
+// Slots is one: the one worker converts one file at a time.
+func (l *OnDemand) Slots() int { return 1 }
 
 // RetryAfter is no wait: nothing but this command's file waits.
 func (l *OnDemand) RetryAfter() time.Duration { return 0 }

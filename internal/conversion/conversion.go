@@ -20,7 +20,7 @@ import (
 
 // Office converts office documents with LibreOffice (*libreoffice.Pool).
 type Office interface {
-	Status() engine.Status
+	Slots() int // the documents it converts at once
 	RetryAfter() time.Duration
 	Check(req engine.Request, in []byte) error
 	ConvertRequest(ctx context.Context, req engine.Request, in []byte) (engine.Result, error)

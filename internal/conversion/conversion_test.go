@@ -15,7 +15,7 @@ import (
 // of two pages, or fails the file named bad as a damaged document.
 type office struct{ bad string }
 
-func (office) Status() engine.Status              { return engine.Status{Workers: 2} }
+func (office) Slots() int                         { return 2 }
 func (office) RetryAfter() time.Duration          { return time.Second }
 func (office) Check(engine.Request, []byte) error { return nil }
 

@@ -75,7 +75,9 @@ func (s *Service) convertAll(parent context.Context, r Request) ([]engine.Result
 	defer cancel()
 	results := make([]engine.Result, len(r.Files))
 	errs := make([]error, len(r.Files))
-	slots := make(chan struct{}, max(1, s.office.Status().Workers))
+	// Slots, not Status: Status reads each worker's memory from /proc,
+	// on every request.
+	slots := make(chan struct{}, max(1, s.office.Slots()))
 	var wg sync.WaitGroup
 	for i, f := range r.Files {
 		wg.Add(1)

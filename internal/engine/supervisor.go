@@ -234,6 +234,11 @@ func (s *Supervisor[J]) WaitReady(ctx context.Context) error {
 	}
 }
 
+// Slots is how many workers the supervisor runs at once (Status's
+// Workers), without Status's reading of each worker's memory: the slots
+// are made once, by NewSupervisor.
+func (s *Supervisor[J]) Slots() int { return len(s.slots) }
+
 // Status returns a snapshot of the workers, the queue and the counters.
 // It reads each running worker's memory; Counters is cheaper when only
 // the counters are wanted.

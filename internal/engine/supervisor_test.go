@@ -157,6 +157,18 @@ func TestSupervisorAnswersAndCounts(t *testing.T) {
 	}
 }
 
+// TestSupervisorSlots: Slots is Status's Workers, whether the workers
+// have started or not (the conversion service sizes its fan-out by it on
+// every request, without Status's reading of their memory).
+func TestSupervisorSlots(t *testing.T) {
+	d := &fakeDriver{}
+	d.failStarts.Store(1 << 20) // no worker ever starts
+	s := newFake(t, d, PoolOptions{Workers: 3})
+	if s.Slots() != 3 || s.Status().Workers != 3 {
+		t.Errorf("Slots %d, Status().Workers %d; want 3", s.Slots(), s.Status().Workers)
+	}
+}
+
 func TestSupervisorRetriesACrashOnce(t *testing.T) {
 	s := newFake(t, &fakeDriver{}, PoolOptions{})
 	r, err := do(s, "crash-once")

@@ -115,6 +115,9 @@ func (p *Pool) Check(r engine.Request, in []byte) error {
 // failed to start (its error), or ctx ends.
 func (p *Pool) WaitReady(ctx context.Context) error { return p.sup.WaitReady(ctx) }
 
+// Slots is how many documents the pool converts at once.
+func (p *Pool) Slots() int { return p.sup.Slots() }
+
 // Status returns a snapshot of the workers, the queue and the counters.
 // It reads each running worker's memory from /proc; Counters is cheaper
 // when only the counters are wanted.
