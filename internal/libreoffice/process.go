@@ -126,10 +126,8 @@ func widen(f *os.File) {
 // LibreOffice's fsyncs off (SAL_DISABLE_FSYNC, which sal reads once, set
 // or not): everything it writes is in the worker's directory, read back
 // or thrown away within the job or the worker's life, so an fsync buys
-// nothing a crash could use, and it cost up to a third of the engine
-// time when the disk was busy (convert-latency, 2-core machine shared
-// with other work: 44 to 28 ms at the median; 18.5 to 17.6 ms when it
-// was quieter; the Server-Timing engine figure includes the save).
+// nothing a crash could use, and it waits on the disk within the engine
+// time of every job (bench/RESULTS.md, convert-latency).
 func workerEnv(base []string, tmp string) []string {
 	env := make([]string, 0, len(base)+6)
 	godebug, gorace, preload := "asyncpreemptoff=1", "atexit_sleep_ms=0", jemallocPath()
