@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -307,10 +308,17 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 			return nil, 0, err
 		}
 	}
-	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout); err != nil {
+	var thrown *exceptions
+	if o.JavaScript && o.Page.FailOnExceptions { // without scripts, nothing throws
+		thrown = watchExceptions(pctx, tb.page)
+	}
+	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout, thrown); err != nil {
 		return nil, 0, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
+	if err := check(o.Page, files.resources(), thrown); err != nil {
+		return nil, 0, err
+	}
 	if o.JavaScript { // the scripts' time is up: those still running or due would hold the print
 		if err := stopScripts(pctx, tb.page); err != nil {
 			return nil, 0, cmp.Or(context.Cause(pctx), err)
@@ -482,9 +490,10 @@ func guard(ctx context.Context, t *chromedp.Target, fail context.CancelCauseFunc
 	}()
 }
 
-// loadWithin loads url in t, and waits as o asks: within timeout, load
-// and waits together, when scripts run (waits need them).
-func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.JobOptions, timeout time.Duration) error {
+// loadWithin loads url in t, and waits as o asks, then until thrown (if
+// watched) has every exception thrown by then: within timeout, load and
+// waits together, when scripts run (waits need them).
+func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.JobOptions, timeout time.Duration, thrown *exceptions) error {
 	if o.JavaScript {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrScriptTimeout)
@@ -494,6 +503,9 @@ func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.Jo
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	err := wait(ctx, t, o.Page)
+	if err == nil && thrown != nil {
+		err = thrown.settle(ctx, t)
+	}
 	if err != nil && errors.Is(context.Cause(ctx), ErrScriptTimeout) {
 		return ErrWaitTimeout
 	}
@@ -621,6 +633,18 @@ type fileServer struct {
 	files  map[string]file // by path under origin, "/" for the page
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	answered []resource // the page's requests but the page's own, in order (PageExtras' checks)
+}
+
+// resource is a request of the page, and how the fileServer answered it:
+// with status, or with a failure (status 0).
+type resource struct {
+	name   string // its URL; its path when under the job's origin, which the page's author never sees
+	host   string
+	kind   string // Chromium's resource type, such as Stylesheet
+	status int
 }
 
 type file struct {
@@ -662,12 +686,32 @@ func (s *fileServer) stop() {
 // answer fulfils a request for the page or one of its files, and fails
 // any other: another host (another job's origin too), scheme or method.
 func (s *fileServer) answer(ctx context.Context, t *chromedp.Target, ev fetch.EventRequestPaused) {
-	if f, ok := s.lookup(ev.Request); ok {
+	f, ok := s.lookup(ev.Request)
+	if ev.Request != nil && ev.Request.URL != s.origin+"/" {
+		r := resource{name: strings.TrimPrefix(ev.Request.URL, s.origin), kind: string(ev.ResourceType)}
+		if u, err := url.Parse(ev.Request.URL); err == nil {
+			r.host = u.Hostname()
+		}
+		if ok {
+			r.status = http.StatusOK
+		}
+		s.mu.Lock()
+		s.answered = append(s.answered, r)
+		s.mu.Unlock()
+	}
+	if ok {
 		cdp.Call(ctx, t, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusOK,
 			ResponseHeaders: []*fetch.HeaderEntry{{Name: "Content-Type", Value: f.contentType}}, Body: f.data})
 		return
 	}
 	cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+}
+
+// resources are the page's requests answered so far.
+func (s *fileServer) resources() []resource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.answered)
 }
 
 func (s *fileServer) lookup(r *network.Request) (file, bool) {

@@ -235,8 +235,9 @@ func chromiumURL(t *testing.T, e *env) {
 
 func chromiumRefusals(t *testing.T, e *env) {
 	index := file("index.html", []byte(page))
-	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("failOnResourceHttpStatusCodes", "[404]")).
-		plainError(t, 400, "form field 'failOnResourceHttpStatusCodes' is not supported by quire")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true")).
+		plainError(t, 400, "form field 'omitBackground' requires printBackground set to true")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true"), field("printBackground", "true")).pdf(t)
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("extraHttpHeaders", `{"X-A":"b"}`)).
 		plainError(t, 400, "form field 'extraHttpHeaders' is not supported by quire: they apply to the url route's download")
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), file("page.html", []byte(page))).

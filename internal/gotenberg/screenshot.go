@@ -17,7 +17,6 @@ var screenshotForm = spec{
 		"deviceScaleFactor"}, pageFields...),
 	unsupported: func() map[string]string {
 		m := maps.Clone(chromiumForm.unsupported)
-		delete(m, "omitBackground")
 		delete(m, "generateDocumentOutline") // a PDF's
 		return m
 	}(),
