@@ -587,7 +587,7 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 // (156) makes by default: said here so that the output stays the same
 // whatever a later version's default. The tags (the page's accessibility
 // tree, built for the print) cost 10-15 ms of a two-page print's 40-70
-// (bench/RESULTS.md). The document outline, off by default, stays off.
+// (bench/RESULTS.md).
 var tagged = true
 
 // outline asks for the document outline (bookmarks) made from the

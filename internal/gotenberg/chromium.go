@@ -32,12 +32,10 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // reads "url" and the download's fields (sourceForm).
 var chromiumForm = spec{
 	served: append(append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua", "emulatedMediaType",
-		"singlePage"},
+		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "generateDocumentOutline", "pdfa", "pdfua",
+		"emulatedMediaType", "singlePage"},
 		pageFields...), postProcessingFields...),
-	unsupported: merged(conversionDefaults, map[string]string{
-		"cookies": "", "skipNetworkIdleEvent": "true", "skipNetworkAlmostIdleEvent": "true", "extraHttpHeaders": "",
-	}),
+	unsupported: map[string]string{"cookies": "", "skipNetworkIdleEvent": "true", "skipNetworkAlmostIdleEvent": "true", "extraHttpHeaders": ""},
 	why: map[string]string{
 		"extraHttpHeaders": "they apply to the url route's download: an uploaded page loads nothing from the network",
 		"cookies":          "they apply to the url route's download: an uploaded page loads nothing from the network",
@@ -179,7 +177,8 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 func pageOptions(v *values) engine.JobOptions {
 	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
 		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua"), Media: v.str("emulatedMediaType")}
-	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
+	v.bool("generateTaggedPdf")       // Chromium's PDFs are tagged either way
+	v.bool("generateDocumentOutline") // and have the outline of their headings (package conform titles PDF/UA with it)
 	// Chromium paints no default background in a PDF: without a
 	// background of its own, the page is transparent already.
 	if v.bool("omitBackground") && !o.PrintBackground {

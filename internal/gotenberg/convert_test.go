@@ -237,6 +237,11 @@ func chromiumRefusals(t *testing.T, e *env) {
 	index := file("index.html", []byte(page))
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true")).
 		plainError(t, 400, "form field 'omitBackground' requires printBackground set to true")
+	outlined := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(`<h1>Chapter</h1><p>Text</p>`)),
+		field("generateDocumentOutline", "true")).pdf(t)
+	if !strings.Contains(uncompressed(t, outlined), "/Outlines") {
+		t.Error("generateDocumentOutline=true: the PDF has no outline")
+	}
 	// Chromium paints no default background in a PDF: a page without
 	// one of its own is transparent, as omitBackground asks.
 	plain := e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true"), field("printBackground", "true")).pdf(t)
