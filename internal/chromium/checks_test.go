@@ -83,3 +83,18 @@ func TestFailOnResources(t *testing.T) {
 		}
 	}
 }
+
+// The network waits hold the print until the requests that the page's
+// scripts make once it is loaded are over.
+func TestNetworkWaits(t *testing.T) {
+	p := sharedPool(t)
+	doc := html(`<p>Start</p><script>onload = () => fetch("a.txt").then(r => r.text()).then(a => fetch(a)).then(r => r.text()).then(b => document.body.append(b))</script>`)
+	doc.Assets = []Asset{{Name: "a.txt", Data: []byte("b.txt")}, {Name: "b.txt", Data: []byte("Fetchedlate")}}
+	for _, page := range []engine.PageExtras{{WaitNetworkIdle: true}, {WaitNetworkIdle: true, WaitNetworkAlmostIdle: true}} {
+		r, err := p.Convert(context.Background(), doc, engine.JobOptions{JavaScript: true, Page: page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		find(t, pdfWords(t, r.Output), "Fetchedlate")
+	}
+}

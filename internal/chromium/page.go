@@ -499,7 +499,14 @@ func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.Jo
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrScriptTimeout)
 		defer cancel()
 	}
-	if err := load(ctx, t, url); err != nil {
+	var idle []string // the lifecycle events of the network waits, which come with the load
+	if o.Page.WaitNetworkIdle {
+		idle = append(idle, "networkIdle")
+	}
+	if o.Page.WaitNetworkAlmostIdle {
+		idle = append(idle, "networkAlmostIdle")
+	}
+	if err := load(ctx, t, url, idle...); err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	err := wait(ctx, t, o.Page)
@@ -559,9 +566,10 @@ func pageCount(ctx context.Context, b []byte) (int, error) {
 	return len(pages), err
 }
 
-// load navigates t to url and waits for its load event: the document and
-// what it loads (style sheets, images, fonts, frames) are in.
-func load(ctx context.Context, t *chromedp.Target, url string) error {
+// load navigates t to url and waits for its load event (the document and
+// what it loads, style sheets, images, fonts, frames, are in) and for the
+// lifecycle events also names, in any order.
+func load(ctx context.Context, t *chromedp.Target, url string, also ...string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := cdp.Events(ctx, t, page.LifecycleEvent) // subscribed before navigating, so that none is missed
@@ -572,12 +580,15 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 	case nav.ErrorText != "":
 		return fmt.Errorf("loading the page: %s", nav.ErrorText)
 	}
+	due := append([]string{"load"}, also...)
 	for ev, err := range events {
 		if err != nil {
 			return err
 		}
-		if ev.Name == "load" && ev.FrameID == nav.FrameID && ev.LoaderID == nav.LoaderID {
-			return nil
+		if ev.FrameID == nav.FrameID && ev.LoaderID == nav.LoaderID {
+			if due = slices.DeleteFunc(due, func(name string) bool { return name == ev.Name }); len(due) == 0 {
+				return nil
+			}
 		}
 	}
 	return errors.New("the page closed while loading")

@@ -38,6 +38,12 @@ type PageExtras struct {
 	WaitDelay         time.Duration
 	WaitForSelector   string
 	WaitForExpression string
+	// WaitNetworkIdle and WaitNetworkAlmostIdle wait, with the load,
+	// until the page's requests have stopped (none for 500 ms, Chromium's
+	// networkIdle) or nearly (at most two for 500 ms, networkAlmostIdle):
+	// those its scripts make once it is loaded. Waits, as the others.
+	WaitNetworkIdle       bool
+	WaitNetworkAlmostIdle bool
 	// The checks of the loaded page, once its waits are over: the job
 	// fails with a *PageFailure naming the field when its scripts threw
 	// an exception they did not catch (FailOnExceptions), when a
@@ -91,7 +97,7 @@ const (
 
 // Waits reports whether p asks the page to wait for anything.
 func (p PageExtras) Waits() bool {
-	return p.WaitDelay != 0 || p.WaitForSelector != "" || p.WaitForExpression != ""
+	return p.WaitDelay != 0 || p.WaitForSelector != "" || p.WaitForExpression != "" || p.WaitNetworkIdle || p.WaitNetworkAlmostIdle
 }
 
 // details name what is wrong with p, among o's other options.

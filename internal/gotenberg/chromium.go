@@ -35,7 +35,7 @@ var chromiumForm = spec{
 		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "generateDocumentOutline", "pdfa", "pdfua",
 		"emulatedMediaType", "singlePage"},
 		pageFields...), postProcessingFields...),
-	unsupported: map[string]string{"cookies": "", "skipNetworkIdleEvent": "true", "skipNetworkAlmostIdleEvent": "true", "extraHttpHeaders": ""},
+	unsupported: map[string]string{"cookies": "", "extraHttpHeaders": ""},
 	why: map[string]string{
 		"extraHttpHeaders": "they apply to the url route's download: an uploaded page loads nothing from the network",
 		"cookies":          "they apply to the url route's download: an uploaded page loads nothing from the network",

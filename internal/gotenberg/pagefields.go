@@ -22,7 +22,7 @@ import (
 // screenshot routes honour, beside their own.
 var pageFields = []string{"waitDelay", "waitForExpression", "waitForSelector", "emulatedMediaFeatures", "userAgent",
 	"failOnHttpStatusCodes", "failOnResourceHttpStatusCodes", "ignoreResourceHttpStatusDomains", "failOnResourceLoadingFailed",
-	"failOnConsoleExceptions"}
+	"failOnConsoleExceptions", "skipNetworkIdleEvent", "skipNetworkAlmostIdleEvent"}
 
 // downloadFields are the fields of the url route's download.
 var downloadFields = []string{"extraHttpHeaders", "cookies"}
@@ -33,15 +33,16 @@ const DefaultMaxWait = 10 * time.Second
 
 // pageExtras are the page's options from Gotenberg's fields, with
 // failOnHttpStatusCodes checked (failOnStatus) and the checks of the
-// loaded page (failOnConsoleExceptions and the resources'). A wait
-// turns the page's scripts on, as javascript=true does on /v1/convert:
+// loaded page (failOnConsoleExceptions and the resources'). A wait (the
+// network's too: skipNetworkIdleEvent=false) turns the page's scripts on, as javascript=true does on /v1/convert:
 // what it waits for is the scripts' doing. A waitDelay must be shorter
 // than maxWait, the scripts' time limit, which its load shares.
 func pageExtras(v *values, maxWait time.Duration) engine.PageExtras {
 	p := engine.PageExtras{WaitForSelector: v.str("waitForSelector"), WaitForExpression: v.str("waitForExpression"),
 		UserAgent: v.str("userAgent"), MediaFeatures: mediaFeatures(v), FailOnExceptions: v.bool("failOnConsoleExceptions"),
 		FailOnResourceLoading: v.bool("failOnResourceLoadingFailed"), FailOnResourceStatus: statusCodes(v, "failOnResourceHttpStatusCodes"),
-		IgnoreResourceDomains: domains(v, "ignoreResourceHttpStatusDomains")}
+		IgnoreResourceDomains: domains(v, "ignoreResourceHttpStatusDomains"),
+		WaitNetworkIdle:       !v.boolOr("skipNetworkIdleEvent", true), WaitNetworkAlmostIdle: !v.boolOr("skipNetworkAlmostIdleEvent", true)}
 	if v.has("waitDelay") {
 		d, err := time.ParseDuration(v.str("waitDelay"))
 		switch {

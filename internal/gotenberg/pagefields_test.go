@@ -14,7 +14,7 @@ import (
 
 // The page fields of the Chromium routes, through the routes: header and
 // footer on every page, singlePage, media features, the waits (which
-// turn the page's scripts on) and their bounds, the user agent, and a
+// turn the page's scripts on; the network's too) and their bounds, the user agent, and a
 // screenshot's device scale factor.
 func chromiumPageFields(t *testing.T, e *env) {
 	const html = "/forms/chromium/convert/html"
@@ -56,6 +56,18 @@ onload = () => setTimeout(() => { document.body.insertAdjacentHTML("beforeend", 
 		if !strings.Contains(got, "Latecomer") || !strings.Contains(got, "QuireAgent/2") {
 			t.Errorf("%s=%s: %q, want what the scripts drew, and the user agent", wait.field, wait.value, got)
 		}
+	}
+
+	// skipNetworkIdleEvent=false waits for the requests the scripts make
+	// once the page is loaded; without a wait, the scripts do not run.
+	fetches := file("index.html", []byte(`<html><body><p>Start</p><script>onload = () => fetch("a.txt").then(r => r.text())`+
+		`.then(a => fetch(a)).then(r => r.text()).then(b => document.body.append(b))</script></body></html>`))
+	fetched := []part{fetches, file("a.txt", []byte("b.txt")), file("b.txt", []byte("Fetchedlate"))}
+	if got := text(t, e.post(t, html, e.bearer(), append(fetched, field("skipNetworkIdleEvent", "false"))...).pdf(t)); !strings.Contains(got, "Fetchedlate") {
+		t.Errorf("skipNetworkIdleEvent=false: %q, want what the scripts fetched", got)
+	}
+	if got := text(t, e.post(t, html, e.bearer(), append(fetched, field("skipNetworkIdleEvent", "true"))...).pdf(t)); strings.Contains(got, "Fetchedlate") {
+		t.Errorf("skipNetworkIdleEvent=true, no wait: %q, want the page without its scripts", got)
 	}
 
 	for _, c := range []struct {
