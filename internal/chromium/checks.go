@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -21,7 +23,7 @@ import (
 type exceptions struct {
 	marker string        // thrown by settle, last
 	done   chan struct{} // closed once the marker came
-	list   []string      // written until done
+	list   tally         // written until done
 }
 
 // watchExceptions starts collecting t's exceptions; it subscribes before
@@ -41,7 +43,7 @@ func watchExceptions(ctx context.Context, t *chromedp.Target) *exceptions {
 				return
 			}
 			// line:column, from 1 (the protocol's are from 0)
-			x.list = append(x.list, fmt.Sprintf("%s (%d:%d): %s", d.Text, d.LineNumber+1, d.ColumnNumber+1, text))
+			x.list.add(fmt.Sprintf("%s (%d:%d): %s", clip(d.Text), d.LineNumber+1, d.ColumnNumber+1, clip(text)))
 		}
 	}()
 	return x
@@ -68,41 +70,73 @@ func (x *exceptions) settle(ctx context.Context, t *chromedp.Target) error {
 	}
 }
 
-// check fails the job when its loaded page failed one of p's checks:
-// res are the page's requests, thrown its exceptions (nil when not
-// watched, or settled).
-func check(p engine.PageExtras, res []resource, thrown *exceptions) error {
-	if thrown != nil && len(thrown.list) > 0 {
-		return &engine.PageFailure{Field: "failOnConsoleExceptions", Issue: "the page's scripts threw exceptions: " + summary(thrown.list)}
+// note counts a request of the page (rawURL) against the job's checks:
+// it was answered status, or failed (0).
+func (s *fileServer) note(rawURL string, kind network.ResourceType, status int) {
+	name := clip(strings.TrimPrefix(rawURL, s.origin)) // a path, for the job's own origin, which the page's author never sees
+	host := ""
+	if u, err := url.Parse(rawURL); err == nil {
+		host = u.Hostname()
 	}
-	var failed, listed []string
-	for _, r := range res {
-		switch {
-		case r.status == 0:
-			failed = append(failed, fmt.Sprintf("%s (%s)", r.name, r.kind))
-		case engine.StatusListed(p.FailOnResourceStatus, r.status) && !ignored(p.IgnoreResourceDomains, r.host):
-			listed = append(listed, fmt.Sprintf("%s - %d: %s", r.name, r.status, http.StatusText(r.status)))
-		}
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch {
-	case p.FailOnResourceLoading && len(failed) > 0:
+	case status == 0 && s.checks.FailOnResourceLoading:
+		s.failed.add(fmt.Sprintf("%s (%s)", name, kind))
+	case status != 0 && engine.StatusListed(s.checks.FailOnResourceStatus, status) && !ignored(s.checks.IgnoreResourceDomains, host):
+		s.listed.add(fmt.Sprintf("%s - %d: %s", name, status, http.StatusText(status)))
+	}
+}
+
+// clip is s, at most maxItemBytes of it: an item of a failure's message
+// (a URL, an exception's message).
+func clip(s string) string {
+	if len(s) <= maxItemBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxItemBytes], "") + "..."
+}
+
+const maxItemBytes = 200
+
+// check fails the job when its loaded page failed one of its checks:
+// thrown are its exceptions (nil when not watched), the others its
+// requests so far.
+func (s *fileServer) check(thrown *exceptions) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case thrown != nil && thrown.list.n > 0:
+		return &engine.PageFailure{Field: "failOnConsoleExceptions", Issue: "the page's scripts threw exceptions: " + thrown.list.String()}
+	case s.failed.n > 0:
 		return &engine.PageFailure{Field: "failOnResourceLoadingFailed",
-			Issue: "resources of the page were not loaded (quire loads the uploaded files only): " + summary(failed)}
-	case len(listed) > 0:
-		return &engine.PageFailure{Field: "failOnResourceHttpStatusCodes", Issue: "resources of the page were answered a status listed: " + summary(listed)}
+			Issue: "resources of the page were not loaded (quire loads the uploaded files only): " + s.failed.String()}
+	case s.listed.n > 0:
+		return &engine.PageFailure{Field: "failOnResourceHttpStatusCodes", Issue: "resources of the page were answered a status listed: " + s.listed.String()}
 	}
 	return nil
+}
+
+// tally counts items, and keeps the first maxListed for a message.
+type tally struct {
+	first []string
+	n     int
 }
 
 // maxListed is the most items of a failure's message.
 const maxListed = 10
 
-// summary lists items, the first maxListed of them.
-func summary(items []string) string {
-	if len(items) <= maxListed {
-		return strings.Join(items, "; ")
+func (t *tally) add(item string) {
+	if t.n++; len(t.first) < maxListed {
+		t.first = append(t.first, item)
 	}
-	return fmt.Sprintf("%s; and %d more", strings.Join(items[:maxListed], "; "), len(items)-maxListed)
+}
+
+func (t *tally) String() string {
+	if t.n <= len(t.first) {
+		return strings.Join(t.first, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(t.first, "; "), t.n-len(t.first))
 }
 
 // ignored reports whether host is one of domains, or under one.

@@ -287,6 +287,7 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 	defer fail(nil)
 	origin := newOrigin()
 	files := newFileServer(origin, pg)
+	files.checks = o.Page
 	defer files.stop()
 	files.start(pctx, tb.page)
 	guard(pctx, tb.page, fail)
@@ -316,7 +317,7 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 		return nil, 0, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
-	if err := check(o.Page, files.resources(), thrown); err != nil {
+	if err := files.check(thrown); err != nil {
 		return nil, 0, err
 	}
 	if o.JavaScript { // the scripts' time is up: those still running or due would hold the print
@@ -645,17 +646,9 @@ type fileServer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	answered []resource // the page's requests but the page's own, in order (PageExtras' checks)
-}
-
-// resource is a request of the page, and how the fileServer answered it:
-// with status, or with a failure (status 0).
-type resource struct {
-	name   string // its URL; its path when under the job's origin, which the page's author never sees
-	host   string
-	kind   string // Chromium's resource type, such as Stylesheet
-	status int
+	checks         engine.PageExtras // the job's checks of the page's requests
+	mu             sync.Mutex
+	failed, listed tally // the requests that fail them: not loaded, answered a status listed
 }
 
 type file struct {
@@ -699,16 +692,11 @@ func (s *fileServer) stop() {
 func (s *fileServer) answer(ctx context.Context, t *chromedp.Target, ev fetch.EventRequestPaused) {
 	f, ok := s.lookup(ev.Request)
 	if ev.Request != nil && ev.Request.URL != s.origin+"/" {
-		r := resource{name: strings.TrimPrefix(ev.Request.URL, s.origin), kind: string(ev.ResourceType)}
-		if u, err := url.Parse(ev.Request.URL); err == nil {
-			r.host = u.Hostname()
-		}
+		status := 0
 		if ok {
-			r.status = http.StatusOK
+			status = http.StatusOK
 		}
-		s.mu.Lock()
-		s.answered = append(s.answered, r)
-		s.mu.Unlock()
+		s.note(ev.Request.URL, ev.ResourceType, status)
 	}
 	if ok {
 		cdp.Call(ctx, t, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusOK,
@@ -716,13 +704,6 @@ func (s *fileServer) answer(ctx context.Context, t *chromedp.Target, ev fetch.Ev
 		return
 	}
 	cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
-}
-
-// resources are the page's requests answered so far.
-func (s *fileServer) resources() []resource {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.answered)
 }
 
 func (s *fileServer) lookup(r *network.Request) (file, bool) {
