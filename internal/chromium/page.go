@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,6 +287,7 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 	defer fail(nil)
 	origin := newOrigin()
 	files := newFileServer(origin, pg)
+	files.checks = o.Page
 	defer files.stop()
 	files.start(pctx, tb.page)
 	guard(pctx, tb.page, fail)
@@ -307,10 +309,17 @@ func renderPage(ctx context.Context, tb *tab, pg Page, o engine.JobOptions, lim 
 			return nil, 0, err
 		}
 	}
-	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout); err != nil {
+	var thrown *exceptions
+	if o.JavaScript && o.Page.FailOnExceptions { // without scripts, nothing throws
+		thrown = watchExceptions(pctx, tb.page)
+	}
+	if err := loadWithin(pctx, tb.page, origin+"/", o, lim.ScriptTimeout, thrown); err != nil {
 		return nil, 0, cmp.Or(context.Cause(pctx), err)
 	}
 	st.done("load")
+	if err := files.check(thrown); err != nil {
+		return nil, 0, err
+	}
 	if o.JavaScript { // the scripts' time is up: those still running or due would hold the print
 		if err := stopScripts(pctx, tb.page); err != nil {
 			return nil, 0, cmp.Or(context.Cause(pctx), err)
@@ -482,18 +491,29 @@ func guard(ctx context.Context, t *chromedp.Target, fail context.CancelCauseFunc
 	}()
 }
 
-// loadWithin loads url in t, and waits as o asks: within timeout, load
-// and waits together, when scripts run (waits need them).
-func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.JobOptions, timeout time.Duration) error {
+// loadWithin loads url in t, and waits as o asks, then until thrown (if
+// watched) has every exception thrown by then: within timeout, load and
+// waits together, when scripts run (waits need them).
+func loadWithin(ctx context.Context, t *chromedp.Target, url string, o engine.JobOptions, timeout time.Duration, thrown *exceptions) error {
 	if o.JavaScript {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrScriptTimeout)
 		defer cancel()
 	}
-	if err := load(ctx, t, url); err != nil {
+	var idle []string // the lifecycle events of the network waits, which come with the load
+	if o.Page.WaitNetworkIdle {
+		idle = append(idle, "networkIdle")
+	}
+	if o.Page.WaitNetworkAlmostIdle {
+		idle = append(idle, "networkAlmostIdle")
+	}
+	if err := load(ctx, t, url, idle...); err != nil {
 		return cmp.Or(context.Cause(ctx), err)
 	}
 	err := wait(ctx, t, o.Page)
+	if err == nil && thrown != nil {
+		err = thrown.settle(ctx, t)
+	}
 	if err != nil && errors.Is(context.Cause(ctx), ErrScriptTimeout) {
 		return ErrWaitTimeout
 	}
@@ -547,9 +567,10 @@ func pageCount(ctx context.Context, b []byte) (int, error) {
 	return len(pages), err
 }
 
-// load navigates t to url and waits for its load event: the document and
-// what it loads (style sheets, images, fonts, frames) are in.
-func load(ctx context.Context, t *chromedp.Target, url string) error {
+// load navigates t to url and waits for its load event (the document and
+// what it loads, style sheets, images, fonts, frames, are in) and for the
+// lifecycle events also names, in any order.
+func load(ctx context.Context, t *chromedp.Target, url string, also ...string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := cdp.Events(ctx, t, page.LifecycleEvent) // subscribed before navigating, so that none is missed
@@ -560,12 +581,15 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 	case nav.ErrorText != "":
 		return fmt.Errorf("loading the page: %s", nav.ErrorText)
 	}
+	due := append([]string{"load"}, also...)
 	for ev, err := range events {
 		if err != nil {
 			return err
 		}
-		if ev.Name == "load" && ev.FrameID == nav.FrameID && ev.LoaderID == nav.LoaderID {
-			return nil
+		if ev.FrameID == nav.FrameID && ev.LoaderID == nav.LoaderID {
+			if due = slices.DeleteFunc(due, func(name string) bool { return name == ev.Name }); len(due) == 0 {
+				return nil
+			}
 		}
 	}
 	return errors.New("the page closed while loading")
@@ -575,7 +599,7 @@ func load(ctx context.Context, t *chromedp.Target, url string) error {
 // (156) makes by default: said here so that the output stays the same
 // whatever a later version's default. The tags (the page's accessibility
 // tree, built for the print) cost 10-15 ms of a two-page print's 40-70
-// (bench/RESULTS.md). The document outline, off by default, stays off.
+// (bench/RESULTS.md).
 var tagged = true
 
 // outline asks for the document outline (bookmarks) made from the
@@ -621,6 +645,10 @@ type fileServer struct {
 	files  map[string]file // by path under origin, "/" for the page
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	checks         engine.PageExtras // the job's checks of the page's requests
+	mu             sync.Mutex
+	failed, listed tally // the requests that fail them: not loaded, answered a status listed
 }
 
 type file struct {
@@ -662,7 +690,15 @@ func (s *fileServer) stop() {
 // answer fulfils a request for the page or one of its files, and fails
 // any other: another host (another job's origin too), scheme or method.
 func (s *fileServer) answer(ctx context.Context, t *chromedp.Target, ev fetch.EventRequestPaused) {
-	if f, ok := s.lookup(ev.Request); ok {
+	f, ok := s.lookup(ev.Request)
+	if ev.Request != nil && ev.Request.URL != s.origin+"/" {
+		status := 0
+		if ok {
+			status = http.StatusOK
+		}
+		s.note(ev.Request.URL, ev.ResourceType, status)
+	}
+	if ok {
 		cdp.Call(ctx, t, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusOK,
 			ResponseHeaders: []*fetch.HeaderEntry{{Name: "Content-Type", Value: f.contentType}}, Body: f.data})
 		return

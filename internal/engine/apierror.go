@@ -11,7 +11,10 @@ import (
 // HTTP contract (see the comments of the sentinel errors); retryAfter is
 // the wait suggested when the engine is busy (Pool.RetryAfter).
 func ToAPIError(err error, retryAfter time.Duration) error {
+	var failed *PageFailure
 	switch {
+	case errors.As(err, &failed): // its field names the check, for Gotenberg's 409
+		return &quire.Error{Code: quire.CodeUnprocessable, Message: err.Error(), Details: []quire.Detail{{Field: failed.Field, Issue: failed.Issue}}}
 	case errors.Is(err, ErrUnsupportedFormat):
 		return quire.Invalid("The source format is not supported.", quire.Detail{Field: "from", Issue: err.Error()})
 	case errors.Is(err, ErrInvalidFormat):

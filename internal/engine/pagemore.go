@@ -38,6 +38,43 @@ type PageExtras struct {
 	WaitDelay         time.Duration
 	WaitForSelector   string
 	WaitForExpression string
+	// WaitNetworkIdle and WaitNetworkAlmostIdle wait, with the load,
+	// until the page's requests have stopped (none for 500 ms, Chromium's
+	// networkIdle) or nearly (at most two for 500 ms, networkAlmostIdle):
+	// those its scripts make once it is loaded. Waits, as the others.
+	WaitNetworkIdle       bool
+	WaitNetworkAlmostIdle bool
+	// The checks of the loaded page, once its waits are over: the job
+	// fails with a *PageFailure naming the field when its scripts threw
+	// an exception they did not catch (FailOnExceptions), when a
+	// resource it asked for was not loaded (FailOnResourceLoading), or
+	// when one was answered a status of FailOnResourceStatus (an x99
+	// entry stands for x00 to x99) from a host other than
+	// IgnoreResourceDomains and their subdomains.
+	FailOnExceptions      bool
+	FailOnResourceLoading bool
+	FailOnResourceStatus  []int
+	IgnoreResourceDomains []string
+}
+
+// PageFailure is a page that failed one of the checks its job asked for
+// (PageExtras' FailOn fields): Gotenberg's 409. It matches
+// ErrUnprocessable.
+type PageFailure struct {
+	Field string // Gotenberg's field of the check
+	Issue string // what the page did
+}
+
+func (e *PageFailure) Error() string {
+	return fmt.Sprintf("%v: %s (%s)", ErrUnprocessable, e.Issue, e.Field)
+}
+
+func (e *PageFailure) Unwrap() error { return ErrUnprocessable }
+
+// StatusListed reports whether status is among codes, in which an x99
+// entry stands for every status from x00 to x99 (Gotenberg's lists).
+func StatusListed(codes []int, status int) bool {
+	return slices.ContainsFunc(codes, func(c int) bool { return c == status || c%100 == 99 && status/100 == c/100 })
 }
 
 // MediaFeature is a CSS media feature and its value.
@@ -60,7 +97,7 @@ const (
 
 // Waits reports whether p asks the page to wait for anything.
 func (p PageExtras) Waits() bool {
-	return p.WaitDelay != 0 || p.WaitForSelector != "" || p.WaitForExpression != ""
+	return p.WaitDelay != 0 || p.WaitForSelector != "" || p.WaitForExpression != "" || p.WaitNetworkIdle || p.WaitNetworkAlmostIdle
 }
 
 // details name what is wrong with p, among o's other options.
@@ -89,6 +126,16 @@ func (p PageExtras) details(o JobOptions) []quire.Detail {
 		bad("userAgent", "%s", issue)
 	}
 	d = append(d, mediaFeatureDetails(p.MediaFeatures)...)
+	for _, c := range p.FailOnResourceStatus {
+		if c < 100 || c > 599 {
+			bad("failOnResourceHttpStatusCodes", "lists %d, which is not an HTTP status", c)
+		}
+	}
+	for _, domain := range p.IgnoreResourceDomains {
+		if issue := textIssue(domain); issue != "" || domain == "" {
+			bad("ignoreResourceHttpStatusDomains", "must list domain names such as example.com")
+		}
+	}
 	return d
 }
 

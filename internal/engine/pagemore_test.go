@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quire-dev/quire"
 )
 
 // Gotenberg's page options are validated with the others, each bad one
@@ -30,10 +34,40 @@ func TestPageExtrasValidate(t *testing.T) {
 		{with(pdf, PageExtras{MediaFeatures: []MediaFeature{{Name: "width", Value: "1"}}}, false), []string{"emulatedMediaFeatures"}},
 		{with(pdf, PageExtras{MediaFeatures: []MediaFeature{{Name: "prefers-color-scheme"}}}, false), []string{"emulatedMediaFeatures"}},
 		{JobOptions{Shot: Shot{Format: "png", Width: 800, Height: 600, DeviceScaleFactor: 5}}, []string{"deviceScaleFactor"}},
+		{with(shot, PageExtras{FailOnExceptions: true, FailOnResourceLoading: true, FailOnResourceStatus: []int{404, 599},
+			IgnoreResourceDomains: []string{"example.com"}}, true), nil},
+		{with(pdf, PageExtras{FailOnResourceStatus: []int{42}, IgnoreResourceDomains: []string{""}}, false),
+			[]string{"failOnResourceHttpStatusCodes", "ignoreResourceHttpStatusDomains"}},
 	} {
 		err := c.o.Validate(FromHTML, ToPDF)
 		if fields := detailFields(err); !slices.Equal(fields, c.want) || (err == nil) != (c.want == nil) {
 			t.Errorf("%+v: %v, want the fields %v", c.o.Page, err, c.want)
 		}
+	}
+}
+
+// An x99 entry of a list of statuses stands for its hundred.
+func TestStatusListed(t *testing.T) {
+	for _, c := range []struct {
+		codes  []int
+		status int
+		want   bool
+	}{
+		{[]int{404}, 404, true}, {[]int{404}, 403, false}, {[]int{499}, 400, true}, {[]int{499}, 451, true},
+		{[]int{499}, 500, false}, {[]int{299}, 200, true}, {[]int{499, 599}, 200, false}, {nil, 200, false},
+	} {
+		if got := StatusListed(c.codes, c.status); got != c.want {
+			t.Errorf("StatusListed(%v, %d) = %v", c.codes, c.status, got)
+		}
+	}
+}
+
+// A page's failed check is a 422 whose detail names the check's field.
+func TestPageFailureAPIError(t *testing.T) {
+	err := ToAPIError(fmt.Errorf("printing: %w", &PageFailure{Field: "failOnConsoleExceptions", Issue: "it threw"}), 0)
+	var qe *quire.Error
+	if !errors.As(err, &qe) || qe.Code != quire.CodeUnprocessable || len(qe.Details) != 1 || qe.Details[0].Field != "failOnConsoleExceptions" ||
+		!strings.Contains(qe.Message, "it threw") {
+		t.Errorf("%#v, want UNPROCESSABLE_DOCUMENT naming failOnConsoleExceptions", err)
 	}
 }

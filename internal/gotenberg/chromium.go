@@ -32,18 +32,13 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // reads "url" and the download's fields (sourceForm).
 var chromiumForm = spec{
 	served: append(append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "pdfa", "pdfua", "emulatedMediaType", "singlePage"},
+		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "generateDocumentOutline", "pdfa", "pdfua",
+		"emulatedMediaType", "singlePage"},
 		pageFields...), postProcessingFields...),
-	unsupported: merged(conversionDefaults, map[string]string{
-		"omitBackground": "false", "cookies": "", "skipNetworkIdleEvent": "true",
-		"skipNetworkAlmostIdleEvent": "true", "extraHttpHeaders": "",
-		"failOnResourceHttpStatusCodes": "", "failOnResourceLoadingFailed": "false", "failOnConsoleExceptions": "false",
-		"ignoreResourceHttpStatusDomains": "",
-	}),
+	unsupported: map[string]string{"cookies": "", "extraHttpHeaders": ""},
 	why: map[string]string{
-		"extraHttpHeaders":              "they apply to the url route's download: an uploaded page loads nothing from the network",
-		"cookies":                       "they apply to the url route's download: an uploaded page loads nothing from the network",
-		"failOnResourceHttpStatusCodes": "a page's files are the upload's, and nothing else loads: no resource has an HTTP status",
+		"extraHttpHeaders": "they apply to the url route's download: an uploaded page loads nothing from the network",
+		"cookies":          "they apply to the url route's download: an uploaded page loads nothing from the network",
 	},
 }
 
@@ -182,7 +177,13 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 func pageOptions(v *values) engine.JobOptions {
 	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
 		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua"), Media: v.str("emulatedMediaType")}
-	v.bool("generateTaggedPdf") // Chromium's PDFs are tagged either way
+	v.bool("generateTaggedPdf")       // Chromium's PDFs are tagged either way
+	v.bool("generateDocumentOutline") // and have the outline of their headings (package conform titles PDF/UA with it)
+	// Chromium paints no default background in a PDF: without a
+	// background of its own, the page is transparent already.
+	if v.bool("omitBackground") && !o.PrintBackground {
+		v.bad = append(v.bad, quire.Detail{Field: "omitBackground", Issue: "requires printBackground set to true"})
+	}
 	if o.PDFA == engine.PDFAVersions[0] {
 		v.bad = append(v.bad, quire.Detail{Field: "pdfa",
 			Issue: "is not supported by quire with 'PDF/A-1b' on Chromium's routes: use PDF/A-2b or PDF/A-3b, or convert the HTML with /forms/libreoffice/convert"})

@@ -53,10 +53,14 @@ func npmClients(t *testing.T, e *env) {
 		return answer{status: 200, header: http.Header{"Content-Type": {ct}}, body: b}
 	}
 	for name, want := range map[string]string{"chromiumly-html.pdf": "Invoice 42", "chromiumly-markdown.pdf": "Release notes",
-		"chromiumly-url.pdf": "Fetched page", "chromiumly-office.pdf": "Page 1", "gjc-html.pdf": "Invoice 42", "gjc-markdown.pdf": "Release notes"} {
+		"chromiumly-url.pdf": "Fetched page", "chromiumly-office.pdf": "Page 1", "gjc-html.pdf": "Invoice 42", "gjc-markdown.pdf": "Release notes",
+		"chromiumly-checks.pdf": "Checked"} {
 		if got := text(t, read(name).pdf(t)); !strings.Contains(got, want) {
 			t.Errorf("%s: text %q, want %q", name, got, want)
 		}
+	}
+	if got := string(read("chromiumly-conflict.txt").body); !strings.Contains(got, "Status: 409") || !strings.Contains(got, "Error: Clientboom") {
+		t.Errorf("chromiumly's page that throws, with failOnConsoleExceptions: %q, want its 409", got)
 	}
 	extras := read("chromiumly-extras.pdf").pdf(t)
 	if got := text(t, extras); !strings.Contains(got, "Chromiumlyhead 1") || !strings.Contains(got, "Chromiumlyfoot") ||

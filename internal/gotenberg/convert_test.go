@@ -235,8 +235,21 @@ func chromiumURL(t *testing.T, e *env) {
 
 func chromiumRefusals(t *testing.T, e *env) {
 	index := file("index.html", []byte(page))
-	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("failOnResourceHttpStatusCodes", "[404]")).
-		plainError(t, 400, "form field 'failOnResourceHttpStatusCodes' is not supported by quire")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true")).
+		plainError(t, 400, "form field 'omitBackground' requires printBackground set to true")
+	outlined := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(`<h1>Chapter</h1><p>Text</p>`)),
+		field("generateDocumentOutline", "true")).pdf(t)
+	if !strings.Contains(uncompressed(t, outlined), "/Outlines") {
+		t.Error("generateDocumentOutline=true: the PDF has no outline")
+	}
+	// Chromium paints no default background in a PDF: a page without
+	// one of its own is transparent, as omitBackground asks.
+	plain := e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true"), field("printBackground", "true")).pdf(t)
+	white := e.post(t, "/forms/chromium/convert/html", e.bearer(), file("index.html", []byte(`<body style="background: white"><p>White</p></body>`)),
+		field("omitBackground", "true"), field("printBackground", "true")).pdf(t)
+	if fill := "1 1 1 rg"; strings.Contains(uncompressed(t, plain), fill) || !strings.Contains(uncompressed(t, white), fill) {
+		t.Errorf("omitBackground: a page without a background of its own is painted white, or one with a white background is not")
+	}
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("extraHttpHeaders", `{"X-A":"b"}`)).
 		plainError(t, 400, "form field 'extraHttpHeaders' is not supported by quire: they apply to the url route's download")
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), file("page.html", []byte(page))).
@@ -345,4 +358,15 @@ func screenshots(t *testing.T, e *env) {
 		plainError(t, 400, "form field 'format' must be one of jpeg, png, webp")
 	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), file("index.html", []byte(page)), file("header.html", []byte("<p>head</p>"))).
 		plainError(t, 400, "holds 'header.html': a header or a footer is a PDF's")
+}
+
+// uncompressed is pdf with its streams uncompressed (qpdf's QDF form),
+// to read its content streams.
+func uncompressed(t *testing.T, pdf []byte) string {
+	pdftest.RequireTool(t, "qpdf", "qpdf")
+	out, err := exec.Command("qpdf", "--qdf", "--object-streams=disable", pdftest.WriteTemp(t, pdf), "-").Output()
+	if err != nil {
+		t.Fatalf("qpdf --qdf: %v", err)
+	}
+	return string(out)
 }

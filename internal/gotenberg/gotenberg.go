@@ -183,7 +183,10 @@ func loopback(ip string) bool {
 // answerError answers qe as Gotenberg does: a status and a plain-text
 // message.
 func answerError(w http.ResponseWriter, r *http.Request, status int, qe *quire.Error) {
-	if status == http.StatusUnprocessableEntity { // a file quire cannot use: Gotenberg's 400
+	switch {
+	case status == http.StatusUnprocessableEntity && failedCheck(qe):
+		status = http.StatusConflict
+	case status == http.StatusUnprocessableEntity: // a file quire cannot use: Gotenberg's 400
 		status = http.StatusBadRequest
 	}
 	h := w.Header()
@@ -195,6 +198,16 @@ func answerError(w http.ResponseWriter, r *http.Request, status int, qe *quire.E
 	}
 	w.WriteHeader(status)
 	io.WriteString(w, message(qe))
+}
+
+// pageChecks are the fields that fail a page, once loaded, with
+// Gotenberg's 409 (engine.PageFailure).
+var pageChecks = []string{"failOnConsoleExceptions", "failOnResourceHttpStatusCodes", "failOnResourceLoadingFailed"}
+
+// failedCheck reports whether qe is a page's failure of one of the
+// checks its form asked for: the detail names the check.
+func failedCheck(qe *quire.Error) bool {
+	return len(qe.Details) == 1 && slices.Contains(pageChecks, qe.Details[0].Field)
 }
 
 // message is the plain-text message of qe: its details as Gotenberg

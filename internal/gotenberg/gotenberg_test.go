@@ -203,6 +203,7 @@ func TestGotenberg(t *testing.T) {
 		chromiumURL,
 		chromiumRefusals,
 		chromiumPageFields,
+		chromiumPageChecks,
 		chromiumURLDownloadFields,
 		screenshots,
 		chromiumPDFA,

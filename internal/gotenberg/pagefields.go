@@ -21,7 +21,8 @@ import (
 // pageFields are the fields of a page's loading that the Chromium and
 // screenshot routes honour, beside their own.
 var pageFields = []string{"waitDelay", "waitForExpression", "waitForSelector", "emulatedMediaFeatures", "userAgent",
-	"failOnHttpStatusCodes"}
+	"failOnHttpStatusCodes", "failOnResourceHttpStatusCodes", "ignoreResourceHttpStatusDomains", "failOnResourceLoadingFailed",
+	"failOnConsoleExceptions", "skipNetworkIdleEvent", "skipNetworkAlmostIdleEvent"}
 
 // downloadFields are the fields of the url route's download.
 var downloadFields = []string{"extraHttpHeaders", "cookies"}
@@ -31,13 +32,17 @@ var downloadFields = []string{"extraHttpHeaders", "cookies"}
 const DefaultMaxWait = 10 * time.Second
 
 // pageExtras are the page's options from Gotenberg's fields, with
-// failOnHttpStatusCodes checked (failOnStatus). A wait
-// turns the page's scripts on, as javascript=true does on /v1/convert:
+// failOnHttpStatusCodes checked (failOnStatus) and the checks of the
+// loaded page (failOnConsoleExceptions and the resources'). A wait (the
+// network's too: skipNetworkIdleEvent=false) turns the page's scripts on, as javascript=true does on /v1/convert:
 // what it waits for is the scripts' doing. A waitDelay must be shorter
 // than maxWait, the scripts' time limit, which its load shares.
 func pageExtras(v *values, maxWait time.Duration) engine.PageExtras {
 	p := engine.PageExtras{WaitForSelector: v.str("waitForSelector"), WaitForExpression: v.str("waitForExpression"),
-		UserAgent: v.str("userAgent"), MediaFeatures: mediaFeatures(v)}
+		UserAgent: v.str("userAgent"), MediaFeatures: mediaFeatures(v), FailOnExceptions: v.bool("failOnConsoleExceptions"),
+		FailOnResourceLoading: v.bool("failOnResourceLoadingFailed"), FailOnResourceStatus: statusCodes(v, "failOnResourceHttpStatusCodes"),
+		IgnoreResourceDomains: domains(v, "ignoreResourceHttpStatusDomains"),
+		WaitNetworkIdle:       !v.boolOr("skipNetworkIdleEvent", true), WaitNetworkAlmostIdle: !v.boolOr("skipNetworkAlmostIdleEvent", true)}
 	if v.has("waitDelay") {
 		d, err := time.ParseDuration(v.str("waitDelay"))
 		switch {
@@ -67,36 +72,67 @@ func mediaFeatures(v *values) []engine.MediaFeature {
 	return fs
 }
 
-// failOnStatus checks failOnHttpStatusCodes, a JSON array of statuses
-// (499 standing for 400 to 499...). quire prints a page only when its
-// server answered 2xx (the url route's fetcher; an uploaded page is
-// answered 200): a list asks for as much when it names no 2xx status,
-// and is refused when it does, or when it is empty (print error pages).
+// failOnStatus checks failOnHttpStatusCodes (statusCodes). quire
+// prints a page only when its server answered 2xx (the url route's
+// fetcher; an uploaded page is answered 200): a list asks for as much
+// when it names no 2xx status, and is refused when it does, or when it
+// is empty (print error pages).
 func failOnStatus(v *values) {
 	const name = "failOnHttpStatusCodes"
-	if !v.has(name) {
-		return
-	}
-	var codes []int
-	if err := json.Unmarshal([]byte(v.str(name)), &codes); err != nil {
-		v.invalid(name, "a JSON array of HTTP statuses such as [499,599]")
-		return
-	}
+	codes := statusCodes(v, name)
 	issue := ""
 	for _, c := range codes {
-		switch {
-		case c < 100 || c > 599:
-			issue = fmt.Sprintf("lists %d, which is not an HTTP status", c)
-		case c >= 200 && c < 300: // 299 stands for every 2xx
+		if c >= 200 && c < 300 { // 299 stands for every 2xx
 			issue = fmt.Sprintf("is not supported by quire with %d: a page is printed when its server answers 2xx, and only then", c)
 		}
 	}
-	if len(codes) == 0 {
+	if codes != nil && len(codes) == 0 {
 		issue = "is not supported by quire empty: a page whose server answers an error status is never printed"
 	}
 	if issue != "" {
 		v.bad = append(v.bad, detail(name, "%s (got '%s')", issue, v.str(name)))
 	}
+}
+
+// statusCodes decodes the field name, a JSON array of HTTP statuses in
+// which an x99 entry stands for x00 to x99 (499: 400 to 499); nil when
+// absent or invalid, then noted.
+func statusCodes(v *values, name string) []int {
+	if !v.has(name) {
+		return nil
+	}
+	codes := []int{}
+	if err := json.Unmarshal([]byte(v.str(name)), &codes); err != nil {
+		v.invalid(name, "a JSON array of HTTP statuses such as [499,599]")
+		return nil
+	}
+	for _, c := range codes {
+		if c < 100 || c > 599 {
+			v.bad = append(v.bad, detail(name, "lists %d, which is not an HTTP status (got '%s')", c, v.str(name)))
+			return nil
+		}
+	}
+	return codes
+}
+
+// domains decodes the field name, a JSON array of domain names, or one
+// name, or names separated by commas.
+func domains(v *values, name string) []string {
+	raw := v.str(name)
+	if raw == "" {
+		return nil
+	}
+	var ds []string
+	if !strings.HasPrefix(raw, "[") {
+		ds = strings.Split(raw, ",")
+	} else if err := json.Unmarshal([]byte(raw), &ds); err != nil {
+		v.invalid(name, `a JSON array of domain names such as ["example.com"]`)
+		return nil
+	}
+	for i := range ds {
+		ds[i] = strings.TrimSpace(ds[i])
+	}
+	return ds
 }
 
 // fetchHeader is the header of the url route's download of rawURL:

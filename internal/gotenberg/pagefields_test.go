@@ -14,7 +14,7 @@ import (
 
 // The page fields of the Chromium routes, through the routes: header and
 // footer on every page, singlePage, media features, the waits (which
-// turn the page's scripts on) and their bounds, the user agent, and a
+// turn the page's scripts on; the network's too) and their bounds, the user agent, and a
 // screenshot's device scale factor.
 func chromiumPageFields(t *testing.T, e *env) {
 	const html = "/forms/chromium/convert/html"
@@ -56,6 +56,18 @@ onload = () => setTimeout(() => { document.body.insertAdjacentHTML("beforeend", 
 		if !strings.Contains(got, "Latecomer") || !strings.Contains(got, "QuireAgent/2") {
 			t.Errorf("%s=%s: %q, want what the scripts drew, and the user agent", wait.field, wait.value, got)
 		}
+	}
+
+	// skipNetworkIdleEvent=false waits for the requests the scripts make
+	// once the page is loaded; without a wait, the scripts do not run.
+	fetches := file("index.html", []byte(`<html><body><p>Start</p><script>onload = () => fetch("a.txt").then(r => r.text())`+
+		`.then(a => fetch(a)).then(r => r.text()).then(b => document.body.append(b))</script></body></html>`))
+	fetched := []part{fetches, file("a.txt", []byte("b.txt")), file("b.txt", []byte("Fetchedlate"))}
+	if got := text(t, e.post(t, html, e.bearer(), append(fetched, field("skipNetworkIdleEvent", "false"))...).pdf(t)); !strings.Contains(got, "Fetchedlate") {
+		t.Errorf("skipNetworkIdleEvent=false: %q, want what the scripts fetched", got)
+	}
+	if got := text(t, e.post(t, html, e.bearer(), append(fetched, field("skipNetworkIdleEvent", "true"))...).pdf(t)); strings.Contains(got, "Fetchedlate") {
+		t.Errorf("skipNetworkIdleEvent=true, no wait: %q, want the page without its scripts", got)
 	}
 
 	for _, c := range []struct {
@@ -117,4 +129,48 @@ func chromiumURLDownloadFields(t *testing.T, e *env) {
 		plainError(t, 400, "form field 'cookies' is invalid")
 	e.post(t, url, e.bearer(), field("url", site.URL), field("cookies", `[{"name":"sid","value":"a;b","domain":"127.0.0.1"}]`)).
 		plainError(t, 400, "form field 'cookies' entry 1")
+}
+
+// The checks of the loaded page answer Gotenberg's 409 when they fail,
+// and let the page print otherwise: failOnConsoleExceptions (its scripts
+// run when it waits, as Gotenberg's do), failOnResourceLoadingFailed (a
+// file not uploaded; the url route's page loads nothing of the network),
+// failOnResourceHttpStatusCodes (an uploaded file is answered 200)
+// unless from a domain of ignoreResourceHttpStatusDomains; on the
+// screenshot routes too.
+func chromiumPageChecks(t *testing.T, e *env) {
+	const html = "/forms/chromium/convert/html"
+	throws := file("index.html", []byte(`<html><body><p>Thrower</p><script>window.ready = true; throw new Error("Boom")</script></body></html>`))
+	calm := file("index.html", []byte(`<html><body><p>Calm</p><script>window.ready = true</script></body></html>`))
+	wait := field("waitForExpression", "window.ready === true")
+	failOnExceptions := field("failOnConsoleExceptions", "true")
+	e.post(t, html, e.bearer(), throws, wait, failOnExceptions).plainError(t, 409, "the page's scripts threw exceptions: Uncaught (1:")
+	e.post(t, "/forms/chromium/screenshot/html", e.bearer(), throws, wait, failOnExceptions).plainError(t, 409, "Error: Boom")
+	for _, ok := range [][]part{{calm, wait, failOnExceptions}, {throws, wait}, {throws, failOnExceptions}} { // the last: scripts off
+		e.post(t, html, e.bearer(), ok...).pdf(t)
+	}
+
+	pic := file("pic.png", pngOf(t))
+	missing := file("index.html", []byte(`<html><body><p>Pictures</p><img src="pic.png"><img src="missing.png"></body></html>`))
+	complete := file("index.html", []byte(`<html><body><p>Pictures</p><img src="pic.png"></body></html>`))
+	failOnLoading := field("failOnResourceLoadingFailed", "true")
+	e.post(t, html, e.bearer(), missing, pic, failOnLoading).plainError(t, 409, "/missing.png (Image)")
+	e.post(t, html, e.bearer(), complete, pic, failOnLoading).pdf(t)
+	e.post(t, html, e.bearer(), missing, pic).pdf(t)
+
+	e.post(t, html, e.bearer(), complete, pic, field("failOnResourceHttpStatusCodes", "[299]")).plainError(t, 409, "/pic.png - 200: OK")
+	e.post(t, html, e.bearer(), missing, pic, field("failOnResourceHttpStatusCodes", "[499,599]")).pdf(t)
+	e.post(t, html, e.bearer(), complete, pic, field("failOnResourceHttpStatusCodes", "[299]"), field("ignoreResourceHttpStatusDomains", `["quire.invalid"]`)).pdf(t)
+	e.post(t, html, e.bearer(), complete, pic, field("failOnResourceHttpStatusCodes", "[404]"), field("ignoreResourceHttpStatusDomains", "example.com")).pdf(t)
+	e.post(t, html, e.bearer(), complete, field("failOnResourceHttpStatusCodes", "[42]")).
+		plainError(t, 400, "form field 'failOnResourceHttpStatusCodes' lists 42, which is not an HTTP status")
+	e.post(t, html, e.bearer(), complete, field("failOnResourceHttpStatusCodes", "404")).
+		plainError(t, 400, "form field 'failOnResourceHttpStatusCodes' is invalid")
+
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`<html><body><p>Fetched page</p><img src="/logo.png"></body></html>`))
+	}))
+	defer site.Close()
+	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL), failOnLoading).plainError(t, 409, "/logo.png (Image)")
+	e.post(t, "/forms/chromium/convert/url", e.bearer(), field("url", site.URL)).pdf(t)
 }

@@ -40,7 +40,7 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 	}))
 	defer site.Close()
 	files := map[string][]part{
-		"html":       {file("index.html", []byte(page+ready))},
+		"html":       {file("index.html", []byte(page+ready)), file("style.css", []byte("h1 { color: navy }"))}, // the page's every file: failOnResourceLoadingFailed passes
 		"markdown":   {file("index.html", []byte(`{{ toHTML "a.md" }}`+ready)), file("a.md", []byte("# Title"))},
 		"url":        {field("url", site.URL)},
 		"office":     {file("a.docx", convtest.DOCX(1))},

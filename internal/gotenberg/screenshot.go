@@ -2,7 +2,6 @@ package gotenberg
 
 import (
 	"cmp"
-	"maps"
 	"net/http"
 
 	"github.com/quire-dev/quire/internal/engine"
@@ -15,13 +14,8 @@ import (
 var screenshotForm = spec{
 	served: append([]string{"width", "height", "clip", "format", "quality", "omitBackground", "optimizeForSpeed", "emulatedMediaType",
 		"deviceScaleFactor"}, pageFields...),
-	unsupported: func() map[string]string {
-		m := maps.Clone(chromiumForm.unsupported)
-		delete(m, "omitBackground")
-		delete(m, "generateDocumentOutline") // a PDF's
-		return m
-	}(),
-	why: chromiumForm.why,
+	unsupported: chromiumForm.unsupported,
+	why:         chromiumForm.why,
 }
 
 // screenshot captures the page of source (html, markdown or url) as an

@@ -44,6 +44,23 @@ async function chromiumly() {
     waitForExpression: 'window.ready === true', userAgent: 'ChromiumlyAgent/6',
     emulatedMediaFeatures: [{ name: 'prefers-color-scheme', value: 'dark' }], properties: { singlePage: true },
   }));
+  // The checks of the loaded page, all passed, with the network wait, the
+  // outline and omitBackground; then a page whose script throws: the 409,
+  // which chromiumly throws with its status and body.
+  await save('chromiumly-checks.pdf', await new HtmlConverter().convert({
+    html: Buffer.from('<html><body><h1>Checked</h1><script>window.ready = true</script></body></html>'),
+    properties: { printBackground: true, omitBackground: true }, waitForExpression: 'window.ready === true',
+    failOnConsoleExceptions: true, failOnResourceLoadingFailed: true, failOnResourceHttpStatusCodes: [499, 599],
+    ignoreResourceHttpStatusDomains: ['example.com'], skipNetworkIdleEvent: false, generateDocumentOutline: true,
+  }));
+  try {
+    await new HtmlConverter().convert({
+      html: Buffer.from('<html><body><script>throw new Error("Clientboom")</script></body></html>'), waitDelay: '1ms', failOnConsoleExceptions: true,
+    });
+    await save('chromiumly-conflict.txt', 'no error');
+  } catch (err) {
+    await save('chromiumly-conflict.txt', String(err.message));
+  }
   await save('chromiumly-shot.png', await new HtmlScreenshot().capture({
     html: Buffer.from(page), properties: { format: 'png', width: 640, height: 480, clip: true },
   }));
