@@ -240,7 +240,7 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 	r.c.write(t)
 	r.l.settle(t)
 	r.l.accepted.Store(0)   // writing the DOC is not the service's doing
-	p, _ := sharedSerial(t) // serial: the listener's connections are this test's documents'
+	p, _ := sharedSerial(t) // serial: the listener's connections are this test's documents' doing
 	if !p.sup.Workers()[0].(*worker).proc.confine {
 		t.Fatal("the worker is not confined: this machine's kernel refuses namespaces, and the test would not show what it is meant to")
 	}
