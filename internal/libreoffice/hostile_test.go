@@ -131,6 +131,12 @@ func deepXML(depth int) []byte {
 	return convtest.DOCXBody(b.String(), "")
 }
 
+// TestHostileDocuments: each hostile package is answered within a bound,
+// with a 4xx error or a PDF, and the worker serves after them. The two
+// documents of the memory issue (hugeRunDOCX, manyParagraphsDOCX) are not
+// among them: TestIssueDocumentsAreRefusedBeforeLibreOffice sends them with
+// the same default limits and asks more of the answer (its error, and that
+// no worker saw them), and checking them again here cost seconds under -race.
 func TestHostileDocuments(t *testing.T) {
 	requireLibreOffice(t)
 	const eachWithin = 45 * time.Second // generous; a job's own limit is below
@@ -141,8 +147,6 @@ func TestHostileDocuments(t *testing.T) {
 		in   []byte
 		pdf  bool // legitimately convertible
 	}{
-		{"one text run of 1000 MiB", hugeRunDOCX(), false},
-		{"two million paragraphs", manyParagraphsDOCX(false), false},
 		{"overlapping entries", overlappingZIP(300, 1<<20), false},
 		{"a part larger than it declares", rawPart("word/document.xml", zeros(8<<20), crc32.ChecksumIEEE(make([]byte, 8<<20)), 1000), false},
 		{"a part declaring a huge size", rawPart("word/media/huge.bin", zeros(1<<20), crc32.ChecksumIEEE(small), 1<<40), false},

@@ -147,8 +147,7 @@ func TestLandscape(t *testing.T) {
 // saved with a password, and refuses it without the password or with a
 // wrong one.
 func TestPassword(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	p, counters := sharedSerial(t)
 	in := encrypted(t, sofficeExport(t, convtest.DOCXBody(convtest.Paragraphs(1, "classified"), ""), "odt"), "odt", "writer8", "s3cret pass")
 	if err := safeinput.Check(in, engine.FromODT); !errors.Is(err, engine.ErrEncrypted) {
 		t.Fatalf("the test's document is not recognised as encrypted: %v", err)
@@ -172,7 +171,7 @@ func TestPassword(t *testing.T) {
 	if _, err := p.Convert(context.Background(), convtest.DOCXBody(convtest.Paragraphs(1, "after"), ""), engine.FromDOCX); err != nil {
 		t.Errorf("a plain document after the encrypted ones: %v", err)
 	}
-	if c := p.Counters(); c.Crashes != 0 || c.Cold != 0 {
+	if c := counters(); c.Crashes != 0 || c.Cold != 0 {
 		t.Errorf("counters %+v", c)
 	}
 }

@@ -117,8 +117,7 @@ func TestEveryFormatConverts(t *testing.T) {
 // A DOCX loses its comments (safeinput/comments.go) and converts warm; an RTF with
 // a comment goes to the cold soffice.
 func TestCommentedDocuments(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	p, counters := sharedSerial(t)
 	rtf := []byte(`{\rtf1\ansi{\fonttbl\f0 Arial;}\f0 word {\*\atrfstart 1}commented{\*\atrfend 1}{\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation{\*\atnref 1}\pard A remark.}\par}`)
 	for _, c := range []struct {
 		from string
@@ -133,7 +132,7 @@ func TestCommentedDocuments(t *testing.T) {
 			t.Errorf("commented %s: cold %v, %d pages; want cold %v and 1 page", c.from, r.Cold, pageCount(t, r.Output), c.cold)
 		}
 	}
-	if c := p.Status().Counters; c.Cold != 1 || c.Crashes != 0 {
+	if c := counters(); c.Cold != 1 || c.Crashes != 0 {
 		t.Errorf("counters %+v", c)
 	}
 }

@@ -239,8 +239,8 @@ func TestNothingOutsideTheDocumentIsLoaded(t *testing.T) {
 			`remote {\*\atnid A}{\*\atnauthor A}\chatn{\*\annotation\pard a remark}content test\par`, 1)), cold: true})
 	r.c.write(t)
 	r.l.settle(t)
-	r.l.accepted.Store(0) // writing the DOC is not the service's doing
-	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	r.l.accepted.Store(0)   // writing the DOC is not the service's doing
+	p, _ := sharedSerial(t) // serial: the listener's connections are this test's documents' doing
 	if !p.sup.Workers()[0].(*worker).proc.confine {
 		t.Fatal("the worker is not confined: this machine's kernel refuses namespaces, and the test would not show what it is meant to")
 	}

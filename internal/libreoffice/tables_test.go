@@ -57,15 +57,14 @@ func TestCheckTextTables(t *testing.T) {
 // 422 naming it (the check's answer, before goldmark renders anything)
 // and never reaches LibreOffice; a large table within it converts.
 func TestLargeTableIsRefusedBeforeTheEngine(t *testing.T) {
-	requireLibreOffice(t)
-	p := testPool(t, "lok", Options{PoolOptions: engine.PoolOptions{Workers: 1}})
+	p, counters := sharedSerial(t)
 	for _, c := range tableCases[:2] {
 		_, err := p.Convert(context.Background(), []byte(c.in), engine.FromMarkdown)
 		if apiCode(err) != quire.CodeUnprocessable || !strings.Contains(err.Error(), "QUIRE_CONVERT_MAX_TABLE_CELLS") {
 			t.Errorf("%s: %v, want 422 naming the limit", c.name, err)
 		}
 	}
-	if c := p.Counters(); c.Converted+c.Failed != 0 {
+	if c := counters(); c.Converted+c.Failed != 0 {
 		t.Errorf("counters %+v: a table over the limit reached the worker", c)
 	}
 	if _, err := p.Convert(context.Background(), []byte(markdownTable(20, 200)), engine.FromMarkdown); err != nil {
