@@ -165,7 +165,7 @@ func cpuTime(t *testing.T) time.Duration {
 // waitFor polls cond until it holds, failing after a minute.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) { // the poll between checks of a condition with a deadline, not a synchronisation
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s after a minute", what)
 		}
