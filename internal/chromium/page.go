@@ -595,18 +595,6 @@ func load(ctx context.Context, t *chromedp.Target, url string, also ...string) e
 	return errors.New("the page closed while loading")
 }
 
-// tagged asks for a tagged (accessible) PDF, as Chromium's headless shell
-// (156) makes by default: said here so that the output stays the same
-// whatever a later version's default. The tags (the page's accessibility
-// tree, built for the print) cost 10-15 ms of a two-page print's 40-70
-// (bench/RESULTS.md).
-var tagged = true
-
-// outline asks for the document outline (bookmarks) made from the
-// headings: a reader's navigation, and the title of a PDF/UA document
-// whose page has none (package conform).
-var outline = true
-
 // printParams are Page.printToPDF's parameters for o (validated).
 func printParams(o engine.JobOptions) page.PrintToPDFParams {
 	a4 := engine.PaperSizes["A4"]
@@ -619,6 +607,12 @@ func printParams(o engine.JobOptions) page.PrintToPDFParams {
 	if o.Margin != "" {
 		m, _ = o.Margins()
 	}
+	// Tags and outline are asked for unless the job leaves them out, and
+	// said either way, so that the output does not change with a later
+	// version's defaults. The outline titles a PDF/UA document whose page
+	// has no title (package conform); the tags cost some milliseconds of
+	// a print (bench/RESULTS.md).
+	tagged, outline := !o.Page.NoTags, !o.Page.NoOutline
 	p := page.PrintToPDFParams{
 		Landscape: &o.Landscape, PrintBackground: &o.PrintBackground, Scale: cmp.Or(o.Scale, 1),
 		PaperWidth: w, PaperHeight: h, PreferCSSPageSize: &preferCSS,

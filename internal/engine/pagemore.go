@@ -55,6 +55,10 @@ type PageExtras struct {
 	FailOnResourceLoading bool
 	FailOnResourceStatus  []int
 	IgnoreResourceDomains []string
+	// NoTags and NoOutline leave out of the PDF what Chromium's PDFs
+	// otherwise hold: the tags (the structure tree readers of the blind
+	// follow) and the outline of the page's headings (its bookmarks).
+	NoTags, NoOutline bool
 }
 
 // PageFailure is a page that failed one of the checks its job asked for
@@ -117,6 +121,9 @@ func (p PageExtras) details(o JobOptions) []quire.Detail {
 	}
 	if p.SinglePage && o.Shot.Format != "" {
 		bad("singlePage", "applies to a PDF, not to an image")
+	}
+	if p.NoTags && o.PDFUA {
+		bad("generateTaggedPdf", "must be true with pdfua: a PDF/UA document is tagged")
 	}
 	if p.SinglePage && o.PageRanges != "" {
 		bad("singlePage", "prints the page on one sheet: it takes no page ranges")

@@ -32,7 +32,7 @@ var chromiumSources = []string{sourceHTML, sourceMarkdown, sourceURL}
 // reads "url" and the download's fields (sourceForm).
 var chromiumForm = spec{
 	served: append(append([]string{"paperWidth", "paperHeight", "marginTop", "marginBottom", "marginLeft", "marginRight", "preferCssPageSize",
-		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "generateDocumentOutline", "pdfa", "pdfua",
+		"printBackground", "omitBackground", "landscape", "scale", "nativePageRanges", "generateTaggedPdf", "generateDocumentOutline", "nativeBookmarks", "pdfa", "pdfua",
 		"emulatedMediaType", "singlePage"},
 		pageFields...), postProcessingFields...),
 	unsupported: map[string]string{"cookies": "", "extraHttpHeaders": ""},
@@ -51,8 +51,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		opts, steps := pageOptions(&f.values), postSteps(&f.values)
-		opts.Page = pageExtras(&f.values, a.maxWait())
+		opts, steps := pageOptions(&f.values, a.maxWait()), postSteps(&f.values)
 		opts.Page.SinglePage = f.bool("singlePage")
 		opts.Page.HeaderHTML, opts.Page.FooterHTML = templates(f)
 		opts.JavaScript = opts.Page.Waits()
@@ -174,11 +173,24 @@ func markdownPage(index []byte, assets []conversion.File) ([]byte, error) {
 // prints on Letter paper with 0.39in margins unless told otherwise;
 // preferCssPageSize lets the page's own @page size win (quire's default,
 // on A4 when the page has none).
-func pageOptions(v *values) engine.JobOptions {
+func pageOptions(v *values, maxWait time.Duration) engine.JobOptions {
 	o := engine.JobOptions{Engine: engine.EngineChromium, PrintBackground: v.bool("printBackground"), Landscape: v.bool("landscape"),
 		Scale: v.float("scale"), PageRanges: v.str("nativePageRanges"), PDFA: v.str("pdfa"), PDFUA: v.bool("pdfua"), Media: v.str("emulatedMediaType")}
-	v.bool("generateTaggedPdf")       // Chromium's PDFs are tagged either way
-	v.bool("generateDocumentOutline") // and have the outline of their headings (package conform titles PDF/UA with it)
+	// Chromium's PDFs are tagged and have the outline of their headings
+	// unless these fields are false (their default on Gotenberg; 9.x
+	// names the outline's nativeBookmarks).
+	noTags, noOutline := !v.boolOr("generateTaggedPdf", true), !v.boolOr("generateDocumentOutline", true)
+	if v.has("nativeBookmarks") {
+		if v.has("generateDocumentOutline") {
+			v.bad = append(v.bad, quire.Detail{Field: "nativeBookmarks", Issue: "is generateDocumentOutline's name in Gotenberg 9: send one of them"})
+		}
+		noOutline = !v.bool("nativeBookmarks")
+	}
+	// Chromium makes the outline from the tags.
+	if noTags && !noOutline && (v.has("generateDocumentOutline") || v.has("nativeBookmarks")) {
+		v.bad = append(v.bad, quire.Detail{Field: "generateTaggedPdf", Issue: "must be true for an outline: Chromium makes it from the tags"})
+	}
+	noOutline = noOutline || noTags
 	// Chromium paints no default background in a PDF: without a
 	// background of its own, the page is transparent already.
 	if v.bool("omitBackground") && !o.PrintBackground {
@@ -200,6 +212,8 @@ func pageOptions(v *values) engine.JobOptions {
 		o.Margin = strings.Join([]string{inches(v, "marginTop", 0.39) + "in", inches(v, "marginRight", 0.39) + "in",
 			inches(v, "marginBottom", 0.39) + "in", inches(v, "marginLeft", 0.39) + "in"}, ",")
 	}
+	o.Page = pageExtras(v, maxWait)
+	o.Page.NoTags, o.Page.NoOutline = noTags, noOutline
 	return o
 }
 

@@ -242,6 +242,7 @@ func chromiumRefusals(t *testing.T, e *env) {
 	if !strings.Contains(uncompressed(t, outlined), "/Outlines") {
 		t.Error("generateDocumentOutline=true: the PDF has no outline")
 	}
+	outlineAndTags(t, e)
 	// Chromium paints no default background in a PDF: a page without
 	// one of its own is transparent, as omitBackground asks.
 	plain := e.post(t, "/forms/chromium/convert/html", e.bearer(), index, field("omitBackground", "true"), field("printBackground", "true")).pdf(t)
@@ -369,4 +370,35 @@ func uncompressed(t *testing.T, pdf []byte) string {
 		t.Fatalf("qpdf --qdf: %v", err)
 	}
 	return string(out)
+}
+
+// outlineAndTags: Chromium's PDFs have an outline and tags unless
+// generateDocumentOutline (9.x: nativeBookmarks) or generateTaggedPdf is
+// false; the outline and PDF/UA need the tags.
+func outlineAndTags(t *testing.T, e *env) {
+	heading := file("index.html", []byte(`<h1>Chapter</h1><p>Text</p>`))
+	for _, c := range []struct {
+		fields          []part
+		outline, tagged bool
+	}{
+		{nil, true, true},
+		{[]part{field("generateDocumentOutline", "false")}, false, true},
+		{[]part{field("nativeBookmarks", "false")}, false, true},
+		{[]part{field("nativeBookmarks", "true")}, true, true},
+		{[]part{field("generateTaggedPdf", "false")}, false, false},
+	} {
+		body := uncompressed(t, e.post(t, "/forms/chromium/convert/html", e.bearer(), append([]part{heading}, c.fields...)...).pdf(t))
+		if got := strings.Contains(body, "/Outlines"); got != c.outline {
+			t.Errorf("%v: outline %v, want %v", c.fields, got, c.outline)
+		}
+		if got := strings.Contains(body, "/StructTreeRoot"); got != c.tagged {
+			t.Errorf("%v: tagged %v, want %v", c.fields, got, c.tagged)
+		}
+	}
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), heading, field("generateTaggedPdf", "false"), field("pdfua", "true")).
+		plainError(t, 400, "form field 'generateTaggedPdf' must be true with pdfua")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), heading, field("generateTaggedPdf", "false"), field("nativeBookmarks", "true")).
+		plainError(t, 400, "form field 'generateTaggedPdf' must be true for an outline")
+	e.post(t, "/forms/chromium/convert/html", e.bearer(), heading, field("generateDocumentOutline", "true"), field("nativeBookmarks", "true")).
+		plainError(t, 400, "form field 'nativeBookmarks' is generateDocumentOutline's name in Gotenberg 9")
 }
