@@ -51,7 +51,7 @@ func (a *API) chromium(source string) http.HandlerFunc {
 			httpapi.Fail(w, r, err)
 			return
 		}
-		opts, steps := pageOptions(&f.values, a.maxWait()), postSteps(&f.values)
+		opts, steps := pageOptions(&f.values, a.maxWait()), postSteps(f)
 		opts.Page.SinglePage = f.bool("singlePage")
 		opts.Page.HeaderHTML, opts.Page.FooterHTML = templates(f)
 		opts.JavaScript = opts.Page.Waits()

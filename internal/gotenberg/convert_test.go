@@ -402,3 +402,54 @@ func outlineAndTags(t *testing.T, e *env) {
 	e.post(t, "/forms/chromium/convert/html", e.bearer(), heading, field("generateDocumentOutline", "true"), field("nativeBookmarks", "true")).
 		plainError(t, 400, "form field 'nativeBookmarks' is generateDocumentOutline's name in Gotenberg 9")
 }
+
+// stagesOfGotenberg9 runs 9.x's stages that quire has, on the pipe and
+// on their own routes, and refuses those it lacks by name.
+func stagesOfGotenberg9(t *testing.T, e *env) {
+	two := file("report.pdf", twoPages(t, e))
+	invoice := file("invoice.xml", []byte("<Invoice/>"))
+	parts := e.post(t, "/forms/pdf/pipe", e.bearer(), two, field("stages", `[{"op":"split","every":1}]`)).unzip(t)
+	if len(parts) != 2 || !strings.Contains(text(t, parts["report_2.pdf"]), "two") {
+		t.Errorf("split every 1: ZIP entries %v, want report_1.pdf and report_2.pdf", keys(parts))
+	}
+	parts = e.post(t, "/forms/pdf/split", e.bearer(), two, field("ranges", `["2","1-2"]`)).unzip(t)
+	if len(parts) != 2 || info(t, parts["report_1-2.pdf"], "Pages") != "2" || !strings.Contains(text(t, parts["report_2.pdf"]), "two") {
+		t.Errorf("split ranges 2 and 1-2: ZIP entries %v", keys(parts))
+	}
+	pdf := e.post(t, "/forms/pdf/pipe", e.bearer(), two, invoice, field("stages",
+		`[{"op":"set-metadata","title":"Q3 report","author":"Ada"},{"op":"attach","file":"invoice.xml"},{"op":"encrypt","ownerPassword":"o","permissions":{"print":false}}]`)).pdf(t)
+	out, err := exec.Command("pdfinfo", pdftest.WriteTemp(t, pdf)).Output()
+	if got := string(out); err != nil || !strings.Contains(got, "Q3 report") || !strings.Contains(got, "Ada") ||
+		!strings.Contains(got, "print:no") || !strings.Contains(got, "copy:yes") {
+		t.Errorf("set-metadata, then encrypt without print: pdfinfo %v\n%s", err, got)
+	}
+	if out, err := exec.Command("pdfdetach", "-list", pdftest.WriteTemp(t, pdf)).Output(); err != nil || !strings.Contains(string(out), "invoice.xml") {
+		t.Errorf("attach stage: pdfdetach -list: %v %s, want invoice.xml", err, out)
+	}
+	// Their own routes, and an encryption that allows everything, as 9.x's does by default.
+	pdf = e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("subject", "Quarterly")).pdf(t)
+	if got := info(t, pdf, "Subject"); got != "Quarterly" {
+		t.Errorf("/forms/pdf/set-metadata: subject %q", got)
+	}
+	pdf = e.post(t, "/forms/pdf/encrypt", e.bearer(), two, field("ownerPassword", "o")).pdf(t)
+	if got := info(t, pdf, "Encrypted"); !strings.Contains(got, "print:yes") || !strings.Contains(got, "copy:yes") || !strings.Contains(got, "change:yes") {
+		t.Errorf("/forms/pdf/encrypt: %q, want every permission", got)
+	}
+	out, _ = exec.Command("pdfdetach", "-list", pdftest.WriteTemp(t, e.post(t, "/forms/pdf/attach", e.bearer(), two, invoice, field("file", "invoice.xml")).pdf(t))).Output()
+	if !strings.Contains(string(out), "invoice.xml") {
+		t.Errorf("/forms/pdf/attach: pdfdetach -list %s", out)
+	}
+	for stages, want := range map[string]string{
+		`[{"op":"sign","certificate":"cert.p12"}]`:                    "stage 1 ('sign') is not supported by quire: quire signs with its own keys",
+		`[{"op":"frobnicate"}]`:                                       "stage 1 ('frobnicate') is not a stage",
+		`[{"op":"attach","file":"missing.xml"}]`:                      "stage 1 ('attach'): 'file' names no file uploaded ('missing.xml')",
+		`[{"op":"split","ranges":["1,2"]}]`:                           "each entry one page or one range",
+		`[{"op":"encrypt","ownerPassword":"o","algorithm":"rc4-40"}]`: "'algorithm' is not supported by quire with 'rc4-40'",
+		`[{"op":"set-metadata","modDate":"D:20260101120000Z"}]`:       "has a field quire does not take: 'modDate'",
+	} {
+		e.post(t, "/forms/pdf/pipe", e.bearer(), two, field("stages", stages)).plainError(t, 400, want)
+	}
+	e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("modDate", "D:20260101120000Z")).
+		plainError(t, 400, "form field 'modDate' is not supported by quire")
+	e.post(t, "/forms/pdf/optimize", e.bearer(), two).plainError(t, 400, "route '/forms/pdf/optimize' is not supported by quire: quire does not recompress")
+}

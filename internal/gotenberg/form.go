@@ -104,17 +104,28 @@ func (a *API) readForm(r *http.Request, s spec, lim limits) (*form, error) {
 }
 
 // take removes from f's files the one the field names, and returns it
-// (the image of a watermark, which is not one of the PDFs to mark); why
-// tells what the field names, when it names no file.
-func (f *form) take(field, why string) ([]httpapi.Upload, error) {
-	name := f.str(field)
+// (an image to stamp, a file to attach: not one of the PDFs to process);
+// hint, if any, tells what the field is for when it names no file.
+func (f *form) take(field, hint string) (httpapi.Upload, error) {
+	if !f.has(field) {
+		return httpapi.Upload{}, missing(field, "is required: the name of a file uploaded under files")
+	}
+	file, ok := f.takeFile(f.str(field))
+	if !ok {
+		return httpapi.Upload{}, missing(field, fmt.Sprintf("names no file uploaded ('%s')%s", f.str(field), hint))
+	}
+	return file, nil
+}
+
+// takeFile removes from f's files the one of that name, and returns it.
+func (f *form) takeFile(name string) (httpapi.Upload, bool) {
 	i := slices.IndexFunc(f.files, func(u httpapi.Upload) bool { return u.Name == name })
 	if i < 0 {
-		return nil, missing(field, fmt.Sprintf("names no file uploaded ('%s'): %s", name, why))
+		return httpapi.Upload{}, false
 	}
 	taken := f.files[i]
 	f.files = slices.Delete(f.files, i, i+1)
-	return []httpapi.Upload{taken}, nil
+	return taken, true
 }
 
 // check returns what is wrong with the field of that name and value.

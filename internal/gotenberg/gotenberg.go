@@ -105,8 +105,9 @@ func (a *API) Routes() []httpapi.Route {
 			rs = append(rs, read)
 		}
 	}
-	for _, path := range slices.Sorted(maps.Keys(unsupportedRoutes)) {
-		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path), MaxBody: convertLimit})
+	lacked := unsupportedRoutes()
+	for _, path := range slices.Sorted(maps.Keys(lacked)) {
+		rs = append(rs, httpapi.Route{Method: "POST", Path: path, Handler: unsupported(path, lacked[path]), MaxBody: convertLimit})
 	}
 	keyed, public := &httpapi.Dialect{Key: a.key, Fail: answerError, Async: async, Accepted: accepted}, &httpapi.Dialect{Fail: answerError}
 	for i := range rs {
@@ -122,20 +123,26 @@ func (a *API) Routes() []httpapi.Route {
 // unsupportedRoutes are the routes of Gotenberg's reference that quire
 // does not serve, and what to do instead: they answer 400 naming the
 // route, as a field quire cannot honour does, rather than 404, which
-// would read as a wrong URL.
-var unsupportedRoutes = map[string]string{
-	"/forms/pdfengines/convert": "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
-	"/forms/pdf/validate": "quire has no PDF/A or PDF/UA validator to run on a request; it makes PDF/A and PDF/UA " +
-		"with pdfa and pdfua on the conversion routes, and Factur-X invoices with /forms/pdfengines/factur-x",
+// would read as a wrong URL. Those of the stages quire lacks are among
+// them.
+func unsupportedRoutes() map[string]string {
+	routes := map[string]string{
+		"/forms/pdfengines/convert": "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
+		"/forms/pdf/validate": "quire has no PDF/A or PDF/UA validator to run on a request; it makes PDF/A and PDF/UA " +
+			"with pdfa and pdfua on the conversion routes, and Factur-X invoices with /forms/pdfengines/factur-x",
+		"/forms/pdf/form":        "quire does not read the forms of a PDF",
+		"/forms/pdf/attachments": "quire does not list the files a PDF embeds",
+	}
+	for op, why := range stagesQuireLacks {
+		routes["/forms/pdf/"+op] = why
+	}
+	return routes
 }
 
-// unsupported answers a route quire does not serve.
-func unsupported(path string) http.HandlerFunc {
+// unsupported answers a route quire does not serve, saying why.
+func unsupported(path, why string) http.HandlerFunc {
+	msg := fmt.Sprintf("Invalid request: route '%s' is not supported by quire: %s", path, why)
 	return func(w http.ResponseWriter, r *http.Request) {
-		msg := fmt.Sprintf("Invalid request: route '%s' is not supported by quire", path)
-		if instead := unsupportedRoutes[path]; instead != "" {
-			msg += ": " + instead
-		}
 		httpapi.Fail(w, r, quire.Errorf(quire.CodeValidation, "%s", msg))
 	}
 }
@@ -197,7 +204,7 @@ func answerError(w http.ResponseWriter, r *http.Request, status int, qe *quire.E
 		h.Set("WWW-Authenticate", `Basic realm="quire", Bearer`)
 	}
 	w.WriteHeader(status)
-	io.WriteString(w, message(qe))
+	io.WriteString(w, message(qe, strings.HasPrefix(r.URL.Path, "/forms/pdf/")))
 }
 
 // pageChecks are the fields that fail a page, once loaded, with
@@ -211,21 +218,23 @@ func failedCheck(qe *quire.Error) bool {
 }
 
 // message is the plain-text message of qe: its details as Gotenberg
-// words them when they name form fields, else quire's message.
-func message(qe *quire.Error) string {
+// words them when they name form fields (on a 9.x PDF route, pdf9), else
+// quire's message.
+func message(qe *quire.Error, pdf9 bool) string {
 	if qe.Code != quire.CodeValidation || len(qe.Details) == 0 {
 		return qe.Message
 	}
 	parts := make([]string, len(qe.Details))
 	for i, d := range qe.Details {
-		parts[i] = fmt.Sprintf("form field '%s' %s", fieldName(d.Field), d.Issue)
+		parts[i] = fmt.Sprintf("form field '%s' %s", fieldName(d.Field, pdf9), d.Issue)
 	}
 	return "Invalid form data: " + strings.Join(parts, "; ")
 }
 
-// fieldName is the Gotenberg name of a field quire's services name.
-func fieldName(quireName string) string {
-	if n, ok := quireNames[quireName]; ok {
+// fieldName is the Gotenberg name of a field quire's services name; a
+// 9.x PDF route (pdf9) names a split's fields as quire does.
+func fieldName(quireName string, pdf9 bool) string {
+	if n, ok := quireNames[quireName]; ok && !(pdf9 && n == "splitSpan") {
 		return n
 	}
 	if strings.HasPrefix(quireName, "file[") || quireName == "file" {

@@ -215,6 +215,7 @@ func TestGotenberg(t *testing.T) {
 		embedsInEveryPDF,
 		postProcessing,
 		pipeRunsTheStagesInOrder,
+		stagesOfGotenberg9,
 		archivesAreUnpackedAsFiles,
 		downloadFromAddsFiles,
 		webhooksDeliverTheFileOrTheError,

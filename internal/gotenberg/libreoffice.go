@@ -55,6 +55,7 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
+	steps := postSteps(f) // before the files are read: the stages take theirs out
 	// Every file goes to LibreOffice, web pages too: Gotenberg's LibreOffice
 	// route does not print them (its Chromium routes do).
 	req := conversion.Request{Request: engine.Request{To: engine.ToPDF, Merge: f.bool("merge"), Options: engine.JobOptions{
@@ -79,7 +80,6 @@ func (a *API) libreOffice(w http.ResponseWriter, r *http.Request) {
 	}
 	f.boolOr("nativePdfFormats", true) // either way, LibreOffice makes PDF/A and PDF/UA itself
 	f.bool("exportLinksRelativeFsys")  // either way, links to files are relative (filter.go): no PDF names a path of the server
-	steps := postSteps(&f.values)
 	if len(req.Files) == 0 {
 		f.bad = append(f.bad, quire.Detail{Field: "files", Issue: "is required: the documents to convert"})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,6 +26,10 @@ type pdfRoute struct {
 	// routeOnly are fields of form.served the route takes and its stage
 	// does not.
 	routeOnly []string
+	// named are fields of form.served whose value names an uploaded file
+	// the operation draws from (an image to stamp, a file to attach):
+	// taken out of the PDFs, it follows each of them.
+	named []string
 	// request fills the operation's options from the form.
 	request func(*values, *pdftools.Request)
 }
@@ -38,23 +43,36 @@ var pdfWhy = map[string]string{"metadata": "write it with /forms/pdfengines/meta
 	"flatten": "flatten the PDF with /forms/pdfengines/flatten", "userPassword": "encrypt the PDF with /forms/pdfengines/encrypt",
 	"ownerPassword": "encrypt the PDF with /forms/pdfengines/encrypt"}
 
+// routeWhy tells why the 9.x routes' fields quire cannot honour are
+// refused.
+var routeWhy = map[string]string{
+	"creationDate": "quire keeps the creation date and sets the modification date to the time it writes",
+	"modDate":      "quire sets the modification date to the time it writes",
+	"name":         "quire lists the file under its uploaded name",
+	"mimeType":     "quire gives the file the MIME type of its name",
+}
+
 // pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
 var pdfRoutes = func() []pdfRoute {
 	var rs []pdfRoute
 	for _, r := range []pdfRoute{
 		{path: "merge", op: pdftools.OpMerge, form: spec{served: mergeOutlineFields}, routeOnly: mergeOutlineFields, request: func(*values, *pdftools.Request) {}},
-		{path: "split", op: pdftools.OpSplit, form: spec{served: []string{"splitMode", "splitSpan", "splitUnify"}}, request: split},
+		{path: "split", op: pdftools.OpSplit, form: spec{served: []string{"splitMode", "splitSpan", "splitUnify", "every", "ranges"}}, request: split},
 		{path: "flatten", op: pdftools.OpFlatten, request: func(*values, *pdftools.Request) {}},
 		{path: "rotate", op: pdftools.OpRotate, form: spec{served: []string{"rotateAngle", "rotatePages", "angle", "pages"}}, request: rotate},
-		{path: "encrypt", op: pdftools.OpEncrypt, form: spec{served: []string{"userPassword", "ownerPassword"}}, request: encrypt},
+		{path: "encrypt", op: pdftools.OpEncrypt, form: spec{served: []string{"userPassword", "ownerPassword", "algorithm", "permissions"}}, request: encrypt},
 		{path: "metadata/write", op: pdftools.OpMetadata, form: spec{served: []string{"metadata"}}, request: metadata},
 		{path: "watermark", op: pdftools.OpWatermark, form: spec{served: markFields("watermark")}, request: mark("watermark")},
 		{path: "stamp", op: pdftools.OpWatermark, form: spec{served: markFields("stamp")}, request: mark("stamp")},
 		{path: "embed", op: pdftools.OpAttach, form: spec{embeds: true}, request: func(*values, *pdftools.Request) {}},
 		{path: "select", op: pdftools.OpSplit, form: spec{served: []string{"pages"}}, request: selectPages, only9: true},
 		{path: "set-bookmarks", op: pdftools.OpSetBookmarks, form: spec{served: []string{"bookmarks"}}, request: setBookmarks9, only9: true},
+		{path: "set-metadata", op: pdftools.OpMetadata, form: spec{served: pdftools.MetadataKeys,
+			unsupported: map[string]string{"creationDate": "", "modDate": ""}}, request: setMetadata9, only9: true},
+		{path: "attach", op: pdftools.OpAttach, form: spec{served: []string{"file"}, unsupported: map[string]string{"name": "", "mimeType": ""}},
+			named: []string{"file"}, request: func(*values, *pdftools.Request) {}, only9: true},
 	} {
-		r.form.unsupported, r.form.why = map[string]string{}, pdfWhy
+		r.form.unsupported, r.form.why = merged(r.form.unsupported), merged(pdfWhy, routeWhy)
 		for k, v := range pdfDefaults {
 			if !slices.Contains(r.form.served, k) {
 				r.form.unsupported[k] = v
@@ -103,11 +121,17 @@ func (a *API) pdf(p pdfRoute) http.HandlerFunc {
 			return
 		}
 		extra := f.embeds
-		if p.op == pdftools.OpWatermark && req.Text == "" {
-			if extra, err = f.take(markPrefix(req)+"Expression", "with '"+markPrefix(req)+"Source' image, it names the image"); err != nil {
+		named, hint := p.named, ""
+		if p.op == pdftools.OpWatermark && req.Text == "" && !p.only9 {
+			named, hint = []string{markPrefix(req) + "Expression"}, ": with '"+markPrefix(req)+"Source' image, it names the image"
+		}
+		for _, field := range named {
+			taken, err := f.take(field, hint)
+			if err != nil {
 				httpapi.Fail(w, r, err)
 				return
 			}
+			extra = append(extra, taken)
 		}
 		names, outs, documents, pages, err := a.apply(r.Context(), req, f.files, extra)
 		if err == nil && outline != nil {
@@ -182,36 +206,43 @@ var postProcessingFields = func() []string {
 	return append(fields, "stages")
 }()
 
-// postSteps are the operations v asks of a conversion route's PDFs: 8.x's
+// step is an operation on a request's PDFs, with the files it draws
+// from (an image to stamp, a file to attach), which follow each PDF.
+type step struct {
+	req   pdftools.Request
+	extra []httpapi.Upload
+}
+
+// postSteps are the operations f asks of a conversion route's PDFs: 8.x's
 // flat fields, then 9.x's stages.
-func postSteps(v *values) []pdftools.Request {
-	var steps []pdftools.Request
+func postSteps(f *form) []step {
+	var steps []step
 	for _, p := range postProcessing {
-		set := slices.ContainsFunc(p.fields, v.has)
+		set := slices.ContainsFunc(p.fields, f.has)
 		switch p.op {
 		case pdftools.OpFlatten:
-			set = v.bool("flatten")
+			set = f.bool("flatten")
 		case pdftools.OpSplit:
-			set = v.has("splitMode") || v.has("splitSpan") || v.bool("splitUnify")
+			set = f.has("splitMode") || f.has("splitSpan") || f.bool("splitUnify")
 		}
 		if set {
 			req := pdftools.Request{Op: p.op}
-			p.request(v, &req)
-			steps = append(steps, req)
+			p.request(&f.values, &req)
+			steps = append(steps, step{req: req})
 		}
 	}
-	return append(steps, stagesOf(v)...)
+	return append(steps, stagesOf(f)...)
 }
 
 // postProcess runs steps on PDFs (outs, named after the uploads' names),
 // and returns the outputs of the last with the pages they hold.
-func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names []string, outs [][]byte) ([]string, [][]byte, int, error) {
+func (a *API) postProcess(ctx context.Context, steps []step, names []string, outs [][]byte) ([]string, [][]byte, int, error) {
 	if len(steps) > 0 && a.d.PDFTools == nil {
 		return nil, nil, 0, missing(postProcessingFields[0], "is not supported by this server: its PDF tools are off")
 	}
 	pages := 0
-	for _, step := range steps {
-		if step.Op == pdftools.OpMerge && len(outs) == 1 {
+	for _, st := range steps {
+		if st.req.Op == pdftools.OpMerge && len(outs) == 1 {
 			continue // one PDF is its own merge
 		}
 		files := make([]httpapi.Upload, len(outs))
@@ -219,17 +250,21 @@ func (a *API) postProcess(ctx context.Context, steps []pdftools.Request, names [
 			files[i] = httpapi.Upload{Name: names[i], Data: outs[i]}
 		}
 		var err error
-		if names, outs, _, pages, err = a.apply(ctx, step, files, nil); err != nil {
+		if names, outs, _, pages, err = a.apply(ctx, st.req, files, st.extra); err != nil {
 			return nil, nil, 0, err
 		}
 	}
 	return names, outs, pages, nil
 }
 
-// split maps Gotenberg's split: intervals of splitSpan pages, or the
-// pages splitSpan lists, each in a PDF of its own, or (splitUnify) all in
-// one.
+// split maps Gotenberg's split. 8.x: intervals of splitSpan pages, or
+// the pages splitSpan lists, each in a PDF of its own, or (splitUnify)
+// all in one. 9.x: every N pages, or a PDF per entry of ranges.
 func split(v *values, req *pdftools.Request) {
+	if v.has("every") || v.has("ranges") {
+		split9(v, req)
+		return
+	}
 	span := v.str("splitSpan")
 	switch mode := v.str("splitMode"); {
 	case span == "":
@@ -246,6 +281,33 @@ func split(v *values, req *pdftools.Request) {
 	default:
 		v.invalid("splitMode", "intervals or pages, with 'splitSpan'")
 	}
+}
+
+// split9 maps 9.x's split: every (a number of pages), or ranges (a JSON
+// list of which quire takes entries of one page or one range, such as
+// ["1-3","4-"]).
+func split9(v *values, req *pdftools.Request) {
+	if v.has("every") == v.has("ranges") || v.has("splitMode") || v.has("splitSpan") || v.has("splitUnify") {
+		v.bad = append(v.bad, quire.Detail{Field: "every", Issue: "or 'ranges' is required, not both, nor with 8.x's splitMode"})
+		return
+	}
+	if v.has("every") {
+		req.Every = v.int("every")
+		return
+	}
+	var entries []string
+	if err := json.Unmarshal([]byte(v.str("ranges")), &entries); err != nil || len(entries) == 0 {
+		v.invalid("ranges", `a JSON list of page selections, such as ["1-3","4-"]`)
+		return
+	}
+	for _, e := range entries {
+		if strings.Contains(e, ",") {
+			v.bad = append(v.bad, quire.Detail{Field: "ranges",
+				Issue: fmt.Sprintf("is not supported by quire with the entry '%s': each entry one page or one range, such as 1-3 or 4-", e)})
+			return
+		}
+	}
+	req.Ranges = strings.Join(entries, ",")
 }
 
 // eachPage lists every page of the closed ranges of span ("1-3,5": "1,2,3,5");
@@ -298,8 +360,58 @@ func rotate(v *values, req *pdftools.Request) {
 	}
 }
 
+// encrypt maps Gotenberg's encrypt: AES-256 with the passwords given,
+// and the permissions of 9.x's permissions field, each allowed unless
+// set to false (8.x's route allows them all).
 func encrypt(v *values, req *pdftools.Request) {
 	req.UserPassword, req.OwnerPassword = v.str("userPassword"), v.str("ownerPassword")
+	if algorithm := v.str("algorithm"); algorithm != "" && algorithm != "aes256" {
+		v.bad = append(v.bad, quire.Detail{Field: "algorithm", Issue: fmt.Sprintf("is not supported by quire with '%s': quire encrypts with aes256", algorithm)})
+	}
+	set := map[string]bool{}
+	if v.has("permissions") && json.Unmarshal([]byte(v.str("permissions")), &set) != nil {
+		v.invalid("permissions", `a JSON object of permissions, such as {"print":false}`)
+		return
+	}
+	for name := range set {
+		if name != "printHighQuality" && !slices.Contains(slices.Collect(maps.Values(permissionsOf9)), name) {
+			v.bad = append(v.bad, quire.Detail{Field: "permissions", Issue: fmt.Sprintf("has no permission '%s'", name)})
+		}
+	}
+	if !allowed9(set, "printHighQuality") && allowed9(set, "print") {
+		v.bad = append(v.bad, quire.Detail{Field: "permissions",
+			Issue: "is not supported by quire with printHighQuality false and print allowed: quire allows printing at full quality or not at all"})
+	}
+	for _, p := range pdftools.Permissions {
+		if allowed9(set, permissionsOf9[p]) {
+			req.Allow = append(req.Allow, p)
+		}
+	}
+}
+
+// permissionsOf9 name quire's permissions (pdftools.Permissions) in 9.x's
+// words; 9.x's printHighQuality goes with print.
+var permissionsOf9 = map[string]string{"print": "print", "modify": "modifyContent", "copy": "extractText",
+	"annotate": "modifyAnnotations", "fill": "fillForms", "assemble": "assemble"}
+
+// allowed9 reports whether set allows the permission of 9.x's name: each
+// is allowed unless set to false.
+func allowed9(set map[string]bool, name string) bool {
+	allowed, given := set[name]
+	return !given || allowed
+}
+
+// setMetadata9 maps 9.x's set-metadata: each property given is written.
+func setMetadata9(v *values, req *pdftools.Request) {
+	req.Set = map[string]string{}
+	for _, k := range pdftools.MetadataKeys {
+		if v.has(k) {
+			req.Set[k] = v.str(k)
+		}
+	}
+	if len(req.Set) == 0 {
+		v.bad = append(v.bad, quire.Detail{Field: "title", Issue: "or another property is required: " + strings.Join(pdftools.MetadataKeys, ", ")})
+	}
 }
 
 // metadata reads Gotenberg's metadata field, a JSON object of the
@@ -412,10 +524,14 @@ func infoOf(m pdftools.Metadata) map[string]any {
 		"linearized": m.Linearized, "formFields": m.FormFields}
 }
 
+// readForm is what the read routes take: the PDFs, not encrypted.
+var readForm = spec{unsupported: map[string]string{"password": ""},
+	why: map[string]string{"password": "quire reads PDFs that are not encrypted, and refuses an encrypted one (422)"}}
+
 // read answers, as JSON keyed by file name, what rt reads of each file.
 func (a *API) read(rt readRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := a.readForm(r, spec{}, a.pdfLimits())
+		f, err := a.readForm(r, readForm, a.pdfLimits())
 		switch {
 		case asksWebhook(r):
 			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")

@@ -18,7 +18,7 @@ import (
 // Gotenberg's published reference, with an example value of each.
 type reference struct {
 	Routes map[string]struct {
-		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds, pdfa+invoice
+		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds, pdf+attachment, pdfa+invoice
 		Base   map[string]string // fields the route needs besides the one tried
 		Fields map[string]string
 	}
@@ -40,13 +40,14 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 	}))
 	defer site.Close()
 	files := map[string][]part{
-		"html":       {file("index.html", []byte(page+ready)), file("style.css", []byte("h1 { color: navy }"))}, // the page's every file: failOnResourceLoadingFailed passes
-		"markdown":   {file("index.html", []byte(`{{ toHTML "a.md" }}`+ready)), file("a.md", []byte("# Title"))},
-		"url":        {field("url", site.URL)},
-		"office":     {file("a.docx", convtest.DOCX(1))},
-		"pdf":        {file("a.pdf", twoPages(t, e))},
-		"pdfs":       {file("a.pdf", pdftest.OnePage("a")), file("b.pdf", pdftest.OnePage("b"))},
-		"pdf+embeds": {file("a.pdf", pdftest.OnePage("a")), {field: "embeds", name: "invoice.xml", value: "<Invoice/>"}},
+		"html":           {file("index.html", []byte(page+ready)), file("style.css", []byte("h1 { color: navy }"))}, // the page's every file: failOnResourceLoadingFailed passes
+		"markdown":       {file("index.html", []byte(`{{ toHTML "a.md" }}`+ready)), file("a.md", []byte("# Title"))},
+		"url":            {field("url", site.URL)},
+		"office":         {file("a.docx", convtest.DOCX(1))},
+		"pdf":            {file("a.pdf", twoPages(t, e))},
+		"pdfs":           {file("a.pdf", pdftest.OnePage("a")), file("b.pdf", pdftest.OnePage("b"))},
+		"pdf+embeds":     {file("a.pdf", pdftest.OnePage("a")), {field: "embeds", name: "invoice.xml", value: "<Invoice/>"}},
+		"pdf+attachment": {file("a.pdf", pdftest.OnePage("a")), file("invoice.xml", []byte("<Invoice/>"))},
 		"pdfa+invoice": {file("a.pdf", e.post(t, "/forms/libreoffice/convert", e.bearer(), file("a.docx", convtest.DOCX(1)), field("pdfa", "PDF/A-3b")).pdf(t)),
 			{field: "facturxXml", name: "invoice.xml", value: invoiceXML("urn:cen.eu:en16931:2017")}},
 	}

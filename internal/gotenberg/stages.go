@@ -14,41 +14,63 @@ import (
 
 // stageOps are the stages of Gotenberg 9 that quire runs: each takes the
 // fields of its own route (/forms/pdf/OP), as {"op":"rotate","angle":90}.
-var stageOps = []string{"merge", "select", "rotate", "flatten", "encrypt", "set-bookmarks"}
+var stageOps = []string{"merge", "split", "select", "rotate", "flatten", "encrypt", "set-bookmarks", "set-metadata", "attach"}
+
+// stagesQuireLacks are Gotenberg 9's other stages, each with why quire
+// does not run it: the stage is refused (400) naming it, and so is its
+// route.
+var stagesQuireLacks = map[string]string{
+	"compose":      "quire does not lay pages out anew",
+	"stamp-pdf":    "quire stamps text or an image, not a page of a PDF",
+	"redact":       "quire does not redact",
+	"set-form":     "quire fills DOCX templates (POST /v1/annotate), not the forms of a PDF",
+	"flatten-form": "quire's flatten (the stage flatten) draws every annotation into the pages, the form's fields with them, not the form alone",
+	"detach":       "quire does not remove the files a PDF embeds",
+	"optimize":     "quire does not recompress a PDF",
+	"remediate":    "quire makes PDF/A and PDF/UA as it converts (pdfa, pdfua), and Factur-X with /forms/pdfengines/factur-x; it does not repair a PDF",
+	"sign":         "quire signs with its own keys, never an uploaded certificate: POST /v1/sign",
+	"timestamp":    "quire time-stamps the documents it signs (POST /v1/sign) with its own authority, never one a request names",
+	"extract-text": "quire does not extract text",
+}
 
 // maxStages bounds the stages of one request.
 const maxStages = 20
 
-// stagesOf reads the stages field of v, if set, as PDF operations in
-// their order; what is wrong is added to v's errors, naming "stages".
-func stagesOf(v *values) []pdftools.Request {
-	if !v.has("stages") {
+// stagesOf reads the stages field of f, if set, as PDF operations in
+// their order, each with the files it names taken out of f's; what is
+// wrong is added to f's errors, naming "stages".
+func stagesOf(f *form) []step {
+	if !f.has("stages") {
 		return nil
 	}
 	var stages []map[string]any
-	d := json.NewDecoder(strings.NewReader(v.str("stages")))
+	d := json.NewDecoder(strings.NewReader(f.str("stages")))
 	d.UseNumber()
 	if err := d.Decode(&stages); err != nil || len(stages) == 0 || len(stages) > maxStages {
-		v.invalid("stages", fmt.Sprintf(`a JSON array of 1 to %d stages, such as [{"op":"merge"},{"op":"rotate","angle":90}]`, maxStages))
+		f.invalid("stages", fmt.Sprintf(`a JSON array of 1 to %d stages, such as [{"op":"merge"},{"op":"rotate","angle":90}]`, maxStages))
 		return nil
 	}
-	var steps []pdftools.Request
+	var steps []step
 	for i, stage := range stages {
-		if step, issue := stageStep(stage); issue != "" {
-			v.bad = append(v.bad, quire.Detail{Field: "stages", Issue: fmt.Sprintf("stage %d %s", i+1, issue)})
+		if st, issue := stageStep(stage, f); issue != "" {
+			f.bad = append(f.bad, quire.Detail{Field: "stages", Issue: fmt.Sprintf("stage %d %s", i+1, issue)})
 		} else {
-			steps = append(steps, step)
+			steps = append(steps, st)
 		}
 	}
 	return steps
 }
 
-// stageStep is the operation of one stage, or what is wrong with it.
-func stageStep(stage map[string]any) (pdftools.Request, string) {
+// stageStep is the operation of one stage, or what is wrong with it; the
+// files it names are taken out of f's.
+func stageStep(stage map[string]any, f *form) (step, string) {
 	op, _ := stage["op"].(string)
+	if why, lacked := stagesQuireLacks[op]; lacked {
+		return step{}, fmt.Sprintf("('%s') is not supported by quire: %s", op, why)
+	}
 	i := slices.IndexFunc(pdfRoutes, func(r pdfRoute) bool { return r.path == "/forms/pdf/"+op })
 	if !slices.Contains(stageOps, op) || i < 0 {
-		return pdftools.Request{}, fmt.Sprintf("('%s') is not supported by quire: its stages are %s", op, strings.Join(stageOps, ", "))
+		return step{}, fmt.Sprintf("('%s') is not a stage: quire's stages are %s", op, strings.Join(stageOps, ", "))
 	}
 	route, fields := pdfRoutes[i], values{m: map[string][]string{}}
 	for k, val := range stage {
@@ -56,16 +78,23 @@ func stageStep(stage map[string]any) (pdftools.Request, string) {
 			continue
 		}
 		if !slices.Contains(route.form.served, k) || slices.Contains(route.routeOnly, k) {
-			return pdftools.Request{}, fmt.Sprintf("('%s') has a field quire does not take: '%s'", op, k)
+			return step{}, fmt.Sprintf("('%s') has a field quire does not take: '%s'", op, k)
 		}
 		fields.m[k] = []string{fieldText(val)}
 	}
-	step := pdftools.Request{Op: route.op}
-	route.request(&fields, &step)
+	st := step{req: pdftools.Request{Op: route.op}}
+	route.request(&fields, &st.req)
 	if len(fields.bad) > 0 {
-		return pdftools.Request{}, fmt.Sprintf("('%s'): '%s' %s", op, fields.bad[0].Field, fields.bad[0].Issue)
+		return step{}, fmt.Sprintf("('%s'): '%s' %s", op, fields.bad[0].Field, fields.bad[0].Issue)
 	}
-	return step, ""
+	for _, field := range route.named {
+		file, ok := f.takeFile(fields.str(field))
+		if !ok {
+			return step{}, fmt.Sprintf("('%s'): '%s' names no file uploaded ('%s')", op, field, fields.str(field))
+		}
+		st.extra = append(st.extra, file)
+	}
+	return st, ""
 }
 
 // fieldText is a stage's field as its route's form would send it: a
@@ -85,7 +114,7 @@ func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, r, err)
 		return
 	}
-	steps := stagesOf(&f.values)
+	steps := stagesOf(f)
 	if !f.has("stages") {
 		f.bad = append(f.bad, quire.Detail{Field: "stages", Issue: "is required: the stages to run, in order"})
 	}
