@@ -285,12 +285,12 @@ func (r *Request) validateWatermark(bad func(string, string, ...any)) {
 func (at *Placement) validate(text bool, bad func(string, string, ...any)) {
 	within := func(field string, v float64) {
 		if math.IsNaN(v) || math.Abs(v) > maxPoints {
-			bad(field, "must be a number of points between %g and %g", -maxPoints, maxPoints)
+			bad(field, "must be a number of points between %.0f and %.0f", -maxPoints, maxPoints)
 		}
 	}
 	positive := func(field string, v float64) {
 		if !(v > 0 && v <= maxPoints) {
-			bad(field, "must be more than 0 and at most %g points", maxPoints)
+			bad(field, "must be more than 0 and at most %.0f points", maxPoints)
 		}
 	}
 	within("x", at.X)
