@@ -3,6 +3,7 @@ package pdftools
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"fmt"
 	"image/png"
 	"regexp"
@@ -231,5 +232,50 @@ func TestMergeIsDeterministic(t *testing.T) {
 		} else if !bytes.Equal(same, first) {
 			t.Fatalf("merge %d differs from the first beyond its identifier and dates", i)
 		}
+	}
+}
+
+// TestDeletePages: delete keeps every page but those of the selection, in
+// the document's order, in one PDF; a page past the last is left out as
+// ranges are, a selection of no page of the document is a 422, one of
+// every page a 400 naming pages, and a signed PDF is refused unless
+// forced.
+func TestDeletePages(t *testing.T) {
+	in := pdftest.Generated(7, false, 0)
+	for _, c := range []struct {
+		pages string
+		kept  []int
+	}{
+		{"2", []int{1, 3, 4, 5, 6, 7}},
+		{"6-,2,1-2", []int{3, 4, 5}},
+		{"4-", []int{1, 2, 3}},
+		{"1,7-12", []int{2, 3, 4, 5, 6}},
+	} {
+		res := do(t, Request{Op: OpDelete, Files: one("in.pdf", in), Pages: c.pages})
+		qpdfClean(t, res.Data)
+		if res.ContentType != TypePDF || res.Pages != len(c.kept) || pages(t, res.Data) != len(c.kept) {
+			t.Fatalf("delete %s: %s of %d pages (%d counted), want a PDF of %d", c.pages, res.ContentType, pages(t, res.Data), res.Pages, len(c.kept))
+		}
+		for i, want := range c.kept {
+			if text := textOf(t, res.Data, i+1); !strings.Contains(text, fmt.Sprintf("Page %d\n", want)) {
+				t.Errorf("delete %s: page %d reads %q, want page %d of the document", c.pages, i+1, text, want)
+			}
+		}
+	}
+	got, err := code(t, Request{Op: OpDelete, Files: one("in.pdf", in), Pages: "1-3,4-"})
+	var qe *quire.Error
+	if got != quire.CodeValidation || !errors.As(err, &qe) || len(qe.Details) != 1 || qe.Details[0].Field != "pages" || !strings.Contains(err.Error(), "would leave no page") {
+		t.Errorf("deleting every page: %q %v, want %s naming pages: would leave no page", got, err, quire.CodeValidation)
+	}
+	if got, _ := code(t, Request{Op: OpDelete, Files: one("in.pdf", in), Pages: "8-9"}); got != quire.CodeUnprocessable {
+		t.Errorf("deleting pages past the last: %q, want %s", got, quire.CodeUnprocessable)
+	}
+	req := Request{Op: OpDelete, Files: one("signed.pdf", signed(t, 2)), Pages: "1"}
+	if got, err := code(t, req); got != quire.CodeUnprocessable || !strings.Contains(err.Error(), "force=true") {
+		t.Errorf("delete of a signed PDF: %q %v, want %s asking for force=true", got, err, quire.CodeUnprocessable)
+	}
+	req.Force = true
+	if res := do(t, req); res.Pages != 1 {
+		t.Errorf("delete of a signed PDF, forced: %d pages, want 1", res.Pages)
 	}
 }

@@ -79,6 +79,47 @@ func (s *Service) split(ctx context.Context, in *input, req Request) (Result, er
 	return Result{ContentType: TypeZIP, Documents: 1, Parts: a.Parts, Pages: pages}, nil
 }
 
+// deletePages is the document without the pages of req.Pages, the
+// others in its order: a split of the pages kept into one PDF. A page
+// past the last is left out, as ranges are; deleting every page is a
+// 400 naming pages.
+func (s *Service) deletePages(ctx context.Context, in *input, req Request) (Result, error) {
+	deleted, err := chosenPages(req.Pages, in.pages)
+	if err != nil {
+		return Result{}, err
+	}
+	kept := keptSpans(deleted, in.pages)
+	if len(kept) == 0 {
+		return Result{}, quire.Invalid("The PDF delete request is not valid.", quire.Detail{Field: "pages",
+			Issue: fmt.Sprintf("%q selects every page of the document (%d), which would leave no page", req.Pages, in.pages)})
+	}
+	req.Unify = true
+	a, err := s.inWorker(ctx, task{Kind: taskSplit, Inputs: [][]byte{in.doc.Bytes()}, Spans: kept, Req: req}, []string{in.name})
+	if err != nil {
+		return Result{}, err
+	}
+	return pdfResult(a.Parts[0].Data, 1, in.pages-len(deleted)), nil
+}
+
+// keptSpans are the runs of the pages 1 to n not deleted.
+func keptSpans(deleted []int, n int) [][2]int {
+	gone := make([]bool, n+1)
+	for _, p := range deleted {
+		gone[p] = true
+	}
+	var out [][2]int
+	for p := 1; p <= n; p++ {
+		switch {
+		case gone[p]:
+		case len(out) > 0 && out[len(out)-1][1] == p-1:
+			out[len(out)-1][1] = p
+		default:
+			out = append(out, [2]int{p, p})
+		}
+	}
+	return out
+}
+
 // spansOf returns the page spans of a split: the ranges, or every N pages.
 func spansOf(req Request, pages int) ([][2]int, error) {
 	if req.Ranges != "" {

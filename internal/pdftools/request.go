@@ -30,11 +30,18 @@ const (
 var Operations = []string{OpMerge, OpSplit, OpRotate, OpFlatten, OpMetadata, OpEncrypt, OpWatermark, OpAttach, OpRender}
 
 // The operations of Gotenberg's API (internal/gotenberg) that /v1 has no
-// route for: reading the outline (as JSON: []Bookmark) and replacing it.
+// route for: reading the outline (as JSON: []Bookmark) and replacing it,
+// and deleting the pages of a selection (Pages), the others kept in one
+// PDF in the document's order.
 const (
 	OpBookmarks    = "bookmarks"
 	OpSetBookmarks = "set-bookmarks"
+	OpDelete       = "delete"
 )
+
+// gotenbergOnly are those operations: Validate accepts them, but they are
+// not in Operations, which are the routes of /v1.
+var gotenbergOnly = []string{OpBookmarks, OpSetBookmarks, OpDelete}
 
 // MetadataKeys are the document properties metadata sets (set.KEY), as
 // named in the document information dictionary, lower-cased.
@@ -65,17 +72,18 @@ type Request struct {
 	Every  int    // split: pages per part
 	Unify  bool   // split: the pages of the ranges in one PDF, in the order listed
 
-	Angle int    // rotate (clockwise, a multiple of 90), watermark (degrees)
-	Pages string // rotate, watermark: "1-3,5"; "": every page
+	Angle int    // rotate (clockwise, a multiple of 90), watermark (degrees counter-clockwise)
+	Pages string // rotate, watermark: "1-3,5"; "": every page; delete: the pages to delete (required)
 
 	Set map[string]string // metadata: MetadataKeys to set
 
 	UserPassword, OwnerPassword string   // encrypt
 	Allow                       []string // encrypt: Permissions
 
-	Text    string  // watermark: the text, else Files[1] is an image
-	Opacity float64 // watermark: 0 < opacity <= 1; 0: 0.5
-	Stamp   bool    // watermark: over the content rather than under it
+	Text    string     // watermark: the text, else Files[1] is an image
+	Opacity float64    // watermark: 0 < opacity <= 1; 0: 0.5
+	Stamp   bool       // watermark: over the content rather than under it
+	At      *Placement // watermark: where and how large the mark is; nil: centred, sized to the page
 
 	FacturX bool // attach: FacturXName is the invoice of a Factur-X PDF/A-3b
 
@@ -84,6 +92,29 @@ type Request struct {
 	Page int // render: 1-based (DefaultPage when not given)
 	DPI  int // render: 1 to 1200 (DefaultDPI when not given)
 }
+
+// Placement is a watermark put at a point of the page, as Gotenberg 9's
+// stamps are, rather than centred on it and sized to it. Lengths are in
+// points (1/72 inch). The mark turns by the request's Angle, in degrees
+// counter-clockwise around (X, Y), as every watermark does; it is under
+// the content, or over it with Stamp, and has the request's Opacity.
+type Placement struct {
+	// X, Y are the point from the lower left corner of the page's visible
+	// box (CropBox, else MediaBox): the left end of the text's baseline,
+	// or the image's lower left corner.
+	X, Y float64
+
+	FontSize float64 // text: more than 0 (DefaultFontSize when the client gives none)
+	Color    string  // text: "#rrggbb"; "": black
+
+	// Width and Height size an image: both given, it fills them; one
+	// given (the other 0), it keeps its proportions; neither, each pixel
+	// is a point.
+	Width, Height float64
+}
+
+// DefaultFontSize is the size of a placed text whose client gives none.
+const DefaultFontSize = 12
 
 // The values of Page and DPI that a client who gives none gets: the
 // adapters fill them in, so that an explicit 0 is refused like any other
@@ -100,10 +131,14 @@ const (
 	maxPassword = 127 // AES-256 passwords are UTF-8 of at most 127 bytes
 	maxDPI      = 1200
 	maxRanges   = 1000
+	maxPoints   = 1e6 // a placed mark's coordinates and sizes: pageSize's largest page side
 )
 
 // pageSelection is a list of pages and ranges: "1-3,5,7-".
 var pageSelection = regexp.MustCompile(`^\d+(-\d*)?(,\d+(-\d*)?)*$`)
+
+// hexColor is a colour as "#rrggbb".
+var hexColor = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 
 // Validate checks the request, naming every bad option in a
 // VALIDATION_ERROR (the query parameter, or "file" for the parts).
@@ -112,7 +147,7 @@ func (r *Request) Validate(maxFiles int) error {
 	bad := func(field, format string, a ...any) {
 		d = append(d, quire.Detail{Field: field, Issue: fmt.Sprintf(format, a...)})
 	}
-	if !slices.Contains(Operations, r.Op) && r.Op != OpBookmarks && r.Op != OpSetBookmarks {
+	if !slices.Contains(Operations, r.Op) && !slices.Contains(gotenbergOnly, r.Op) {
 		return quire.Errorf(quire.CodeNotFound, "There is no PDF operation %q (operations: %s).", r.Op, strings.Join(Operations, ", "))
 	}
 	n := len(r.Files)
@@ -145,6 +180,10 @@ func (r *Request) Validate(maxFiles int) error {
 		r.validateEncrypt(bad)
 	case OpWatermark:
 		r.validateWatermark(bad)
+	case OpDelete:
+		if r.Pages == "" {
+			bad("pages", "is required: the pages to delete, such as \"2\" or \"1-3,5\"")
+		}
 	case OpSetBookmarks:
 		r.validateBookmarks(bad)
 	case OpAttach:
@@ -235,6 +274,39 @@ func (r *Request) validateWatermark(bad func(string, string, ...any)) {
 	}
 	if r.Angle < -360 || r.Angle > 360 {
 		bad("angle", "must be between -360 and 360 degrees")
+	}
+	if r.At != nil {
+		r.At.validate(r.Text != "", bad)
+	}
+}
+
+// validate checks a placement of a text (else of an image), naming the
+// fields as Gotenberg's stamps do.
+func (at *Placement) validate(text bool, bad func(string, string, ...any)) {
+	within := func(field string, v float64) {
+		if math.IsNaN(v) || math.Abs(v) > maxPoints {
+			bad(field, "must be a number of points between %.0f and %.0f", -maxPoints, maxPoints)
+		}
+	}
+	positive := func(field string, v float64) {
+		if !(v > 0 && v <= maxPoints) {
+			bad(field, "must be more than 0 and at most %.0f points", maxPoints)
+		}
+	}
+	within("x", at.X)
+	within("y", at.Y)
+	if text {
+		positive("fontSize", at.FontSize)
+		if at.Color != "" && !hexColor.MatchString(at.Color) {
+			bad("color", `must be a colour as #rrggbb, such as "#ff0000"`)
+		}
+		return
+	}
+	if at.Width != 0 { // 0: not given
+		positive("width", at.Width)
+	}
+	if at.Height != 0 {
+		positive("height", at.Height)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,8 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 	pdf := one("in.pdf", []byte("%PDF")) // Validate reads no file
 	two := append(slices.Clone(pdf), File{"b.pdf", []byte("%PDF")})
 	long := strings.Repeat("x", 128)
+	image := append(slices.Clone(pdf), File{"logo.png", nil})
+	text := func(at Placement) Request { return Request{Op: OpWatermark, Text: "x", Files: pdf, At: &at} }
 	for _, c := range []struct {
 		req   Request
 		field string
@@ -50,6 +53,20 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 		{Request{Op: OpWatermark, Text: strings.Repeat("x", maxText+1), Files: pdf}, "text"},
 		{Request{Op: OpWatermark, Text: "x", Opacity: 1.5, Files: pdf}, "opacity"},
 		{Request{Op: OpWatermark, Text: "x", Angle: 400, Files: pdf}, "angle"},
+		{text(Placement{X: math.NaN(), FontSize: 12}), "x"},
+		{text(Placement{Y: math.Inf(1), FontSize: 12}), "y"},
+		{text(Placement{X: -2 * maxPoints, FontSize: 12}), "x"},
+		{text(Placement{}), "fontSize"},
+		{text(Placement{FontSize: -3}), "fontSize"},
+		{text(Placement{FontSize: math.NaN()}), "fontSize"},
+		{text(Placement{FontSize: 12, Color: "red"}), "color"},
+		{text(Placement{FontSize: 12, Color: "#ff00zz"}), "color"},
+		{text(Placement{FontSize: 12, Color: "#fff"}), "color"},
+		{Request{Op: OpWatermark, Files: image, At: &Placement{Width: -1}}, "width"},
+		{Request{Op: OpWatermark, Files: image, At: &Placement{Width: 10, Height: math.Inf(1)}}, "height"},
+		{Request{Op: OpDelete, Files: pdf}, "pages"},
+		{Request{Op: OpDelete, Pages: "0", Files: pdf}, "pages"},
+		{Request{Op: OpDelete, Pages: "2", Files: two}, "file"},
 		{Request{Op: OpRender, Page: 0, DPI: DefaultDPI, Files: pdf}, "page"},
 		{Request{Op: OpRender, Page: DefaultPage, DPI: maxDPI + 1, Files: pdf}, "dpi"},
 	} {
@@ -61,6 +78,18 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 	}
 	if err := (&Request{Op: "compress", Files: pdf}).Validate(20); quire.ErrorCode(err) != quire.CodeNotFound {
 		t.Errorf("an unknown operation: %v, want %s", err, quire.CodeNotFound)
+	}
+	for _, req := range []Request{
+		text(Placement{X: -5, Y: 1e5, FontSize: 0.5, Color: "#A0b1C2"}),
+		{Op: OpWatermark, Files: image, At: &Placement{}},
+		{Op: OpWatermark, Files: image, At: &Placement{Height: 20}},
+	} {
+		if err := req.Validate(20); err != nil {
+			t.Errorf("a sound placement %+v: %v", *req.At, err)
+		}
+	}
+	if slices.Contains(Operations, OpDelete) {
+		t.Error("delete is among the operations of /v1, which would give it a route")
 	}
 }
 

@@ -146,6 +146,8 @@ func (s *Service) operate(ctx context.Context, req Request) (res Result, err err
 	switch req.Op {
 	case OpSplit:
 		return s.split(ctx, in, req)
+	case OpDelete:
+		return s.deletePages(ctx, in, req)
 	case OpRotate:
 		return s.rewrite(ctx, taskRotate, in, req)
 	case OpFlatten:

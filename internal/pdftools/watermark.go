@@ -1,9 +1,12 @@
 package pdftools
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,16 +17,18 @@ import (
 
 // watermark puts text, or an image, on the chosen pages. A signed PDF
 // gets a Watermark annotation over each page, in an incremental update
-// that keeps its signatures valid. An unsigned one gets the text drawn
+// that keeps its signatures valid. An unsigned one gets the mark drawn
 // into each page's content, under it (over it with stamp=true), by
 // quire's model, then rewritten by pdfcpu, so that the unmarked pages do
-// not survive as an earlier revision; an image watermark is pdfcpu's.
+// not survive as an earlier revision; an image watermark that is not
+// placed (At) is pdfcpu's.
 func (s *Service) watermark(ctx context.Context, in *input, req Request) (Result, error) {
+	image := req.Text == ""
 	switch {
-	case req.Text == "" && in.signed && !req.Force:
+	case image && in.signed && !req.Force:
 		return Result{}, quire.Errorf(quire.CodeUnprocessable,
 			"%s is signed: an image watermark rewrites its pages, which would break its signatures; a text watermark is added as an annotation that keeps them. Send force=true to rewrite anyway.", display(File{Name: in.name}))
-	case req.Text == "":
+	case image && req.At == nil:
 		return s.rewrite(ctx, taskWatermark, in, req, req.Files[1].Data)
 	}
 	pages, err := in.doc.Pages()
@@ -35,7 +40,7 @@ func (s *Service) watermark(ctx context.Context, in *input, req Request) (Result
 		return Result{}, err
 	}
 	annotate := in.signed && !req.Force
-	text, err := s.shapedText(req.Text)
+	form, err := s.markForm(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -49,7 +54,7 @@ func (s *Service) watermark(ctx context.Context, in *input, req Request) (Result
 			return Result{}, s.documentError(File{Name: in.name}, err)
 		}
 		x0, y0 := origin(in.doc, p)
-		xo := watermarkXObject(text, opacity(req), req.Angle, w, h)
+		xo := form(w, h)
 		page := p.Dict.Clone()
 		if annotate {
 			err = in.doc.AppendRef(page, "Annots", in.doc.Add(watermarkAnnotation(req.Text, xo, x0, y0, w, h)))
@@ -66,6 +71,30 @@ func (s *Service) watermark(ctx context.Context, in *input, req Request) (Result
 		return s.saved(in)
 	}
 	return s.rewritten(ctx, in, req)
+}
+
+// markForm returns what draws the request's mark on a page of w x h
+// points: a form of the page's size, whose origin is the lower left
+// corner of the page's visible box.
+func (s *Service) markForm(ctx context.Context, req Request) (func(w, h float64) *pdf.Stream, error) {
+	if req.Text == "" {
+		img, err := imageXObject(ctx, req.Files[1])
+		if err != nil {
+			return nil, err
+		}
+		return func(w, h float64) *pdf.Stream { return placedImageXObject(img, opacity(req), req.Angle, *req.At, w, h) }, nil
+	}
+	text, err := s.shapedText(req.Text)
+	if err != nil {
+		return nil, err
+	}
+	if req.At == nil {
+		return func(w, h float64) *pdf.Stream { return watermarkXObject(text, opacity(req), req.Angle, w, h) }, nil
+	}
+	if text, err = coloured(text, req.At.Color); err != nil {
+		return nil, err
+	}
+	return func(w, h float64) *pdf.Stream { return placedTextXObject(text, opacity(req), req.Angle, *req.At, w, h) }, nil
 }
 
 // rewritten saves the document's changes and has pdfcpu write the whole
@@ -141,28 +170,80 @@ func (s *Service) shapedText(text string) (certpage.Line, error) {
 		return certpage.Line{}, quire.Invalid("The watermark text cannot be drawn.",
 			quire.Detail{Field: "text", Issue: "no font of this server has " + strings.Join(names, ", ")})
 	}
-	return r.Line(text, 1, 0.5)
+	return r.Line(text, 1, watermarkGray)
 }
+
+// watermarkGray is the gray level of a watermark's text.
+const watermarkGray = 0.5
 
 // watermarkXObject is a form of the page's size showing the shaped text,
 // centred, turned by angle degrees.
 func watermarkXObject(text certpage.Line, opacity float64, angle int, w, h float64) *pdf.Stream {
 	size := watermarkSize(w, h)
 	width := text.Width * size
-	rad := float64(angle) * math.Pi / 180
-	c, sn := math.Cos(rad), math.Sin(rad)
+	c, sn := turn(angle)
 	// The text's centre goes to the page's centre: start at minus half its
 	// width and height along the turned axes.
 	tx := w/2 - c*width/2 + sn*size/3
 	ty := h/2 - sn*width/2 - c*size/3
-	content := fmt.Appendf(nil, "q /GS gs %.4f %.4f %.4f %.4f %.2f %.2f cm\n", c*size, sn*size, -sn*size, c*size, tx, ty)
-	content = append(append(content, text.Content...), "Q"...)
+	return markXObject(placing(size, size, angle, tx, ty), text.Content, pdf.Dict{"Font": text.Fonts}, opacity, w, h)
+}
+
+// placedTextXObject is a form of the page's size showing the shaped text
+// at at.FontSize, its baseline starting at (at.X, at.Y) and turned by
+// angle degrees around it.
+func placedTextXObject(text certpage.Line, opacity float64, angle int, at Placement, w, h float64) *pdf.Stream {
+	return markXObject(placing(at.FontSize, at.FontSize, angle, at.X, at.Y), text.Content, pdf.Dict{"Font": text.Fonts}, opacity, w, h)
+}
+
+// placedImageXObject is a form of the page's size showing the image, its
+// lower left corner at (at.X, at.Y), sized by at (imageSize), turned by
+// angle degrees around that corner.
+func placedImageXObject(img *pdf.Stream, opacity float64, angle int, at Placement, w, h float64) *pdf.Stream {
+	iw, ih := imageSize(img, at)
+	return markXObject(placing(iw, ih, angle, at.X, at.Y), []byte("/Im Do\n"), pdf.Dict{"XObject": pdf.Dict{"Im": img}}, opacity, w, h)
+}
+
+// placing is the matrix (the operands of cm) that scales the unit square
+// to sx by sy, turns it by angle degrees counter-clockwise around its
+// origin, and puts the origin at (x, y).
+func placing(sx, sy float64, angle int, x, y float64) string {
+	c, s := turn(angle)
+	return fmt.Sprintf("%.4f %.4f %.4f %.4f %.2f %.2f", c*sx, s*sx, -s*sy, c*sy, x, y)
+}
+
+// turn is the cosine and sine of angle degrees.
+func turn(angle int) (float64, float64) {
+	rad := float64(angle) * math.Pi / 180
+	return math.Cos(rad), math.Sin(rad)
+}
+
+// markXObject is a form of the page's size (w x h) drawing content, with
+// the resources res, through the matrix cm, at opacity.
+func markXObject(cm string, content []byte, res pdf.Dict, opacity, w, h float64) *pdf.Stream {
+	res["ExtGState"] = pdf.Dict{"GS": pdf.Dict{"Type": pdf.Name("ExtGState"), "ca": pdf.Real(opacity), "CA": pdf.Real(opacity)}}
+	data := fmt.Appendf(nil, "q /GS gs %s cm\n", cm)
+	data = append(append(data, content...), "Q"...)
 	return &pdf.Stream{Dict: pdf.Dict{"Type": pdf.Name("XObject"), "Subtype": pdf.Name("Form"),
-		"BBox": pdf.Array{pdf.Int(0), pdf.Int(0), pdf.Real(w), pdf.Real(h)},
-		"Resources": pdf.Dict{
-			"Font":      text.Fonts,
-			"ExtGState": pdf.Dict{"GS": pdf.Dict{"Type": pdf.Name("ExtGState"), "ca": pdf.Real(opacity), "CA": pdf.Real(opacity)}},
-		}}, Data: content}
+		"BBox":      pdf.Array{pdf.Int(0), pdf.Int(0), pdf.Real(w), pdf.Real(h)},
+		"Resources": res}, Data: data}
+}
+
+// coloured is the shaped text filled with color ("#rrggbb", "": black)
+// rather than with shapedText's gray: certpage's line opens by setting
+// its gray level, which is replaced.
+func coloured(text certpage.Line, color string) (certpage.Line, error) {
+	rest, ok := bytes.CutPrefix(text.Content, fmt.Appendf(nil, "%g g ", watermarkGray))
+	if !ok {
+		return text, errors.New("pdftools: the shaped text does not open with its gray level")
+	}
+	var rgb uint64
+	if color != "" {
+		rgb, _ = strconv.ParseUint(color[1:], 16, 32) // Validate checked hexColor
+	}
+	fill := fmt.Appendf(nil, "%.4f %.4f %.4f rg ", float64(rgb>>16)/255, float64(rgb>>8&0xff)/255, float64(rgb&0xff)/255)
+	text.Content = append(fill, rest...)
+	return text, nil
 }
 
 // watermarkAnnotation is a Watermark annotation over the page's visible
