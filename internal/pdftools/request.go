@@ -116,6 +116,16 @@ type Placement struct {
 // DefaultFontSize is the size of a placed text whose client gives none.
 const DefaultFontSize = 12
 
+// pdfs are the request's PDFs: every file of a merge; of any other
+// operation the first, which the others (an image to stamp, files to
+// attach) go with.
+func (r *Request) pdfs() []File {
+	if r.Op == OpMerge || len(r.Files) == 0 {
+		return r.Files
+	}
+	return r.Files[:1]
+}
+
 // The values of Page and DPI that a client who gives none gets: the
 // adapters fill them in, so that an explicit 0 is refused like any other
 // value out of range.

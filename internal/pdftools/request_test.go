@@ -115,8 +115,15 @@ func TestCheckRefusesWhatDoRefuses(t *testing.T) {
 			t.Errorf("%s of %s: Check %v, Do %v; want %s saying %s from both", c.req.Op, c.req.Files[0].Name, checked, done, c.code, c.says)
 		}
 	}
-	if err := s.Check(context.Background(), Request{Op: OpRotate, Angle: 90, Files: one("in.pdf", pdftest.Generated(3, true, 0))}); err != nil {
-		t.Errorf("a sound request: %v", err)
+	pdf := File{Name: "in.pdf", Data: pdftest.OnePage("x")}
+	for _, req := range []Request{
+		{Op: OpRotate, Angle: 90, Files: one("in.pdf", pdftest.Generated(3, true, 0))},
+		{Op: OpWatermark, Files: []File{pdf, {Name: "stamp.png", Data: encoded(t, solid(4, 4, false), "png")}}},
+		{Op: OpAttach, Files: []File{pdf, {Name: "data.csv", Data: []byte("a,b\n")}}},
+	} {
+		if err := s.Check(context.Background(), req); err != nil {
+			t.Errorf("a sound %s: %v", req.Op, err)
+		}
 	}
 }
 

@@ -102,7 +102,7 @@ func (s *Service) Check(ctx context.Context, req Request) error {
 			return err
 		}
 	}
-	for _, f := range req.Files {
+	for _, f := range req.pdfs() {
 		if _, err := pdf.Open(ctx, f.Data, s.opt.Limits); err != nil {
 			return s.documentError(f, err)
 		}
