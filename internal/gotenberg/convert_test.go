@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -426,6 +429,20 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 	if out, err := exec.Command("pdfdetach", "-list", pdftest.WriteTemp(t, pdf)).Output(); err != nil || !strings.Contains(string(out), "invoice.xml") {
 		t.Errorf("attach stage: pdfdetach -list: %v %s, want invoice.xml", err, out)
 	}
+	// A text stamped where asked, an image stamped at a size, a page deleted.
+	pdf = e.post(t, "/forms/pdf/pipe", e.bearer(), two, field("stages",
+		`[{"op":"delete","pages":"1"},{"op":"stamp-text","text":"DRAFT","x":72,"y":72,"fontSize":24,"color":"#c00000"}]`)).pdf(t)
+	if got := text(t, pdf); info(t, pdf, "Pages") != "1" || !strings.Contains(got, "two") || !strings.Contains(got, "DRAFT") {
+		t.Errorf("delete 1, then stamp-text: %s pages reading %q, want page two with DRAFT", info(t, pdf, "Pages"), got)
+	}
+	if x, height := wordBox(t, pdf, "DRAFT"); math.Abs(x-72) > 2 || height < 24 || height > 36 {
+		t.Errorf("stamp-text at x 72 in 24 points: the word starts at %.1f and is %.1f points tall", x, height)
+	}
+	stamped := e.post(t, "/forms/pdf/stamp-image", e.bearer(), two, file("logo.png", pngOf(t)), field("image", "logo.png"),
+		field("x", "10"), field("y", "10"), field("width", "100"), field("opacity", "0.5")).pdf(t)
+	if out, err := exec.Command("pdfimages", "-list", pdftest.WriteTemp(t, stamped)).Output(); err != nil || strings.Count(string(out), "image") < 2 {
+		t.Errorf("/forms/pdf/stamp-image: pdfimages -list %q %v, want the image on both pages", out, err)
+	}
 	// Their own routes, and an encryption that allows everything, as 9.x's does by default.
 	pdf = e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("subject", "Quarterly")).pdf(t)
 	if got := info(t, pdf, "Subject"); got != "Quarterly" {
@@ -446,10 +463,34 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 		`[{"op":"split","ranges":["1,2"]}]`:                           "each entry one page or one range",
 		`[{"op":"encrypt","ownerPassword":"o","algorithm":"rc4-40"}]`: "'algorithm' is not supported by quire with 'rc4-40'",
 		`[{"op":"set-metadata","modDate":"D:20260101120000Z"}]`:       "has a field quire does not take: 'modDate'",
+		`[{"op":"stamp-text","text":"A","rotation":12.5}]`:            "'rotation' is not supported by quire in fractions of a degree",
+		`[{"op":"stamp-image","image":"logo.png","width":0}]`:         "'width' must be more than 0",
+		`[{"op":"delete","pages":"odd"}]`:                             "'pages' is not supported by quire with 'odd'",
 	} {
 		e.post(t, "/forms/pdf/pipe", e.bearer(), two, field("stages", stages)).plainError(t, 400, want)
 	}
+	e.post(t, "/forms/pdf/stamp-text", e.bearer(), two, field("text", "A"), field("font", "Courier")).
+		plainError(t, 400, "form field 'font' is not supported by quire: quire draws the text with its own fonts")
+	e.post(t, "/forms/pdf/delete", e.bearer(), two, field("pages", "1-2")).plainError(t, 400, "would leave no page")
 	e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("modDate", "D:20260101120000Z")).
 		plainError(t, 400, "form field 'modDate' is not supported by quire")
 	e.post(t, "/forms/pdf/optimize", e.bearer(), two).plainError(t, 400, "route '/forms/pdf/optimize' is not supported by quire: quire does not recompress")
+}
+
+// wordBox is where the word first is on the PDF's first page: its left
+// edge, in points from the page's left, and its height.
+func wordBox(t *testing.T, pdf []byte, word string) (x, height float64) {
+	t.Helper()
+	out, err := exec.Command("pdftotext", "-bbox", "-f", "1", "-l", "1", pdftest.WriteTemp(t, pdf), "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext -bbox: %v", err)
+	}
+	m := regexp.MustCompile(`xMin="([\d.]+)" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">` + regexp.QuoteMeta(word) + `<`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no word %q on the first page: %s", word, out)
+	}
+	x, _ = strconv.ParseFloat(string(m[1]), 64)
+	yMin, _ := strconv.ParseFloat(string(m[2]), 64)
+	yMax, _ := strconv.ParseFloat(string(m[3]), 64)
+	return x, yMax - yMin
 }

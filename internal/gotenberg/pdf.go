@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -50,6 +51,7 @@ var routeWhy = map[string]string{
 	"modDate":      "quire sets the modification date to the time it writes",
 	"name":         "quire lists the file under its uploaded name",
 	"mimeType":     "quire gives the file the MIME type of its name",
+	"font":         "quire draws the text with its own fonts",
 }
 
 // pdfRoutes are the PDF routes, each at its 8.x and its 9.x path.
@@ -69,6 +71,10 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "set-bookmarks", op: pdftools.OpSetBookmarks, form: spec{served: []string{"bookmarks"}}, request: setBookmarks9, only9: true},
 		{path: "set-metadata", op: pdftools.OpMetadata, form: spec{served: pdftools.MetadataKeys,
 			unsupported: map[string]string{"creationDate": "", "modDate": ""}}, request: setMetadata9, only9: true},
+		{path: "delete", op: pdftools.OpDelete, form: spec{served: []string{"pages"}}, request: deletePages, only9: true},
+		{path: "stamp-text", op: pdftools.OpWatermark, form: spec{served: stampTextFields, unsupported: map[string]string{"font": "Helvetica"}},
+			request: stampText, only9: true},
+		{path: "stamp-image", op: pdftools.OpWatermark, form: spec{served: stampImageFields}, named: []string{"image"}, request: stampImage, only9: true},
 		{path: "attach", op: pdftools.OpAttach, form: spec{served: []string{"file"}, unsupported: map[string]string{"name": "", "mimeType": ""}},
 			named: []string{"file"}, request: func(*values, *pdftools.Request) {}, only9: true},
 	} {
@@ -332,22 +338,34 @@ func eachPage(span string) string {
 }
 
 // selectPages maps 9.x's select: the pages listed, in their order, in
-// one PDF. Of its page selections, quire takes pages, ranges (open ones
-// too) and "all".
+// one PDF.
 func selectPages(v *values, req *pdftools.Request) {
+	if pages := selection(v, "the pages to keep"); pages != "" {
+		req.Ranges, req.Unify = pages, true
+	}
+}
+
+// deletePages maps 9.x's delete: every page but those listed.
+func deletePages(v *values, req *pdftools.Request) {
+	req.Pages = selection(v, "the pages to remove")
+}
+
+// selection is v's pages, a page selection of 9.x of which quire takes
+// pages, ranges (open ones too) and "all"; "" when missing or refused.
+func selection(v *values, what string) string {
 	pages := strings.ReplaceAll(v.str("pages"), " ", "")
 	if pages == "all" {
 		pages = "1-"
 	}
 	switch {
 	case pages == "":
-		v.bad = append(v.bad, quire.Detail{Field: "pages", Issue: "is required: the pages to keep, such as 3,1 or 1-2"})
+		v.bad = append(v.bad, quire.Detail{Field: "pages", Issue: "is required: " + what + ", such as 3,1 or 1-2"})
 	case strings.ContainsAny(pages, "!abcdefghijklmnopqrstuvwxyz"):
 		v.bad = append(v.bad, quire.Detail{Field: "pages",
 			Issue: fmt.Sprintf("is not supported by quire with '%s': list pages and ranges, such as 3,1 or 2-", v.str("pages"))})
-	default:
-		req.Ranges, req.Unify = pages, true
+		return ""
 	}
+	return pages
 }
 
 func rotate(v *values, req *pdftools.Request) {
@@ -486,6 +504,56 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 			}
 		}
 	}
+}
+
+// stampTextFields and stampImageFields are the fields of 9.x's
+// stamp-text and stamp-image.
+var (
+	stampTextFields  = []string{"text", "pages", "x", "y", "fontSize", "color", "opacity", "rotation"}
+	stampImageFields = []string{"image", "pages", "x", "y", "width", "height", "opacity", "rotation"}
+)
+
+// stampText maps 9.x's stamp-text: the text over the pages, its baseline
+// starting at x, y (points from the bottom left corner), Helvetica's 12
+// points, black, unless told otherwise.
+func stampText(v *values, req *pdftools.Request) {
+	req.Text = v.str("text")
+	if req.Text == "" {
+		v.bad = append(v.bad, quire.Detail{Field: "text", Issue: "is required: the text to draw"})
+	}
+	stamp(v, req, &pdftools.Placement{FontSize: pdftools.DefaultFontSize, Color: v.str("color")})
+	if v.has("fontSize") {
+		req.At.FontSize = v.float("fontSize")
+	}
+}
+
+// stampImage maps 9.x's stamp-image: the image (named by the field
+// image) over the pages, its lower left corner at x, y, at width and
+// height points (one: its proportions kept; neither: a point a pixel).
+func stampImage(v *values, req *pdftools.Request) {
+	stamp(v, req, &pdftools.Placement{Width: v.float("width"), Height: v.float("height")})
+	for _, side := range []string{"width", "height"} {
+		if v.has(side) && v.float(side) <= 0 {
+			v.bad = append(v.bad, quire.Detail{Field: side, Issue: "must be more than 0"})
+		}
+	}
+}
+
+// stamp sets what 9.x's stamps share: over the content of pages, at x, y,
+// opaque unless opacity says otherwise (0 too), turned by rotation
+// degrees counter-clockwise.
+func stamp(v *values, req *pdftools.Request, at *pdftools.Placement) {
+	at.X, at.Y = v.float("x"), v.float("y")
+	req.Stamp, req.Pages, req.At = true, v.str("pages"), at
+	req.Opacity = v.float("opacity")
+	if req.Opacity == 0 {
+		req.Opacity = 1
+	}
+	rotation := v.float("rotation")
+	if rotation != math.Trunc(rotation) {
+		v.bad = append(v.bad, quire.Detail{Field: "rotation", Issue: "is not supported by quire in fractions of a degree"})
+	}
+	req.Angle = int(rotation)
 }
 
 // readRoute is a route that reads the PDFs: each file's answer to op,

@@ -14,7 +14,8 @@ import (
 
 // stageOps are the stages of Gotenberg 9 that quire runs: each takes the
 // fields of its own route (/forms/pdf/OP), as {"op":"rotate","angle":90}.
-var stageOps = []string{"merge", "split", "select", "rotate", "flatten", "encrypt", "set-bookmarks", "set-metadata", "attach"}
+var stageOps = []string{"merge", "split", "select", "delete", "rotate", "flatten", "encrypt", "stamp-text", "stamp-image", "set-bookmarks",
+	"set-metadata", "attach"}
 
 // stagesQuireLacks are Gotenberg 9's other stages, each with why quire
 // does not run it: the stage is refused (400) naming it, and so is its
