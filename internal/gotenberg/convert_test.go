@@ -316,6 +316,14 @@ func downloadFromAddsFiles(t *testing.T, e *env) {
 	if a, b := strings.Index(got, "alpha"), strings.Index(got, "beta"); a < 0 || b < a {
 		t.Errorf("a merge of 1.pdf (named by its URL) and 2.pdf (by its server): %q, want alpha then beta", got)
 	}
+	// 9.x's filename names the file: 1.pdf taken as 3.pdf comes after 2.pdf.
+	list = fmt.Sprintf(`[{"url":"%s/export",%s},{"url":"%s/files/1.pdf","filename":"3.pdf",%s}]`, site.URL, auth, site.URL, auth)
+	got = text(t, e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", list)).pdf(t))
+	if a, b := strings.Index(got, "alpha"), strings.Index(got, "beta"); b < 0 || a < b {
+		t.Errorf("a merge of 2.pdf and 1.pdf taken as 3.pdf: %q, want beta then alpha", got)
+	}
+	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf","retries":2}]`, site.URL))).
+		plainError(t, 400, `form field 'downloadFrom' is invalid (want a JSON array of url, extraHttpHeaders and filename, such as [{"url":"https://example.com/a.pdf"}]): json: unknown field "retries"`)
 	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf"}]`, site.URL))).
 		plainError(t, 400, "The document could not be downloaded")
 	e.post(t, "/forms/pdf/merge", e.bearer(), field("downloadFrom", fmt.Sprintf(`[{"url":"%s/files/1.pdf","embedded":true}]`, site.URL))).

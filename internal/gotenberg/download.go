@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -21,20 +22,24 @@ type download struct {
 	ExtraHTTPHeaders map[string]string `json:"extraHttpHeaders"`
 	Embedded         bool              `json:"embedded"`
 	Field            string            `json:"field"`
+	Filename         string            `json:"filename"` // 9.2: the name the file is taken under
 }
 
 // downloads fetches the files downloadFrom lists (a JSON array of
-// {"url", "extraHttpHeaders"}), as if they had been uploaded under files,
-// by quire's fetcher (no private network, its size and time limits), at
-// most room of them; each is named by its server (Content-Disposition),
-// else by its URL's path, and charged to the request's memory reservation.
+// {"url", "extraHttpHeaders", "filename"}), as if they had been uploaded
+// under files, by quire's fetcher (no private network, its size and time
+// limits), at most room of them; each is named by its filename, else by
+// its server (Content-Disposition), else by its URL's path, and charged
+// to the request's memory reservation.
 func (a *API) downloads(ctx context.Context, raw string, room int) ([]httpapi.Upload, error) {
 	bad := func(issue string, args ...any) error {
 		return quire.Invalid("The form is not valid.", quire.Detail{Field: "downloadFrom", Issue: fmt.Sprintf(issue, args...)})
 	}
 	var list []download
-	if err := json.Unmarshal([]byte(raw), &list); err != nil {
-		return nil, bad(`is invalid (want a JSON array such as [{"url":"https://example.com/a.pdf"}])`)
+	d := json.NewDecoder(strings.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&list); err != nil {
+		return nil, bad(`is invalid (want a JSON array of url, extraHttpHeaders and filename, such as [{"url":"https://example.com/a.pdf"}]): %v`, err)
 	}
 	if len(list) > room {
 		return nil, bad("lists %d files, more than the %d the request may still take", len(list), room)
@@ -58,6 +63,9 @@ func (a *API) downloads(ctx context.Context, raw string, room int) ([]httpapi.Up
 		name := path.Base(got.Name)
 		if u, err := url.Parse(d.URL); got.Name == "" && err == nil {
 			name = path.Base(u.Path)
+		}
+		if d.Filename != "" {
+			name = path.Base(d.Filename)
 		}
 		if name == "." || name == "/" {
 			return nil, bad("entry %d: its server named no file (Content-Disposition) and its URL's path names none", i+1)
