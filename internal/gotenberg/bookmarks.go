@@ -129,18 +129,6 @@ func bookmarkItems(raw []json.RawMessage, pageKey, path string, depth int) ([]pd
 	return bms, ""
 }
 
-// decodeStrict decodes one JSON value, and nothing after it.
-func decodeStrict(s string, v any) error {
-	d := json.NewDecoder(strings.NewReader(s))
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return fmt.Errorf("more than one JSON value")
-	}
-	return nil
-}
-
 // bookmarks8 reads 8.x's bookmarks field: one list for every file, or
 // an object of lists by file name (a file it does not name is answered
 // as it is). names are the files uploaded.

@@ -2,13 +2,11 @@ package gotenberg
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path"
-	"strings"
 
 	"github.com/quire-dev/quire"
 	"github.com/quire-dev/quire/internal/fetch"
@@ -36,9 +34,7 @@ func (a *API) downloads(ctx context.Context, raw string, room int) ([]httpapi.Up
 		return quire.Invalid("The form is not valid.", quire.Detail{Field: "downloadFrom", Issue: fmt.Sprintf(issue, args...)})
 	}
 	var list []download
-	d := json.NewDecoder(strings.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&list); err != nil {
+	if err := decodeStrict(raw, &list); err != nil {
 		return nil, bad(`is invalid (want a JSON array of url, extraHttpHeaders and filename, such as [{"url":"https://example.com/a.pdf"}]): %v`, err)
 	}
 	if len(list) > room {

@@ -1,6 +1,8 @@
 package gotenberg
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"mime"
@@ -126,6 +128,21 @@ func (f *form) takeFile(name string) (httpapi.Upload, bool) {
 	taken := f.files[i]
 	f.files = slices.Delete(f.files, i, i+1)
 	return taken, true
+}
+
+// decodeStrict decodes the JSON text of a field into v: one value,
+// nothing after it, and no key v has no field for (refused, never
+// ignored).
+func decodeStrict(text string, v any) error {
+	d := json.NewDecoder(strings.NewReader(text))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }
 
 // check returns what is wrong with the field of that name and value.

@@ -66,8 +66,8 @@ func mediaFeatures(v *values) []engine.MediaFeature {
 		return nil
 	}
 	var fs []engine.MediaFeature
-	if err := json.Unmarshal([]byte(v.str("emulatedMediaFeatures")), &fs); err != nil {
-		v.invalid("emulatedMediaFeatures", `a JSON array such as [{"name":"prefers-color-scheme","value":"dark"}]`)
+	if err := decodeStrict(v.str("emulatedMediaFeatures"), &fs); err != nil {
+		v.invalid("emulatedMediaFeatures", `a JSON array of name and value, such as [{"name":"prefers-color-scheme","value":"dark"}]`)
 	}
 	return fs
 }
@@ -216,8 +216,8 @@ type cookie struct {
 func cookieHeader(v *values, u *url.URL) string {
 	const name = "cookies"
 	var cs []cookie
-	if err := json.Unmarshal([]byte(v.str(name)), &cs); err != nil {
-		v.invalid(name, `a JSON array such as [{"name":"session","value":"abc","domain":"example.com"}]`)
+	if err := decodeStrict(v.str(name), &cs); err != nil {
+		v.invalid(name, `a JSON array of name, value, domain, path, secure, httpOnly and sameSite, such as [{"name":"session","value":"abc","domain":"example.com"}]`)
 		return ""
 	}
 	var sent []string

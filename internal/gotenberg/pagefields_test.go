@@ -78,6 +78,7 @@ onload = () => setTimeout(() => { document.body.insertAdjacentHTML("beforeend", 
 		{[]part{field("waitDelay", "soon")}, "form field 'waitDelay' is invalid (got 'soon', want a duration"},
 		{[]part{field("waitForSelector", "##")}, "waitForSelector cannot be read by the page"},
 		{[]part{field("emulatedMediaFeatures", "dark")}, "form field 'emulatedMediaFeatures' is invalid"},
+		{[]part{field("emulatedMediaFeatures", `[{"name":"prefers-color-scheme","value":"dark","media":"print"}]`)}, "form field 'emulatedMediaFeatures' is invalid"},
 		{[]part{field("emulatedMediaFeatures", `[{"name":"width","value":"1"}]`)}, "form field 'emulatedMediaFeatures' names 'width'"},
 		{[]part{field("failOnHttpStatusCodes", "[299]")}, "form field 'failOnHttpStatusCodes' is not supported by quire with 299"},
 		{[]part{field("failOnHttpStatusCodes", "[]")}, "form field 'failOnHttpStatusCodes' is not supported by quire empty"},
@@ -126,6 +127,8 @@ func chromiumURLDownloadFields(t *testing.T, e *env) {
 	e.post(t, url, e.bearer(), field("url", site.URL), field("extraHttpHeaders", `{"Host":"evil.example"}`)).
 		plainError(t, 400, "form field 'extraHttpHeaders' holds 'Host', which quire's fetcher sets itself")
 	e.post(t, url, e.bearer(), field("url", site.URL), field("cookies", `{"sid":"abc"}`)).
+		plainError(t, 400, "form field 'cookies' is invalid")
+	e.post(t, url, e.bearer(), field("url", site.URL), field("cookies", `[{"name":"sid","value":"abc","domain":"127.0.0.1","expires":1}]`)).
 		plainError(t, 400, "form field 'cookies' is invalid")
 	e.post(t, url, e.bearer(), field("url", site.URL), field("cookies", `[{"name":"sid","value":"a;b","domain":"127.0.0.1"}]`)).
 		plainError(t, 400, "form field 'cookies' entry 1")
