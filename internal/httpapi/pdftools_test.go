@@ -58,6 +58,14 @@ func TestPDFToolsAsJobs(t *testing.T) {
 	if pages := pageTexts(t, res.body); j.Status != quire.JobSucceeded || len(pages) != 4 || !strings.Contains(pages[0], "Alpha") {
 		t.Errorf("merge as a job %+v: %d pages", j, len(pages))
 	}
+	// The file to attach is not a PDF: the job's submission does not read it as one.
+	accepted := e.pdfOpWith(async, key, "attach", "", a, upload{"data.csv", []byte("a,b\n")})
+	if accepted.status != 202 {
+		t.Fatalf("attach as a job: %d %s, want 202", accepted.status, accepted.body)
+	}
+	if j = e.waitJob(key, accepted); j.Status != quire.JobSucceeded {
+		t.Errorf("attach as a job: %+v", j)
+	}
 }
 
 func TestPDFTools(t *testing.T) {
