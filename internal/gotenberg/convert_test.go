@@ -439,7 +439,7 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 	}
 	// A text stamped where asked, an image stamped at a size, a page deleted.
 	pdf = e.post(t, "/forms/pdf/pipe", e.bearer(), two, field("stages",
-		`[{"op":"delete","pages":"1"},{"op":"stamp-text","text":"DRAFT","x":72,"y":72,"fontSize":24,"color":"#c00000"}]`)).pdf(t)
+		`[{"op":"delete","pages":"1"},{"op":"stamp-text","text":"DRAFT","x":72,"y":72,"fontSize":24,"color":"#c00000","font":"Helvetica"}]`)).pdf(t)
 	if got := text(t, pdf); info(t, pdf, "Pages") != "1" || !strings.Contains(got, "two") || !strings.Contains(got, "DRAFT") {
 		t.Errorf("delete 1, then stamp-text: %s pages reading %q, want page two with DRAFT", info(t, pdf, "Pages"), got)
 	}
@@ -470,7 +470,8 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 		`[{"op":"attach","file":"missing.xml"}]`:                      "stage 1 ('attach'): 'file' names no file uploaded ('missing.xml')",
 		`[{"op":"split","ranges":["1,2"]}]`:                           "each entry one page or one range",
 		`[{"op":"encrypt","ownerPassword":"o","algorithm":"rc4-40"}]`: "'algorithm' is not supported by quire with 'rc4-40'",
-		`[{"op":"set-metadata","modDate":"D:20260101120000Z"}]`:       "has a field quire does not take: 'modDate'",
+		`[{"op":"set-metadata","modDate":"D:20260101120000Z"}]`:       "stage 1 ('set-metadata'): 'modDate' is not supported by quire",
+		`[{"op":"stamp-text","text":"A","font":"Courier"}]`:           "stage 1 ('stamp-text'): 'font' is not supported by quire",
 		`[{"op":"stamp-text","text":"A","rotation":12.5}]`:            "'rotation' is not supported by quire in fractions of a degree",
 		`[{"op":"stamp-image","image":"logo.png","width":0}]`:         "'width' must be more than 0",
 		`[{"op":"delete","pages":"odd"}]`:                             "'pages' is not supported by quire with 'odd'",

@@ -78,8 +78,15 @@ func stageStep(stage map[string]any, f *form) (step, string) {
 		if k == "op" {
 			continue
 		}
-		if !slices.Contains(route.form.served, k) || slices.Contains(route.routeOnly, k) {
+		_, known := route.form.unsupported[k]
+		switch served := slices.Contains(route.form.served, k); {
+		case slices.Contains(route.routeOnly, k) || !served && !known:
 			return step{}, fmt.Sprintf("('%s') has a field quire does not take: '%s'", op, k)
+		case !served: // honoured at Gotenberg's default only
+			if d := route.form.check(k, fieldText(val)); len(d) > 0 {
+				return step{}, fmt.Sprintf("('%s'): '%s' %s", op, k, d[0].Issue)
+			}
+			continue
 		}
 		fields.m[k] = []string{fieldText(val)}
 	}
