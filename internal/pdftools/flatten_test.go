@@ -64,15 +64,22 @@ func TestFlattenCorpusForms(t *testing.T) {
 			continue
 		}
 		data := read(t, path)
-		res, err := testService().Do(t.Context(), Request{Op: OpFlatten, Files: one(path, data)})
-		if err != nil {
-			if _, ok := asClientError(err); !ok {
-				t.Errorf("%s: %v (a server fault)", path, err)
+		for _, formOnly := range []bool{false, true} {
+			res, err := testService().Do(t.Context(), Request{Op: OpFlatten, Files: one(path, data), FormOnly: formOnly})
+			if err != nil {
+				if _, ok := asClientError(err); !ok {
+					t.Errorf("%s (formOnly %v): %v (a server fault)", path, formOnly, err)
+				}
+				continue
 			}
-			continue
-		}
-		if info := tool(t, res.Data, "pdfinfo"); !formIs(info, "none") {
-			t.Errorf("%s: the form is still there", path)
+			if info := tool(t, res.Data, "pdfinfo"); !formIs(info, "none") {
+				t.Errorf("%s (formOnly %v): the form is still there", path, formOnly)
+			}
+			if formOnly {
+				if in, out := countAnnotations(t, data), countAnnotations(t, res.Data); out.widgets != 0 || out.others != in.others {
+					t.Errorf("%s: %d widgets and %d other annotations left, want none and the %d of the input", path, out.widgets, out.others, in.others)
+				}
+			}
 		}
 	}
 }
@@ -211,4 +218,33 @@ func annotations(t *testing.T, data []byte) pageAnnotations {
 		}
 	}
 	return got
+}
+
+// annotationCount counts a PDF's annotations, on every page.
+type annotationCount struct{ widgets, others int }
+
+func countAnnotations(t *testing.T, data []byte) annotationCount {
+	t.Helper()
+	d, err := pdf.Open(context.Background(), data, pdf.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := d.Pages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n annotationCount
+	for _, p := range pages {
+		annots, _ := d.Array(p.Dict["Annots"])
+		for _, a := range annots {
+			switch ad, err := d.Dict(a); {
+			case err != nil: // not an annotation: flatten drops it
+			case isWidget(ad):
+				n.widgets++
+			default:
+				n.others++
+			}
+		}
+	}
+	return n
 }
