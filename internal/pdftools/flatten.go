@@ -12,7 +12,13 @@ import (
 // flatten draws the normal appearance of every visible annotation (form
 // fields' widgets included) into its page's content and removes those
 // annotations and the form, with quire's model; annotations without an
-// appearance (links, pop-ups) stay. pdfcpu then rewrites the file, so
+// appearance (links, pop-ups) stay. With FormOnly it draws and removes
+// the fields' widgets alone, as Gotenberg's flatten-form does: comments,
+// stamps and links stay annotations. Either way every widget goes, drawn
+// or not, with the form (its fields, NeedAppearances, XFA), a signature
+// field's as any other: open refuses a signed PDF unless forced, and a
+// forced one keeps the look of its signature's widget as page content
+// but holds no signature any more. pdfcpu then rewrites the file, so
 // that the former fields and annotations are not left in an earlier
 // revision of it.
 func (s *Service) flatten(ctx context.Context, in *input, req Request) (Result, error) {
@@ -24,7 +30,7 @@ func (s *Service) flatten(ctx context.Context, in *input, req Request) (Result, 
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		if err := flattenPage(in.doc, p); err != nil {
+		if err := flattenPage(in.doc, p, req.FormOnly); err != nil {
 			return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
 		}
 	}
@@ -44,8 +50,10 @@ const (
 	flagNoView = 32
 )
 
-// flattenPage draws page p's annotations that have an appearance.
-func flattenPage(d *pdf.Document, p pdf.PageObject) error {
+// flattenPage draws page p's annotations that have an appearance, or
+// with formOnly its widgets alone, keeping the other annotations as
+// they are.
+func flattenPage(d *pdf.Document, p pdf.PageObject, formOnly bool) error {
 	annots, err := d.Array(p.Dict["Annots"])
 	if err != nil || len(annots) == 0 {
 		return nil // no annotations
@@ -58,9 +66,13 @@ func flattenPage(d *pdf.Document, p pdf.PageObject) error {
 		if err != nil {
 			continue // not an annotation: dropped
 		}
+		if formOnly && !isWidget(ad) {
+			kept = append(kept, a)
+			continue
+		}
 		ap, ok := appearance(d, ad)
 		if !ok {
-			if ad["Subtype"] != pdf.Name("Widget") {
+			if !isWidget(ad) {
 				kept = append(kept, a)
 			}
 			continue
@@ -90,6 +102,9 @@ func flattenPage(d *pdf.Document, p pdf.PageObject) error {
 	d.Replace(p.Ref, page)
 	return nil
 }
+
+// isWidget reports whether the annotation is a form field's widget.
+func isWidget(annot pdf.Dict) bool { return annot["Subtype"] == pdf.Name("Widget") }
 
 // appearanceStream is an annotation's normal appearance.
 type appearanceStream struct {

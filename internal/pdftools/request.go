@@ -75,6 +75,8 @@ type Request struct {
 	Angle int    // rotate (clockwise, a multiple of 90), watermark (degrees counter-clockwise)
 	Pages string // rotate, watermark: "1-3,5"; "": every page; delete: the pages to delete (required)
 
+	FormOnly bool // flatten: the form's fields alone, the other annotations (comments, stamps, links) kept
+
 	Set map[string]string // metadata: MetadataKeys to set
 
 	UserPassword, OwnerPassword string   // encrypt
