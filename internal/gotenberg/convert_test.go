@@ -451,6 +451,16 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 	if out, err := exec.Command("pdfimages", "-list", pdftest.WriteTemp(t, stamped)).Output(); err != nil || strings.Count(string(out), "image") < 2 {
 		t.Errorf("/forms/pdf/stamp-image: pdfimages -list %q %v, want the image on both pages", out, err)
 	}
+	// flatten-form burns the form's fields in and keeps the comments; flatten burns both.
+	form := file("form.pdf", formWithComment())
+	for stage, square := range map[string]bool{"flatten-form": true, "flatten": false} {
+		pdf := e.post(t, "/forms/pdf/pipe", e.bearer(), form, field("stages", `[{"op":"`+stage+`"}]`)).pdf(t)
+		kept := strings.Contains(uncompressed(t, pdf), "/Square")
+		if info(t, pdf, "Form") != "none" || !strings.Contains(text(t, pdf), "Ada") || kept != square {
+			t.Errorf("%s: form %q, text %q, Square comment kept %v; want no form, Ada drawn, the comment kept %v",
+				stage, info(t, pdf, "Form"), text(t, pdf), kept, square)
+		}
+	}
 	// Their own routes, and an encryption that allows everything, as 9.x's does by default.
 	pdf = e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("subject", "Quarterly")).pdf(t)
 	if got := info(t, pdf, "Subject"); got != "Quarterly" {
@@ -502,4 +512,20 @@ func wordBox(t *testing.T, pdf []byte, word string) (x, height float64) {
 	yMin, _ := strconv.ParseFloat(string(m[2]), 64)
 	yMax, _ := strconv.ParseFloat(string(m[3]), 64)
 	return x, yMax - yMin
+}
+
+// formWithComment is a one-page PDF with a filled text field and a
+// Square comment, each with an appearance.
+func formWithComment() []byte {
+	ap := "BT /Helv 12 Tf 2 6 Td (Ada) Tj ET"
+	square := "0 0 1 RG 0 0 40 40 re S"
+	return pdftest.File(
+		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R] /DR << /Font << /Helv 4 0 R >> >> >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /Helv 4 0 R >> >> /Annots [5 0 R 7 0 R] >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		"<< /Type /Annot /Subtype /Widget /FT /Tx /T (name) /V (Ada) /Rect [100 600 300 620] /P 3 0 R /AP << /N 6 0 R >> >>",
+		fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 200 20] /Resources << /Font << /Helv 4 0 R >> >> /Length %d >>\nstream\n%s\nendstream", len(ap), ap),
+		"<< /Type /Annot /Subtype /Square /Rect [100 500 140 540] /Contents (Check this) /AP << /N 8 0 R >> >>",
+		fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 40 40] /Length %d >>\nstream\n%s\nendstream", len(square), square))
 }

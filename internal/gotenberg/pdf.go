@@ -71,6 +71,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "set-bookmarks", op: pdftools.OpSetBookmarks, form: spec{served: []string{"bookmarks"}}, request: setBookmarks9, only9: true},
 		{path: "set-metadata", op: pdftools.OpMetadata, form: spec{served: pdftools.MetadataKeys,
 			unsupported: map[string]string{"creationDate": "", "modDate": ""}}, request: setMetadata9, only9: true},
+		{path: "flatten-form", op: pdftools.OpFlatten, request: func(_ *values, req *pdftools.Request) { req.FormOnly = true }, only9: true},
 		{path: "delete", op: pdftools.OpDelete, form: spec{served: []string{"pages"}}, request: deletePages, only9: true},
 		{path: "stamp-text", op: pdftools.OpWatermark, form: spec{served: stampTextFields, unsupported: map[string]string{"font": "Helvetica"}},
 			request: stampText, only9: true},
