@@ -8,7 +8,6 @@ import (
 	"mime"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,16 +63,7 @@ func (s *Service) metadata(in *input, req Request) (Result, error) {
 
 func (s *Service) metadataJSON(in *input, info, cat pdf.Dict) (Result, error) {
 	m := Metadata{Pages: in.pages, Signed: in.signed, Properties: map[string]string{}, Attachments: []string{}}
-	str := func(k pdf.Name) string {
-		o, _ := in.doc.Resolve(info[k])
-		switch v := o.(type) {
-		case pdf.String:
-			return pdf.DecodeText(v)
-		case pdf.HexString:
-			return pdf.DecodeText(v)
-		}
-		return ""
-	}
+	str := func(k pdf.Name) string { return decodedText(in.doc, info[k]) }
 	for _, k := range MetadataKeys {
 		if v := str(infoKeys[k]); v != "" {
 			m.Properties[k] = v
@@ -177,9 +167,7 @@ func embeddedFiles(d *pdf.Document, cat pdf.Dict) ([]embedded, error) {
 		}
 		if arr, err := d.Array(node["Names"]); err == nil {
 			for i := 0; i+1 < len(arr); i += 2 {
-				k, _ := d.Resolve(arr[i])
-				name, _ := k.(pdf.String)
-				out = append(out, embedded{name: pdf.DecodeText(name), spec: arr[i+1]})
+				out = append(out, embedded{name: decodedText(d, arr[i]), spec: arr[i+1]})
 			}
 		}
 		kids, _ := d.Array(node["Kids"])
@@ -231,22 +219,7 @@ func (s *Service) attach(in *input, req Request) (Result, error) {
 		}
 		files = append(files, embedded{name: name, spec: in.doc.Add(spec)})
 	}
-	slices.SortFunc(files, func(a, b embedded) int { return bytes.Compare(pdf.TextString(a.name), pdf.TextString(b.name)) })
-	tree := pdf.Array{}
-	for _, f := range files {
-		tree = append(tree, pdf.TextString(f.name), f.spec)
-	}
-	names, err := in.doc.Dict(cat["Names"])
-	if err != nil {
-		names = pdf.Dict{}
-	}
-	names = names.Clone()
-	names["EmbeddedFiles"] = in.doc.Add(pdf.Dict{"Names": tree})
-	if r, ok := cat["Names"].(pdf.Ref); ok {
-		in.doc.Replace(r, names)
-	} else {
-		cat["Names"] = names
-	}
+	setEmbeddedFiles(in.doc, cat, files)
 	if fx != nil {
 		cat["Version"] = pdf.Name("1.7") // PDF/A-3 is based on PDF 1.7
 		_, info := in.doc.Info()

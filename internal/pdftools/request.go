@@ -31,17 +31,20 @@ var Operations = []string{OpMerge, OpSplit, OpRotate, OpFlatten, OpMetadata, OpE
 
 // The operations of Gotenberg's API (internal/gotenberg) that /v1 has no
 // route for: reading the outline (as JSON: []Bookmark) and replacing it,
-// and deleting the pages of a selection (Pages), the others kept in one
-// PDF in the document's order.
+// deleting the pages of a selection (Pages), the others kept in one PDF
+// in the document's order, listing the files the PDF embeds (as JSON:
+// []Attachment) and removing the one listed under Name.
 const (
 	OpBookmarks    = "bookmarks"
 	OpSetBookmarks = "set-bookmarks"
 	OpDelete       = "delete"
+	OpAttachments  = "attachments"
+	OpDetach       = "detach"
 )
 
 // gotenbergOnly are those operations: Validate accepts them, but they are
 // not in Operations, which are the routes of /v1.
-var gotenbergOnly = []string{OpBookmarks, OpSetBookmarks, OpDelete}
+var gotenbergOnly = []string{OpBookmarks, OpSetBookmarks, OpDelete, OpAttachments, OpDetach}
 
 // MetadataKeys are the document properties metadata sets (set.KEY), as
 // named in the document information dictionary, lower-cased.
@@ -88,6 +91,8 @@ type Request struct {
 	At      *Placement // watermark: where and how large the mark is; nil: centred, sized to the page
 
 	FacturX bool // attach: FacturXName is the invoice of a Factur-X PDF/A-3b
+
+	Name string // detach: the name the PDF lists the file to remove under (Attachment.Name)
 
 	Bookmarks []Bookmark // set-bookmarks: the new outline
 
@@ -198,6 +203,8 @@ func (r *Request) Validate(maxFiles int) error {
 		}
 	case OpSetBookmarks:
 		r.validateBookmarks(bad)
+	case OpDetach:
+		r.validateDetach(bad)
 	case OpAttach:
 		if r.FacturX && !slices.ContainsFunc(r.Files[min(1, n):], func(f File) bool { return strings.EqualFold(baseName(f.Name), FacturXName) }) {
 			bad("file", "facturx=true needs a part whose file name is "+FacturXName)

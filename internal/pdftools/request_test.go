@@ -67,6 +67,10 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 		{Request{Op: OpDelete, Files: pdf}, "pages"},
 		{Request{Op: OpDelete, Pages: "0", Files: pdf}, "pages"},
 		{Request{Op: OpDelete, Pages: "2", Files: two}, "file"},
+		{Request{Op: OpDetach, Files: pdf}, "name"},
+		{Request{Op: OpDetach, Name: strings.Repeat("x", maxDetachName+1), Files: pdf}, "name"},
+		{Request{Op: OpDetach, Name: "a.txt", Files: two}, "file"},
+		{Request{Op: OpAttachments, Files: two}, "file"},
 		{Request{Op: OpRender, Page: 0, DPI: DefaultDPI, Files: pdf}, "page"},
 		{Request{Op: OpRender, Page: DefaultPage, DPI: maxDPI + 1, Files: pdf}, "dpi"},
 	} {
@@ -88,8 +92,10 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 			t.Errorf("a sound placement %+v: %v", *req.At, err)
 		}
 	}
-	if slices.Contains(Operations, OpDelete) {
-		t.Error("delete is among the operations of /v1, which would give it a route")
+	for _, op := range gotenbergOnly {
+		if slices.Contains(Operations, op) {
+			t.Errorf("%s is among the operations of /v1, which would give it a route", op)
+		}
 	}
 }
 

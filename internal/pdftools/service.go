@@ -164,6 +164,10 @@ func (s *Service) operate(ctx context.Context, req Request) (res Result, err err
 		return s.bookmarks(ctx, in, req)
 	case OpSetBookmarks:
 		return s.setBookmarks(ctx, in, req)
+	case OpAttachments:
+		return s.attachments(ctx, in)
+	case OpDetach:
+		return s.detach(ctx, in, req)
 	default:
 		return s.render(ctx, in, req)
 	}
@@ -178,9 +182,9 @@ type input struct {
 }
 
 // incremental are the operations written as an incremental update,
-// which keeps a signed PDF's signatures valid; render and bookmarks only
-// read.
-var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true, OpBookmarks: true}
+// which keeps a signed PDF's signatures valid; render, bookmarks and
+// attachments only read.
+var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true, OpBookmarks: true, OpAttachments: true}
 
 // open reads f within the limits, charges its shape to the request's
 // memory reservation, reads every object (CheckAll), and refuses a signed
