@@ -184,3 +184,50 @@ func TestDetachFacturX(t *testing.T) {
 		t.Errorf("the XMP after detach:\n%s", xmp)
 	}
 }
+
+// withNameTree is a one-page PDF whose EmbeddedFiles name tree has two
+// leaves under its root, the second keyed by a hex string.
+func withNameTree(t *testing.T) []byte {
+	t.Helper()
+	d, err := pdf.Open(context.Background(), pdftest.OnePage("x"), pdf.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	catRef, cat, _ := d.Catalog()
+	cat = cat.Clone()
+	spec := func(name string) pdf.Ref { return d.Add(fileSpec(name, []byte("data of "+name))) }
+	first := d.Add(pdf.Dict{"Limits": pdf.Array{pdf.String("a.txt"), pdf.String("b.txt")},
+		"Names": pdf.Array{pdf.String("a.txt"), spec("a.txt"), pdf.String("b.txt"), spec("b.txt")}})
+	second := d.Add(pdf.Dict{"Limits": pdf.Array{pdf.HexString("c.txt"), pdf.HexString("c.txt")},
+		"Names": pdf.Array{pdf.HexString("c.txt"), spec("c.txt")}})
+	cat["Names"] = pdf.Dict{"EmbeddedFiles": d.Add(pdf.Dict{"Kids": pdf.Array{first, second}})}
+	d.Replace(catRef, cat)
+	out, err := d.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDetachFromANameTreeOfLeaves: the files of every leaf are listed, a
+// hex string's key as any other, and detach leaves the others, in a
+// tree of one node.
+func TestDetachFromANameTreeOfLeaves(t *testing.T) {
+	in := withNameTree(t)
+	names := func(list []Attachment) string {
+		var out []string
+		for _, a := range list {
+			out = append(out, a.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(listAttachments(t, in)); got != "a.txt,b.txt,c.txt" {
+		t.Fatalf("attachments: %s", got)
+	}
+	out := do(t, Request{Op: OpDetach, Name: "b.txt", Files: one("in.pdf", in)}).Data
+	qpdfClean(t, out)
+	list := listAttachments(t, out)
+	if got := names(list); got != "a.txt,c.txt" || *list[1].Size != int64(len("data of c.txt")) {
+		t.Errorf("attachments after detaching b.txt: %s", jsonOf(list))
+	}
+}
