@@ -2,9 +2,12 @@ package pdftools
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -27,10 +30,10 @@ type Attachment struct {
 	// FileName is its file specification's file name (/UF, else /F),
 	// "" without one; writers mostly make it the Name.
 	FileName string `json:"fileName,omitempty"`
-	// Size is the bytes of its data, decoded: nil when quire cannot
-	// decode it (a filter other than FlateDecode, or past the limits of
-	// decompression, which one document's streams share), rather than
-	// the size the file claims (/Params /Size), which may be wrong.
+	// Size is the bytes of its data, decoded: nil when quire does not
+	// decode it (a filter other than FlateDecode, decode parameters, or
+	// more than the reader's largest stream), rather than the size the
+	// file claims (/Params /Size), which may be wrong.
 	Size *int64 `json:"size,omitempty"`
 	// MIMEType is the embedded file stream's /Subtype: "text/xml".
 	MIMEType string `json:"mimeType,omitempty"`
@@ -99,11 +102,43 @@ func describe(d *pdf.Document, f embedded) Attachment {
 	if mt, ok := st.Dict["Subtype"].(pdf.Name); ok {
 		a.MIMEType = string(mt)
 	}
-	if data, err := d.Decode(st); err == nil {
-		size := int64(len(data))
-		a.Size = &size
-	}
+	a.Size = decodedSize(st, d.Limits().MaxDecodedSize)
 	return a
+}
+
+// decodedSize counts the bytes of st's data decoded, up to limit,
+// without holding them, or is nil when the stream is neither plain data
+// nor Flate without decode parameters (a predictor). pdf.Document.Decode
+// is not used: it would hold the data, and charge it a second time to
+// the document's decode budget, which CheckAll has spent once on every
+// stream already, so that the files of a document near that budget
+// would have no size. As the reader does, a Flate stream cut short
+// counts the bytes it yields.
+func decodedSize(st *pdf.Stream, limit int64) *int64 {
+	var filters pdf.Array
+	switch f := st.Dict["Filter"].(type) {
+	case nil:
+	case pdf.Array:
+		filters = f
+	default:
+		filters = pdf.Array{f}
+	}
+	n := int64(len(st.Data))
+	switch _, parms := st.Dict["DecodeParms"]; {
+	case len(filters) == 0:
+		return &n
+	case len(filters) > 1 || parms || filters[0] != pdf.Name("FlateDecode") && filters[0] != pdf.Name("Fl"):
+		return nil
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(st.Data))
+	if err != nil {
+		return nil
+	}
+	n, err = io.Copy(io.Discard, io.LimitReader(zr, limit+1))
+	if n > limit || err != nil && !(n > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
+		return nil
+	}
+	return &n
 }
 
 // embeddedStream is the embedded file stream of a file specification's

@@ -231,3 +231,47 @@ func TestDetachFromANameTreeOfLeaves(t *testing.T) {
 		t.Errorf("attachments after detaching b.txt: %s", jsonOf(list))
 	}
 }
+
+// TestHostileInputsThroughAttachments: the reader's pathological PDFs
+// through attachments and detach end in a client error or a listing,
+// the unrepairable ones in a refusal, within the memory bound of signing.
+func TestHostileInputsThroughAttachments(t *testing.T) {
+	for _, h := range pdftest.HostileFiles() {
+		for _, op := range []string{OpAttachments, OpDetach} {
+			req := Request{Op: op, Name: "a.txt", Files: one(h.Name+".pdf", h.PDF)}
+			var got string
+			var err error
+			alloc := pdftest.Allocated(func() { got, err = code(t, req) })
+			if !h.Repairable && got != quire.CodeUnprocessable && got != quire.CodePayloadTooLarge {
+				t.Errorf("%s through %s: %v, want a refusal", h.Name, op, err)
+			}
+			if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
+				t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, op, alloc, bound)
+			}
+		}
+	}
+}
+
+// TestAttachmentSizeOfALargeFile: a file that inflates to most of what
+// the reader decodes of a document this small has its size (decoding it
+// again within the document's decode budget, which CheckAll spent on it
+// once, would fail); a file stored with a filter quire does not decode
+// has none.
+func TestAttachmentSizeOfALargeFile(t *testing.T) {
+	const large = 6 << 20 // of a decode budget of 8 MiB and a little more, which CheckAll spends once
+	in := do(t, Request{Op: OpAttach, Files: []File{{"in.pdf", pdftest.OnePage("x")}, {"zeros.bin", make([]byte, large)}, {"small.txt", []byte("small")}}}).Data
+	list := listAttachments(t, in)
+	if len(list) != 2 || list[0].Name != "small.txt" || list[0].Size == nil || *list[0].Size != 5 || list[1].Size == nil || *list[1].Size != large {
+		t.Errorf("attachments: %s, want small.txt of 5 bytes and zeros.bin of %d", jsonOf(list), large)
+	}
+	for _, filter := range []pdf.Object{pdf.Name("ASCIIHexDecode"), pdf.Array{pdf.Name("FlateDecode"), pdf.Name("ASCIIHexDecode")}} {
+		st := &pdf.Stream{Dict: pdf.Dict{"Filter": filter}, Data: pdf.Deflate([]byte("41>"))}
+		if n := decodedSize(st, 1<<20); n != nil {
+			t.Errorf("a stream of filters %v has a size: %d", filter, *n)
+		}
+	}
+	plain := &pdf.Stream{Dict: pdf.Dict{"Filter": pdf.Array{}}, Data: []byte("plain")}
+	if n := decodedSize(plain, 1<<20); n == nil || *n != 5 {
+		t.Errorf("a stream of no filter: %v, want 5 bytes", n)
+	}
+}
