@@ -461,6 +461,18 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 				stage, info(t, pdf, "Form"), text(t, pdf), kept, square)
 		}
 	}
+	// The attachments of a PDF listed, then one detached.
+	attached := e.post(t, "/forms/pdf/attach", e.bearer(), two, invoice, field("file", "invoice.xml")).pdf(t)
+	var listed map[string][]map[string]any
+	if a := e.post(t, "/forms/pdf/attachments", e.bearer(), file("report.pdf", attached)); a.status != 200 || json.Unmarshal(a.body, &listed) != nil ||
+		len(listed["report.pdf"]) != 1 || listed["report.pdf"][0]["name"] != "invoice.xml" {
+		t.Errorf("/forms/pdf/attachments: %d %s, want invoice.xml listed under report.pdf", a.status, a.body)
+	}
+	detached := e.post(t, "/forms/pdf/pipe", e.bearer(), file("report.pdf", attached), field("stages", `[{"op":"detach","name":"invoice.xml"}]`)).pdf(t)
+	if a := e.post(t, "/forms/pdf/attachments", e.bearer(), file("report.pdf", detached)); a.status != 200 || strings.TrimSpace(string(a.body)) != `{"report.pdf":[]}` {
+		t.Errorf("attachments after detach: %d %s, want none", a.status, a.body)
+	}
+	e.post(t, "/forms/pdf/detach", e.bearer(), file("report.pdf", attached), field("name", "other.xml")).plainError(t, 400, "form field 'name'")
 	// Their own routes, and an encryption that allows everything, as 9.x's does by default.
 	pdf = e.post(t, "/forms/pdf/set-metadata", e.bearer(), two, field("subject", "Quarterly")).pdf(t)
 	if got := info(t, pdf, "Subject"); got != "Quarterly" {

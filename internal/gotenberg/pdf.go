@@ -72,6 +72,8 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "set-metadata", op: pdftools.OpMetadata, form: spec{served: pdftools.MetadataKeys,
 			unsupported: map[string]string{"creationDate": "", "modDate": ""}}, request: setMetadata9, only9: true},
 		{path: "flatten-form", op: pdftools.OpFlatten, request: func(_ *values, req *pdftools.Request) { req.FormOnly = true }, only9: true},
+		{path: "detach", op: pdftools.OpDetach, form: spec{served: []string{"name"}},
+			request: func(v *values, req *pdftools.Request) { req.Name = v.str("name") }, only9: true},
 		{path: "delete", op: pdftools.OpDelete, form: spec{served: []string{"pages"}}, request: deletePages, only9: true},
 		{path: "stamp-text", op: pdftools.OpWatermark, form: spec{served: stampTextFields, unsupported: map[string]string{"font": "Helvetica"}},
 			request: stampText, only9: true},
@@ -573,8 +575,15 @@ var readRoutes = map[string]readRoute{
 	"/forms/pdf/metadata":              {pdftools.OpMetadata, metadataAs(metadataOf9)},
 	"/forms/pdfengines/metadata/read":  {pdftools.OpMetadata, metadataAs(metadataOf8)},
 	"/forms/pdf/info":                  {pdftools.OpMetadata, metadataAs(infoOf)},
+	"/forms/pdf/attachments":           {pdftools.OpAttachments, asListed},
 	"/forms/pdf/bookmarks":             {pdftools.OpBookmarks, bookmarksAs(bookmarkOf9)},
 	"/forms/pdfengines/bookmarks/read": {pdftools.OpBookmarks, bookmarksAs(bookmarkOf8)},
+}
+
+// asListed is an answer as pdftools lists it (the attachments: name,
+// mimeType, relationship... each when the PDF says it), with no page.
+func asListed(res pdftools.Result) (any, int, error) {
+	return json.RawMessage(res.Data), 0, nil
 }
 
 // metadataAs reads a metadata operation's answer, named by tags.
