@@ -553,7 +553,10 @@ func stamp(v *values, req *pdftools.Request, at *pdftools.Placement) {
 		req.Opacity = 1
 	}
 	rotation := v.float("rotation")
-	if rotation != math.Trunc(rotation) {
+	switch {
+	case math.Abs(rotation) > 360:
+		v.bad = append(v.bad, quire.Detail{Field: "rotation", Issue: "must be between -360 and 360 degrees"})
+	case rotation != math.Trunc(rotation):
 		v.bad = append(v.bad, quire.Detail{Field: "rotation", Issue: "is not supported by quire in fractions of a degree"})
 	}
 	req.Angle = int(rotation)
