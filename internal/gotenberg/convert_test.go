@@ -495,6 +495,7 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 		`[{"op":"set-metadata","modDate":"D:20260101120000Z"}]`:       "stage 1 ('set-metadata'): 'modDate' is not supported by quire",
 		`[{"op":"stamp-text","text":"A","font":"Courier"}]`:           "stage 1 ('stamp-text'): 'font' is not supported by quire",
 		`[{"op":"stamp-text","text":"A","rotation":12.5}]`:            "'rotation' is not supported by quire in fractions of a degree",
+		`[{"op":"stamp-text","text":"A","rotation":400}]`:             "'rotation' must be between -360 and 360 degrees",
 		`[{"op":"stamp-image","image":"logo.png","width":0}]`:         "'width' must be more than 0",
 		`[{"op":"delete","pages":"odd"}]`:                             "'pages' is not supported by quire with 'odd'",
 	} {
