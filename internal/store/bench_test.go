@@ -119,3 +119,47 @@ func BenchmarkHoldRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRequestStatements measures, one by one, the statements an
+// API key's request runs on the database besides its usage commit
+// (BenchmarkAddAPIUsage), so that what each costs is known (issue #41):
+// the key's lookup by hash (every request), the record of its last use
+// (at most once a minute per key; here every time), a block of the rate
+// limit's shared tokens (at most once per 100 requests at the default
+// rate) and the per-key limits (once per keylimit.Refresh).
+func BenchmarkRequestStatements(b *testing.B) {
+	for _, backend := range storetest.Backends {
+		b.Run(backend, func(b *testing.B) {
+			db := storetest.Open(b, storetest.URL(b, backend))
+			ctx := context.Background()
+			key := quire.APIKey{ID: "k", Email: "bench@example.com", Prefix: "sd_bench", Hash: "h", CreatedAt: time.Now()}
+			if err := db.CreateKey(ctx, key); err != nil {
+				b.Fatal(err)
+			}
+			// Each call is a millisecond later than the one before, in
+			// every run, so that TouchKey always has a later use to write.
+			now := time.Now()
+			statements := []struct {
+				name string
+				run  func() error
+			}{
+				{"KeyByHash", func() error { _, err := db.KeyByHash(ctx, key.Hash); return err }},
+				{"TouchKey", func() error { return db.TouchKey(ctx, key.ID, now, 0) }},
+				{"Hit", func() error { _, _, err := db.Hit(ctx, "key:k/1m", now, time.Minute, 100); return err }},
+				{"KeyLimits", func() error { _, err := db.KeyLimits(ctx); return err }},
+			}
+			for _, st := range statements {
+				b.Run(st.name, func(b *testing.B) {
+					cpu := storetest.CPUTime()
+					for b.Loop() {
+						now = now.Add(time.Millisecond)
+						if err := st.run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64((storetest.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+				})
+			}
+		})
+	}
+}
