@@ -19,7 +19,7 @@ import (
 // set-form fills them, as Gotenberg 9's /forms/pdf/form and set-form do,
 // by quire's model. Both read the field tree from the catalog's
 // /AcroForm /Fields, with the attributes a field inherits from its
-// ancestors (FT, Ff, V, Opt, MaxLen); XFA forms are not read.
+// ancestors (FT, Ff, V, Opt, MaxLen, DA); XFA forms are not read.
 
 // FormField is a terminal field of the form, as form answers it (a JSON
 // array of them, in the order of the field tree).
@@ -98,6 +98,7 @@ type field struct {
 	value   pdf.Object
 	opt     pdf.Array
 	maxLen  int
+	da      string // the default appearance: "/Helv 12 Tf 0 g"
 	widgets []pdf.Ref
 }
 
@@ -108,6 +109,7 @@ type inherited struct {
 	value  pdf.Object
 	opt    pdf.Object
 	maxLen pdf.Object
+	da     pdf.Object
 }
 
 // formFields walks the form's field tree within the document's limits:
@@ -120,7 +122,7 @@ func formFields(ctx context.Context, d *pdf.Document, form pdf.Dict) ([]field, e
 	}
 	w := formWalk{d: d, ctx: ctx, seen: map[int]bool{}}
 	for _, r := range roots {
-		if err := w.walk(r, "", inherited{}, 0); err != nil {
+		if err := w.walk(r, "", inherited{da: form["DA"]}, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -187,7 +189,7 @@ func (w *formWalk) walk(o pdf.Object, parent string, inh inherited, depth int) e
 	opt, _ := w.d.Array(inh.opt)
 	maxLen, _ := w.d.Resolve(inh.maxLen)
 	w.out = append(w.out, field{name: name, ref: self, dict: f, ft: inh.ft, flags: inh.flags,
-		value: inh.value, opt: opt, maxLen: pdf.IntOr(maxLen, 0), widgets: widgets})
+		value: inh.value, opt: opt, maxLen: pdf.IntOr(maxLen, 0), da: decodedText(w.d, inh.da), widgets: widgets})
 	return nil
 }
 
@@ -201,7 +203,7 @@ func inherit(d *pdf.Document, inh inherited, f pdf.Dict) inherited {
 			inh.flags = int(v)
 		}
 	}
-	for k, dst := range map[pdf.Name]*pdf.Object{"V": &inh.value, "Opt": &inh.opt, "MaxLen": &inh.maxLen} {
+	for k, dst := range map[pdf.Name]*pdf.Object{"V": &inh.value, "Opt": &inh.opt, "MaxLen": &inh.maxLen, "DA": &inh.da} {
 		if v, ok := f[k]; ok {
 			*dst = v
 		}
@@ -261,12 +263,16 @@ func (f field) states(d *pdf.Document) []string {
 }
 
 // options are a choice field's values: each option's export value.
-func (f field) options(d *pdf.Document) []string {
+func (f field) options(d *pdf.Document) []string { return f.optionTexts(d, 0) }
+
+// optionTexts are the options' export values (0) or display texts (1),
+// an option of one text being both.
+func (f field) optionTexts(d *pdf.Document, i int) []string {
 	out := make([]string, 0, len(f.opt))
 	for _, o := range f.opt {
 		o, _ = d.Resolve(o)
 		if pair, ok := o.(pdf.Array); ok && len(pair) == 2 {
-			o = pair[0]
+			o = pair[i]
 		}
 		out = append(out, decodedText(d, o))
 	}
@@ -375,10 +381,9 @@ func widgetPages(ctx context.Context, d *pdf.Document) (map[int]int, error) {
 
 // setForm gives the fields of req.Fields their values: a field's /V and,
 // for a checkbox or radio button, each widget's /AS (its state where it
-// has it, else Off); a list's /I (the selected options' indexes). The
-// form's /NeedAppearances asks viewers to draw the text and choice
-// fields anew, their widgets' appearances showing the former values.
-// The fields stay editable. It is written as an incremental update: a
+// has it, else Off); a list's /I (the selected options' indexes); a
+// text field's or combo box's widgets a new appearance (appear). The
+// fields stay editable. It is written as an incremental update: a
 // signed PDF's signatures stay valid (filling a form is a change a
 // certification of level 2 or 3 allows).
 func (s *Service) setForm(ctx context.Context, in *input, req Request) (Result, error) {
@@ -390,41 +395,53 @@ func (s *Service) setForm(ctx context.Context, in *input, req Request) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	changed := map[pdf.Ref]pdf.Dict{}
+	fl := filling{s: s, d: in.doc, changed: map[pdf.Ref]pdf.Dict{}}
 	var d []quire.Detail
 	for _, name := range slices.Sorted(maps.Keys(req.Fields)) {
-		if issue := fill(in.doc, fields, name, req.Fields[name], changed); issue != "" {
+		if issue := fl.fill(fields, name, req.Fields[name]); issue != "" {
 			d = append(d, quire.Detail{Field: "fields", Issue: issue})
 		}
 	}
 	if len(d) > 0 {
 		return Result{}, quire.Invalid("The PDF set-form request is not valid.", d...)
 	}
-	for r, dict := range changed {
+	for r, dict := range fl.changed {
 		in.doc.Replace(r, dict)
 	}
-	if err := needAppearances(in.doc, catRef, cat); err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
+	if fl.needAppearances {
+		if err := needAppearances(in.doc, catRef, cat); err != nil {
+			return Result{}, s.documentError(File{Name: in.name}, fmt.Errorf("%w: %v", pdf.ErrUnreadable, err))
+		}
 	}
 	return s.saved(in)
 }
 
+// filling is the state of set-form: the objects changed so far, each a
+// copy of the document's, and whether a widget was left for viewers to
+// draw.
+type filling struct {
+	s               *Service
+	d               *pdf.Document
+	changed         map[pdf.Ref]pdf.Dict
+	needAppearances bool
+}
+
 // fill sets the fields named name (one, unless the PDF repeats a
 // name) to values, in changed, or says why it cannot.
-func fill(d *pdf.Document, fields []field, name string, values []string, changed map[pdf.Ref]pdf.Dict) string {
+func (fl *filling) fill(fields []field, name string, values []string) string {
 	found := false
 	for _, f := range fields {
 		if f.name != name || f.kind() == "" {
 			continue
 		}
 		found = true
-		if issue := f.check(d, values); issue != "" {
+		if issue := f.check(fl.d, values); issue != "" {
 			return fmt.Sprintf("%q %s", name, issue)
 		}
 		if f.ref.Num == 0 || slices.ContainsFunc(f.widgets, func(w pdf.Ref) bool { return w.Num == 0 }) {
 			return fmt.Sprintf("%q cannot be filled: its dictionary is not an object of its own", name)
 		}
-		f.set(d, values, changed)
+		fl.set(f, values)
 	}
 	if !found {
 		return fmt.Sprintf("%q is not a field of the PDF (the form operation lists them)", name)
@@ -477,8 +494,9 @@ func quoted(values []string) string {
 	return strings.Join(out, ", ")
 }
 
-// set writes values into f's dictionary and its widgets', in changed.
-func (f field) set(d *pdf.Document, values []string, changed map[pdf.Ref]pdf.Dict) {
+// set writes values into f's dictionary and its widgets'.
+func (fl *filling) set(f field, values []string) {
+	d, changed := fl.d, fl.changed
 	dict := changedDict(d, f.ref, changed)
 	switch f.kind() {
 	case "checkbox", "radio":
@@ -508,10 +526,27 @@ func (f field) set(d *pdf.Document, values []string, changed map[pdf.Ref]pdf.Dic
 			dict["V"] = chosen
 		}
 		dict["I"] = indexes
+		fl.leaveToViewers(f)
 	default:
 		dict["V"] = pdf.TextString(values[0])
 		delete(dict, "I") // a combo box's former selection
+		shown := values[0]
+		if i := slices.Index(f.options(d), shown); i >= 0 {
+			shown = f.optionTexts(d, 1)[i]
+		}
+		if !fl.s.appear(d, f, f.da, shown, changed) {
+			fl.leaveToViewers(f)
+		}
 	}
+}
+
+// leaveToViewers removes the appearances of f's widgets, which show its
+// former value, and has the form ask viewers to draw them.
+func (fl *filling) leaveToViewers(f field) {
+	for _, w := range f.widgets {
+		delete(changedDict(fl.d, w, fl.changed), "AP")
+	}
+	fl.needAppearances = true
 }
 
 // changedDict is r's dictionary as changed so far: a copy of it made on

@@ -16,14 +16,15 @@ import (
 // fieldsPDF is a two-page PDF with a form: on page 1 a text field
 // (name), a checkbox (agree) whose appearances are Yes and Off, and a
 // combo box (color) of three options, one with a display text; on page
-// 2 a text field inheriting its type from its parent (address.city) and
-// a list that selects several (langs).
+// 2 a text field inheriting its type from its parent (address.city), a
+// list that selects several (langs) and a radio button (size) whose two
+// widgets, its kids, are on in states S and L.
 func fieldsPDF() []byte {
 	ap := "/Tx BMC BT /Helv 12 Tf 2 6 Td (Ada) Tj ET EMC"
 	yes := "0 0 m 12 12 l 0 12 m 12 0 l S"
 	page := "BT /Helv 18 Tf 72 760 Td (Page body) Tj ET"
 	return pdftest.File(
-		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 8 0 R 11 0 R 12 0 R 15 0 R] /DA (/Helv 0 Tf 0 g) /DR << /Font << /Helv 4 0 R >> >> >> >>",
+		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 8 0 R 11 0 R 12 0 R 15 0 R 16 0 R] /DA (/Helv 0 Tf 0 g) /DR << /Font << /Helv 4 0 R >> >> >> >>",
 		"<< /Type /Pages /Kids [3 0 R 13 0 R] /Count 2 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 7 0 R /Resources << /Font << /Helv 4 0 R >> >> /Annots [5 0 R 8 0 R 11 0 R] >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
@@ -35,9 +36,12 @@ func fieldsPDF() []byte {
 		"<< /Type /XObject /Subtype /Form /BBox [0 0 12 12] /Length 0 >>\nstream\n\nendstream",
 		"<< /Type /Annot /Subtype /Widget /FT /Ch /Ff 131072 /T (color) /Opt [(red) [(grn) (Green)] (blue)] /V (red) /DA (/Helv 12 Tf 0 g) /Rect [100 520 300 540] /P 3 0 R >>",
 		"<< /T (address) /FT /Tx /Kids [14 0 R] >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 7 0 R /Resources << /Font << /Helv 4 0 R >> >> /Annots [14 0 R 15 0 R] >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 7 0 R /Resources << /Font << /Helv 4 0 R >> >> /Annots [14 0 R 15 0 R 17 0 R 18 0 R] >>",
 		"<< /Type /Annot /Subtype /Widget /Parent 12 0 R /T (city) /MaxLen 20 /DA (/Helv 12 Tf 0 g) /Rect [100 600 300 620] /P 13 0 R >>",
-		"<< /Type /Annot /Subtype /Widget /FT /Ch /Ff 2097152 /T (langs) /Opt [(go) (c) (rust)] /V [(go) (c)] /I [0 1] /DA (/Helv 12 Tf 0 g) /Rect [100 400 300 500] /P 13 0 R >>")
+		"<< /Type /Annot /Subtype /Widget /FT /Ch /Ff 2097152 /T (langs) /Opt [(go) (c) (rust)] /V [(go) (c)] /I [0 1] /DA (/Helv 12 Tf 0 g) /Rect [100 400 300 500] /P 13 0 R >>",
+		"<< /FT /Btn /Ff 49152 /T (size) /V /S /Kids [17 0 R 18 0 R] >>",
+		"<< /Type /Annot /Subtype /Widget /Parent 16 0 R /AS /S /Rect [100 300 112 312] /P 13 0 R /AP << /N << /S 9 0 R /Off 10 0 R >> >> >>",
+		"<< /Type /Annot /Subtype /Widget /Parent 16 0 R /AS /Off /Rect [200 300 212 312] /P 13 0 R /AP << /N << /L 9 0 R /Off 10 0 R >> >> >>")
 }
 
 // listFields answers form of doc, decoded.
@@ -57,7 +61,8 @@ func TestFormListsTheFields(t *testing.T) {
 		`{"name":"agree","type":"checkbox","value":"Off","pages":[1],"states":["Yes"]},` +
 		`{"name":"color","type":"combo","value":"red","pages":[1],"options":["red","grn","blue"]},` +
 		`{"name":"address.city","type":"text","value":"","pages":[2],"maxLength":20},` +
-		`{"name":"langs","type":"list","value":["go","c"],"pages":[2],"options":["go","c","rust"],"multiSelect":true}]`
+		`{"name":"langs","type":"list","value":["go","c"],"pages":[2],"options":["go","c","rust"],"multiSelect":true},` +
+		`{"name":"size","type":"radio","value":"S","pages":[2],"states":["S","L"]}]`
 	if got != want {
 		t.Errorf("form lists\n%s\nwant\n%s", got, want)
 	}
@@ -69,7 +74,7 @@ func TestFormListsTheFields(t *testing.T) {
 func TestSetForm(t *testing.T) {
 	in := fieldsPDF()
 	res := do(t, Request{Op: OpSetForm, Files: one("form.pdf", in), Fields: map[string][]string{
-		"name": {"Grace Hopper"}, "agree": {"Yes"}, "color": {"grn"}, "address.city": {"Paris"}, "langs": {"rust", "go"}}})
+		"name": {"Grace Hopper"}, "agree": {"Yes"}, "color": {"grn"}, "address.city": {"Paris"}, "langs": {"rust", "go"}, "size": {"L"}}})
 	qpdfClean(t, res.Data)
 	if !strings.HasPrefix(string(res.Data), string(in)) {
 		t.Error("set-form did not write an incremental update after the file's bytes")
@@ -79,7 +84,8 @@ func TestSetForm(t *testing.T) {
 		`{"name":"agree","type":"checkbox","value":"Yes","pages":[1],"states":["Yes"]},` +
 		`{"name":"color","type":"combo","value":"grn","pages":[1],"options":["red","grn","blue"]},` +
 		`{"name":"address.city","type":"text","value":"Paris","pages":[2],"maxLength":20},` +
-		`{"name":"langs","type":"list","value":["go","rust"],"pages":[2],"options":["go","c","rust"],"multiSelect":true}]`
+		`{"name":"langs","type":"list","value":["go","rust"],"pages":[2],"options":["go","c","rust"],"multiSelect":true},` +
+		`{"name":"size","type":"radio","value":"L","pages":[2],"states":["S","L"]}]`
 	if got != want {
 		t.Errorf("after set-form, form lists\n%s\nwant\n%s", got, want)
 	}
@@ -87,19 +93,52 @@ func TestSetForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agree, _ := d.Dict(pdf.Ref{Num: 8})
+	states := map[int]pdf.Name{8: "Yes", 17: "Off", 18: "L"} // the widgets' objects
+	for num, want := range states {
+		if w, _ := d.Dict(pdf.Ref{Num: num}); w["AS"] != want {
+			t.Errorf("widget %d shows %v, want %s", num, w["AS"], want)
+		}
+	}
+	if needAppearancesOf(t, res.Data) != pdf.Bool(true) {
+		t.Error("the list was set without NeedAppearances, and without an appearance")
+	}
+	// Poppler and MuPDF show the new values, not the former one; so does
+	// flatten, which draws the widgets' appearances.
+	flat := do(t, Request{Op: OpFlatten, Files: one("form.pdf", res.Data)}).Data
+	mutool := tool(t, res.Data, "mutool", "draw", "-q", "-F", "txt")
+	for _, text := range []string{textOf(t, res.Data, 1), textOf(t, flat, 1), mutool} {
+		if !strings.Contains(text, "Grace Hopper") || strings.Contains(text, "Ada") || !strings.Contains(text, "Green") {
+			t.Errorf("the text reads %q, want the new name and the colour's display text only", text)
+		}
+	}
+	if text := textOf(t, flat, 2); !strings.Contains(text, "Paris") {
+		t.Errorf("page 2 reads %q, want the city", text)
+	}
+}
+
+// needAppearancesOf is the /NeedAppearances of doc's form.
+func needAppearancesOf(t *testing.T, doc []byte) pdf.Object {
+	t.Helper()
+	d, err := pdf.Open(context.Background(), doc, pdf.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, cat, _ := d.Catalog()
 	form, _ := d.Dict(cat["AcroForm"])
-	if agree["AS"] != pdf.Name("Yes") || form["NeedAppearances"] != pdf.Bool(true) {
-		t.Errorf("the checkbox's widget shows %v, NeedAppearances is %v; want Yes and true", agree["AS"], form["NeedAppearances"])
+	return form["NeedAppearances"]
+}
+
+// TestSetFormDrawsTheValue: a text field's value in a script the form's
+// font lacks is drawn in quire's fonts, and the form does not ask
+// viewers to draw the fields.
+func TestSetFormDrawsTheValue(t *testing.T) {
+	out := do(t, Request{Op: OpSetForm, Files: one("form.pdf", fieldsPDF()), Fields: map[string][]string{"address.city": {"東京"}}}).Data
+	if na := needAppearancesOf(t, out); na != nil {
+		t.Errorf("NeedAppearances is %v, want none", na)
 	}
-	// Poppler draws the fields anew when the form asks for it: the new
-	// values are on the pages, the former one is not.
-	if text := textOf(t, res.Data, 1); !strings.Contains(text, "Grace Hopper") || strings.Contains(text, "Ada") || !strings.Contains(text, "Green") {
-		t.Errorf("page 1 reads %q, want the new name and colour only", text)
-	}
-	if text := textOf(t, res.Data, 2); !strings.Contains(text, "Paris") {
-		t.Errorf("page 2 reads %q, want the city", text)
+	flat := do(t, Request{Op: OpFlatten, Files: one("form.pdf", out)}).Data
+	if text := textOf(t, flat, 2); !strings.Contains(text, "東京") {
+		t.Errorf("page 2 reads %q once flattened, want the city", text)
 	}
 }
 
@@ -111,6 +150,7 @@ func TestSetFormRefusesWhatTheFormLacks(t *testing.T) {
 		{nil, "is required"},
 		{map[string][]string{"address.zip": {"75001"}}, `"address.zip" is not a field of the PDF`},
 		{map[string][]string{"agree": {"Maybe"}}, `"agree" has no state "Maybe": its states are Off, Yes`},
+		{map[string][]string{"size": {"M"}}, `"size" has no state "M": its states are Off, S, L`},
 		{map[string][]string{"color": {"Green"}}, `"color" has no option "Green": its options are "red", "grn", "blue"`},
 		{map[string][]string{"name": {"a", "b"}}, `"name" is a text field: it takes one value, not 2`},
 		{map[string][]string{"address.city": {strings.Repeat("x", 21)}}, `"address.city" takes at most 20 characters`},
@@ -142,7 +182,7 @@ func TestSetFormOfASignedPDF(t *testing.T) {
 	out := do(t, Request{Op: OpSetForm, Files: one("signed.pdf", in), Fields: map[string][]string{"name": {"Grace"}}}).Data
 	signaturesValid(t, out, 1)
 	list := listFields(t, out)
-	if len(list) != 6 || list[0].Value != "Grace" || list[5].Type != "signature" {
+	if len(list) != 7 || list[0].Value != "Grace" || list[6].Type != "signature" {
 		t.Errorf("the signed form lists %s", jsonOf(list))
 	}
 }
@@ -205,4 +245,52 @@ func fillFirst(t *testing.T, path string, data []byte, list []FormField) bool {
 		return true
 	}
 	return false
+}
+
+// TestHostileInputsThroughForm: hostile inputs through form and set-form
+// end in a client error or a listing, the unrepairable ones in a
+// refusal, within the memory bound of signing.
+func TestHostileInputsThroughForm(t *testing.T) {
+	for _, h := range pdftest.HostileFiles() {
+		for _, op := range []string{OpForm, OpSetForm} {
+			req := Request{Op: op, Fields: map[string][]string{"a": {"x"}}, Files: one(h.Name+".pdf", h.PDF)}
+			var got string
+			var err error
+			alloc := pdftest.Allocated(func() { got, err = code(t, req) })
+			if !h.Repairable && got != quire.CodeUnprocessable && got != quire.CodePayloadTooLarge {
+				t.Errorf("%s through %s: %v, want a refusal", h.Name, op, err)
+			}
+			if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
+				t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, op, alloc, bound)
+			}
+		}
+	}
+}
+
+// TestFormOfACyclicOrDeepFieldTree: a field tree whose kids lead back to
+// an ancestor is walked once; one nested deeper than the reader's
+// nesting limit is refused.
+func TestFormOfACyclicOrDeepFieldTree(t *testing.T) {
+	page := "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>"
+	cyclic := pdftest.File(
+		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [4 0 R] >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page,
+		"<< /T (a) /Kids [5 0 R] >>",
+		"<< /T (b) /FT /Tx /V (v) /Kids [4 0 R 6 0 R] >>",
+		"<< /T (c) /FT /Tx /V (w) >>")
+	if got := jsonOf(listFields(t, cyclic)); got != `[{"name":"a.b.c","type":"text","value":"w","pages":[]}]` {
+		t.Errorf("the cyclic tree lists %s", got)
+	}
+	objects := []string{"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [4 0 R] >> >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page}
+	const depth = 100 // more than DefaultLimits' MaxNesting
+	for i := range depth {
+		objects = append(objects, fmt.Sprintf("<< /T (n%d) /FT /Tx /Kids [%d 0 R] >>", i, i+5))
+	}
+	objects = append(objects, "<< /T (leaf) /FT /Tx >>")
+	for _, op := range []string{OpForm, OpSetForm} {
+		got, err := code(t, Request{Op: op, Fields: map[string][]string{"a": {"x"}}, Files: one("deep.pdf", pdftest.File(objects...))})
+		if got != quire.CodeUnprocessable {
+			t.Errorf("%s of a field tree %d deep: %v, want a 422", op, depth, err)
+		}
+	}
 }
