@@ -161,6 +161,8 @@ func (w *formWalk) walk(o pdf.Object, parent string, inh inherited, depth int) e
 		name = joinName(parent, t)
 	}
 	inh = inherit(w.d, inh, f)
+	// A kid with a name is a field; one without, a widget of this one
+	// (some writers leave out a widget's /Subtype).
 	kids, _ := w.d.Array(f["Kids"])
 	var widgets []pdf.Ref
 	var fieldKids pdf.Array
@@ -169,7 +171,7 @@ func (w *formWalk) walk(o pdf.Object, parent string, inh inherited, depth int) e
 		if err != nil {
 			continue
 		}
-		if _, named := kd["T"]; named || !isWidget(kd) {
+		if _, named := kd["T"]; named {
 			fieldKids = append(fieldKids, k)
 		} else if r, ok := k.(pdf.Ref); ok {
 			widgets = append(widgets, r)
@@ -183,7 +185,7 @@ func (w *formWalk) walk(o pdf.Object, parent string, inh inherited, depth int) e
 	if len(fieldKids) > 0 || inh.ft == "" {
 		return nil // a node of the tree, or no field at all
 	}
-	if isWidget(f) && self.Num != 0 {
+	if (isWidget(f) || f["Rect"] != nil) && self.Num != 0 { // a field and its widget in one
 		widgets = append([]pdf.Ref{self}, widgets...)
 	}
 	opt, _ := w.d.Array(inh.opt)
@@ -405,8 +407,10 @@ func (s *Service) setForm(ctx context.Context, in *input, req Request) (Result, 
 	if len(d) > 0 {
 		return Result{}, quire.Invalid("The PDF set-form request is not valid.", d...)
 	}
-	for r, dict := range fl.changed {
-		in.doc.Replace(r, dict)
+	// In the objects' order, so that the new objects they hold (the
+	// appearances) are numbered alike from one run to the next.
+	for _, r := range slices.SortedFunc(maps.Keys(fl.changed), func(a, b pdf.Ref) int { return a.Num - b.Num }) {
+		in.doc.Replace(r, fl.changed[r])
 	}
 	if fl.needAppearances {
 		if err := needAppearances(in.doc, catRef, cat); err != nil {

@@ -1,9 +1,11 @@
 package pdftools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,9 +75,13 @@ func TestFormListsTheFields(t *testing.T) {
 
 func TestSetForm(t *testing.T) {
 	in := fieldsPDF()
-	res := do(t, Request{Op: OpSetForm, Files: one("form.pdf", in), Fields: map[string][]string{
-		"name": {"Grace Hopper"}, "agree": {"Yes"}, "color": {"grn"}, "address.city": {"Paris"}, "langs": {"rust", "go"}, "size": {"L"}}})
+	req := Request{Op: OpSetForm, Files: one("form.pdf", in), Fields: map[string][]string{
+		"name": {"Grace Hopper"}, "agree": {"Yes"}, "color": {"grn"}, "address.city": {"Paris"}, "langs": {"rust", "go"}, "size": {"L"}}}
+	res := do(t, req)
 	qpdfClean(t, res.Data)
+	if again := do(t, req); !bytes.Equal(withoutID(again.Data), withoutID(res.Data)) {
+		t.Error("set-form wrote another file for the same request (besides its /ID)")
+	}
 	if !strings.HasPrefix(string(res.Data), string(in)) {
 		t.Error("set-form did not write an incremental update after the file's bytes")
 	}
@@ -114,6 +120,12 @@ func TestSetForm(t *testing.T) {
 	if text := textOf(t, flat, 2); !strings.Contains(text, "Paris") {
 		t.Errorf("page 2 reads %q, want the city", text)
 	}
+}
+
+// withoutID is doc without its trailers' file identifiers, which each
+// save makes anew.
+func withoutID(doc []byte) []byte {
+	return regexp.MustCompile(`/ID ?\[<[0-9a-f]+> ?<[0-9a-f]+>\]`).ReplaceAll(doc, nil)
 }
 
 // needAppearancesOf is the /NeedAppearances of doc's form.
