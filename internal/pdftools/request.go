@@ -33,18 +33,21 @@ var Operations = []string{OpMerge, OpSplit, OpRotate, OpFlatten, OpMetadata, OpE
 // route for: reading the outline (as JSON: []Bookmark) and replacing it,
 // deleting the pages of a selection (Pages), the others kept in one PDF
 // in the document's order, listing the files the PDF embeds (as JSON:
-// []Attachment) and removing the one listed under Name.
+// []Attachment) and removing the one listed under Name, listing the
+// form's fields (as JSON: []FormField) and filling them (Fields).
 const (
 	OpBookmarks    = "bookmarks"
 	OpSetBookmarks = "set-bookmarks"
 	OpDelete       = "delete"
 	OpAttachments  = "attachments"
 	OpDetach       = "detach"
+	OpForm         = "form"
+	OpSetForm      = "set-form"
 )
 
 // gotenbergOnly are those operations: Validate accepts them, but they are
 // not in Operations, which are the routes of /v1.
-var gotenbergOnly = []string{OpBookmarks, OpSetBookmarks, OpDelete, OpAttachments, OpDetach}
+var gotenbergOnly = []string{OpBookmarks, OpSetBookmarks, OpDelete, OpAttachments, OpDetach, OpForm, OpSetForm}
 
 // MetadataKeys are the document properties metadata sets (set.KEY), as
 // named in the document information dictionary, lower-cased.
@@ -95,6 +98,10 @@ type Request struct {
 	Name string // detach: the name the PDF lists the file to remove under (Attachment.Name)
 
 	Bookmarks []Bookmark // set-bookmarks: the new outline
+
+	// Fields are set-form's values, keyed by the fields' fully qualified
+	// names: one value, or for a list that selects several its options.
+	Fields map[string][]string
 
 	Page int // render: 1-based (DefaultPage when not given)
 	DPI  int // render: 1 to 1200 (DefaultDPI when not given)
@@ -205,6 +212,8 @@ func (r *Request) Validate(maxFiles int) error {
 		r.validateBookmarks(bad)
 	case OpDetach:
 		r.validateDetach(bad)
+	case OpSetForm:
+		r.validateSetForm(bad)
 	case OpAttach:
 		if r.FacturX && !slices.ContainsFunc(r.Files[min(1, n):], func(f File) bool { return strings.EqualFold(baseName(f.Name), FacturXName) }) {
 			bad("file", "facturx=true needs a part whose file name is "+FacturXName)

@@ -71,6 +71,11 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 		{Request{Op: OpDetach, Name: strings.Repeat("x", maxDetachName+1), Files: pdf}, "name"},
 		{Request{Op: OpDetach, Name: "a.txt", Files: two}, "file"},
 		{Request{Op: OpAttachments, Files: two}, "file"},
+		{Request{Op: OpForm, Files: two}, "file"},
+		{Request{Op: OpSetForm, Files: pdf}, "fields"},
+		{Request{Op: OpSetForm, Fields: map[string][]string{"": {"x"}}, Files: pdf}, "fields"},
+		{Request{Op: OpSetForm, Fields: map[string][]string{"a": {strings.Repeat("x", maxFieldValue+1)}}, Files: pdf}, "fields"},
+		{Request{Op: OpSetForm, Fields: map[string][]string{"a": {"\xff"}}, Files: pdf}, "fields"},
 		{Request{Op: OpRender, Page: 0, DPI: DefaultDPI, Files: pdf}, "page"},
 		{Request{Op: OpRender, Page: DefaultPage, DPI: maxDPI + 1, Files: pdf}, "dpi"},
 	} {

@@ -168,6 +168,10 @@ func (s *Service) operate(ctx context.Context, req Request) (res Result, err err
 		return s.attachments(ctx, in)
 	case OpDetach:
 		return s.detach(ctx, in, req)
+	case OpForm:
+		return s.form(ctx, in)
+	case OpSetForm:
+		return s.setForm(ctx, in, req)
 	default:
 		return s.render(ctx, in, req)
 	}
@@ -182,9 +186,10 @@ type input struct {
 }
 
 // incremental are the operations written as an incremental update,
-// which keeps a signed PDF's signatures valid; render, bookmarks and
-// attachments only read.
-var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true, OpBookmarks: true, OpAttachments: true}
+// which keeps a signed PDF's signatures valid; render, bookmarks,
+// attachments and form only read.
+var incremental = map[string]bool{OpMetadata: true, OpAttach: true, OpWatermark: true, OpRender: true, OpBookmarks: true, OpAttachments: true,
+	OpForm: true, OpSetForm: true}
 
 // open reads f within the limits, charges its shape to the request's
 // memory reservation, reads every object (CheckAll), and refuses a signed
