@@ -461,6 +461,19 @@ func stagesOfGotenberg9(t *testing.T, e *env) {
 				stage, info(t, pdf, "Form"), text(t, pdf), kept, square)
 		}
 	}
+	// A form's fields listed, then filled.
+	filled := e.post(t, "/forms/pdf/pipe", e.bearer(), form, field("stages", `[{"op":"set-form","fields":{"name":"Grace"}}]`)).pdf(t)
+	var fields map[string][]map[string]any
+	if a := e.post(t, "/forms/pdf/form", e.bearer(), file("form.pdf", filled)); a.status != 200 || json.Unmarshal(a.body, &fields) != nil ||
+		len(fields["form.pdf"]) != 1 || fields["form.pdf"][0]["name"] != "name" || fields["form.pdf"][0]["value"] != "Grace" {
+		t.Errorf("/forms/pdf/form after set-form: %d %s, want the field name holding Grace", a.status, a.body)
+	}
+	if got := text(t, filled); !strings.Contains(got, "Grace") {
+		t.Errorf("set-form: the page reads %q, want the new value drawn", got)
+	}
+	e.post(t, "/forms/pdf/set-form", e.bearer(), form, field("fields", `{"surname":"Hopper"}`)).plainError(t, 400, "form field 'fields'")
+	e.post(t, "/forms/pdf/set-form", e.bearer(), form, field("fields", `{"name":3}`)).
+		plainError(t, 400, "form field 'fields' gives 'name' a value that is neither a string nor a list of strings")
 	// The attachments of a PDF listed, then one detached.
 	attached := e.post(t, "/forms/pdf/attach", e.bearer(), two, invoice, field("file", "invoice.xml")).pdf(t)
 	var listed map[string][]map[string]any

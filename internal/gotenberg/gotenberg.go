@@ -130,7 +130,6 @@ func unsupportedRoutes() map[string]string {
 		"/forms/pdfengines/convert": "convert the source document with pdfa or pdfua on /forms/libreoffice/convert",
 		"/forms/pdf/validate": "quire has no PDF/A or PDF/UA validator to run on a request; it makes PDF/A and PDF/UA " +
 			"with pdfa and pdfua on the conversion routes, and Factur-X invoices with /forms/pdfengines/factur-x",
-		"/forms/pdf/form": "quire does not read the forms of a PDF",
 	}
 	for op, why := range stagesQuireLacks {
 		routes["/forms/pdf/"+op] = why

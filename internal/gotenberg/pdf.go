@@ -74,6 +74,7 @@ var pdfRoutes = func() []pdfRoute {
 		{path: "flatten-form", op: pdftools.OpFlatten, request: func(_ *values, req *pdftools.Request) { req.FormOnly = true }, only9: true},
 		{path: "detach", op: pdftools.OpDetach, form: spec{served: []string{"name"}},
 			request: func(v *values, req *pdftools.Request) { req.Name = v.str("name") }, only9: true},
+		{path: "set-form", op: pdftools.OpSetForm, form: spec{served: []string{"fields"}}, request: setForm, only9: true},
 		{path: "delete", op: pdftools.OpDelete, form: spec{served: []string{"pages"}}, request: deletePages, only9: true},
 		{path: "stamp-text", op: pdftools.OpWatermark, form: spec{served: stampTextFields, unsupported: map[string]string{"font": "Helvetica"}},
 			request: stampText, only9: true},
@@ -509,6 +510,29 @@ func mark(prefix string) func(*values, *pdftools.Request) {
 	}
 }
 
+// setForm maps 9.x's set-form: fields, a JSON object of values by the
+// fields' fully qualified names, each a string or a list of strings.
+func setForm(v *values, req *pdftools.Request) {
+	var fields map[string]json.RawMessage
+	if err := decodeStrict(v.str("fields"), &fields); err != nil || len(fields) == 0 {
+		v.invalid("fields", `a JSON object of values by field name, such as {"name":"Ada","colours":["red","blue"]}`)
+		return
+	}
+	req.Fields = map[string][]string{}
+	for name, raw := range fields {
+		var one string
+		var several []string
+		switch {
+		case json.Unmarshal(raw, &one) == nil:
+			req.Fields[name] = []string{one}
+		case json.Unmarshal(raw, &several) == nil:
+			req.Fields[name] = several
+		default:
+			v.bad = append(v.bad, quire.Detail{Field: "fields", Issue: fmt.Sprintf("gives '%s' a value that is neither a string nor a list of strings", name)})
+		}
+	}
+}
+
 // stampTextFields and stampImageFields are the fields of 9.x's
 // stamp-text and stamp-image.
 var (
@@ -579,12 +603,13 @@ var readRoutes = map[string]readRoute{
 	"/forms/pdfengines/metadata/read":  {pdftools.OpMetadata, metadataAs(metadataOf8)},
 	"/forms/pdf/info":                  {pdftools.OpMetadata, metadataAs(infoOf)},
 	"/forms/pdf/attachments":           {pdftools.OpAttachments, asListed},
+	"/forms/pdf/form":                  {pdftools.OpForm, asListed},
 	"/forms/pdf/bookmarks":             {pdftools.OpBookmarks, bookmarksAs(bookmarkOf9)},
 	"/forms/pdfengines/bookmarks/read": {pdftools.OpBookmarks, bookmarksAs(bookmarkOf8)},
 }
 
-// asListed is an answer as pdftools lists it (the attachments: name,
-// mimeType, relationship... each when the PDF says it), with no page.
+// asListed is an answer as pdftools lists it (the attachments, the form's
+// fields: each key when the PDF says it), with no page.
 func asListed(res pdftools.Result) (any, int, error) {
 	return json.RawMessage(res.Data), 0, nil
 }

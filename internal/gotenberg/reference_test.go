@@ -18,7 +18,7 @@ import (
 // Gotenberg's published reference, with an example value of each.
 type reference struct {
 	Routes map[string]struct {
-		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds, pdf+attachment, pdf+image, pdf-with-attachment, pdfa+invoice
+		Files  string            // which files the route takes: html, markdown, url, office, pdf, pdfs, pdf+embeds, pdf+attachment, pdf+image, pdf-with-attachment, form, pdfa+invoice
 		Base   map[string]string // fields the route needs besides the one tried
 		Fields map[string]string
 	}
@@ -49,6 +49,7 @@ func referenceRoutesAndFields(t *testing.T, e *env) {
 		"pdf+embeds":     {file("a.pdf", pdftest.OnePage("a")), {field: "embeds", name: "invoice.xml", value: "<Invoice/>"}},
 		"pdf+attachment": {file("a.pdf", pdftest.OnePage("a")), file("invoice.xml", []byte("<Invoice/>"))},
 		"pdf+image":      {file("a.pdf", pdftest.OnePage("a")), file("logo.png", pngOf(t))},
+		"form":           {file("form.pdf", formWithComment())},
 		"pdf-with-attachment": {file("a.pdf", e.post(t, "/forms/pdf/attach", e.bearer(), file("a.pdf", pdftest.OnePage("a")),
 			file("invoice.xml", []byte("<Invoice/>")), field("file", "invoice.xml")).pdf(t))},
 		"pdfa+invoice": {file("a.pdf", e.post(t, "/forms/libreoffice/convert", e.bearer(), file("a.docx", convtest.DOCX(1)), field("pdfa", "PDF/A-3b")).pdf(t)),

@@ -15,7 +15,7 @@ import (
 // stageOps are the stages of Gotenberg 9 that quire runs: each takes the
 // fields of its own route (/forms/pdf/OP), as {"op":"rotate","angle":90}.
 var stageOps = []string{"merge", "split", "select", "delete", "rotate", "flatten", "flatten-form", "encrypt", "stamp-text", "stamp-image",
-	"set-bookmarks", "set-metadata", "attach", "detach"}
+	"set-bookmarks", "set-metadata", "set-form", "attach", "detach"}
 
 // stagesQuireLacks are Gotenberg 9's other stages, each with why quire
 // does not run it: the stage is refused (400) naming it, and so is its
@@ -24,7 +24,6 @@ var stagesQuireLacks = map[string]string{
 	"compose":      "quire does not lay pages out anew",
 	"stamp-pdf":    "quire stamps text or an image, not a page of a PDF",
 	"redact":       "quire does not redact",
-	"set-form":     "quire fills DOCX templates (POST /v1/annotate), not the forms of a PDF",
 	"optimize":     "quire does not recompress a PDF",
 	"remediate":    "quire makes PDF/A and PDF/UA as it converts (pdfa, pdfua), and Factur-X with /forms/pdfengines/factur-x; it does not repair a PDF",
 	"sign":         "quire signs with its own keys, never an uploaded certificate: POST /v1/sign",
