@@ -177,14 +177,9 @@ func decodedText(d *pdf.Document, o pdf.Object) string {
 // file that a page or an annotation refers to also (a page's /AF, a
 // file attachment annotation) stays there, with its data.
 func (s *Service) detach(ctx context.Context, in *input, req Request) (Result, error) {
-	catRef, cat, err := in.doc.Catalog()
+	catRef, cat, files, err := s.catalogFiles(in)
 	if err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, err)
-	}
-	cat = cat.Clone()
-	files, err := embeddedFiles(in.doc, cat)
-	if err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, err)
+		return Result{}, err
 	}
 	kept := slices.DeleteFunc(slices.Clone(files), func(f embedded) bool { return f.name == req.Name })
 	if len(kept) == len(files) {

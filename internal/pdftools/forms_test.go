@@ -266,15 +266,7 @@ func TestHostileInputsThroughForm(t *testing.T) {
 	for _, h := range pdftest.HostileFiles() {
 		for _, op := range []string{OpForm, OpSetForm} {
 			req := Request{Op: op, Fields: map[string][]string{"a": {"x"}}, Files: one(h.Name+".pdf", h.PDF)}
-			var got string
-			var err error
-			alloc := pdftest.Allocated(func() { got, err = code(t, req) })
-			if !h.Repairable && got != quire.CodeUnprocessable && got != quire.CodePayloadTooLarge {
-				t.Errorf("%s through %s: %v, want a refusal", h.Name, op, err)
-			}
-			if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
-				t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, op, alloc, bound)
-			}
+			refusedWithinBound(t, h, req)
 		}
 	}
 }

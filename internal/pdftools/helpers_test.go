@@ -156,3 +156,19 @@ func asClientError(err error) (*quire.Error, bool) {
 	var qe *quire.Error
 	return qe, errors.As(err, &qe) && qe.Code != quire.CodeInternal
 }
+
+// refusedWithinBound runs req, which carries the hostile file h: it must
+// end in a client error (never a 5xx), a refusal when h cannot be
+// repaired, within the memory bound of signing.
+func refusedWithinBound(t *testing.T, h pdftest.Hostile, req Request) {
+	t.Helper()
+	var got string
+	var err error
+	alloc := pdftest.Allocated(func() { got, err = code(t, req) })
+	if !h.Repairable && got != quire.CodeUnprocessable && got != quire.CodePayloadTooLarge {
+		t.Errorf("%s through %s: %v, want a refusal", h.Name, req.Op, err)
+	}
+	if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
+		t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, req.Op, alloc, bound)
+	}
+}

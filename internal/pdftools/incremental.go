@@ -147,6 +147,21 @@ type embedded struct {
 	spec pdf.Object
 }
 
+// catalogFiles returns a copy of in's catalog to change, with the
+// entries of its EmbeddedFiles name tree.
+func (s *Service) catalogFiles(in *input) (pdf.Ref, pdf.Dict, []embedded, error) {
+	catRef, cat, err := in.doc.Catalog()
+	if err != nil {
+		return pdf.Ref{}, nil, nil, s.documentError(File{Name: in.name}, err)
+	}
+	cat = cat.Clone()
+	files, err := embeddedFiles(in.doc, cat)
+	if err != nil {
+		return pdf.Ref{}, nil, nil, s.documentError(File{Name: in.name}, err)
+	}
+	return catRef, cat, files, nil
+}
+
 // embeddedFiles returns the entries of the EmbeddedFiles name tree,
 // walked within the document's limits.
 func embeddedFiles(d *pdf.Document, cat pdf.Dict) ([]embedded, error) {
@@ -186,14 +201,9 @@ func embeddedFiles(d *pdf.Document, cat pdf.Dict) ([]embedded, error) {
 }
 
 func (s *Service) attach(in *input, req Request) (Result, error) {
-	catRef, cat, err := in.doc.Catalog()
+	catRef, cat, files, err := s.catalogFiles(in)
 	if err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, err)
-	}
-	cat = cat.Clone()
-	files, err := embeddedFiles(in.doc, cat)
-	if err != nil {
-		return Result{}, s.documentError(File{Name: in.name}, err)
+		return Result{}, err
 	}
 	var fx *facturX
 	if req.FacturX {

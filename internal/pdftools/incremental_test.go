@@ -172,15 +172,7 @@ func TestHostileInputsAreRefused(t *testing.T) {
 			case OpAttach:
 				req.Files = append(req.Files, File{"a.txt", []byte("x")})
 			}
-			var got string
-			var err error
-			alloc := pdftest.Allocated(func() { got, err = code(t, req) })
-			if !h.Repairable && got != quire.CodeUnprocessable && got != quire.CodePayloadTooLarge {
-				t.Errorf("%s through %s: %v, want a refusal", h.Name, op, err)
-			}
-			if bound := pdftest.MemoryBound(len(h.PDF)); alloc > bound {
-				t.Errorf("%s through %s allocated %d bytes, more than %d", h.Name, op, alloc, bound)
-			}
+			refusedWithinBound(t, h, req)
 		}
 	}
 }
