@@ -62,13 +62,7 @@ func textOf(d *pdf.Document, o pdf.Object) string {
 	if err != nil {
 		return ""
 	}
-	switch s := v.(type) {
-	case pdf.String:
-		return strings.TrimSpace(pdf.DecodeText(s))
-	case pdf.HexString:
-		return strings.TrimSpace(pdf.DecodeText(s))
-	}
-	return ""
+	return strings.TrimSpace(pdf.TextOf(v))
 }
 
 // pdfDate matches a PDF date (ISO 32000-1 7.9.4), from the year on; the

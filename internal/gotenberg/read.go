@@ -55,14 +55,14 @@ func infoOf(m pdftools.Metadata) map[string]any {
 		"linearized": m.Linearized, "formFields": m.FormFields}
 }
 
-// readForm is what the read routes take: the PDFs, not encrypted.
-var readForm = spec{unsupported: map[string]string{"password": ""},
+// readSpec is what the read routes take: the PDFs, not encrypted.
+var readSpec = spec{unsupported: map[string]string{"password": ""},
 	why: map[string]string{"password": "quire reads PDFs that are not encrypted, and refuses an encrypted one (422)"}}
 
 // read answers, as JSON keyed by file name, what rt reads of each file.
 func (a *API) read(rt readRoute) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f, err := a.readForm(r, readForm, a.pdfLimits())
+		f, err := a.readForm(r, readSpec, a.pdfLimits())
 		switch {
 		case asksWebhook(r):
 			err = quire.Errorf(quire.CodeValidation, "Invalid request header: the webhook headers are not supported by this route, which answers at once")

@@ -108,6 +108,12 @@ func inflate(in []byte, max int64) (out []byte, produced int64, err error) {
 	return out, n, nil
 }
 
+// InflatedSize counts the bytes zlib data inflates to, up to max,
+// without holding them: a truncated stream or a bad checksum is
+// tolerated as by the reader; more than max, or data that is not zlib's,
+// is an error.
+func InflatedSize(in []byte, max int64) (int64, error) { return inflateInto(io.Discard, in, max) }
+
 // inflateInto writes the inflated data to w, up to max bytes, and returns
 // how many bytes it inflated.
 func inflateInto(w io.Writer, in []byte, max int64) (int64, error) {

@@ -257,6 +257,18 @@ func TextString(s string) String {
 	return String(out)
 }
 
+// TextOf is the text of a string object, literal or hexadecimal
+// (DecodeText), or "" when o is not a string.
+func TextOf(o Object) string {
+	switch s := o.(type) {
+	case String:
+		return DecodeText(s)
+	case HexString:
+		return DecodeText(s)
+	}
+	return ""
+}
+
 // DecodeText decodes a PDF text string: UTF-16BE with a byte-order mark,
 // or PDFDocEncoding, which is read as Latin-1 (exact for the ASCII range).
 func DecodeText(s []byte) string {

@@ -63,7 +63,7 @@ func lockOf(d *pdf.Document, params pdf.Dict) fieldLock {
 	l := fieldLock{action: string(action)}
 	names, _ := d.Array(params["Fields"])
 	for _, n := range names {
-		l.fields = append(l.fields, textOf(n))
+		l.fields = append(l.fields, pdf.TextOf(n))
 	}
 	return l
 }

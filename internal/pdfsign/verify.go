@@ -446,9 +446,9 @@ func signedValue(d *pdf.Document, f sigField) (value, field pdf.Dict) {
 // describeSigned fills in what the signer claims, from the signature
 // dictionary as signed, and which of those claims changed since.
 func describeSigned(r *SignerResult, signed, now pdf.Dict) {
-	r.Name, r.SignReason, r.Location = textOf(signed["Name"]), textOf(signed["Reason"]), textOf(signed["Location"])
-	r.ContactInfo = textOf(signed["ContactInfo"])
-	if t, ok := parsePDFDate(textOf(signed["M"])); ok {
+	r.Name, r.SignReason, r.Location = pdf.TextOf(signed["Name"]), pdf.TextOf(signed["Reason"]), pdf.TextOf(signed["Location"])
+	r.ContactInfo = pdf.TextOf(signed["ContactInfo"])
+	if t, ok := parsePDFDate(pdf.TextOf(signed["M"])); ok {
 		r.SigningTime = &t
 	}
 	for _, k := range changedKeys(signed, now) {
@@ -597,16 +597,6 @@ func describeCert(r *SignerResult, c *x509.Certificate) {
 			r.Email = s
 		}
 	}
-}
-
-func textOf(o pdf.Object) string {
-	switch s := o.(type) {
-	case pdf.String:
-		return pdf.DecodeText(s)
-	case pdf.HexString:
-		return pdf.DecodeText(s)
-	}
-	return ""
 }
 
 func nameOf(o pdf.Object) (string, bool) {

@@ -2,12 +2,9 @@ package pdftools
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -130,12 +127,8 @@ func decodedSize(st *pdf.Stream, limit int64) *int64 {
 	case len(filters) > 1 || parms || filters[0] != pdf.Name("FlateDecode") && filters[0] != pdf.Name("Fl"):
 		return nil
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(st.Data))
+	n, err := pdf.InflatedSize(st.Data, limit)
 	if err != nil {
-		return nil
-	}
-	n, err = io.Copy(io.Discard, io.LimitReader(zr, limit+1))
-	if n > limit || err != nil && !(n > 0 && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, zlib.ErrChecksum))) {
 		return nil
 	}
 	return &n
@@ -157,13 +150,7 @@ func embeddedStream(d *pdf.Document, ef pdf.Dict) *pdf.Stream {
 // decodedText is the text of a string object, "" when o is not one.
 func decodedText(d *pdf.Document, o pdf.Object) string {
 	o, _ = d.Resolve(o)
-	switch v := o.(type) {
-	case pdf.String:
-		return pdf.DecodeText(v)
-	case pdf.HexString:
-		return pdf.DecodeText(v)
-	}
-	return ""
+	return pdf.TextOf(o)
 }
 
 // detach removes the files listed under req.Name from the EmbeddedFiles

@@ -31,15 +31,7 @@ type Claims struct {
 
 // Packet returns the XMP packet of info with the claims c.
 func Packet(info pdf.Dict, c Claims) []byte {
-	text := func(key pdf.Name) string {
-		switch v := info[key].(type) {
-		case pdf.String:
-			return pdf.DecodeText(v)
-		case pdf.HexString:
-			return pdf.DecodeText(v)
-		}
-		return ""
-	}
+	text := func(key pdf.Name) string { return pdf.TextOf(info[key]) }
 	var b strings.Builder
 	b.WriteString("<?xpacket begin=\"\ufeff\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">\n")
 	desc := func(ns string) { fmt.Fprintf(&b, "<rdf:Description rdf:about=\"\" %s>\n", ns) }
