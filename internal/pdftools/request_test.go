@@ -3,6 +3,7 @@ package pdftools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -76,6 +77,7 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 		{Request{Op: OpSetForm, Fields: map[string][]string{"": {"x"}}, Files: pdf}, "fields"},
 		{Request{Op: OpSetForm, Fields: map[string][]string{"a": {strings.Repeat("x", maxFieldValue+1)}}, Files: pdf}, "fields"},
 		{Request{Op: OpSetForm, Fields: map[string][]string{"a": {"\xff"}}, Files: pdf}, "fields"},
+		{Request{Op: OpSetForm, Fields: manyFields(maxFormFields + 1), Files: pdf}, "fields"},
 		{Request{Op: OpRender, Page: 0, DPI: DefaultDPI, Files: pdf}, "page"},
 		{Request{Op: OpRender, Page: DefaultPage, DPI: maxDPI + 1, Files: pdf}, "dpi"},
 	} {
@@ -151,4 +153,13 @@ func TestLimitsOfTheOptions(t *testing.T) {
 	if quire.ErrorCode(err) != quire.CodePayloadTooLarge || !strings.Contains(err.Error(), "big.pdf") {
 		t.Errorf("a file over MaxBytes: %v, want %s naming it", err, quire.CodePayloadTooLarge)
 	}
+}
+
+// manyFields are n set-form values, each of a field of its own.
+func manyFields(n int) map[string][]string {
+	m := map[string][]string{}
+	for i := range n {
+		m[fmt.Sprintf("f%d", i)] = []string{"x"}
+	}
+	return m
 }
