@@ -49,6 +49,7 @@ func Open(b []byte, l Limits) (*Package, error) {
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, fmt.Errorf("%w: %w", ErrNotPackage, err)
 	}
+	zr.RegisterDecompressor(zip.Deflate, inflate)
 	if l.MaxEntries > 0 && len(zr.File) > l.MaxEntries {
 		return nil, fmt.Errorf("%w: %d entries, at most %d allowed", ErrTooLarge, len(zr.File), l.MaxEntries)
 	}
@@ -246,6 +247,7 @@ func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string
 	var buf bytes.Buffer
 	buf.Grow(int(p.size(e))) // a stored table of 400 MB is not held twice as the buffer doubles
 	w := zip.NewWriter(ctxWriter{ctx, &buf})
+	copyBuf := make([]byte, copyBufferSize)
 	for _, f := range p.zr.File {
 		if !CleanName(f.Name) {
 			continue
@@ -254,7 +256,7 @@ func (p *Package) RewriteContext(ctx context.Context, e *Edits, stampFrom string
 		if c, ok := e.parts[f.Name]; ok && p.files[f.Name] == f {
 			err = writeEntry(w, editedHeader(f, e.Uncompressed), c)
 		} else {
-			err = copyEntry(w, f)
+			err = copyEntry(w, f, copyBuf)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("ooxml: writing %s: %w", f.Name, err)
@@ -297,10 +299,14 @@ func (p *Package) StoredWithDescriptor() bool {
 	return false
 }
 
+// copyBufferSize is the size of the buffer that copies a package's
+// entries, one for all of them: io.Copy would allocate one per entry.
+const copyBufferSize = 32 << 10
+
 // copyEntry copies f as it is, compressed or not, with its sizes and
 // checksum (the central directory's, which readers trust anyway) in its
-// local header instead of a data descriptor (see writeEntry).
-func copyEntry(w *zip.Writer, f *zip.File) error {
+// local header instead of a data descriptor (see writeEntry), through buf.
+func copyEntry(w *zip.Writer, f *zip.File, buf []byte) error {
 	src, err := f.OpenRaw()
 	if err != nil {
 		return err
@@ -311,7 +317,7 @@ func copyEntry(w *zip.Writer, f *zip.File) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, src)
+	_, err = io.CopyBuffer(dst, src, buf)
 	return err
 }
 

@@ -45,6 +45,7 @@ type expansion struct {
 	maxRatio  float64 // <= 0: no limit
 	maxNested int64   // largest nested package, which is read into memory
 	pkg       *officePackage
+	buf       []byte // copies every part, where io.Copy would allocate a buffer for each
 }
 
 // check returns nil when the package inflates within l and
@@ -53,7 +54,7 @@ type expansion struct {
 // DTD). It keeps the parts that clean may rewrite as it inflates them,
 // and notes entry names that are not clean.
 func (p *officePackage) check(l Limits) error {
-	e := &expansion{left: l.MaxExpandedBytes, limit: l.MaxExpandedBytes, maxRatio: float64(l.MaxCompressionRatio), maxNested: l.MaxInputBytes, pkg: p}
+	e := &expansion{left: l.MaxExpandedBytes, limit: l.MaxExpandedBytes, maxRatio: float64(l.MaxCompressionRatio), maxNested: l.MaxInputBytes, pkg: p, buf: make([]byte, 32<<10)}
 	if e.left < 0 {
 		e.left = 1<<63 - 1
 	}
@@ -121,7 +122,7 @@ func (e *expansion) part(f *zip.File, path string, depth int) error {
 	if _, err := dst.Write(head); err != nil {
 		return dtdError(name)
 	}
-	n, err := io.Copy(dst, io.LimitReader(r, limit-int64(n0)+1))
+	n, err := io.CopyBuffer(dst, io.LimitReader(r, limit-int64(n0)+1), e.buf)
 	n += int64(n0)
 	switch {
 	case errors.Is(err, errDTD):
