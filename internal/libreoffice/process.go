@@ -25,6 +25,7 @@ type process struct {
 	stdout  *os.File // our end of the worker's stdout
 	stderr  *tail
 	exited  chan struct{} // closed once the process has been reaped
+	memory  *engine.MemoryFile
 	version string        // LibreOffice's version information
 	warm    time.Duration // start and warm-up time, measured in the worker
 	confine bool          // it runs in namespaces of its own and confines its filesystem (sandbox.go)
@@ -90,8 +91,10 @@ func spawn(o *Options, id int, tmp string) (*process, error) {
 		outR.Close()
 		return nil, fmt.Errorf("convert: start worker %d (%s): %w", id, o.Executable, err)
 	}
+	p.memory = engine.OpenMemory(p.pid())
 	go func() {
 		p.cmd.Wait()
+		p.memory.Close()
 		close(p.exited)
 	}()
 	return p, nil
@@ -233,7 +236,7 @@ func (p *process) exitState() string {
 
 // rss returns the worker's resident memory in bytes, or 0 if it cannot
 // be read.
-func (p *process) rss() int64 { return engine.RSS(p.pid()) }
+func (p *process) rss() int64 { return p.memory.RSS() }
 
 // peakRSS returns the highest resident memory of the worker, once it has
 // been reaped, or 0.
