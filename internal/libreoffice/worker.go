@@ -46,11 +46,11 @@ import (
 // Process. One LibreOffice per process, one profile directory per worker
 // (LibreOffice locks and rewrites its profile), and one temporary
 // directory per worker (TMPDIR points there, so LibreOffice's own scratch
-// files are removed with it) with one subdirectory per job, removed after
-// the job.
+// files are removed with it) with a subdirectory for the job in progress,
+// emptied after each job.
 //
 // Answer first. Closing a document (its view, layout and model) and
-// removing the job's directory take a few milliseconds that the PDF does
+// emptying the job's directory take a few milliseconds that the PDF does
 // not need, so the worker does both after it has sent the result. A job
 // sent to the same worker meanwhile waits in the pipe until they are done.
 
@@ -135,11 +135,13 @@ func serveWorker(stdin io.Reader, stdout io.Writer, start startEngine, confineFS
 		if err != nil || job.Kind != kindJob {
 			return fail("read job: %v (kind %q)", err, kindOf(job))
 		}
-		res, cleanup := runJob(eng, init.TempDir, job)
+		res, cleanup := runJob(eng, jobDir(init.TempDir), job)
 		err = writeFrame(out, res)
-		cleanup()
 		if err != nil {
 			return fail("write result of job %d: %v", job.ID, err)
+		}
+		if err := cleanup(); err != nil {
+			return fail("empty the job directory after job %d: %v", job.ID, err)
 		}
 	}
 }
@@ -153,39 +155,54 @@ func startWarm(start startEngine, init *message) (officeEngine, time.Duration, e
 	if err != nil {
 		return nil, 0, err
 	}
-	res, cleanup := runJob(eng, init.TempDir, &message{Kind: kindJob, From: engine.FromDOCX, Filter: pdfExportOptions, Body: warmUpDocument()})
-	cleanup()
+	dir := jobDir(init.TempDir)
+	if err := emptyDir(dir); err != nil {
+		return nil, 0, fmt.Errorf("create the job directory: %w", err)
+	}
+	res, cleanup := runJob(eng, dir, &message{Kind: kindJob, From: engine.FromDOCX, Filter: pdfExportOptions, Body: warmUpDocument()})
 	if res.Error != "" {
 		return nil, 0, fmt.Errorf("warm-up conversion failed: %s", res.Error)
+	}
+	if err := cleanup(); err != nil {
+		return nil, 0, fmt.Errorf("empty the job directory: %w", err)
 	}
 	return eng, time.Since(t0), nil
 }
 
-// runJob converts one job's input in a directory of its own under dir.
-// It returns the result message, and the cleanup (release the document,
-// remove the directory) that the caller runs once it has sent the result.
-// The result's engine time covers the conversion, not the cleanup.
-func runJob(eng officeEngine, dir string, job *message) (*message, func()) {
-	res := &message{Kind: kindResult, ID: job.ID}
-	jobDir, err := os.MkdirTemp(dir, "job-")
-	if err != nil {
-		res.Class, res.Error = classEngine, fmt.Sprintf("create job directory: %v", err)
-		return res, func() {}
+// jobDir is the directory of a worker's jobs under its temporary
+// directory tempDir. It is made before the first job and emptied after
+// each (the cleanup that runJob returns), after the answer: making a
+// directory per job was on every job's path.
+func jobDir(tempDir string) string { return filepath.Join(tempDir, "job") }
+
+// emptyDir makes dir an empty directory.
+func emptyDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
 	}
-	removeDir := func() { os.RemoveAll(jobDir) }
+	return os.Mkdir(dir, 0o700)
+}
+
+// runJob converts one job's input in the empty directory dir. It returns
+// the result message, and the cleanup (release the document, empty the
+// directory) that the caller runs once it has sent the result. The
+// result's engine time covers the conversion, not the cleanup.
+func runJob(eng officeEngine, dir string, job *message) (*message, func() error) {
+	res := &message{Kind: kindResult, ID: job.ID}
+	empty := func() error { return emptyDir(dir) }
 	to := cmp.Or(job.To, engine.ToPDF)
-	in := filepath.Join(jobDir, "input."+job.From)
-	out := filepath.Join(jobDir, "output."+to) // the engine exports to the format the extension names
+	in := filepath.Join(dir, "input."+job.From)
+	out := filepath.Join(dir, "output."+to) // the engine exports to the format the extension names
 	if err := os.WriteFile(in, job.Body, 0o600); err != nil {
 		res.Class, res.Error = classEngine, fmt.Sprintf("write input: %v", err)
-		return res, removeDir
+		return res, empty
 	}
 	t0 := time.Now()
 	release, err := eng.convert(in, out, job.Filter, job.Password)
 	res.Engine = time.Since(t0)
-	cleanup := func() {
+	cleanup := func() error {
 		release() // first: LibreOffice may still hold the files
-		removeDir()
+		return empty()
 	}
 	var lokErr *lok.Error
 	switch {
