@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,9 @@ func (s *Server) convertRoutes() []Route {
 // with several files, one merged PDF (merge=true) or a ZIP of the
 // converted files, as the conversion service makes them
 // (internal/conversion). The Server-Timing header tells the engine's own
-// time from the queue's.
+// time from the queue's. The answer carries its length, as every
+// document answer does: the client then has it whole once its last byte
+// arrives, not once the request's log line and metrics are done.
 func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	req, err := s.conversionRequestOf(r)
 	if err != nil {
@@ -39,6 +42,7 @@ func (s *Server) convertDocument(w http.ResponseWriter, r *http.Request) {
 	u := meter(r.Context())
 	u.Documents, u.EngineSeconds, u.Pages = int64(len(req.Files)), res.Engine.Seconds(), res.Pages
 	w.Header().Set("Content-Type", res.ContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(res.Output)))
 	w.Header().Set("Server-Timing", fmt.Sprintf("engine;dur=%.1f, queue;dur=%.1f, total;dur=%.1f",
 		ms(res.Engine.Seconds()), ms(res.Queued.Seconds()), ms(res.Total.Seconds())))
 	w.Write(res.Output)

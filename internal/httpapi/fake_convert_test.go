@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,14 +81,18 @@ func TestFakeConvertFiles(t *testing.T) {
 }
 
 // TestFakeConvertAnswer: the answer is the service's output with its
-// media type, and Server-Timing tells the engine's time from the
-// queue's, in milliseconds.
+// media type and length (not chunked), and Server-Timing tells the
+// engine's time from the queue's, in milliseconds.
 func TestFakeConvertAnswer(t *testing.T) {
 	t.Parallel()
 	a := newFakes().serve(t)
 	r := a.postFiles("/v1/convert?from=docx", map[string]string{"a.docx": "%PDF-converted"})
 	if r.status != 200 || string(r.body) != "%PDF-converted" || r.header.Get("Content-Type") != "application/pdf" {
 		t.Fatalf("%d %v %q", r.status, r.header, r.body)
+	}
+	large := "%PDF-" + strings.Repeat("x", 64<<10) // past what net/http measures by itself
+	if r := a.postFiles("/v1/convert?from=docx", map[string]string{"a.docx": large}); r.header.Get("Content-Length") != strconv.Itoa(len(large)) {
+		t.Errorf("Content-Length %q of %d bytes, want %d (transfer encoding %q)", r.header.Get("Content-Length"), len(r.body), len(large), r.header.Get("Transfer-Encoding"))
 	}
 	if st := r.header.Get("Server-Timing"); st != "engine;dur=1.5, queue;dur=0.5, total;dur=2.0" {
 		t.Errorf("Server-Timing %q", st)

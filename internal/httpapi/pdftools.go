@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/quire-dev/quire"
@@ -59,6 +60,7 @@ func (s *Server) pdfOperation(op string) http.HandlerFunc {
 		u := meter(r.Context())
 		u.Documents, u.Pages = int64(res.Documents), int64(res.Pages)
 		w.Header().Set("Content-Type", res.ContentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 		w.Write(out)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"strconv"
 	"archive/zip"
 	"bytes"
 	"context"
@@ -79,6 +80,9 @@ func TestPDFTools(t *testing.T) {
 	}
 	if pages := pageTexts(t, r.body); len(pages) != 4 || !strings.Contains(pages[0], "Alpha") {
 		t.Errorf("merged pages: %q", pages)
+	}
+	if cl := r.header.Get("Content-Length"); cl != strconv.Itoa(len(r.body)) || len(r.body) < 8<<10 { // past what net/http measures by itself
+		t.Errorf("merge: Content-Length %q of %d bytes", cl, len(r.body))
 	}
 
 	r = e.pdfOp(key, "split", "ranges=1-2,3-", b)
