@@ -1,13 +1,13 @@
 package httpapi_test
 
 import (
-	"strconv"
 	"archive/zip"
 	"bytes"
 	"context"
 	"image/png"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
