@@ -209,16 +209,21 @@ func (b *browser) screenshot(name string) {
 // waitFor polls cond (JavaScript returning a boolean) until it holds.
 func (b *browser) waitFor(what, cond string) {
 	b.t.Helper()
-	deadline, tick := time.Now().Add(30*time.Second), time.Tick(100*time.Millisecond)
+	deadline, tick := time.Now().Add(browserWait), time.Tick(100*time.Millisecond)
 	for ; ; <-tick {
 		// Errors are retried: the page may be between two documents.
 		if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waited 30s for %s", what)
+			b.t.Fatalf("waited %v for %s", browserWait, what)
 		}
 	}
 }
+
+// browserWait bounds a wait for a page's condition. /docs renders its
+// operations, each with its editors, as the page scrolls: that once took
+// more than 30 s while the rest of the test suite loaded both cores.
+const browserWait = 2 * time.Minute
 
 func js(s string) string { return fmt.Sprintf("%q", s) }
