@@ -9,9 +9,8 @@ import (
 )
 
 // Every part of a package that quire checks is inflated before its job
-// (safeinput's expansion check reads each one whole), which made
-// inflating the largest part of the service's own work on a conversion.
-// The parts are inflated with klauspost/compress's flate, faster at the
+// (safeinput's expansion check reads each one whole), and inflating is
+// most of that check's time. The parts are inflated with klauspost/compress's flate, faster at the
 // same work than the standard library's (bench/RESULTS.md), while
 // archive/zip's reading, its checksums and the limits counted in the
 // inflated bytes stay as they are. An inflater is reused with its input
