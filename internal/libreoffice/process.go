@@ -24,11 +24,11 @@ type process struct {
 	stdin   *os.File // our end of the worker's stdin
 	stdout  *os.File // our end of the worker's stdout
 	stderr  *tail
-	exited  chan struct{} // closed once the process has been reaped
+	exited  chan struct{}      // closed once the process has been reaped
 	memory  *engine.MemoryFile // its statm, read at each memory sample
-	version string        // LibreOffice's version information
-	warm    time.Duration // start and warm-up time, measured in the worker
-	confine bool          // it runs in namespaces of its own and confines its filesystem (sandbox.go)
+	version string             // LibreOffice's version information
+	warm    time.Duration      // start and warm-up time, measured in the worker
+	confine bool               // it runs in namespaces of its own and confines its filesystem (sandbox.go)
 }
 
 // startProcess starts worker id with its profile and temporary

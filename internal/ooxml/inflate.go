@@ -10,11 +10,12 @@ import (
 
 // Every part of a package that quire checks is inflated before its job
 // (safeinput's expansion check reads each one whole), and inflating is
-// most of that check's time. The parts are inflated with klauspost/compress's flate, faster at the
-// same work than the standard library's (bench/RESULTS.md), while
-// archive/zip's reading, its checksums and the limits counted in the
-// inflated bytes stay as they are. An inflater is reused with its input
-// buffer, where archive/zip's own pool allocates a new buffer per part.
+// most of that check's time. The parts are inflated with
+// klauspost/compress's flate, faster at the same work than the standard
+// library's (bench/RESULTS.md), while archive/zip's reading, its
+// checksums and the limits counted in the inflated bytes stay as they
+// are. An inflater is reused with its input buffer, where archive/zip's
+// own pool allocates a new buffer per part.
 
 // inflater is a flate reader and the buffer it reads through.
 type inflater struct {
