@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,41 +149,72 @@ func parseStatm(b []byte) (resident, shared int64) {
 	return resident * page, shared * page
 }
 
-// MemoryFile is a process's /proc/PID/statm, opened once: a memory watch
-// reads a running job's worker every MemorySampleInterval, and each read
-// is then one system call instead of the ten that opening the file takes
-// (os.Open's poller registration included). The open file stays the
-// process's own even if its PID is reused.
-type MemoryFile struct{ f *os.File }
+// MemoryFile is a process's memory files in /proc, opened once: its
+// statm, which a memory watch reads every MemorySampleInterval, and its
+// clear_refs, which resets the kernel's count of its peak before each
+// job. Each read or reset is then one system call: opening a file takes
+// seven to ten (os.Open registers it with Go's poller, which Linux
+// refuses), and os.File.ReadAt reads a second time after a statm's short
+// read. The open files stay the process's own even if its PID is reused.
+type MemoryFile struct {
+	statm     *os.File
+	read      syscall.RawConn // statm's descriptor, for one pread per sample
+	clearRefs *os.File
+}
 
-// OpenMemory opens the memory file of process pid; when it cannot, the
-// file's reads give 0, as RSS does.
+// OpenMemory opens the memory files of process pid; when it cannot, the
+// reads give 0, as RSS does, and resets do nothing.
 func OpenMemory(pid int) *MemoryFile {
-	f, err := os.Open(statmPath(pid))
-	if err != nil {
-		return &MemoryFile{}
+	m := &MemoryFile{}
+	if f, err := os.Open(statmPath(pid)); err == nil {
+		if rc, err := f.SyscallConn(); err == nil {
+			m.statm, m.read = f, rc
+		} else {
+			f.Close()
+		}
 	}
-	return &MemoryFile{f}
+	if f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", os.O_WRONLY, 0); err == nil {
+		m.clearRefs = f
+	}
+	return m
 }
 
 // RSS returns the process's resident memory in bytes, or 0 if it cannot
 // be read (the process has ended, or the file is closed).
 func (m *MemoryFile) RSS() int64 {
-	if m.f == nil {
+	if m.read == nil {
 		return 0
 	}
 	var b [256]byte // seven numbers
-	n, err := m.f.ReadAt(b[:], 0)
-	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
+	n := 0
+	err := m.read.Read(func(fd uintptr) bool {
+		var err error
+		if n, err = syscall.Pread(int(fd), b[:], 0); err != nil {
+			n = 0
+		}
+		return true
+	})
+	if n <= 0 || err != nil {
 		return 0
 	}
 	resident, _ := parseStatm(b[:n])
 	return resident
 }
 
-// Close closes the file.
+// ResetPeak resets the kernel's count of the process's peak resident
+// memory (its VmHWM, and so the maximum resident size its parent reads
+// once it has ended), so that the peak it shows is reached after now.
+func (m *MemoryFile) ResetPeak() {
+	if m.clearRefs != nil {
+		m.clearRefs.Write([]byte("5"))
+	}
+}
+
+// Close closes the files.
 func (m *MemoryFile) Close() {
-	if m.f != nil {
-		m.f.Close()
+	for _, f := range []*os.File{m.statm, m.clearRefs} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }

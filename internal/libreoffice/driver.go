@@ -79,7 +79,7 @@ func (w *worker) exchange(ctx context.Context, j *job) (*message, error) {
 	proc.stdin.SetWriteDeadline(deadline)
 	proc.stdout.SetReadDeadline(deadline)
 	w.before = proc.rss()
-	resetPeak(proc.pid())
+	proc.memory.ResetPeak()
 	stop := context.AfterFunc(ctx, func() {
 		proc.stdin.SetWriteDeadline(time.Now())
 		proc.stdout.SetReadDeadline(time.Now())

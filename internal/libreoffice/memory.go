@@ -2,8 +2,6 @@ package libreoffice
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/quire-dev/quire/internal/engine"
 )
@@ -38,12 +36,6 @@ import (
 // its limit meanwhile. The growth reported is the higher of the samples'
 // and the kernel's own count (the worker's VmHWM, reset before each job,
 // less what the worker held then).
-
-// resetPeak resets the kernel's count of the peak resident memory of
-// process pid (its VmHWM), so that the peak read after a job is the job's.
-func resetPeak(pid int) {
-	os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
-}
 
 // memoryError is ErrMemoryLimit with its figures.
 type memoryError struct {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/quire-dev/quire/internal/engine"
 	"github.com/quire-dev/quire/internal/libreoffice/lok"
 	"github.com/quire-dev/quire/internal/pdf"
+	"golang.org/x/sys/unix"
 )
 
 // How a worker keeps LibreOffice alive inside a Go process.
@@ -183,6 +185,76 @@ func emptyDir(dir string) error {
 	return os.Mkdir(dir, 0o700)
 }
 
+// writeJobFile and readJobFile are os.WriteFile and os.ReadFile in
+// fewer system calls: os registers every file it opens with Go's poller,
+// which Linux refuses for a regular file, at four fcntl and one epoll_ctl
+// per file, and a worker's first system calls after LibreOffice's run are
+// slow (bench/RESULTS.md). The worker's one thread blocks in them, as it
+// does in LibreOffice.
+func writeJobFile(path string, b []byte) error {
+	fd, err := openJobFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	for len(b) > 0 {
+		n, werr := unix.Write(fd, b)
+		if werr == unix.EINTR {
+			continue
+		}
+		if werr != nil {
+			err = werr
+			break
+		}
+		b = b[n:]
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	return nil
+}
+
+func readJobFile(path string) ([]byte, error) {
+	fd, err := openJobFile(path, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	b := make([]byte, 0, st.Size+1) // one more byte: the read that finds the end needs room
+	for {
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		default:
+			if b = b[:len(b)+n]; len(b) == cap(b) {
+				b = slices.Grow(b, 512)
+			}
+		}
+	}
+}
+
+func openJobFile(path string, mode int) (int, error) {
+	for {
+		fd, err := unix.Open(path, mode|unix.O_CLOEXEC, 0o600)
+		if err != unix.EINTR {
+			if err != nil {
+				return -1, &os.PathError{Op: "open", Path: path, Err: err}
+			}
+			return fd, nil
+		}
+	}
+}
+
 // runJob converts one job's input in the empty directory dir. It returns
 // the result message, and the cleanup (release the document, empty the
 // directory) that the caller runs once it has sent the result. The
@@ -193,7 +265,7 @@ func runJob(eng officeEngine, dir string, job *message) (*message, func() error)
 	to := cmp.Or(job.To, engine.ToPDF)
 	in := filepath.Join(dir, "input."+job.From)
 	out := filepath.Join(dir, "output."+to) // the engine exports to the format the extension names
-	if err := os.WriteFile(in, job.Body, 0o600); err != nil {
+	if err := writeJobFile(in, job.Body); err != nil {
 		res.Class, res.Error = classEngine, fmt.Sprintf("write input: %v", err)
 		return res, empty
 	}
@@ -215,7 +287,7 @@ func runJob(eng officeEngine, dir string, job *message) (*message, func() error)
 	case err != nil:
 		res.Class, res.Error = classEngine, err.Error()
 	default:
-		res.Body, err = os.ReadFile(out)
+		res.Body, err = readJobFile(out)
 		if err != nil || !looksLike(res.Body, to) {
 			res.Body = nil
 			res.Class, res.Error = classEngine, fmt.Sprintf("LibreOffice reported success but wrote no %s (%v)", strings.ToUpper(to), err)

@@ -2,6 +2,8 @@ package libreoffice
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,5 +36,33 @@ func TestJobDirectoryEmptiedAfterEachJob(t *testing.T) {
 		if err != nil || len(entries) != 0 {
 			t.Fatalf("job %d: after the cleanup the directory holds %v (%v), want it empty", i, entries, err)
 		}
+	}
+}
+
+// TestJobFiles: what writeJobFile writes, readJobFile reads back whole,
+// whatever its size (the read that finds the end may fall on the
+// buffer's edge), over a longer file's old content, and a missing file or
+// directory is an error that says so.
+func TestJobFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "output.pdf")
+	for _, size := range []int{0, 1, 511, 512, 513, 64 << 10, 1<<20 + 3, 5} {
+		b := bytes.Repeat([]byte("%PDF-1.7 "), size/9+1)[:size]
+		if err := writeJobFile(path, b); err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		got, err := readJobFile(path)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%d bytes written, %d read back (%v)", size, len(got), err)
+		}
+		if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+			t.Errorf("%d bytes: mode %v, want 0600", size, info.Mode().Perm())
+		}
+	}
+	if _, err := readJobFile(filepath.Join(dir, "none.pdf")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("reading a missing file: %v, want it not to exist", err)
+	}
+	if err := writeJobFile(filepath.Join(dir, "none", "input.docx"), []byte("x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("writing in a missing directory: %v, want it not to exist", err)
 	}
 }

@@ -53,13 +53,14 @@ func (db *DB) RecordSigningCharged(ctx context.Context, s quire.Signing, c quire
 var errRefused = errors.New("store: refused by the quota")
 
 // charge counts c in tx: its documents in the key's month, unless that
-// passes the quota, and then its rows.
+// passes the quota, and then its rows. Its statements are prepared once
+// (db.prepared): every metered answer waits for this transaction.
 func (db *DB) charge(ctx context.Context, tx *sql.Tx, c quire.Charge) (quire.ChargeResult, error) {
 	if len(c.Rows) == 0 {
 		return quire.ChargeResult{}, nil
 	}
 	if c.Hold != "" { // the answer's count ends its hold
-		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM key_reservations WHERE id = ?`), c.Hold); err != nil {
+		if err := db.execTx(ctx, tx, `DELETE FROM key_reservations WHERE id = ?`, c.Hold); err != nil {
 			return quire.ChargeResult{}, err
 		}
 	}
@@ -71,19 +72,20 @@ func (db *DB) charge(ctx context.Context, tx *sql.Tx, c quire.Charge) (quire.Cha
 	var res quire.ChargeResult
 	err := sql.ErrNoRows // a first charge over the quota is refused without a try
 	if docs <= limit {
-		err = tx.QueryRowContext(ctx, db.q(`INSERT INTO key_month_documents (key_id, month, documents) VALUES (?, ?, ?)
+		err = db.queryRowTx(ctx, tx, `INSERT INTO key_month_documents (key_id, month, documents) VALUES (?, ?, ?)
 		ON CONFLICT (key_id, month) DO UPDATE SET documents = key_month_documents.documents + excluded.documents
 		WHERE key_month_documents.documents + excluded.documents <= ?
-		RETURNING documents`), c.KeyID, month, docs, limit).Scan(&res.MonthDocuments)
+		RETURNING documents`, c.KeyID, month, docs, limit).Scan(&res.MonthDocuments)
 	}
 	if errors.Is(err, sql.ErrNoRows) { // over the quota: nothing changed
 		res.Refused = true
-		err = tx.QueryRowContext(ctx, db.q(`SELECT COALESCE(SUM(documents), 0) FROM key_month_documents WHERE key_id = ? AND month = ?`), c.KeyID, month).Scan(&res.MonthDocuments)
+		err = db.queryRowTx(ctx, tx, `SELECT COALESCE(SUM(documents), 0) FROM key_month_documents WHERE key_id = ? AND month = ?`, c.KeyID, month).Scan(&res.MonthDocuments)
 	}
 	if err != nil || res.Refused {
 		return res, err
 	}
-	stmt, err := tx.PrepareContext(ctx, db.q(`INSERT INTO api_usage
+	for _, r := range c.Rows {
+		err := db.execTx(ctx, tx, `INSERT INTO api_usage
 		(key_id, day, month, operation, requests, documents, pages, input_bytes, engine_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (key_id, day, operation) DO UPDATE SET
@@ -91,14 +93,8 @@ func (db *DB) charge(ctx context.Context, tx *sql.Tx, c quire.Charge) (quire.Cha
 			documents = api_usage.documents + excluded.documents,
 			pages = api_usage.pages + excluded.pages,
 			input_bytes = api_usage.input_bytes + excluded.input_bytes,
-			engine_ms = api_usage.engine_ms + excluded.engine_ms`))
-	if err != nil {
-		return res, err
-	}
-	defer stmt.Close()
-	for _, r := range c.Rows {
-		_, err := stmt.ExecContext(ctx, r.KeyID, r.Period, month, r.Operation,
-			r.Requests, r.Documents, r.Pages, r.InputBytes, int64(math.Round(r.EngineSeconds*1000)))
+			engine_ms = api_usage.engine_ms + excluded.engine_ms`,
+			r.KeyID, r.Period, month, r.Operation, r.Requests, r.Documents, r.Pages, r.InputBytes, int64(math.Round(r.EngineSeconds*1000)))
 		if err != nil {
 			return res, err
 		}

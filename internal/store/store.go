@@ -307,6 +307,24 @@ func (db *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt
 	return tx.StmtContext(ctx, s), nil
 }
 
+// execTx and queryRowTx run a constant portable query in tx, prepared
+// once (prepared).
+func (db *DB) execTx(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	stmt, err := db.prepared(ctx, tx, query)
+	if err == nil {
+		_, err = stmt.ExecContext(ctx, args...)
+	}
+	return err
+}
+
+func (db *DB) queryRowTx(ctx context.Context, tx *sql.Tx, query string, args ...any) scanner {
+	stmt, err := db.prepared(ctx, tx, query)
+	if err != nil {
+		return failedRow{err}
+	}
+	return stmt.QueryRowContext(ctx, args...)
+}
+
 // inTx runs fn in a transaction, committing when it returns nil.
 func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return transact(ctx, db.sql, fn)
