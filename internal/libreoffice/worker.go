@@ -187,10 +187,10 @@ func emptyDir(dir string) error {
 
 // writeJobFile and readJobFile are os.WriteFile and os.ReadFile in
 // fewer system calls: os registers every file it opens with Go's poller,
-// which Linux refuses for a regular file, at four fcntl and one epoll_ctl
-// per file, and a worker's first system calls after LibreOffice's run are
-// slow (bench/RESULTS.md). The worker's one thread blocks in them, as it
-// does in LibreOffice.
+// which Linux refuses for a regular file, four fcntl and an epoll_ctl
+// more per file, and a worker's first system calls after LibreOffice's
+// run are slow (bench/RESULTS.md). The worker's one thread blocks in
+// them, as it does in LibreOffice.
 func writeJobFile(path string, b []byte) error {
 	fd, err := openJobFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
 	if err != nil {
