@@ -25,7 +25,7 @@ type process struct {
 	stdout  *os.File // our end of the worker's stdout
 	stderr  *tail
 	exited  chan struct{}      // closed once the process has been reaped
-	memory  *engine.MemoryFile // its statm, read at each memory sample
+	memory  *engine.MemoryFile // its statm (each memory sample) and clear_refs (its peak reset before each job)
 	version string             // LibreOffice's version information
 	warm    time.Duration      // start and warm-up time, measured in the worker
 	confine bool               // it runs in namespaces of its own and confines its filesystem (sandbox.go)
